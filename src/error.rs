@@ -1,0 +1,128 @@
+//! Stable error codes shared by every layer, and the crate's top-level error type.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A stable, machine-readable error code. The strings never change once published:
+/// reports, events and tool results carry them, and users match on them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Code {
+    /// The policy refused an action (seed 003 §5.1).
+    #[serde(rename = "E_POLICY_DENIED")]
+    PolicyDenied,
+    /// A file-system operation failed.
+    #[serde(rename = "E_IO")]
+    Io,
+    /// A tool or command ran past its time limit.
+    #[serde(rename = "E_TOOL_TIMEOUT")]
+    ToolTimeout,
+    /// Tool arguments were not JSON, failed the schema, or named an unknown tool.
+    #[serde(rename = "E_INVALID_ARGS")]
+    InvalidArgs,
+    /// A patch did not apply, or a write conflicted with the file's current content.
+    #[serde(rename = "E_CONFLICT")]
+    Conflict,
+    /// A verify command (lint, test, build) failed.
+    #[serde(rename = "E_BUILD_FAIL")]
+    BuildFail,
+    /// The model or its API failed, or answered outside the protocol.
+    #[serde(rename = "E_MODEL")]
+    Model,
+    /// The job spec is invalid.
+    #[serde(rename = "E_SPEC")]
+    Spec,
+    /// The policy file is invalid.
+    #[serde(rename = "E_POLICY")]
+    Policy,
+    /// A git operation failed.
+    #[serde(rename = "E_GIT")]
+    Git,
+    /// A run budget (turns, wall time, tokens) ran out.
+    #[serde(rename = "E_BUDGET")]
+    Budget,
+    /// The run was cancelled by a signal.
+    #[serde(rename = "E_CANCELLED")]
+    Cancelled,
+    /// A path does not exist.
+    #[serde(rename = "E_NOT_FOUND")]
+    NotFound,
+}
+
+impl Code {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::PolicyDenied => "E_POLICY_DENIED",
+            Code::Io => "E_IO",
+            Code::ToolTimeout => "E_TOOL_TIMEOUT",
+            Code::InvalidArgs => "E_INVALID_ARGS",
+            Code::Conflict => "E_CONFLICT",
+            Code::BuildFail => "E_BUILD_FAIL",
+            Code::Model => "E_MODEL",
+            Code::Spec => "E_SPEC",
+            Code::Policy => "E_POLICY",
+            Code::Git => "E_GIT",
+            Code::Budget => "E_BUDGET",
+            Code::Cancelled => "E_CANCELLED",
+            Code::NotFound => "E_NOT_FOUND",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error a user sees: what went wrong, and what to do about it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct HoneError {
+    pub code: Code,
+    pub message: String,
+    /// What the user can do about it.
+    pub hint: Option<String>,
+}
+
+impl HoneError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), hint: None }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// Render as a multi-line message for stderr.
+    pub fn render(&self) -> String {
+        match &self.hint {
+            Some(h) => format!("error[{}]: {}\n  = help: {}", self.code, self.message, h),
+            None => format!("error[{}]: {}", self.code, self.message),
+        }
+    }
+}
+
+impl From<git2::Error> for HoneError {
+    fn from(e: git2::Error) -> Self {
+        HoneError::new(Code::Git, format!("git: {}", e.message()))
+    }
+}
+
+pub type Result<T, E = HoneError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_serialize_to_their_stable_strings() {
+        for code in [Code::PolicyDenied, Code::Io, Code::ToolTimeout, Code::InvalidArgs, Code::Conflict,
+            Code::BuildFail, Code::Model, Code::Spec, Code::Policy, Code::Git, Code::Budget,
+            Code::Cancelled, Code::NotFound]
+        {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The process exit codes hone promises, as named constants (listed in the README).
+
+/// The run succeeded, or nothing needed to change.
+pub const SUCCESS: i32 = 0;
+/// The task failed: checks still failing, a budget exhausted, or the model gave up.
+pub const TASK_FAILED: i32 = 1;
+/// Invalid input: the job spec, the policy file or the command line.
+pub const INVALID_INPUT: i32 = 2;
+/// Infrastructure failure: the model API unreachable after retries, git errors.
+pub const INFRA_FAILURE: i32 = 3;
+/// Interrupted by SIGINT or SIGTERM.
+pub const INTERRUPTED: i32 = 130;

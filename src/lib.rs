@@ -1,0 +1,6 @@
+//! hone: a headless LLM coding agent for CI. Job spec → tool loop → verify → commit → reports.
+#![deny(clippy::print_stdout)]
+
+pub mod error;
+pub mod exit;
+pub mod spec;

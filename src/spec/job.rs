@@ -1,0 +1,103 @@
+//! The validated job: what a run needs, with every default applied and every path resolved.
+
+use super::raw::Provider;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub spec_path: PathBuf,
+    pub name: String,
+    pub task: String,
+    pub repo: RepoSpec,
+    pub model: ModelSpec,
+    pub verify: Vec<VerifySpec>,
+    pub limits: Limits,
+    pub policy: Option<PathBuf>,
+    pub git: GitSpec,
+    pub report_dir: PathBuf,
+    pub tools: ToolLimits,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoSpec {
+    /// The repository root (resolved against the spec file's directory).
+    pub path: PathBuf,
+    /// The branch or ref to start from; `None` means the current HEAD.
+    pub base: Option<String>,
+    /// Allow starting with uncommitted changes (they are left untouched and not committed).
+    pub allow_dirty: bool,
+    /// Copy `path` into a fresh scratch git repository and run there (demos, experiments).
+    pub scratch: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelSpec {
+    pub provider: Provider,
+    pub name: String,
+    /// Explicit base URL from the spec; env defaults are applied at run time.
+    pub base_url: Option<String>,
+    pub api_key_env: String,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: u32,
+    pub stream: bool,
+    /// Script file for `provider: script`.
+    pub script: Option<PathBuf>,
+    #[serde(with = "dur_ser")]
+    pub request_timeout: Duration,
+    #[serde(with = "dur_ser")]
+    pub idle_timeout: Duration,
+    pub retry: RetrySpec,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RetrySpec {
+    pub max_attempts: u32,
+    #[serde(with = "dur_ser")]
+    pub initial_delay: Duration,
+    #[serde(with = "dur_ser")]
+    pub max_delay: Duration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifySpec {
+    pub name: String,
+    pub run: String,
+    #[serde(with = "dur_ser")]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Limits {
+    pub max_turns: u32,
+    #[serde(with = "dur_ser")]
+    pub max_wall_time: Duration,
+    pub max_tokens: u64,
+    pub max_fix_attempts: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GitSpec {
+    /// The branch name, with `{name}` already substituted.
+    pub branch: String,
+    pub commit: bool,
+    pub author_name: String,
+    pub author_email: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolLimits {
+    #[serde(with = "dur_ser")]
+    pub cmd_timeout: Duration,
+    pub max_output_bytes: usize,
+    pub max_read_bytes: usize,
+}
+
+mod dur_ser {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::spec::duration::format(*d))
+    }
+}

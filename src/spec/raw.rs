@@ -1,0 +1,116 @@
+//! Raw serde types mirroring the job spec file. Every field is optional here; `spec::check`
+//! applies defaults and required-field rules with positions.
+
+use super::duration::Dur;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawJob {
+    pub version: Option<u32>,
+    pub name: Option<String>,
+    pub task: Option<String>,
+    pub repo: Option<RawRepo>,
+    pub model: Option<RawModel>,
+    pub verify: Option<Vec<RawVerify>>,
+    pub limits: Option<RawLimits>,
+    pub policy: Option<String>,
+    pub git: Option<RawGit>,
+    pub report: Option<RawReport>,
+    pub tools: Option<RawTools>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRepo {
+    pub path: Option<String>,
+    pub base: Option<String>,
+    pub allow_dirty: Option<bool>,
+    pub scratch: Option<bool>,
+}
+
+/// Which model API hone talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Provider {
+    Openai,
+    Anthropic,
+    OpenaiCompatible,
+    /// Replays scripted turns from a file: for the offline example and tests, never a real model.
+    Script,
+}
+
+impl Provider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Provider::Openai => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::OpenaiCompatible => "openai-compatible",
+            Provider::Script => "script",
+        }
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModel {
+    pub provider: Option<Provider>,
+    pub name: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: Option<u32>,
+    pub stream: Option<bool>,
+    pub script: Option<String>,
+    pub request_timeout: Option<Dur>,
+    pub idle_timeout: Option<Dur>,
+    pub retry: Option<RawRetry>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRetry {
+    pub max_attempts: Option<u32>,
+    pub initial_delay: Option<Dur>,
+    pub max_delay: Option<Dur>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawVerify {
+    pub name: Option<String>,
+    pub run: Option<String>,
+    pub timeout: Option<Dur>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub max_turns: Option<u32>,
+    pub max_wall_time: Option<Dur>,
+    pub max_tokens: Option<u64>,
+    pub max_fix_attempts: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGit {
+    pub branch: Option<String>,
+    pub commit: Option<bool>,
+    pub author_name: Option<String>,
+    pub author_email: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawReport {
+    pub dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTools {
+    pub cmd_timeout: Option<Dur>,
+    pub max_output_bytes: Option<usize>,
+    pub max_read_bytes: Option<usize>,
+}

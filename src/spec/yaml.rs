@@ -1,0 +1,413 @@
+//! Loads a YAML file into strict serde types, reporting every error with its position and key path.
+//!
+//! The document is parsed once into a tree that remembers where each key and value sits, then
+//! deserialized. Each serde error is recorded, the offending node removed, and deserialization
+//! retried, so one call reports all problems, not only the first. Raw types keep every field
+//! optional (required fields are checked afterwards), so removing a node always makes progress.
+
+use super::diag::{Diagnostic, did_you_mean, line_of, token_width};
+use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
+use serde_saphyr::Spanned;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+/// A 1-based line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: u64,
+    pub col: u64,
+}
+
+/// Where each key path sits in the source: its key (for map entries) and its value.
+#[derive(Debug, Default, Clone)]
+pub struct SourceMap {
+    file: String,
+    text: String,
+    keys: HashMap<String, Pos>,
+    values: HashMap<String, Pos>,
+}
+
+impl SourceMap {
+    /// A diagnostic at the value of `path` (or its key, or the nearest parent that exists).
+    pub fn at_value(&self, path: &str, message: impl Into<String>, help: Option<String>) -> Diagnostic {
+        let pos = lookup(&self.values, path).or_else(|| lookup(&self.keys, path));
+        self.make(path, pos, false, message.into(), help)
+    }
+
+    /// A diagnostic at the key of `path` (or its value, or the nearest parent that exists).
+    pub fn at_key(&self, path: &str, message: impl Into<String>, help: Option<String>) -> Diagnostic {
+        let pos = lookup(&self.keys, path).map(|p| (p, true)).or_else(|| lookup(&self.values, path).map(|p| (p, false)));
+        match pos {
+            Some((p, is_key)) => self.make(path, Some(p), is_key, message.into(), help),
+            None => self.make(path, None, false, message.into(), help),
+        }
+    }
+
+    fn make(&self, path: &str, pos: Option<Pos>, is_key: bool, message: String, help: Option<String>) -> Diagnostic {
+        let pos = pos.unwrap_or(Pos { line: 1, col: 1 });
+        let source_line = line_of(&self.text, pos.line);
+        let width = source_line.as_deref().map_or(1, |l| token_width(l, pos.col, is_key));
+        Diagnostic { file: self.file.clone(), line: pos.line, col: pos.col, path: path.to_string(), message, help, source_line, width }
+    }
+
+    pub fn has(&self, path: &str) -> bool {
+        self.values.contains_key(path)
+    }
+
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+}
+
+/// The position of `path`, or of its nearest ancestor that was recorded.
+fn lookup(map: &HashMap<String, Pos>, path: &str) -> Option<Pos> {
+    let mut p = path.to_string();
+    loop {
+        if let Some(pos) = map.get(&p) {
+            return Some(*pos);
+        }
+        let cut = p.rfind(['.', '['])?;
+        p.truncate(cut);
+    }
+}
+
+/// The result of loading: the typed value plus everything needed for later semantic checks.
+pub struct Loaded<T> {
+    pub value: T,
+    pub map: SourceMap,
+    /// Paths removed because they were invalid; later "missing field" checks skip them.
+    pub removed: HashSet<String>,
+    pub errors: Vec<Diagnostic>,
+}
+
+/// Parse `text` (from `file`) into `T`, collecting every structural error.
+///
+/// Returns `Err` only when the YAML itself does not parse; type and key errors are in
+/// `Loaded::errors`, with `Loaded::value` built from what remained valid.
+pub fn load<T: DeserializeOwned + Default>(file: &str, text: &str) -> Result<Loaded<T>, Diagnostic> {
+    let mut map = SourceMap { file: file.to_string(), text: text.to_string(), ..Default::default() };
+    let root: Option<Spanned<Node>> = serde_saphyr::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
+    let mut value = match root {
+        Some(node) => to_value(node, String::new(), &mut map),
+        None => Value::Null,
+    };
+    if value.is_null() {
+        // An empty document: treat as an empty mapping so required-field checks report it.
+        value = Value::Object(Map::new());
+    }
+    if !value.is_object() {
+        let d = map.at_value("", "the file must be a mapping of `key: value` pairs", Some("start with `version: 1`".into()));
+        return Ok(Loaded { value: T::default(), map, removed: HashSet::new(), errors: vec![d] });
+    }
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut removed = HashSet::new();
+    for _ in 0..256 {
+        match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(v) => {
+                errors.sort_by_key(|d| (d.line, d.col));
+                return Ok(Loaded { value: v, map, removed, errors });
+            }
+            Err(err) => {
+                let path = path_string(err.path());
+                let inner = err.inner().to_string();
+                let (diag, remove_path) = classify(&map, &path, &inner);
+                errors.push(diag);
+                if !remove(&mut value, &remove_path) {
+                    break;
+                }
+                removed.insert(remove_path);
+            }
+        }
+    }
+    // Could not make progress: return what we have with a default value.
+    Ok(Loaded { value: T::default(), map, removed, errors })
+}
+
+/// Turn one serde error into a diagnostic and the path to remove before retrying.
+fn classify(map: &SourceMap, path: &str, inner: &str) -> (Diagnostic, String) {
+    if let Some((name, expected)) = parse_unknown(inner, "unknown field `") {
+        // serde_path_to_error reports the parent path; some versions include the key itself.
+        let key_path = if path.ends_with(&name) { path.to_string() } else { join(path, &name) };
+        let parent = if path.is_empty() { "the top level".to_string() } else { format!("`{path}`") };
+        let cands: Vec<&str> = expected.iter().map(String::as_str).collect();
+        let help = allowed_help(&name, &cands, "keys");
+        let d = map.at_key(&key_path, format!("unknown key `{name}` in {parent}"), Some(help));
+        return (d, key_path);
+    }
+    if let Some((name, expected)) = parse_unknown(inner, "unknown variant `") {
+        let cands: Vec<&str> = expected.iter().map(String::as_str).collect();
+        let help = allowed_help(&name, &cands, "values");
+        let d = map.at_value(path, format!("`{name}` is not an allowed value"), Some(help));
+        return (d, path.to_string());
+    }
+    let message = inner.replace("invalid type: ", "wrong type: found ").replace("integer `", "number `");
+    (map.at_value(path, message, None), path.to_string())
+}
+
+fn allowed_help(word: &str, cands: &[&str], what: &str) -> String {
+    let list = cands.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
+    match did_you_mean(word, cands) {
+        Some(s) => format!("did you mean `{s}`? allowed {what}: {list}"),
+        None if cands.is_empty() => format!("no {what} are allowed here"),
+        None => format!("allowed {what}: {list}"),
+    }
+}
+
+/// Parse serde's "unknown field `x`, expected one of `a`, `b`" (or "expected `a`", "there are no fields").
+fn parse_unknown(msg: &str, prefix: &str) -> Option<(String, Vec<String>)> {
+    let rest = msg.strip_prefix(prefix)?;
+    let end = rest.find('`')?;
+    let name = rest[..end].to_string();
+    let tail = &rest[end + 1..];
+    let expected = tail.split('`').skip(1).step_by(2).map(str::to_string).collect();
+    Some((name, expected))
+}
+
+pub(crate) fn join(parent: &str, key: &str) -> String {
+    if parent.is_empty() { key.to_string() } else { format!("{parent}.{key}") }
+}
+
+fn path_string(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for seg in path.iter() {
+        match seg {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } => out = join(&out, key),
+            Segment::Enum { variant } => out = join(&out, variant),
+            Segment::Unknown => {}
+        }
+    }
+    out
+}
+
+/// Remove the node at `path` from `value`. Returns false if nothing was removed.
+fn remove(value: &mut Value, path: &str) -> bool {
+    if path.is_empty() {
+        return false;
+    }
+    let (parent, last) = split_last(path);
+    let Some(target) = get_mut(value, &parent) else { return false };
+    match (target, last) {
+        (Value::Object(m), Last::Key(k)) => m.remove(&k).is_some(),
+        (Value::Array(a), Last::Index(i)) if i < a.len() => {
+            // Replace rather than shift, so sibling indices (and their positions) stay valid.
+            a[i] = Value::Null;
+            true
+        }
+        _ => false,
+    }
+}
+
+enum Last {
+    Key(String),
+    Index(usize),
+}
+
+fn split_last(path: &str) -> (String, Last) {
+    if path.ends_with(']') {
+        if let Some(open) = path.rfind('[') {
+            if let Ok(i) = path[open + 1..path.len() - 1].parse() {
+                return (path[..open].to_string(), Last::Index(i));
+            }
+        }
+    }
+    match path.rfind('.') {
+        Some(dot) => (path[..dot].to_string(), Last::Key(path[dot + 1..].to_string())),
+        None => (String::new(), Last::Key(path.to_string())),
+    }
+}
+
+fn get_mut<'a>(value: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    if path.is_empty() {
+        return Some(value);
+    }
+    let (parent, last) = split_last(path);
+    let p = get_mut(value, &parent)?;
+    match last {
+        Last::Key(k) => p.as_object_mut()?.get_mut(&k),
+        Last::Index(i) => p.as_array_mut()?.get_mut(i),
+    }
+}
+
+fn syntax_error(file: &str, text: &str, e: &serde_saphyr::Error) -> Diagnostic {
+    let (line, col) = e.location().map_or((1, 1), |l| (l.line(), l.column()));
+    let full = e.to_string();
+    let message = full.lines().next().unwrap_or("invalid YAML").to_string();
+    let source_line = line_of(text, line);
+    Diagnostic {
+        file: file.to_string(),
+        line,
+        col,
+        path: String::new(),
+        message: format!("invalid YAML: {message}"),
+        help: Some("check indentation, quoting and that every key is followed by `:`".into()),
+        source_line,
+        width: 1,
+    }
+}
+
+/// A YAML node with the positions of its children.
+enum Node {
+    Null,
+    Bool(bool),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+    Str(String),
+    Seq(Vec<Spanned<Node>>),
+    Map(Vec<(Spanned<Node>, Spanned<Node>)>),
+}
+
+fn pos_of<T>(s: &Spanned<T>) -> Pos {
+    Pos { line: s.referenced.line(), col: s.referenced.column() }
+}
+
+fn to_value(node: Spanned<Node>, path: String, map: &mut SourceMap) -> Value {
+    map.values.insert(path.clone(), pos_of(&node));
+    match node.value {
+        Node::Null => Value::Null,
+        Node::Bool(b) => Value::Bool(b),
+        Node::I64(i) => Value::from(i),
+        Node::U64(u) => Value::from(u),
+        Node::F64(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        Node::Str(s) => Value::String(s),
+        Node::Seq(items) => Value::Array(
+            items.into_iter().enumerate().map(|(i, n)| to_value(n, format!("{path}[{i}]"), map)).collect(),
+        ),
+        Node::Map(entries) => {
+            let mut out = Map::new();
+            for (k, v) in entries {
+                let key = scalar_key(&k.value);
+                let child = join(&path, &key);
+                map.keys.insert(child.clone(), pos_of(&k));
+                let val = to_value(v, child, map);
+                out.insert(key, val);
+            }
+            Value::Object(out)
+        }
+    }
+}
+
+fn scalar_key(n: &Node) -> String {
+    match n {
+        Node::Null => "null".into(),
+        Node::Bool(b) => b.to_string(),
+        Node::I64(i) => i.to_string(),
+        Node::U64(u) => u.to_string(),
+        Node::F64(f) => f.to_string(),
+        Node::Str(s) => s.clone(),
+        Node::Seq(_) | Node::Map(_) => "<complex key>".into(),
+    }
+}
+
+impl<'de> de::Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::I64(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::U64(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+        Ok(Node::F64(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::Str(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Node, E> {
+        Ok(Node::Str(v))
+    }
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Spanned<Node>>()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = m.next_entry::<Spanned<Node>, Spanned<Node>>()? {
+            entries.push(entry);
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Default, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Inner {
+        a: Option<u32>,
+        b: Option<String>,
+    }
+
+    #[derive(serde::Deserialize, Default, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct Doc {
+        x: Option<u32>,
+        inner: Option<Inner>,
+        list: Option<Vec<Inner>>,
+    }
+
+    #[test]
+    fn collects_every_error_with_positions() {
+        let text = "x: nope\ninner:\n  a: 1\n  c: 2\nlist:\n  - a: 1\n  - a: [1]\n    bb: x\n";
+        let l = load::<Doc>("t.yaml", text).unwrap();
+        let got: Vec<_> = l.errors.iter().map(|d| (d.path.clone(), d.line, d.col)).collect();
+        assert_eq!(got, vec![
+            ("x".to_string(), 1, 4),
+            ("inner.c".to_string(), 4, 3),
+            ("list[1].a".to_string(), 7, 8),
+            ("list[1].bb".to_string(), 8, 5),
+        ]);
+        assert_eq!(l.value.inner.unwrap().a, Some(1));
+        assert!(l.errors[3].help.as_deref().unwrap().contains("did you mean `b`"), "{:?}", l.errors[3]);
+    }
+
+    #[test]
+    fn syntax_error_has_position() {
+        let d = load::<Doc>("t.yaml", "x: [1, 2\ny: 3").err().unwrap();
+        assert!(d.line >= 1 && d.message.starts_with("invalid YAML"), "{d:?}");
+    }
+
+    #[test]
+    fn empty_document_is_empty_mapping() {
+        let l = load::<Doc>("t.yaml", "").unwrap();
+        assert!(l.errors.is_empty());
+        assert!(l.value.x.is_none());
+    }
+
+    #[test]
+    fn top_level_non_mapping_is_an_error_not_a_panic() {
+        let l = load::<Doc>("t.yaml", "- 1\n- 2\n").unwrap();
+        assert_eq!(l.errors.len(), 1);
+    }
+}
