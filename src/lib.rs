@@ -4,3 +4,8 @@
 pub mod error;
 pub mod exit;
 pub mod spec;
+pub mod model;
+pub mod protocol;
+pub mod redact;
+pub mod exec;
+pub mod tools;

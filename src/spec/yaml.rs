@@ -364,6 +364,7 @@ mod tests {
 
     #[derive(serde::Deserialize, Default, Debug)]
     #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
     struct Inner {
         a: Option<u32>,
         b: Option<String>,
@@ -371,6 +372,7 @@ mod tests {
 
     #[derive(serde::Deserialize, Default, Debug)]
     #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
     struct Doc {
         x: Option<u32>,
         inner: Option<Inner>,

@@ -1,0 +1,223 @@
+//! Runs one shell command: its own process group, a scrubbed environment, a timeout that kills
+//! the whole group, cancellation, and output capped to its head and tail.
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// What a finished command left behind.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CmdOutput {
+    /// `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration: Duration,
+    /// stdout and stderr interleaved as they arrived, capped to head and tail.
+    pub output: String,
+    pub total_bytes: usize,
+}
+
+impl CmdOutput {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+    }
+}
+
+/// The shell used for commands: bash when present (for `set -o pipefail` and friends), else sh.
+pub fn shell() -> &'static str {
+    static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    SHELL.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if std::env::split_paths(&path).any(|d| d.join("bash").is_file()) { "bash" } else { "sh" }
+    })
+}
+
+/// Run `cmd` through the shell in `cwd`, with exactly the environment `env`.
+pub async fn run(
+    cmd: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+    cap: usize,
+    cancel: &CancellationToken,
+) -> std::io::Result<CmdOutput> {
+    let start = Instant::now();
+    let mut child = Command::new(shell())
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    let capture = Arc::new(Mutex::new(Capture::new(cap)));
+    let mut readers = Vec::new();
+    if let Some(out) = child.stdout.take() {
+        readers.push(tokio::spawn(pump(out, capture.clone())));
+    }
+    if let Some(err) = child.stderr.take() {
+        readers.push(tokio::spawn(pump(err, capture.clone())));
+    }
+    let (mut timed_out, mut cancelled) = (false, false);
+    let status = tokio::select! {
+        s = child.wait() => Some(s?),
+        () = tokio::time::sleep(timeout) => { timed_out = true; None }
+        () = cancel.cancelled() => { cancelled = true; None }
+    };
+    // Kill the whole group: on timeout or cancel, and also after a normal exit, so that
+    // background children cannot outlive the command or hold its pipes open.
+    kill_group(pgid);
+    let status = match status {
+        Some(s) => s,
+        None => child.wait().await?,
+    };
+    for r in readers {
+        // A process that escaped the group (setsid) could hold a pipe open: do not wait on it forever.
+        if tokio::time::timeout(Duration::from_secs(2), r).await.is_err() {
+            tracing::warn!("a command's output pipe stayed open after it exited; output may be incomplete");
+        }
+    }
+    let (output, total_bytes) = capture.lock().map(|c| (c.render(), c.total)).unwrap_or_default();
+    Ok(CmdOutput {
+        exit_code: if timed_out || cancelled { None } else { status.code() },
+        timed_out,
+        cancelled,
+        duration: start.elapsed(),
+        output,
+        total_bytes,
+    })
+}
+
+pub fn kill_group(pgid: Option<Pid>) {
+    if let Some(p) = pgid {
+        // ESRCH (no such group) is the normal case once everything has exited.
+        let _ = killpg(p, Signal::SIGKILL);
+    }
+}
+
+async fn pump(mut r: impl tokio::io::AsyncRead + Unpin, cap: Arc<Mutex<Capture>>) {
+    let mut buf = [0u8; 8192];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let Ok(mut c) = cap.lock() {
+                    c.push(&buf[..n]);
+                }
+            }
+        }
+    }
+}
+
+/// Keeps the first and last `cap / 2` bytes of a stream and counts the rest.
+pub struct Capture {
+    half: usize,
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    total: usize,
+}
+
+impl Capture {
+    pub fn new(cap: usize) -> Self {
+        let half = (cap / 2).max(1);
+        Capture { half, head: Vec::new(), tail: VecDeque::new(), total: 0 }
+    }
+
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        self.total += bytes.len();
+        if self.head.len() < self.half {
+            let take = (self.half - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+        }
+        self.tail.extend(bytes);
+        while self.tail.len() > self.half {
+            self.tail.pop_front();
+        }
+    }
+
+    pub fn render(&self) -> String {
+        let kept = self.head.len() + self.tail.len();
+        let mut out = String::from_utf8_lossy(&self.head).into_owned();
+        if self.total > kept {
+            out.push_str(&format!(
+                "\n[... {} bytes omitted from the middle of {} bytes of output; narrow the command (| head, | tail, grep) to see them ...]\n",
+                self.total - kept,
+                self.total
+            ));
+        }
+        let (a, b) = self.tail.as_slices();
+        out.push_str(&String::from_utf8_lossy(&[a, b].concat()));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Capture::new(10);
+        c.push(b"0123456789");
+        c.push(b"abcdefghij");
+        let r = c.render();
+        assert!(r.starts_with("01234\n[... 10 bytes omitted"), "{r}");
+        assert!(r.ends_with("fghij"), "{r}");
+        let mut small = Capture::new(100);
+        small.push(b"short");
+        assert_eq!(small.render(), "short");
+    }
+
+    fn env() -> Vec<(String, String)> {
+        vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())]
+    }
+
+    #[tokio::test]
+    async fn exit_code_and_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = run("echo out; echo err >&2; exit 3", dir.path(), &env(), Duration::from_secs(10), 1000, &CancellationToken::new()).await.unwrap();
+        assert_eq!(o.exit_code, Some(3));
+        assert!(o.output.contains("out") && o.output.contains("err"));
+        assert!(!o.success());
+    }
+
+    #[tokio::test]
+    async fn environment_is_exactly_what_was_given() {
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: test-only; no other thread reads this variable.
+        unsafe { std::env::set_var("HONE_TEST_LEAK", "leaked") };
+        let o = run("echo \"[$HONE_TEST_LEAK]\"", dir.path(), &env(), Duration::from_secs(10), 1000, &CancellationToken::new()).await.unwrap();
+        assert_eq!(o.output.trim(), "[]");
+    }
+
+    #[tokio::test]
+    async fn background_children_do_not_hold_the_command_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = run("sleep 600 & echo started", dir.path(), &env(), Duration::from_secs(60), 1000, &CancellationToken::new()).await.unwrap();
+        assert_eq!(o.exit_code, Some(0));
+        assert!(o.duration < Duration::from_secs(30), "{:?}", o.duration);
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let o = run("sleep 600", dir.path(), &env(), Duration::from_secs(600), 1000, &cancel).await.unwrap();
+        assert!(o.cancelled && !o.success());
+    }
+}

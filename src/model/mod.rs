@@ -1,0 +1,82 @@
+//! Model clients behind one interface, with failures classified as retryable or permanent.
+
+pub mod openai;
+pub mod retry;
+pub mod script;
+pub mod stream;
+
+use crate::protocol::{Message, Reply, ToolSpec};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// One request: the whole history and the tools on offer.
+#[derive(Debug, Clone)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// A model failure. Every variant carries a stable `kind` used in reports and events.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    /// Worth retrying: rate limits, 5xx, dropped connections, timeouts, cut or empty answers.
+    #[error("{message}")]
+    Retryable { kind: &'static str, message: String, retry_after: Option<Duration> },
+    /// Retrying will not help: bad request, auth, unknown model, context too long.
+    #[error("{message}")]
+    Permanent { kind: &'static str, status: Option<u16>, message: String },
+    #[error("cancelled")]
+    Cancelled,
+}
+
+impl ModelError {
+    pub fn retryable(kind: &'static str, message: impl Into<String>) -> Self {
+        ModelError::Retryable { kind, message: message.into(), retry_after: None }
+    }
+    pub fn permanent(kind: &'static str, message: impl Into<String>) -> Self {
+        ModelError::Permanent { kind, status: None, message: message.into() }
+    }
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ModelError::Retryable { kind, .. } | ModelError::Permanent { kind, .. } => kind,
+            ModelError::Cancelled => "cancelled",
+        }
+    }
+    pub fn class(&self) -> &'static str {
+        match self {
+            ModelError::Retryable { .. } => "retryable",
+            ModelError::Permanent { .. } => "permanent",
+            ModelError::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The configured model client.
+pub enum Model {
+    OpenAi(openai::OpenAi),
+    Script(script::Script),
+}
+
+impl Model {
+    /// One attempt: no retries here (see `retry::complete`).
+    pub async fn complete_once(&self, req: &ChatRequest, cancel: &CancellationToken) -> Result<Reply, ModelError> {
+        let fut = async {
+            match self {
+                Model::OpenAi(m) => m.complete(req).await,
+                Model::Script(s) => s.complete(req),
+            }
+        };
+        tokio::select! {
+            r = fut => r,
+            () = cancel.cancelled() => Err(ModelError::Cancelled),
+        }
+    }
+}
+
+/// Check a finished answer: an answer with neither text nor tool calls is not an answer.
+pub fn check_reply(reply: Reply) -> Result<Reply, ModelError> {
+    if reply.message.content.trim().is_empty() && reply.message.tool_calls.is_empty() {
+        return Err(ModelError::retryable("empty_answer", "the model returned no text and no tool calls"));
+    }
+    Ok(reply)
+}

@@ -1,0 +1,249 @@
+//! The OpenAI Chat Completions client (also for OpenAI-compatible servers: Ollama, vLLM,
+//! llama.cpp). Streamed answers are read as SSE with an idle timeout that resets on every chunk.
+
+use super::stream::{Assembler, classify_message, error_chunk, parse_usage};
+use super::{ChatRequest, ModelError, check_reply};
+use crate::protocol::{FinishReason, Message, Reply, Role, ToolCall};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+pub struct OpenAi {
+    pub http: reqwest::Client,
+    /// `{base_url}/chat/completions`.
+    pub url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub temperature: Option<f64>,
+    pub max_output_tokens: u32,
+    pub stream: bool,
+    /// `max_completion_tokens` (OpenAI) rather than `max_tokens` (what compatible servers read).
+    pub use_max_completion_tokens: bool,
+    pub request_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+impl OpenAi {
+    pub fn body(&self, req: &ChatRequest) -> Value {
+        let mut body = json!({
+            "model": self.model,
+            "messages": req.messages.iter().map(wire_message).collect::<Vec<_>>(),
+            "stream": self.stream,
+        });
+        if !req.tools.is_empty() {
+            body["tools"] = req
+                .tools
+                .iter()
+                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+                .collect();
+            body["tool_choice"] = json!("auto");
+        }
+        if let Some(t) = self.temperature {
+            body["temperature"] = json!(t);
+        }
+        let key = if self.use_max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };
+        body[key] = json!(self.max_output_tokens);
+        if self.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        body
+    }
+
+    pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
+        let mut rb = self.http.post(&self.url).json(&self.body(req));
+        if let Some(k) = &self.api_key {
+            rb = rb.bearer_auth(k);
+        }
+        if !self.stream {
+            rb = rb.timeout(self.request_timeout);
+        }
+        let send = tokio::time::timeout(self.request_timeout, rb.send());
+        let resp = match send.await {
+            Err(_) => return Err(ModelError::retryable("timeout", format!("no response within {}s", self.request_timeout.as_secs()))),
+            Ok(Err(e)) => return Err(transport_error(&e)),
+            Ok(Ok(r)) => r,
+        };
+        let status = resp.status();
+        if !status.is_success() {
+            let retry_after = retry_after(resp.headers());
+            let text = resp.text().await.unwrap_or_default();
+            return Err(http_error(status.as_u16(), &text, retry_after));
+        }
+        if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }
+    }
+
+    async fn read_body(&self, resp: reqwest::Response) -> Result<Reply, ModelError> {
+        let v: Value = resp.json().await.map_err(|e| transport_error(&e))?;
+        if let Some(err) = v.get("error") {
+            return Err(error_chunk(err));
+        }
+        parse_completion(&v)
+    }
+
+    async fn read_stream(&self, resp: reqwest::Response) -> Result<Reply, ModelError> {
+        let mut events = resp.bytes_stream().eventsource();
+        let mut asm = Assembler::default();
+        loop {
+            let next = tokio::time::timeout(self.idle_timeout, events.next()).await;
+            let ev = match next {
+                Err(_) => {
+                    return Err(ModelError::retryable("idle_timeout", format!("the stream sent nothing for {}s", self.idle_timeout.as_secs())));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(e))) => return Err(ModelError::retryable("stream_cut", format!("the stream broke: {e}"))),
+                Ok(Some(Ok(ev))) => ev,
+            };
+            let data = ev.data.trim();
+            if data == "[DONE]" {
+                break;
+            }
+            if data.is_empty() {
+                continue;
+            }
+            let chunk: Value = serde_json::from_str(data)
+                .map_err(|e| ModelError::retryable("stream_cut", format!("a stream chunk was not JSON ({e})")))?;
+            asm.push(&chunk)?;
+        }
+        asm.finish()
+    }
+}
+
+/// The wire form of one message.
+fn wire_message(m: &Message) -> Value {
+    match m.role {
+        Role::Assistant => {
+            let mut v = json!({"role": "assistant", "content": if m.content.is_empty() { Value::Null } else { json!(m.content) }});
+            if !m.tool_calls.is_empty() {
+                v["tool_calls"] = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
+                    .collect();
+            }
+            v
+        }
+        Role::Tool => json!({"role": "tool", "tool_call_id": m.tool_call_id, "content": m.content}),
+        Role::System => json!({"role": "system", "content": m.content}),
+        Role::User => json!({"role": "user", "content": m.content}),
+    }
+}
+
+/// Parse a non-streamed completion body.
+pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
+    let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
+        return Err(ModelError::retryable("empty_answer", "the response had no choices"));
+    };
+    let msg = choice.get("message").cloned().unwrap_or(Value::Null);
+    let content = msg.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
+    let tool_calls = msg
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|calls| {
+            calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let f = c.get("function").cloned().unwrap_or(Value::Null);
+                    let arguments = match f.get("arguments") {
+                        Some(Value::String(s)) => s.clone(),
+                        Some(Value::Null) | None => String::new(),
+                        Some(other) => other.to_string(),
+                    };
+                    ToolCall {
+                        id: c.get("id").and_then(Value::as_str).map_or_else(|| format!("call_{i}"), str::to_string),
+                        name: f.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
+                        arguments,
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let finish = choice.get("finish_reason").and_then(Value::as_str).unwrap_or("stop");
+    check_reply(Reply {
+        message: Message::assistant(content, tool_calls),
+        finish_reason: FinishReason::parse(finish),
+        usage: v.get("usage").filter(|u| !u.is_null()).map(parse_usage),
+    })
+}
+
+fn transport_error(e: &reqwest::Error) -> ModelError {
+    let kind = if e.is_timeout() { "timeout" } else if e.is_decode() || e.is_body() { "stream_cut" } else { "connection" };
+    // reqwest errors name the URL, never headers, so the key cannot appear here.
+    ModelError::retryable(kind, format!("request failed: {e}"))
+}
+
+fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let err = parsed.as_ref().and_then(|v| v.get("error"));
+    let message = err
+        .and_then(|e| e.get("message").and_then(Value::as_str).or_else(|| e.as_str()))
+        .map(str::to_string)
+        .unwrap_or_else(|| body.chars().take(500).collect());
+    let message = format!("HTTP {status}: {message}");
+    let sig = format!("{} {}", err.map(Value::to_string).unwrap_or_default(), message).to_lowercase();
+    match classify_message(Some(status), &sig, message) {
+        ModelError::Retryable { kind, message, .. } => ModelError::Retryable { kind, message, retry_after },
+        other => other,
+    }
+}
+
+/// `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.
+pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
+        if ms.is_finite() && ms >= 0.0 {
+            return Some(Duration::from_millis(ms as u64));
+        }
+    }
+    let v = get("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn retry_after_in_seconds_ms_and_dates() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        let future = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(30));
+        h.insert("retry-after", HeaderValue::from_str(&future).unwrap());
+        let d = retry_after(&h).unwrap();
+        assert!(d > Duration::from_secs(25) && d <= Duration::from_secs(30), "{d:?}");
+        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn http_errors_keep_the_provider_message() {
+        let e = http_error(401, r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#, None);
+        assert_eq!(e.kind(), "auth");
+        assert!(e.to_string().contains("Incorrect API key provided"));
+        let e = http_error(400, r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#, None);
+        assert_eq!(e.kind(), "context_length");
+        let e = http_error(429, "{}", Some(Duration::from_secs(2)));
+        assert!(matches!(e, ModelError::Retryable { retry_after: Some(_), .. }));
+    }
+
+    #[test]
+    fn non_streamed_answer_with_object_arguments() {
+        let v = serde_json::json!({"choices":[{"message":{"content":null,"tool_calls":[{"function":{"name":"list_dir","arguments":{"path":"."}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":2}});
+        let r = parse_completion(&v).unwrap();
+        assert_eq!(r.message.tool_calls[0].id, "call_0");
+        assert_eq!(r.message.tool_calls[0].arguments, r#"{"path":"."}"#);
+        assert_eq!(r.usage.unwrap().total_tokens, 5);
+    }
+}

@@ -1,0 +1,124 @@
+//! Secret redaction: every value registered here (and its base64 and URL-encoded forms) is
+//! replaced by `[REDACTED]` before text reaches any sink: logs, events, reports, tool results.
+
+use std::sync::{Arc, RwLock};
+
+pub const MASK: &str = "[REDACTED]";
+/// Shorter values are not treated as secrets: masking them would shred ordinary text.
+pub const MIN_SECRET_LEN: usize = 6;
+
+/// A shared, cheaply cloned set of secret strings.
+#[derive(Clone, Default, Debug)]
+pub struct Redactor {
+    needles: Arc<RwLock<Vec<String>>>,
+}
+
+impl Redactor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Register a secret value. Its encoded forms are registered too.
+    pub fn add(&self, secret: &str) {
+        if secret.len() < MIN_SECRET_LEN {
+            return;
+        }
+        let mut forms = vec![secret.to_string()];
+        forms.extend(encoded_forms(secret));
+        let Ok(mut n) = self.needles.write() else { return };
+        for f in forms {
+            if f.len() >= MIN_SECRET_LEN && !n.contains(&f) {
+                n.push(f);
+            }
+        }
+        // Longest first, so a secret that contains another is masked whole.
+        n.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.needles.read().map(|n| n.is_empty()).unwrap_or(true)
+    }
+
+    /// Replace every registered secret in `text`.
+    pub fn apply(&self, text: &str) -> String {
+        let Ok(n) = self.needles.read() else { return text.to_string() };
+        let mut out = text.to_string();
+        for needle in n.iter() {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), MASK);
+            }
+        }
+        out
+    }
+}
+
+/// base64 (standard and URL-safe, with and without padding, and the three shifted alignments
+/// that appear when the secret sits inside a longer encoded string) and percent-encoding.
+fn encoded_forms(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let bytes = secret.as_bytes();
+    let mut forms = Vec::new();
+    for engine in [&STANDARD, &URL_SAFE] {
+        forms.push(engine.encode(bytes).trim_end_matches('=').to_string());
+    }
+    // Embedded in a longer base64 string: prefix 1 or 2 bytes and keep only the stable middle.
+    for pad in 1..=2usize {
+        let mut shifted = vec![0u8; pad];
+        shifted.extend_from_slice(bytes);
+        for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+            let enc = engine.encode(&shifted);
+            // The first 4 chars mix in the prefix bytes; the last 3 may mix in what follows.
+            if enc.len() > 8 {
+                forms.push(enc[4..enc.len() - 3].to_string());
+            }
+        }
+    }
+    let url: String = percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
+    if url != secret {
+        forms.push(url);
+    }
+    forms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::Engine;
+
+    const CANARY: &str = "hone-canary-Zx9/q+T0k3n=";
+
+    #[test]
+    fn masks_plain_base64_and_url_forms() {
+        let r = Redactor::new();
+        r.add(CANARY);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
+        let b64url = base64::engine::general_purpose::URL_SAFE.encode(CANARY);
+        let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC).to_string();
+        for leak in [CANARY.to_string(), b64, b64url, pct] {
+            let out = r.apply(&format!("before {leak} after"));
+            assert!(!out.contains(&leak), "{leak} survived: {out}");
+            assert!(out.contains(MASK));
+        }
+    }
+
+    #[test]
+    fn masks_base64_of_a_longer_string_containing_the_secret() {
+        let r = Redactor::new();
+        r.add(CANARY);
+        for prefix in ["", "a", "ab", "abc", "Authorization: Basic x:"] {
+            let enc = base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
+            let out = r.apply(&enc);
+            assert!(out.contains(MASK), "prefix {prefix:?}: {enc} -> {out}");
+        }
+    }
+
+    #[test]
+    fn short_values_are_ignored_and_ordinary_text_is_untouched() {
+        let r = Redactor::new();
+        r.add("abc");
+        assert!(r.is_empty());
+        r.add(CANARY);
+        assert_eq!(r.apply("nothing secret here"), "nothing secret here");
+    }
+}

@@ -1,0 +1,176 @@
+//! The tools the model gets: their schemas, and one dispatch that turns any bad call into an
+//! error result for the model rather than a crash.
+
+pub mod files;
+pub mod patch;
+pub mod paths;
+pub mod search;
+pub mod shell;
+
+use crate::error::Code;
+use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
+use crate::redact::Redactor;
+use crate::spec::ToolLimits;
+use paths::{PathError, Root};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::sync::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Everything a tool may touch.
+pub struct ToolContext {
+    pub root: Root,
+    pub limits: ToolLimits,
+    /// The environment commands run with (already scrubbed of secrets).
+    pub env: Vec<(String, String)>,
+    pub redactor: Redactor,
+    pub cancel: CancellationToken,
+    /// Commands are cut off at the run's deadline.
+    pub deadline: Instant,
+    pub changes: Mutex<patch::ChangeLog>,
+}
+
+/// Whether a tool changes anything (decides retry and rollback behaviour).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    Read,
+    Write,
+    Exec,
+}
+
+pub struct ToolDef {
+    pub name: &'static str,
+    pub effect: Effect,
+    pub description: &'static str,
+    pub parameters: fn() -> Value,
+}
+
+pub const TOOLS: &[ToolDef] = &[
+    files::LIST_DIR,
+    files::READ_FILE,
+    search::GLOB,
+    search::GREP,
+    files::WRITE_FILE,
+    patch::APPLY_PATCH,
+    patch::UNDO_PATCH,
+    shell::RUN_CMD,
+];
+
+pub fn specs() -> Vec<ToolSpec> {
+    TOOLS.iter().map(|t| ToolSpec { name: t.name.into(), description: t.description.into(), parameters: (t.parameters)() }).collect()
+}
+
+pub fn effect_of(name: &str) -> Option<Effect> {
+    TOOLS.iter().find(|t| t.name == name).map(|t| t.effect)
+}
+
+/// Run one tool call. Never panics and never fails the run: every problem is an error result.
+pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
+    let out = match call.name.as_str() {
+        "list_dir" => with_args(call, |a| files::list_dir(ctx, a)),
+        "read_file" => with_args(call, |a| files::read_file(ctx, a)),
+        "glob_file_search" => with_args(call, |a| search::glob(ctx, a)),
+        "grep" => with_args(call, |a| search::grep(ctx, a)),
+        "write_file" => with_args(call, |a| files::write_file(ctx, a)),
+        "apply_patch" => with_args(call, |a| patch::apply(ctx, a)),
+        "undo_patch" => with_args(call, |a| patch::undo(ctx, a)),
+        "run_cmd" => match parse_args(call) {
+            Ok(a) => shell::run_cmd(ctx, a).await,
+            Err(e) => e,
+        },
+        other => {
+            let names: Vec<_> = TOOLS.iter().map(|t| t.name).collect();
+            let hint = crate::spec::diag::did_you_mean(other, &names).map(|s| format!(" Did you mean `{s}`?")).unwrap_or_default();
+            ToolOutput::err(Code::InvalidArgs, format!("unknown tool `{other}`.{hint} Available tools: {}", names.join(", ")))
+        }
+    };
+    ToolOutput { content: ctx.redactor.apply(&out.content), ..out }
+}
+
+fn with_args<A: DeserializeOwned>(call: &ToolCall, f: impl FnOnce(A) -> ToolOutput) -> ToolOutput {
+    match parse_args(call) {
+        Ok(a) => f(a),
+        Err(e) => e,
+    }
+}
+
+/// Parse and check arguments against the tool's argument type (which mirrors its schema).
+fn parse_args<A: DeserializeOwned>(call: &ToolCall) -> Result<A, ToolOutput> {
+    let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let v: Value = serde_json::from_str(raw).map_err(|e| {
+        ToolOutput::err(Code::InvalidArgs, format!("the arguments of `{}` are not valid JSON ({e}); send a JSON object that matches the tool's schema", call.name))
+    })?;
+    serde_json::from_value(v).map_err(|e| {
+        ToolOutput::err(Code::InvalidArgs, format!("the arguments of `{}` do not match its schema: {e}", call.name))
+    })
+}
+
+impl From<PathError> for ToolOutput {
+    fn from(e: PathError) -> Self {
+        ToolOutput::err(e.code, e.message)
+    }
+}
+
+/// Helper for schemas: an object with these properties, `required` listed, nothing else allowed.
+pub(crate) fn object(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required, "additionalProperties": false})
+}
+
+pub(crate) fn io_err(what: &str, e: &std::io::Error) -> ToolOutput {
+    let code = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::Io };
+    ToolOutput::err(code, format!("{what}: {e}"))
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    pub fn ctx(dir: &std::path::Path) -> ToolContext {
+        ToolContext {
+            root: Root::new(dir).unwrap(),
+            limits: ToolLimits { cmd_timeout: std::time::Duration::from_secs(30), max_output_bytes: 4000, max_read_bytes: 4000 },
+            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+            redactor: Redactor::new(),
+            cancel: CancellationToken::new(),
+            deadline: Instant::now() + std::time::Duration::from_secs(600),
+            changes: Mutex::new(patch::ChangeLog::default()),
+        }
+    }
+
+    pub fn call(name: &str, args: Value) -> ToolCall {
+        ToolCall { id: "t".into(), name: name.into(), arguments: args.to_string() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+
+    #[tokio::test]
+    async fn bad_calls_become_error_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = ctx(dir.path());
+        let out = dispatch(&c, &ToolCall { id: "1".into(), name: "read_fil".into(), arguments: "{}".into() }).await;
+        assert_eq!(out.code, Some(Code::InvalidArgs));
+        assert!(out.content.contains("Did you mean `read_file`?"), "{}", out.content);
+        let out = dispatch(&c, &ToolCall { id: "1".into(), name: "read_file".into(), arguments: "{\"path\": ".into() }).await;
+        assert_eq!(out.code, Some(Code::InvalidArgs));
+        assert!(out.content.contains("not valid JSON"));
+        let out = dispatch(&c, &call("read_file", json!({"path": 3}))).await;
+        assert!(out.content.contains("do not match its schema"), "{}", out.content);
+        let out = dispatch(&c, &call("read_file", json!({"path": "a", "bogus": 1}))).await;
+        assert!(out.content.contains("unknown field `bogus`"), "{}", out.content);
+    }
+
+    #[test]
+    fn every_tool_has_an_object_schema_with_described_properties() {
+        for s in specs() {
+            assert_eq!(s.parameters["type"], "object", "{}", s.name);
+            for (k, v) in s.parameters["properties"].as_object().unwrap() {
+                assert!(v["description"].as_str().is_some_and(|d| !d.is_empty()), "{}.{k}", s.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! `apply_patch` (unified diff, one or many files) and `undo_patch`. Hunks are located by their
+//! content, not only their line numbers, so the slightly-off patches models write still apply
+//! when the intended place is unambiguous; otherwise the result is `E_CONFLICT` with a hint.
+
+use super::files::write_atomic;
+use super::{Effect, ToolContext, ToolDef, object};
+use crate::error::Code;
+use crate::protocol::ToolOutput;
+use serde::Deserialize;
+use serde_json::json;
+
+pub const APPLY_PATCH: ToolDef = ToolDef {
+    name: "apply_patch",
+    effect: Effect::Write,
+    description: "Apply a unified diff (as `git diff` or `diff -u` print it) to one or more files. Use `--- /dev/null` to create a file and `+++ /dev/null` to delete one. Include a few unchanged context lines around each change.",
+    parameters: || object(json!({"patch": {"type": "string", "description": "The unified diff text, with ---/+++ headers and @@ hunks"}}), &["patch"]),
+};
+
+pub const UNDO_PATCH: ToolDef = ToolDef {
+    name: "undo_patch",
+    effect: Effect::Write,
+    description: "Revert the most recent change made by apply_patch or write_file. Call again to go further back.",
+    parameters: || object(json!({}), &[]),
+};
+
+type FileChange = (String, Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// Every change the file tools made, newest last, with the content before and after.
+#[derive(Default, Debug)]
+pub struct ChangeLog {
+    changes: Vec<(u32, Vec<FileChange>)>,
+    next_id: u32,
+}
+
+impl ChangeLog {
+    pub fn record(&mut self, files: Vec<FileChange>) -> u32 {
+        self.next_id += 1;
+        self.changes.push((self.next_id, files));
+        self.next_id
+    }
+}
+
+/// One file's part of a patch.
+#[derive(Debug, PartialEq)]
+pub struct FilePatch {
+    pub old_path: Option<String>,
+    pub new_path: Option<String>,
+    pub hunks: Vec<Hunk>,
+}
+
+#[derive(Debug, PartialEq, Default)]
+pub struct Hunk {
+    pub old_start: usize,
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+}
+
+/// Parse unified diff text leniently: hunk counts are ignored, blank lines and lines without a
+/// prefix inside hunks are context, `diff --git`/`index` lines and `\ No newline` markers are skipped.
+pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
+    let mut files: Vec<FilePatch> = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if let (Some(old), Some(new)) = (line.strip_prefix("--- "), lines.get(i + 1).and_then(|l| l.strip_prefix("+++ "))) {
+            files.push(FilePatch { old_path: header_path(old), new_path: header_path(new), hunks: vec![] });
+            i += 2;
+            continue;
+        }
+        if line.starts_with("@@") {
+            let Some(file) = files.last_mut() else { return Err("a hunk (@@) comes before any ---/+++ file header".into()) };
+            let mut h = Hunk { old_start: hunk_start(line), ..Default::default() };
+            i += 1;
+            while i < lines.len() && !lines[i].starts_with("@@") && !is_file_header(&lines, i) {
+                let l = lines[i];
+                match l.chars().next() {
+                    Some('+') => h.new.push(l[1..].to_string()),
+                    Some('-') => h.old.push(l[1..].to_string()),
+                    Some(' ') => {
+                        h.old.push(l[1..].to_string());
+                        h.new.push(l[1..].to_string());
+                    }
+                    None => {
+                        h.old.push(String::new());
+                        h.new.push(String::new());
+                    }
+                    Some('\\') => {}
+                    Some(_) if l.starts_with("diff --git") || l.starts_with("index ") => break,
+                    // A context line whose leading space was lost: still safe, as it must match the file.
+                    Some(_) => {
+                        h.old.push(l.to_string());
+                        h.new.push(l.to_string());
+                    }
+                }
+                i += 1;
+            }
+            // Trailing blank lines are usually an artifact of how the patch was quoted.
+            while h.old.last().is_some_and(String::is_empty) && h.new.last().is_some_and(String::is_empty) && h.old.len() > 1 {
+                h.old.pop();
+                h.new.pop();
+            }
+            file.hunks.push(h);
+            continue;
+        }
+        i += 1;
+    }
+    if files.is_empty() {
+        return Err("no `--- a/file` / `+++ b/file` header found".into());
+    }
+    Ok(files)
+}
+
+fn is_file_header(lines: &[&str], i: usize) -> bool {
+    lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ ")) || lines[i].starts_with("diff --git ")
+}
+
+fn header_path(h: &str) -> Option<String> {
+    let p = h.split('\t').next().unwrap_or("").trim();
+    if p == "/dev/null" {
+        return None;
+    }
+    let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
+    Some(p.to_string())
+}
+
+fn hunk_start(header: &str) -> usize {
+    header.split_whitespace().nth(1).and_then(|r| r.trim_start_matches('-').split(',').next()?.parse().ok()).unwrap_or(1)
+}
+
+/// Apply hunks to `text`. Each hunk is placed where its old lines match, nearest to its stated
+/// line, searching exactly first and then ignoring trailing whitespace.
+pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
+    let trailing_nl = text.is_empty() || text.ends_with('\n');
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut offset: isize = 0;
+    let mut floor = 0usize;
+    for (n, h) in hunks.iter().enumerate() {
+        let want = (h.old_start as isize - 1 + offset).max(0) as usize;
+        let at = if h.old.is_empty() {
+            want.min(lines.len())
+        } else {
+            find(&lines, &h.old, floor, want, |a, b| a == b)
+                .or_else(|| find(&lines, &h.old, floor, want, |a, b| a.trim_end() == b.trim_end()))
+                .ok_or_else(|| {
+                    let first = h.old.iter().find(|l| !l.trim().is_empty()).cloned().unwrap_or_default();
+                    format!("hunk {} does not match the file (looked for the lines starting with {first:?}); re-read the file and make the patch from its current content", n + 1)
+                })?
+        };
+        lines.splice(at..at + h.old.len(), h.new.iter().cloned());
+        offset += h.new.len() as isize - h.old.len() as isize;
+        floor = at + h.new.len();
+    }
+    let mut out = lines.join("\n");
+    if trailing_nl && !lines.is_empty() {
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn find(lines: &[String], needle: &[String], floor: usize, want: usize, eq: impl Fn(&str, &str) -> bool) -> Option<usize> {
+    if needle.len() > lines.len() {
+        return None;
+    }
+    (floor..=lines.len() - needle.len())
+        .filter(|&s| needle.iter().enumerate().all(|(k, l)| eq(&lines[s + k], l)))
+        .min_by_key(|&s| s.abs_diff(want))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatchArgs {
+    patch: String,
+}
+
+pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
+    let files = match parse(&a.patch) {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the patch could not be parsed: {e}")),
+    };
+    // Compute every result first, so a patch applies to all its files or to none.
+    let mut planned: Vec<(super::paths::Resolved, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
+    for f in &files {
+        let Some(path) = f.new_path.as_ref().or(f.old_path.as_ref()) else {
+            return ToolOutput::err(Code::InvalidArgs, "a file section has /dev/null on both sides");
+        };
+        let r = match ctx.root.resolve(path) {
+            Ok(r) => r,
+            Err(e) => return e.into(),
+        };
+        let before = std::fs::read(&r.abs).ok();
+        let after = if f.new_path.is_none() {
+            None
+        } else {
+            let base = if f.old_path.is_none() { String::new() } else {
+                match &before {
+                    Some(b) => String::from_utf8_lossy(b).into_owned(),
+                    None => return ToolOutput::err(Code::NotFound, format!("`{}` does not exist; to create it use `--- /dev/null`", r.rel)),
+                }
+            };
+            match apply_hunks(&base, &f.hunks) {
+                Ok(t) => Some(t.into_bytes()),
+                Err(e) => return ToolOutput::err(Code::Conflict, format!("`{}`: {e}", r.rel)),
+            }
+        };
+        planned.push((r, before, after));
+    }
+    let mut summary = Vec::new();
+    for (r, _, after) in &planned {
+        let res = match after {
+            Some(bytes) => write_atomic(&r.abs, bytes),
+            None => std::fs::remove_file(&r.abs),
+        };
+        if let Err(e) = res {
+            return super::io_err(&format!("cannot write `{}`", r.rel), &e);
+        }
+        summary.push(format!("{} {}", if after.is_some() { "patched" } else { "deleted" }, r.rel));
+    }
+    let id = ctx.changes.lock().map(|mut c| c.record(planned.into_iter().map(|(r, b, a)| (r.rel, b, a)).collect())).unwrap_or(0);
+    ToolOutput::ok(format!("{}; change #{id} (undo_patch reverts it)", summary.join(", ")))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UndoArgs {}
+
+pub fn undo(ctx: &ToolContext, _a: UndoArgs) -> ToolOutput {
+    let Ok(mut log) = ctx.changes.lock() else { return ToolOutput::err(Code::Io, "the change log is unavailable") };
+    let Some((id, files)) = log.changes.pop() else { return ToolOutput::err(Code::Conflict, "there is no change to undo") };
+    let changed = files.iter().find(|(rel, _, after)| std::fs::read(ctx.root.path().join(rel)).ok() != *after).map(|f| f.0.clone());
+    if let Some(rel) = changed {
+        log.changes.push((id, files));
+        return ToolOutput::err(Code::Conflict, format!("`{rel}` changed after change #{id} (perhaps by a command); fix it with apply_patch or write_file instead"));
+    }
+    for (rel, before, _) in &files {
+        let abs = ctx.root.path().join(rel);
+        let res = match before {
+            Some(b) => write_atomic(&abs, b),
+            None => std::fs::remove_file(&abs),
+        };
+        if let Err(e) = res {
+            return super::io_err(&format!("cannot restore `{rel}`"), &e);
+        }
+    }
+    ToolOutput::ok(format!("reverted change #{id} ({})", files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", ")))
+}
+
+#[cfg(test)]
+mod tests;
