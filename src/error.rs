@@ -86,7 +86,11 @@ pub struct HoneError {
 
 impl HoneError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), hint: None }
+        Self {
+            code,
+            message: message.into(),
+            hint: None,
+        }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -117,10 +121,21 @@ mod tests {
 
     #[test]
     fn codes_serialize_to_their_stable_strings() {
-        for code in [Code::PolicyDenied, Code::Io, Code::ToolTimeout, Code::InvalidArgs, Code::Conflict,
-            Code::BuildFail, Code::Model, Code::Spec, Code::Policy, Code::Git, Code::Budget,
-            Code::Cancelled, Code::NotFound]
-        {
+        for code in [
+            Code::PolicyDenied,
+            Code::Io,
+            Code::ToolTimeout,
+            Code::InvalidArgs,
+            Code::Conflict,
+            Code::BuildFail,
+            Code::Model,
+            Code::Spec,
+            Code::Policy,
+            Code::Git,
+            Code::Budget,
+            Code::Cancelled,
+            Code::NotFound,
+        ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
         }

@@ -36,7 +36,11 @@ pub fn shell() -> &'static str {
     static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     SHELL.get_or_init(|| {
         let path = std::env::var_os("PATH").unwrap_or_default();
-        if std::env::split_paths(&path).any(|d| d.join("bash").is_file()) { "bash" } else { "sh" }
+        if std::env::split_paths(&path).any(|d| d.join("bash").is_file()) {
+            "bash"
+        } else {
+            "sh"
+        }
     })
 }
 
@@ -63,6 +67,8 @@ pub async fn run(
         .kill_on_drop(true)
         .spawn()?;
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
+    // If this future is dropped (wall-time budget, cancellation), still kill the whole group.
+    let _guard = GroupGuard(pgid);
     let capture = Arc::new(Mutex::new(Capture::new(cap)));
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {
@@ -86,19 +92,39 @@ pub async fn run(
     };
     for r in readers {
         // A process that escaped the group (setsid) could hold a pipe open: do not wait on it forever.
-        if tokio::time::timeout(Duration::from_secs(2), r).await.is_err() {
-            tracing::warn!("a command's output pipe stayed open after it exited; output may be incomplete");
+        if tokio::time::timeout(Duration::from_secs(2), r)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                "a command's output pipe stayed open after it exited; output may be incomplete"
+            );
         }
     }
-    let (output, total_bytes) = capture.lock().map(|c| (c.render(), c.total)).unwrap_or_default();
+    let (output, total_bytes) = capture
+        .lock()
+        .map(|c| (c.render(), c.total))
+        .unwrap_or_default();
     Ok(CmdOutput {
-        exit_code: if timed_out || cancelled { None } else { status.code() },
+        exit_code: if timed_out || cancelled {
+            None
+        } else {
+            status.code()
+        },
         timed_out,
         cancelled,
         duration: start.elapsed(),
         output,
         total_bytes,
     })
+}
+
+struct GroupGuard(Option<Pid>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
+    }
 }
 
 pub fn kill_group(pgid: Option<Pid>) {
@@ -133,7 +159,12 @@ pub struct Capture {
 impl Capture {
     pub fn new(cap: usize) -> Self {
         let half = (cap / 2).max(1);
-        Capture { half, head: Vec::new(), tail: VecDeque::new(), total: 0 }
+        Capture {
+            half,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            total: 0,
+        }
     }
 
     pub fn push(&mut self, mut bytes: &[u8]) {
@@ -189,7 +220,16 @@ mod tests {
     #[tokio::test]
     async fn exit_code_and_output() {
         let dir = tempfile::tempdir().unwrap();
-        let o = run("echo out; echo err >&2; exit 3", dir.path(), &env(), Duration::from_secs(10), 1000, &CancellationToken::new()).await.unwrap();
+        let o = run(
+            "echo out; echo err >&2; exit 3",
+            dir.path(),
+            &env(),
+            Duration::from_secs(10),
+            1000,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(o.exit_code, Some(3));
         assert!(o.output.contains("out") && o.output.contains("err"));
         assert!(!o.success());
@@ -200,14 +240,32 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // SAFETY: test-only; no other thread reads this variable.
         unsafe { std::env::set_var("HONE_TEST_LEAK", "leaked") };
-        let o = run("echo \"[$HONE_TEST_LEAK]\"", dir.path(), &env(), Duration::from_secs(10), 1000, &CancellationToken::new()).await.unwrap();
+        let o = run(
+            "echo \"[$HONE_TEST_LEAK]\"",
+            dir.path(),
+            &env(),
+            Duration::from_secs(10),
+            1000,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(o.output.trim(), "[]");
     }
 
     #[tokio::test]
     async fn background_children_do_not_hold_the_command_open() {
         let dir = tempfile::tempdir().unwrap();
-        let o = run("sleep 600 & echo started", dir.path(), &env(), Duration::from_secs(60), 1000, &CancellationToken::new()).await.unwrap();
+        let o = run(
+            "sleep 600 & echo started",
+            dir.path(),
+            &env(),
+            Duration::from_secs(60),
+            1000,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(o.exit_code, Some(0));
         assert!(o.duration < Duration::from_secs(30), "{:?}", o.duration);
     }
@@ -217,7 +275,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let o = run("sleep 600", dir.path(), &env(), Duration::from_secs(600), 1000, &cancel).await.unwrap();
+        let o = run(
+            "sleep 600",
+            dir.path(),
+            &env(),
+            Duration::from_secs(600),
+            1000,
+            &cancel,
+        )
+        .await
+        .unwrap();
         assert!(o.cancelled && !o.success());
     }
 }

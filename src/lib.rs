@@ -1,11 +1,17 @@
 //! hone: a headless LLM coding agent for CI. Job spec → tool loop → verify → commit → reports.
 #![deny(clippy::print_stdout)]
 
+pub mod agent;
+pub mod cli;
 pub mod error;
+pub mod events;
+pub mod exec;
 pub mod exit;
-pub mod spec;
+pub mod git;
 pub mod model;
 pub mod protocol;
 pub mod redact;
-pub mod exec;
+pub mod report;
+pub mod spec;
 pub mod tools;
+pub mod verify;

@@ -1,1 +1,173 @@
-fn main() {}
+//! The `hone` binary: parse the command line, set up logging on stderr, run, map to an exit code.
+
+use clap::Parser;
+use hone::agent::{self, RunOptions};
+use hone::cli::{Cli, Command};
+use hone::exit;
+use hone::redact::Redactor;
+use std::io::Write;
+use tokio_util::sync::CancellationToken;
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                exit::INVALID_INPUT
+            } else {
+                exit::SUCCESS
+            };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    hone::git::isolate_config();
+    let redactor = Redactor::new();
+    init_tracing(cli.verbose, redactor.clone());
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hone: cannot start the async runtime: {e}");
+            std::process::exit(exit::INFRA_FAILURE);
+        }
+    };
+    let code = rt.block_on(async move {
+        match cli.command {
+            Command::Validate { job } => validate(&job),
+            Command::Run {
+                job,
+                repo,
+                report_dir,
+                json,
+            } => {
+                let cancel = CancellationToken::new();
+                spawn_signal_handler(cancel.clone());
+                let json_out: Option<Box<dyn Write + Send>> =
+                    json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
+                let opts = RunOptions {
+                    spec: job,
+                    repo,
+                    report_dir,
+                    json_out,
+                    cancel,
+                    redactor,
+                };
+                match agent::run(opts).await {
+                    Ok(outcome) => {
+                        if !json {
+                            println!("{}", outcome.line);
+                        }
+                        outcome.exit_code
+                    }
+                    Err(agent::Invalid(msg)) => {
+                        eprintln!("{msg}");
+                        exit::INVALID_INPUT
+                    }
+                }
+            }
+        }
+    });
+    std::process::exit(code);
+}
+
+fn validate(job: &std::path::Path) -> i32 {
+    match hone::spec::load(job) {
+        Ok(j) => {
+            println!(
+                "{}: valid (job `{}`, {} check(s), branch `{}`)",
+                job.display(),
+                j.name,
+                j.verify.len(),
+                j.git.branch
+            );
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{}", e.render());
+            if let hone::spec::SpecError::Invalid(d) = &e {
+                eprintln!("{} error(s) found", d.len());
+            }
+            exit::INVALID_INPUT
+        }
+    }
+}
+
+/// SIGINT/SIGTERM cancel the run (it stops in order and writes its reports); a second exits at once.
+fn spawn_signal_handler(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) else {
+            tracing::warn!("cannot install signal handlers");
+            return;
+        };
+        let mut seen = false;
+        loop {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            if seen {
+                eprintln!("hone: second signal, exiting now");
+                std::process::exit(exit::INTERRUPTED);
+            }
+            seen = true;
+            tracing::warn!("signal received: stopping (a second signal exits at once)");
+            cancel.cancel();
+        }
+    });
+}
+
+/// Logs go to stderr, every line through the redactor.
+fn init_tracing(verbose: u8, redactor: Redactor) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "hone=info",
+        1 => "hone=debug",
+        _ => "hone=trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let make = move || RedactingWriter {
+        inner: std::io::stderr(),
+        redactor: redactor.clone(),
+        buf: Vec::new(),
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(make)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+}
+
+struct RedactingWriter {
+    inner: std::io::Stderr,
+    redactor: Redactor,
+    buf: Vec<u8>,
+}
+
+impl Write for RedactingWriter {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            let text = self.redactor.apply(&String::from_utf8_lossy(&self.buf));
+            self.buf.clear();
+            self.inner.write_all(text.as_bytes())?;
+        }
+        self.inner.flush()
+    }
+}
+
+impl Drop for RedactingWriter {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}

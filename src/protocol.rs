@@ -31,16 +31,36 @@ pub struct Message {
 
 impl Message {
     pub fn system(text: impl Into<String>) -> Self {
-        Self { role: Role::System, content: text.into(), tool_calls: vec![], tool_call_id: None }
+        Self {
+            role: Role::System,
+            content: text.into(),
+            tool_calls: vec![],
+            tool_call_id: None,
+        }
     }
     pub fn user(text: impl Into<String>) -> Self {
-        Self { role: Role::User, content: text.into(), tool_calls: vec![], tool_call_id: None }
+        Self {
+            role: Role::User,
+            content: text.into(),
+            tool_calls: vec![],
+            tool_call_id: None,
+        }
     }
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Self { role: Role::Assistant, content: text.into(), tool_calls, tool_call_id: None }
+        Self {
+            role: Role::Assistant,
+            content: text.into(),
+            tool_calls,
+            tool_call_id: None,
+        }
     }
     pub fn tool(call_id: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { role: Role::Tool, content: text.into(), tool_calls: vec![], tool_call_id: Some(call_id.into()) }
+        Self {
+            role: Role::Tool,
+            content: text.into(),
+            tool_calls: vec![],
+            tool_call_id: Some(call_id.into()),
+        }
     }
 }
 
@@ -118,10 +138,18 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
-        Self { ok: true, code: None, content: content.into() }
+        Self {
+            ok: true,
+            code: None,
+            content: content.into(),
+        }
     }
     pub fn err(code: Code, message: impl Into<String>) -> Self {
-        Self { ok: false, code: Some(code), content: format!("error {code}: {}", message.into()) }
+        Self {
+            ok: false,
+            code: Some(code),
+            content: format!("error {code}: {}", message.into()),
+        }
     }
 }
 
@@ -139,18 +167,75 @@ pub struct EventRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
-    RunStarted { job: String, repo: String, branch: String, provider: String, model: String },
-    TurnStarted { turn: u32 },
-    ModelRetry { turn: u32, attempt: u32, class: String, reason: String, delay_ms: u64 },
-    TurnCompleted { turn: u32, finish_reason: FinishReason, tool_calls: usize, usage: Option<Usage>, duration_ms: u64 },
-    ToolCallStarted { turn: u32, call_id: String, tool: String, args: String },
-    ToolCallCompleted { turn: u32, call_id: String, tool: String, ok: bool, code: Option<Code>, duration_ms: u64 },
-    VerifyStarted { attempt: u32, check: String, command: String },
-    VerifyCompleted { attempt: u32, check: String, passed: bool, exit_code: Option<i32>, timed_out: bool, duration_ms: u64 },
-    FixRequested { attempt: u32, failing: Vec<String> },
-    Commit { sha: String, branch: String, files_changed: usize },
-    Warning { code: Code, message: String },
-    RunCompleted { status: String, exit_code: i32, duration_ms: u64 },
+    RunStarted {
+        job: String,
+        repo: String,
+        branch: String,
+        provider: String,
+        model: String,
+    },
+    TurnStarted {
+        turn: u32,
+    },
+    ModelRetry {
+        turn: u32,
+        attempt: u32,
+        class: String,
+        reason: String,
+        delay_ms: u64,
+    },
+    TurnCompleted {
+        turn: u32,
+        finish_reason: FinishReason,
+        tool_calls: usize,
+        usage: Option<Usage>,
+        duration_ms: u64,
+    },
+    ToolCallStarted {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        args: String,
+    },
+    ToolCallCompleted {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        ok: bool,
+        code: Option<Code>,
+        duration_ms: u64,
+    },
+    VerifyStarted {
+        attempt: u32,
+        check: String,
+        command: String,
+    },
+    VerifyCompleted {
+        attempt: u32,
+        check: String,
+        passed: bool,
+        exit_code: Option<i32>,
+        timed_out: bool,
+        duration_ms: u64,
+    },
+    FixRequested {
+        attempt: u32,
+        failing: Vec<String>,
+    },
+    Commit {
+        sha: String,
+        branch: String,
+        files_changed: usize,
+    },
+    Warning {
+        code: Code,
+        message: String,
+    },
+    RunCompleted {
+        status: String,
+        exit_code: i32,
+        duration_ms: u64,
+    },
 }
 
 #[cfg(test)]
@@ -177,6 +262,9 @@ mod tests {
     fn finish_reasons_from_both_vendors() {
         assert_eq!(FinishReason::parse("tool_use"), FinishReason::ToolCalls);
         assert_eq!(FinishReason::parse("max_tokens"), FinishReason::Length);
-        assert_eq!(FinishReason::parse("weird"), FinishReason::Other("weird".into()));
+        assert_eq!(
+            FinishReason::parse("weird"),
+            FinishReason::Other("weird".into())
+        );
     }
 }

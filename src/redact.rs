@@ -25,7 +25,9 @@ impl Redactor {
         }
         let mut forms = vec![secret.to_string()];
         forms.extend(encoded_forms(secret));
-        let Ok(mut n) = self.needles.write() else { return };
+        let Ok(mut n) = self.needles.write() else {
+            return;
+        };
         for f in forms {
             if f.len() >= MIN_SECRET_LEN && !n.contains(&f) {
                 n.push(f);
@@ -41,7 +43,9 @@ impl Redactor {
 
     /// Replace every registered secret in `text`.
     pub fn apply(&self, text: &str) -> String {
-        let Ok(n) = self.needles.read() else { return text.to_string() };
+        let Ok(n) = self.needles.read() else {
+            return text.to_string();
+        };
         let mut out = text.to_string();
         for needle in n.iter() {
             if out.contains(needle.as_str()) {
@@ -74,7 +78,9 @@ fn encoded_forms(secret: &str) -> Vec<String> {
             }
         }
     }
-    let url: String = percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let url: String =
+        percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC)
+            .to_string();
     if url != secret {
         forms.push(url);
     }
@@ -94,7 +100,8 @@ mod tests {
         r.add(CANARY);
         let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
         let b64url = base64::engine::general_purpose::URL_SAFE.encode(CANARY);
-        let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC).to_string();
+        let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC)
+            .to_string();
         for leak in [CANARY.to_string(), b64, b64url, pct] {
             let out = r.apply(&format!("before {leak} after"));
             assert!(!out.contains(&leak), "{leak} survived: {out}");
@@ -107,7 +114,8 @@ mod tests {
         let r = Redactor::new();
         r.add(CANARY);
         for prefix in ["", "a", "ab", "abc", "Authorization: Basic x:"] {
-            let enc = base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
+            let enc =
+                base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
             let out = r.apply(&enc);
             assert!(out.contains(MASK), "prefix {prefix:?}: {enc} -> {out}");
         }

@@ -38,14 +38,29 @@ impl Script {
     pub fn load(path: &Path) -> Result<Script, Vec<Diagnostic>> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
-            vec![Diagnostic { file: file.clone(), line: 1, col: 1, path: String::new(), message: format!("cannot read the model script: {e}"), help: Some("`model.script` is relative to the job spec".into()), source_line: None, width: 1 }]
+            vec![Diagnostic {
+                file: file.clone(),
+                line: 1,
+                col: 1,
+                path: String::new(),
+                message: format!("cannot read the model script: {e}"),
+                help: Some("`model.script` is relative to the job spec".into()),
+                source_line: None,
+                width: 1,
+            }]
         })?;
         let loaded = yaml::load::<RawScript>(&file, &text).map_err(|d| vec![d])?;
         if !loaded.errors.is_empty() {
             return Err(loaded.errors);
         }
         let mut turns = Vec::new();
-        for (t, raw) in loaded.value.turns.unwrap_or_default().into_iter().enumerate() {
+        for (t, raw) in loaded
+            .value
+            .turns
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
             let calls: Vec<ToolCall> = raw
                 .tool_calls
                 .unwrap_or_default()
@@ -61,26 +76,64 @@ impl Script {
                     },
                 })
                 .collect();
-            let finish = if calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
-            turns.push(Reply { message: Message::assistant(raw.content.unwrap_or_default(), calls), finish_reason: finish, usage: None });
+            let finish = if calls.is_empty() {
+                FinishReason::Stop
+            } else {
+                FinishReason::ToolCalls
+            };
+            turns.push(Reply {
+                message: Message::assistant(raw.content.unwrap_or_default(), calls),
+                finish_reason: finish,
+                usage: None,
+            });
         }
         if turns.is_empty() {
-            return Err(vec![loaded.map.at_value("turns", "the script has no turns", Some("add `turns:` with at least one assistant turn".into()))]);
+            return Err(vec![loaded.map.at_value(
+                "turns",
+                "the script has no turns",
+                Some("add `turns:` with at least one assistant turn".into()),
+            )]);
         }
-        Ok(Script { turns, next: AtomicUsize::new(0) })
+        Ok(Script {
+            turns,
+            next: AtomicUsize::new(0),
+        })
     }
 
     pub fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
         let i = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(turn) = self.turns.get(i) else {
-            return Err(ModelError::permanent("script_exhausted", format!("the model script has only {} turn(s)", self.turns.len())));
+            return Err(ModelError::permanent(
+                "script_exhausted",
+                format!("the model script has only {} turn(s)", self.turns.len()),
+            ));
         };
         let mut reply = turn.clone();
         // Rough usage so budgets behave as with a real model: 4 characters per token.
-        let prompt: usize = req.messages.iter().map(|m| m.content.len() + m.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>()).sum();
-        let completion = reply.message.content.len() + reply.message.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
+        let prompt: usize = req
+            .messages
+            .iter()
+            .map(|m| {
+                m.content.len()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| c.arguments.len())
+                        .sum::<usize>()
+            })
+            .sum();
+        let completion = reply.message.content.len()
+            + reply
+                .message
+                .tool_calls
+                .iter()
+                .map(|c| c.arguments.len())
+                .sum::<usize>();
         let (p, c) = ((prompt / 4) as u64, (completion / 4) as u64);
-        reply.usage = Some(Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
+        reply.usage = Some(Usage {
+            prompt_tokens: p,
+            completion_tokens: c,
+            total_tokens: p + c,
+        });
         check_reply(reply)
     }
 }

@@ -12,7 +12,12 @@ pub const LIST_DIR: ToolDef = ToolDef {
     name: "list_dir",
     effect: Effect::Read,
     description: "List the entries of a directory in the repo. Directories end with `/`.",
-    parameters: || object(json!({"path": {"type": "string", "description": "Directory relative to the repo root; default `.`"}}), &[]),
+    parameters: || {
+        object(
+            json!({"path": {"type": "string", "description": "Directory relative to the repo root; default `.`"}}),
+            &[],
+        )
+    },
 };
 
 pub const READ_FILE: ToolDef = ToolDef {
@@ -67,7 +72,11 @@ pub fn list_dir(ctx: &ToolContext, a: ListArgs) -> ToolOutput {
         .filter(|e| !(r.rel == "." && e.file_name() == ".git"))
         .map(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) { format!("{n}/") } else { n }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{n}/")
+            } else {
+                n
+            }
         })
         .collect();
     names.sort();
@@ -76,7 +85,10 @@ pub fn list_dir(ctx: &ToolContext, a: ListArgs) -> ToolOutput {
     names.truncate(MAX);
     let mut out = names.join("\n");
     if total > MAX {
-        out.push_str(&format!("\n[... {} more entries; use glob_file_search to narrow ...]", total - MAX));
+        out.push_str(&format!(
+            "\n[... {} more entries; use glob_file_search to narrow ...]",
+            total - MAX
+        ));
     }
     if total == 0 {
         out = format!("`{}` is empty", r.rel);
@@ -102,7 +114,10 @@ pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
         Err(e) => return io_err(&format!("cannot read `{}`", r.rel), &e),
     };
     if bytes.iter().take(8192).any(|b| *b == 0) {
-        return ToolOutput::err(Code::InvalidArgs, format!("`{}` is a binary file ({} bytes)", r.rel, bytes.len()));
+        return ToolOutput::err(
+            Code::InvalidArgs,
+            format!("`{}` is a binary file ({} bytes)", r.rel, bytes.len()),
+        );
     }
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().collect();
@@ -113,7 +128,13 @@ pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
         return ToolOutput::ok(format!("`{}` is empty", r.rel));
     }
     if start > total || start > end {
-        return ToolOutput::err(Code::InvalidArgs, format!("lines {start}-{end} are outside `{}`, which has {total} lines", r.rel));
+        return ToolOutput::err(
+            Code::InvalidArgs,
+            format!(
+                "lines {start}-{end} are outside `{}`, which has {total} lines",
+                r.rel
+            ),
+        );
     }
     let mut out = String::new();
     let mut last = start - 1;
@@ -127,7 +148,10 @@ pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
     }
     let header = format!("{} (lines {start}-{last} of {total})\n", r.rel);
     if last < end {
-        out.push_str(&format!("[... cut at the size limit; read on with start_line={} ...]\n", last + 1));
+        out.push_str(&format!(
+            "[... cut at the size limit; read on with start_line={} ...]\n",
+            last + 1
+        ));
     }
     ToolOutput::ok(header + &out)
 }
@@ -151,17 +175,39 @@ pub fn write_file(ctx: &ToolContext, a: WriteArgs) -> ToolOutput {
     if let Err(e) = write_atomic(&r.abs, a.content.as_bytes()) {
         return io_err(&format!("cannot write `{}`", r.rel), &e);
     }
-    let id = ctx.changes.lock().map(|mut c| c.record(vec![(r.rel.clone(), before.clone(), Some(a.content.clone().into_bytes()))])).unwrap_or(0);
-    let verb = if before.is_some() { "replaced" } else { "created" };
-    ToolOutput::ok(format!("{verb} `{}` ({} lines); change #{id} (undo_patch reverts it)", r.rel, a.content.lines().count()))
+    let id = ctx
+        .changes
+        .lock()
+        .map(|mut c| {
+            c.record(vec![(
+                r.rel.clone(),
+                before.clone(),
+                Some(a.content.clone().into_bytes()),
+            )])
+        })
+        .unwrap_or(0);
+    let verb = if before.is_some() {
+        "replaced"
+    } else {
+        "created"
+    };
+    ToolOutput::ok(format!(
+        "{verb} `{}` ({} lines); change #{id} (undo_patch reverts it)",
+        r.rel,
+        a.content.lines().count()
+    ))
 }
 
 /// Write through a temp file in the same directory and rename it over the target, keeping the
 /// target's permissions.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".hone-tmp").tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".hone-tmp")
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Ok(meta) = std::fs::metadata(path) {
@@ -183,11 +229,26 @@ mod tests {
         let body: String = (1..=2000).map(|i| format!("line {i}\n")).collect();
         std::fs::write(dir.path().join("big.txt"), body).unwrap();
         let c = ctx(dir.path());
-        let out = dispatch(&c, &call("read_file", json!({"path": "big.txt", "start_line": 10, "end_line": 12}))).await;
-        assert!(out.content.starts_with("big.txt (lines 10-12 of 2000)\n"), "{}", out.content);
+        let out = dispatch(
+            &c,
+            &call(
+                "read_file",
+                json!({"path": "big.txt", "start_line": 10, "end_line": 12}),
+            ),
+        )
+        .await;
+        assert!(
+            out.content.starts_with("big.txt (lines 10-12 of 2000)\n"),
+            "{}",
+            out.content
+        );
         assert!(out.content.contains("    11\tline 11\n"));
         let out = dispatch(&c, &call("read_file", json!({"path": "big.txt"}))).await;
-        assert!(out.content.contains("read on with start_line="), "{}", &out.content[out.content.len() - 100..]);
+        assert!(
+            out.content.contains("read on with start_line="),
+            "{}",
+            &out.content[out.content.len() - 100..]
+        );
         let out = dispatch(&c, &call("read_file", json!({"path": "nope.txt"}))).await;
         assert_eq!(out.code, Some(Code::NotFound));
     }
@@ -197,15 +258,36 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
         let c = ctx(dir.path());
-        let out = dispatch(&c, &call("write_file", json!({"path": "sub/new.txt", "content": "hi\n"}))).await;
+        let out = dispatch(
+            &c,
+            &call(
+                "write_file",
+                json!({"path": "sub/new.txt", "content": "hi\n"}),
+            ),
+        )
+        .await;
         assert!(out.ok, "{}", out.content);
-        assert_eq!(std::fs::read_to_string(dir.path().join("sub/new.txt")).unwrap(), "hi\n");
-        dispatch(&c, &call("write_file", json!({"path": "a.txt", "content": "new\n"}))).await;
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().filter_map(Result::ok).filter(|e| e.file_name().to_string_lossy().starts_with(".hone-tmp")).collect();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sub/new.txt")).unwrap(),
+            "hi\n"
+        );
+        dispatch(
+            &c,
+            &call("write_file", json!({"path": "a.txt", "content": "new\n"})),
+        )
+        .await;
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with(".hone-tmp"))
+            .collect();
         assert!(leftovers.is_empty());
         let out = dispatch(&c, &call("undo_patch", json!({}))).await;
         assert!(out.ok, "{}", out.content);
-        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "old\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+            "old\n"
+        );
     }
 
     #[tokio::test]
@@ -219,12 +301,20 @@ mod tests {
             ("read_file", json!({"path": "link/x"})),
             ("list_dir", json!({"path": "/etc"})),
             ("write_file", json!({"path": "link/x", "content": ""})),
-            ("write_file", json!({"path": ".git/hooks/pre-commit", "content": ""})),
+            (
+                "write_file",
+                json!({"path": ".git/hooks/pre-commit", "content": ""}),
+            ),
             ("grep", json!({"pattern": "x", "path": "link"})),
             ("glob_file_search", json!({"pattern": "*", "path": "../"})),
         ] {
             let out = dispatch(&c, &call(tool, args.clone())).await;
-            assert_eq!(out.code, Some(Code::PolicyDenied), "{tool} {args}: {}", out.content);
+            assert_eq!(
+                out.code,
+                Some(Code::PolicyDenied),
+                "{tool} {args}: {}",
+                out.content
+            );
         }
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }

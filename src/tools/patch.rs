@@ -13,7 +13,12 @@ pub const APPLY_PATCH: ToolDef = ToolDef {
     name: "apply_patch",
     effect: Effect::Write,
     description: "Apply a unified diff (as `git diff` or `diff -u` print it) to one or more files. Use `--- /dev/null` to create a file and `+++ /dev/null` to delete one. Include a few unchanged context lines around each change.",
-    parameters: || object(json!({"patch": {"type": "string", "description": "The unified diff text, with ---/+++ headers and @@ hunks"}}), &["patch"]),
+    parameters: || {
+        object(
+            json!({"patch": {"type": "string", "description": "The unified diff text, with ---/+++ headers and @@ hunks"}}),
+            &["patch"],
+        )
+    },
 };
 
 pub const UNDO_PATCH: ToolDef = ToolDef {
@@ -63,14 +68,26 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if let (Some(old), Some(new)) = (line.strip_prefix("--- "), lines.get(i + 1).and_then(|l| l.strip_prefix("+++ "))) {
-            files.push(FilePatch { old_path: header_path(old), new_path: header_path(new), hunks: vec![] });
+        if let (Some(old), Some(new)) = (
+            line.strip_prefix("--- "),
+            lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")),
+        ) {
+            files.push(FilePatch {
+                old_path: header_path(old),
+                new_path: header_path(new),
+                hunks: vec![],
+            });
             i += 2;
             continue;
         }
         if line.starts_with("@@") {
-            let Some(file) = files.last_mut() else { return Err("a hunk (@@) comes before any ---/+++ file header".into()) };
-            let mut h = Hunk { old_start: hunk_start(line), ..Default::default() };
+            let Some(file) = files.last_mut() else {
+                return Err("a hunk (@@) comes before any ---/+++ file header".into());
+            };
+            let mut h = Hunk {
+                old_start: hunk_start(line),
+                ..Default::default()
+            };
             i += 1;
             while i < lines.len() && !lines[i].starts_with("@@") && !is_file_header(&lines, i) {
                 let l = lines[i];
@@ -96,7 +113,10 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
                 i += 1;
             }
             // Trailing blank lines are usually an artifact of how the patch was quoted.
-            while h.old.last().is_some_and(String::is_empty) && h.new.last().is_some_and(String::is_empty) && h.old.len() > 1 {
+            while h.old.last().is_some_and(String::is_empty)
+                && h.new.last().is_some_and(String::is_empty)
+                && h.old.len() > 1
+            {
                 h.old.pop();
                 h.new.pop();
             }
@@ -112,7 +132,8 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
 }
 
 fn is_file_header(lines: &[&str], i: usize) -> bool {
-    lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ ")) || lines[i].starts_with("diff --git ")
+    lines[i].starts_with("--- ") && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "))
+        || lines[i].starts_with("diff --git ")
 }
 
 fn header_path(h: &str) -> Option<String> {
@@ -120,12 +141,19 @@ fn header_path(h: &str) -> Option<String> {
     if p == "/dev/null" {
         return None;
     }
-    let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
+    let p = p
+        .strip_prefix("a/")
+        .or_else(|| p.strip_prefix("b/"))
+        .unwrap_or(p);
     Some(p.to_string())
 }
 
 fn hunk_start(header: &str) -> usize {
-    header.split_whitespace().nth(1).and_then(|r| r.trim_start_matches('-').split(',').next()?.parse().ok()).unwrap_or(1)
+    header
+        .split_whitespace()
+        .nth(1)
+        .and_then(|r| r.trim_start_matches('-').split(',').next()?.parse().ok())
+        .unwrap_or(1)
 }
 
 /// Apply hunks to `text`. Each hunk is placed where its old lines match, nearest to its stated
@@ -158,7 +186,13 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
     Ok(out)
 }
 
-fn find(lines: &[String], needle: &[String], floor: usize, want: usize, eq: impl Fn(&str, &str) -> bool) -> Option<usize> {
+fn find(
+    lines: &[String],
+    needle: &[String],
+    floor: usize,
+    want: usize,
+    eq: impl Fn(&str, &str) -> bool,
+) -> Option<usize> {
     if needle.len() > lines.len() {
         return None;
     }
@@ -176,13 +210,21 @@ pub struct PatchArgs {
 pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
     let files = match parse(&a.patch) {
         Ok(f) => f,
-        Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the patch could not be parsed: {e}")),
+        Err(e) => {
+            return ToolOutput::err(
+                Code::InvalidArgs,
+                format!("the patch could not be parsed: {e}"),
+            );
+        }
     };
     // Compute every result first, so a patch applies to all its files or to none.
     let mut planned: Vec<(super::paths::Resolved, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
     for f in &files {
         let Some(path) = f.new_path.as_ref().or(f.old_path.as_ref()) else {
-            return ToolOutput::err(Code::InvalidArgs, "a file section has /dev/null on both sides");
+            return ToolOutput::err(
+                Code::InvalidArgs,
+                "a file section has /dev/null on both sides",
+            );
         };
         let r = match ctx.root.resolve(path) {
             Ok(r) => r,
@@ -192,10 +234,20 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
         let after = if f.new_path.is_none() {
             None
         } else {
-            let base = if f.old_path.is_none() { String::new() } else {
+            let base = if f.old_path.is_none() {
+                String::new()
+            } else {
                 match &before {
                     Some(b) => String::from_utf8_lossy(b).into_owned(),
-                    None => return ToolOutput::err(Code::NotFound, format!("`{}` does not exist; to create it use `--- /dev/null`", r.rel)),
+                    None => {
+                        return ToolOutput::err(
+                            Code::NotFound,
+                            format!(
+                                "`{}` does not exist; to create it use `--- /dev/null`",
+                                r.rel
+                            ),
+                        );
+                    }
                 }
             };
             match apply_hunks(&base, &f.hunks) {
@@ -214,10 +266,25 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
         if let Err(e) = res {
             return super::io_err(&format!("cannot write `{}`", r.rel), &e);
         }
-        summary.push(format!("{} {}", if after.is_some() { "patched" } else { "deleted" }, r.rel));
+        summary.push(format!(
+            "{} {}",
+            if after.is_some() {
+                "patched"
+            } else {
+                "deleted"
+            },
+            r.rel
+        ));
     }
-    let id = ctx.changes.lock().map(|mut c| c.record(planned.into_iter().map(|(r, b, a)| (r.rel, b, a)).collect())).unwrap_or(0);
-    ToolOutput::ok(format!("{}; change #{id} (undo_patch reverts it)", summary.join(", ")))
+    let id = ctx
+        .changes
+        .lock()
+        .map(|mut c| c.record(planned.into_iter().map(|(r, b, a)| (r.rel, b, a)).collect()))
+        .unwrap_or(0);
+    ToolOutput::ok(format!(
+        "{}; change #{id} (undo_patch reverts it)",
+        summary.join(", ")
+    ))
 }
 
 #[derive(Deserialize)]
@@ -225,12 +292,24 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
 pub struct UndoArgs {}
 
 pub fn undo(ctx: &ToolContext, _a: UndoArgs) -> ToolOutput {
-    let Ok(mut log) = ctx.changes.lock() else { return ToolOutput::err(Code::Io, "the change log is unavailable") };
-    let Some((id, files)) = log.changes.pop() else { return ToolOutput::err(Code::Conflict, "there is no change to undo") };
-    let changed = files.iter().find(|(rel, _, after)| std::fs::read(ctx.root.path().join(rel)).ok() != *after).map(|f| f.0.clone());
+    let Ok(mut log) = ctx.changes.lock() else {
+        return ToolOutput::err(Code::Io, "the change log is unavailable");
+    };
+    let Some((id, files)) = log.changes.pop() else {
+        return ToolOutput::err(Code::Conflict, "there is no change to undo");
+    };
+    let changed = files
+        .iter()
+        .find(|(rel, _, after)| std::fs::read(ctx.root.path().join(rel)).ok() != *after)
+        .map(|f| f.0.clone());
     if let Some(rel) = changed {
         log.changes.push((id, files));
-        return ToolOutput::err(Code::Conflict, format!("`{rel}` changed after change #{id} (perhaps by a command); fix it with apply_patch or write_file instead"));
+        return ToolOutput::err(
+            Code::Conflict,
+            format!(
+                "`{rel}` changed after change #{id} (perhaps by a command); fix it with apply_patch or write_file instead"
+            ),
+        );
     }
     for (rel, before, _) in &files {
         let abs = ctx.root.path().join(rel);
@@ -242,7 +321,14 @@ pub fn undo(ctx: &ToolContext, _a: UndoArgs) -> ToolOutput {
             return super::io_err(&format!("cannot restore `{rel}`"), &e);
         }
     }
-    ToolOutput::ok(format!("reverted change #{id} ({})", files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", ")))
+    ToolOutput::ok(format!(
+        "reverted change #{id} ({})",
+        files
+            .iter()
+            .map(|f| f.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }
 
 #[cfg(test)]

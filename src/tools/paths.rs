@@ -13,7 +13,10 @@ pub struct PathError {
 }
 
 fn deny(code: Code, message: impl Into<String>) -> PathError {
-    PathError { code, message: message.into() }
+    PathError {
+        code,
+        message: message.into(),
+    }
 }
 
 /// A path inside the repo: absolute on disk, and relative (with `/`) for messages and policy.
@@ -31,7 +34,9 @@ pub struct Root {
 
 impl Root {
     pub fn new(root: &Path) -> std::io::Result<Self> {
-        Ok(Root { root: root.canonicalize()? })
+        Ok(Root {
+            root: root.canonicalize()?,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -45,7 +50,10 @@ impl Root {
         }
         let p = Path::new(if input.trim().is_empty() { "." } else { input });
         if p.is_absolute() {
-            return Err(deny(Code::PolicyDenied, format!("`{input}` is an absolute path; give a path relative to the repo root")));
+            return Err(deny(
+                Code::PolicyDenied,
+                format!("`{input}` is an absolute path; give a path relative to the repo root"),
+            ));
         }
         let mut parts: Vec<String> = Vec::new();
         for c in p.components() {
@@ -54,16 +62,29 @@ impl Root {
                 Component::CurDir => {}
                 Component::ParentDir => {
                     if parts.pop().is_none() {
-                        return Err(deny(Code::PolicyDenied, format!("`{input}` leads outside the repo; paths must stay beneath the repo root")));
+                        return Err(deny(
+                            Code::PolicyDenied,
+                            format!(
+                                "`{input}` leads outside the repo; paths must stay beneath the repo root"
+                            ),
+                        ));
                     }
                 }
                 Component::RootDir | Component::Prefix(_) => {
-                    return Err(deny(Code::PolicyDenied, format!("`{input}` is an absolute path; give a path relative to the repo root")));
+                    return Err(deny(
+                        Code::PolicyDenied,
+                        format!(
+                            "`{input}` is an absolute path; give a path relative to the repo root"
+                        ),
+                    ));
                 }
             }
         }
         if parts.first().is_some_and(|f| f == ".git") {
-            return Err(deny(Code::PolicyDenied, "the .git directory is off limits to tools; use git commands through run_cmd if the policy allows them"));
+            return Err(deny(
+                Code::PolicyDenied,
+                "the .git directory is off limits to tools; use git commands through run_cmd if the policy allows them",
+            ));
         }
         // Follow symlinks component by component: each existing prefix must stay inside the root.
         let mut cur = self.root.clone();
@@ -90,16 +111,33 @@ impl Root {
         if let Ok(canon) = probe.canonicalize() {
             self.check_inside(&canon, input)?;
         }
-        let rel = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
-        Ok(Resolved { abs: self.root.join(&rel), rel })
+        let rel = if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        };
+        Ok(Resolved {
+            abs: self.root.join(&rel),
+            rel,
+        })
     }
 
     fn check_inside(&self, canon: &Path, input: &str) -> Result<(), PathError> {
         let Ok(rest) = canon.strip_prefix(&self.root) else {
-            return Err(deny(Code::PolicyDenied, format!("`{input}` resolves (through a symlink) to a place outside the repo")));
+            return Err(deny(
+                Code::PolicyDenied,
+                format!("`{input}` resolves (through a symlink) to a place outside the repo"),
+            ));
         };
-        if rest.components().next().is_some_and(|c| c.as_os_str() == ".git") {
-            return Err(deny(Code::PolicyDenied, format!("`{input}` resolves (through a symlink) into .git, which is off limits")));
+        if rest
+            .components()
+            .next()
+            .is_some_and(|c| c.as_os_str() == ".git")
+        {
+            return Err(deny(
+                Code::PolicyDenied,
+                format!("`{input}` resolves (through a symlink) into .git, which is off limits"),
+            ));
         }
         Ok(())
     }
@@ -127,11 +165,33 @@ mod tests {
     #[test]
     fn table_of_paths() {
         let (_r, _o, root) = setup();
-        let ok = [("src/a.py", "src/a.py"), ("./src/a.py", "src/a.py"), ("src/../src/a.py", "src/a.py"), ("", "."), ("new/file.txt", "new/file.txt"), ("src2/a.py", "src2/a.py")];
+        let ok = [
+            ("src/a.py", "src/a.py"),
+            ("./src/a.py", "src/a.py"),
+            ("src/../src/a.py", "src/a.py"),
+            ("", "."),
+            ("new/file.txt", "new/file.txt"),
+            ("src2/a.py", "src2/a.py"),
+        ];
         for (input, rel) in ok {
-            assert_eq!(root.resolve(input).map(|r| r.rel), Ok(rel.to_string()), "{input}");
+            assert_eq!(
+                root.resolve(input).map(|r| r.rel),
+                Ok(rel.to_string()),
+                "{input}"
+            );
         }
-        let denied = ["/etc/passwd", "../x", "src/../../x", ".git/config", ".git/hooks/pre-commit", "./.git", "out/secret", "out/new", "hooks/pre-commit", "a\0b"];
+        let denied = [
+            "/etc/passwd",
+            "../x",
+            "src/../../x",
+            ".git/config",
+            ".git/hooks/pre-commit",
+            "./.git",
+            "out/secret",
+            "out/new",
+            "hooks/pre-commit",
+            "a\0b",
+        ];
         for input in denied {
             assert!(root.resolve(input).is_err(), "{input:?} should be refused");
         }

@@ -1,0 +1,38 @@
+//! The system prompt: the task, the environment, the checks the model is held to, the tool rules.
+//! It is built once per run and never changes between turns, so provider prompt caching works.
+
+use crate::spec::{Job, duration};
+use std::path::Path;
+
+pub fn system(job: &Job, root: &Path) -> String {
+    let mut checks = String::new();
+    for v in &job.verify {
+        checks.push_str(&format!("- `{}`: `{}`\n", v.name, v.run));
+    }
+    if checks.is_empty() {
+        checks.push_str("- (none configured: your work will not be checked automatically, so check it yourself with run_cmd)\n");
+    }
+    format!(
+        "You are hone, an autonomous coding agent. You work alone on a git repository in a CI job: nobody will answer questions, so decide, act and verify.\n\n\
+# Task\n{task}\n\n\
+# Environment\n- Repository root: {root} (every path you give is relative to it)\n- OS: {os} ({arch}); commands run with `{shell} -c`, non-interactively, without stdin\n\n\
+# How your work is checked\nWhen you stop calling tools, hone itself runs these commands in the repository. The task succeeds only if all of them pass:\n{checks}\
+If any fails you get its output and may fix the problem, up to {fixes} time(s).\n\n\
+# Rules\n- Read the relevant code before changing it. Make the smallest change that does the task well.\n\
+- Edit with apply_patch (a unified diff with a few context lines); use write_file for new files or full rewrites.\n\
+- Run the checks yourself with run_cmd before you finish, when you can. Commands time out after {cmd_timeout}.\n\
+- Do not commit, push, switch branches or edit .git: hone commits your work after the checks pass.\n\
+- A tool error is information, not the end: read it, adjust, and go on. A denied action will stay denied.\n\
+- When the task is done, reply with a short summary of what you changed and why, and call no tools. If it cannot be done, say why plainly and stop.\n",
+        task = job.task.trim(),
+        root = root.display(),
+        os = std::env::consts::OS,
+        arch = std::env::consts::ARCH,
+        shell = crate::exec::shell(),
+        fixes = job.limits.max_fix_attempts,
+        cmd_timeout = duration::format(job.tools.cmd_timeout),
+    )
+}
+
+pub const START: &str = "Start on the task now.";
+pub const CONTINUE_AFTER_LENGTH: &str = "Your last answer was cut off at the output token limit. Continue from where it stopped; keep tool arguments short (use apply_patch for edits).";

@@ -1,0 +1,113 @@
+//! Run set-up that reads the environment: the model client, the secrets to redact, and the
+//! environment commands run with.
+
+use crate::model::{Model, openai::OpenAi, script::Script};
+use crate::redact::Redactor;
+use crate::spec::{Job, Provider};
+use std::time::Duration;
+
+/// Whether an environment variable's name says it holds a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|s| n.contains(s))
+}
+
+/// Register the value of every secret-looking variable (and the model key) with the redactor.
+pub fn collect_secrets(redactor: &Redactor, job: &Job) {
+    for (k, v) in std::env::vars() {
+        if is_secret_name(&k) || k == job.model.api_key_env {
+            redactor.add(&v);
+        }
+    }
+}
+
+/// The environment commands get: the parent's, minus every secret-looking variable.
+pub fn command_env(job: &Job) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| !is_secret_name(k) && *k != job.model.api_key_env)
+        .collect();
+    env.sort();
+    env
+}
+
+/// Build the model client. Errors are user-facing input problems (exit 2).
+pub fn model(job: &Job) -> Result<Model, String> {
+    let m = &job.model;
+    let file = job.spec_path.display();
+    if m.provider == Provider::Script {
+        let path = m
+            .script
+            .as_ref()
+            .ok_or_else(|| format!("{file}: `model.script` is required for `provider: script`"))?;
+        return Script::load(path).map(Model::Script).map_err(|diags| {
+            diags
+                .iter()
+                .map(|d| d.render("E_SPEC"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+    }
+    let key = std::env::var(&m.api_key_env)
+        .ok()
+        .filter(|k| !k.trim().is_empty());
+    if m.provider == Provider::Openai && key.is_none() {
+        return Err(format!(
+            "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your API key, or for a local OpenAI-compatible server use `provider: openai-compatible`",
+            m.api_key_env
+        ));
+    }
+    let env_base = std::env::var("OPENAI_BASE_URL")
+        .ok()
+        .filter(|u| !u.trim().is_empty());
+    let base = match (&m.base_url, env_base, m.provider) {
+        (Some(u), _, _) => u.clone(),
+        (None, Some(u), _) => u,
+        (None, None, Provider::Openai) => "https://api.openai.com/v1".to_string(),
+        (None, None, _) => {
+            return Err(format!(
+                "{file}: error[E_SPEC]: `model.base_url` is not set for `provider: {}`\n  = help: set it to the server's API root (for example http://localhost:11434/v1 for Ollama), or export OPENAI_BASE_URL",
+                m.provider.as_str()
+            ));
+        }
+    };
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    Ok(Model::OpenAi(OpenAi {
+        http,
+        url: format!("{}/chat/completions", base.trim_end_matches('/')),
+        api_key: key,
+        model: m.name.clone(),
+        temperature: m.temperature,
+        max_output_tokens: m.max_output_tokens,
+        stream: m.stream,
+        use_max_completion_tokens: m.provider == Provider::Openai,
+        request_timeout: m.request_timeout,
+        idle_timeout: m.idle_timeout,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        for s in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "aws_secret_access_key",
+            "DB_PASSWORD",
+            "NPM_AUTH_TOKEN",
+        ] {
+            assert!(is_secret_name(s), "{s}");
+        }
+        for s in ["PATH", "HOME", "LANG", "CI", "RUNNER_OS"] {
+            assert!(!is_secret_name(s), "{s}");
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The turn loop: ask the model, run its tool calls, and when it stops, verify; feed failures
+//! back until the checks pass or a budget (turns, tokens, fix attempts) runs out.
+
+use super::history;
+use crate::error::Code;
+use crate::events::Events;
+use crate::model::{ChatRequest, Model, ModelError, retry};
+use crate::protocol::{Event, FinishReason, Message, ToolSpec};
+use crate::report::{ErrorRecord, RunReport, Status, ToolCallRecord};
+use crate::spec::Job;
+use crate::tools::{self, ToolContext};
+use crate::verify;
+use tokio::time::Instant;
+
+pub struct Loop<'a> {
+    pub job: &'a Job,
+    pub model: &'a Model,
+    pub tools: &'a ToolContext,
+    pub specs: Vec<ToolSpec>,
+    pub events: &'a Events,
+    pub report: &'a mut RunReport,
+    pub messages: Vec<Message>,
+    pub deadline: Instant,
+}
+
+impl Loop<'_> {
+    fn fail(&mut self, code: Code, message: impl Into<String>) {
+        self.report.errors.push(ErrorRecord {
+            code,
+            message: self.tools.redactor.apply(&message.into()),
+        });
+    }
+
+    /// Drive the loop to an outcome. Wall time and cancellation are enforced by the caller.
+    pub async fn drive(&mut self) -> Status {
+        let limits = self.job.limits.clone();
+        let mut verify_attempt = 0u32;
+        loop {
+            if self.report.turns >= limits.max_turns {
+                self.fail(
+                    Code::Budget,
+                    format!(
+                        "the turn budget ({}) ran out before the task was done",
+                        limits.max_turns
+                    ),
+                );
+                return Status::BudgetExhausted;
+            }
+            if self.report.usage.total_tokens >= limits.max_tokens {
+                self.fail(
+                    Code::Budget,
+                    format!(
+                        "the token budget ({}) ran out: {} used",
+                        limits.max_tokens, self.report.usage.total_tokens
+                    ),
+                );
+                return Status::BudgetExhausted;
+            }
+            self.report.turns += 1;
+            let turn = self.report.turns;
+            self.events.emit(Event::TurnStarted { turn });
+            let started = Instant::now();
+            let (messages, repairs) = history::enforce(&self.messages);
+            if repairs > 0 {
+                tracing::warn!(
+                    repairs,
+                    "repaired the tool-call sequence before the request"
+                );
+                self.messages = messages.clone();
+            }
+            let req = ChatRequest {
+                messages,
+                tools: self.specs.clone(),
+            };
+            let events = self.events;
+            let stats = &mut self.report.model_retries;
+            let reply = retry::complete(
+                self.model,
+                &req,
+                &self.job.model.retry,
+                self.deadline,
+                &self.tools.cancel,
+                |attempt, err, delay| {
+                    stats.total += 1;
+                    *stats.by_kind.entry(err.kind().to_string()).or_default() += 1;
+                    tracing::warn!(
+                        attempt,
+                        kind = err.kind(),
+                        delay_ms = delay.as_millis() as u64,
+                        "model request failed; retrying: {err}"
+                    );
+                    events.emit(Event::ModelRetry {
+                        turn,
+                        attempt,
+                        class: err.class().into(),
+                        reason: err.to_string(),
+                        delay_ms: delay.as_millis() as u64,
+                    });
+                },
+            )
+            .await;
+            let reply = match reply {
+                Ok(r) => r,
+                Err(ModelError::Cancelled) => return Status::Cancelled,
+                Err(e) => {
+                    let gave_up = e.kind() == "script_exhausted";
+                    self.fail(
+                        Code::Model,
+                        format!("model request failed ({}): {e}", e.kind()),
+                    );
+                    return if gave_up {
+                        Status::Failed
+                    } else {
+                        Status::Error
+                    };
+                }
+            };
+            if let Some(u) = reply.usage {
+                self.report.usage.add(u);
+            }
+            self.events.emit(Event::TurnCompleted {
+                turn,
+                finish_reason: reply.finish_reason.clone(),
+                tool_calls: reply.message.tool_calls.len(),
+                usage: reply.usage,
+                duration_ms: started.elapsed().as_millis() as u64,
+            });
+            let calls = reply.message.tool_calls.clone();
+            let text = reply.message.content.clone();
+            self.messages.push(reply.message);
+            if !calls.is_empty() {
+                for call in &calls {
+                    self.run_tool(turn, call).await;
+                }
+                continue;
+            }
+            if reply.finish_reason == FinishReason::Length {
+                self.messages
+                    .push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
+                continue;
+            }
+            // The model says it is done: hone verifies.
+            self.report.final_message = self.tools.redactor.apply(&text);
+            verify_attempt += 1;
+            let results = self.verify(verify_attempt).await;
+            if results.iter().all(|r| r.passed) {
+                return Status::Success;
+            }
+            if results.iter().any(|r| r.cancelled) {
+                return Status::Cancelled;
+            }
+            let failing: Vec<String> = results
+                .iter()
+                .filter(|r| !r.passed)
+                .map(|r| r.name.clone())
+                .collect();
+            if self.report.fix_attempts >= limits.max_fix_attempts {
+                self.fail(
+                    Code::BuildFail,
+                    format!(
+                        "checks still failing after {} fix attempt(s): {}",
+                        self.report.fix_attempts,
+                        failing.join(", ")
+                    ),
+                );
+                return Status::Failed;
+            }
+            self.report.fix_attempts += 1;
+            self.events.emit(Event::FixRequested {
+                attempt: self.report.fix_attempts,
+                failing,
+            });
+            let fb = verify::feedback(&results, self.report.fix_attempts, limits.max_fix_attempts);
+            self.messages
+                .push(Message::user(self.tools.redactor.apply(&fb)));
+        }
+    }
+
+    async fn run_tool(&mut self, turn: u32, call: &crate::protocol::ToolCall) {
+        let args: String = self
+            .tools
+            .redactor
+            .apply(&call.arguments)
+            .chars()
+            .take(200)
+            .collect();
+        self.events.emit(Event::ToolCallStarted {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            args: args.clone(),
+        });
+        let started = Instant::now();
+        let out = tools::dispatch(self.tools, call).await;
+        let duration_ms = started.elapsed().as_millis() as u64;
+        self.events.emit(Event::ToolCallCompleted {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: out.ok,
+            code: out.code,
+            duration_ms,
+        });
+        self.report.tool_calls.push(ToolCallRecord {
+            turn,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            ok: out.ok,
+            code: out.code,
+            duration_ms,
+        });
+        self.messages
+            .push(Message::tool(call.id.clone(), out.content));
+    }
+
+    /// Run every check once; `attempt` numbers the verification round.
+    pub async fn verify(&mut self, attempt: u32) -> Vec<verify::CheckResult> {
+        let mut results = Vec::new();
+        for check in &self.job.verify {
+            self.events.emit(Event::VerifyStarted {
+                attempt,
+                check: check.name.clone(),
+                command: check.run.clone(),
+            });
+            let mut r = verify::run_check(
+                check,
+                attempt,
+                self.tools.root.path(),
+                &self.tools.env,
+                self.deadline,
+                &self.tools.cancel,
+            )
+            .await;
+            r.output_tail = self.tools.redactor.apply(&r.output_tail);
+            r.key_lines = r
+                .key_lines
+                .iter()
+                .map(|l| self.tools.redactor.apply(l))
+                .collect();
+            self.events.emit(Event::VerifyCompleted {
+                attempt,
+                check: r.name.clone(),
+                passed: r.passed,
+                exit_code: r.exit_code,
+                timed_out: r.timed_out,
+                duration_ms: r.duration_ms,
+            });
+            let cancelled = r.cancelled;
+            results.push(r.clone());
+            self.report.verify.push(r);
+            if cancelled {
+                break;
+            }
+        }
+        results
+    }
+}

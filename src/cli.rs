@@ -1,0 +1,40 @@
+//! Command-line interface (clap derive). The doc comments are the `--help` text.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// hone: a headless LLM coding agent for CI. It runs a job spec against a git repository:
+/// a model edits the code in a tool loop, hone verifies the result with the repo's own checks,
+/// commits it on a branch, and writes JSON, JUnit and Markdown reports.
+#[derive(Debug, Parser)]
+#[command(name = "hone", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// More log output on stderr (-v: debug, -vv: trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a job: model tool loop, verification, commit, reports.
+    Run {
+        /// The job spec (YAML).
+        job: PathBuf,
+        /// The repository to work on (overrides `repo.path`).
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        /// Where to write the reports (overrides `report.dir`).
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+        /// Write the JSONL event stream to stdout instead of the one-line result.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a job spec (and the policy it names) without running anything. Every error is listed.
+    Validate {
+        /// The job spec (YAML).
+        job: PathBuf,
+    },
+}

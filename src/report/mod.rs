@@ -1,0 +1,186 @@
+//! The run report: one serializable record of what happened, written as `report.json`,
+//! `junit.xml` and `summary.md` (the events are already in `events.jsonl`).
+
+pub mod junit;
+pub mod summary;
+
+use crate::error::Code;
+use crate::git::FileChange;
+use crate::protocol::{SCHEMA_VERSION, Usage};
+use crate::redact::Redactor;
+use crate::verify::CheckResult;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// How a run ended. Each maps to one exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Checks pass and the change is committed.
+    Success,
+    /// Checks pass and nothing needed to change.
+    NoChange,
+    /// Checks still fail after every fix attempt, or the model could not finish.
+    Failed,
+    /// A budget (turns, wall time, tokens) ran out.
+    BudgetExhausted,
+    /// Stopped by SIGINT or SIGTERM.
+    Cancelled,
+    /// Infrastructure failure: model API or git.
+    Error,
+}
+
+impl Status {
+    pub fn exit_code(self) -> i32 {
+        use crate::exit::*;
+        match self {
+            Status::Success | Status::NoChange => SUCCESS,
+            Status::Failed | Status::BudgetExhausted => TASK_FAILED,
+            Status::Cancelled => INTERRUPTED,
+            Status::Error => INFRA_FAILURE,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::NoChange => "no_change",
+            Status::Failed => "failed",
+            Status::BudgetExhausted => "budget_exhausted",
+            Status::Cancelled => "cancelled",
+            Status::Error => "error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolCallRecord {
+    pub turn: u32,
+    pub id: String,
+    pub name: String,
+    /// The arguments, shortened for the report.
+    pub args: String,
+    pub ok: bool,
+    pub code: Option<Code>,
+    pub duration_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorRecord {
+    pub code: Code,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitInfo {
+    pub sha: String,
+    pub branch: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RetryStats {
+    pub total: u32,
+    /// Retries per failure kind (rate_limited, server_error, stream_cut, empty_answer, ...).
+    pub by_kind: BTreeMap<String, u32>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub schema_version: u32,
+    pub job: String,
+    pub run_id: String,
+    pub status: Status,
+    pub exit_code: i32,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub provider: String,
+    pub model: String,
+    pub repo: String,
+    pub base: String,
+    pub base_sha: String,
+    pub branch: String,
+    pub turns: u32,
+    pub usage: Usage,
+    pub fix_attempts: u32,
+    pub tool_calls: Vec<ToolCallRecord>,
+    pub verify: Vec<CheckResult>,
+    pub files_changed: Vec<FileChange>,
+    pub commit: Option<CommitInfo>,
+    /// Where the work of a failed run was saved (a ref, not a branch).
+    pub saved_ref: Option<String>,
+    pub errors: Vec<ErrorRecord>,
+    pub warnings: Vec<String>,
+    pub model_retries: RetryStats,
+    /// The model's last message.
+    pub final_message: String,
+}
+
+impl RunReport {
+    pub fn new(job: &str, run_id: &str, started_at: String) -> Self {
+        RunReport {
+            schema_version: SCHEMA_VERSION,
+            job: job.into(),
+            run_id: run_id.into(),
+            status: Status::Error,
+            exit_code: Status::Error.exit_code(),
+            started_at,
+            duration_ms: 0,
+            provider: String::new(),
+            model: String::new(),
+            repo: String::new(),
+            base: String::new(),
+            base_sha: String::new(),
+            branch: String::new(),
+            turns: 0,
+            usage: Usage::default(),
+            fix_attempts: 0,
+            tool_calls: vec![],
+            verify: vec![],
+            files_changed: vec![],
+            commit: None,
+            saved_ref: None,
+            errors: vec![],
+            warnings: vec![],
+            model_retries: RetryStats::default(),
+            final_message: String::new(),
+        }
+    }
+
+    /// The last verify attempt's results.
+    pub fn final_checks(&self) -> Vec<&CheckResult> {
+        let last = self.verify.iter().map(|c| c.attempt).max().unwrap_or(0);
+        self.verify.iter().filter(|c| c.attempt == last).collect()
+    }
+
+    /// The one line printed to stdout at the end.
+    pub fn one_line(&self, dir: &Path) -> String {
+        let what = match (&self.commit, self.status) {
+            (Some(c), _) => format!(" commit {} on {}", &c.sha[..c.sha.len().min(12)], c.branch),
+            (None, Status::NoChange) => " nothing to change".into(),
+            _ => String::new(),
+        };
+        format!(
+            "hone: {}{what} (exit {}); reports in {}",
+            self.status.as_str(),
+            self.exit_code,
+            dir.display()
+        )
+    }
+}
+
+/// Write `report.json`, `junit.xml` and `summary.md` into `dir`, every text redacted.
+pub fn write_all(dir: &Path, report: &RunReport, redactor: &Redactor) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("report.json"), redactor.apply(&json))?;
+    std::fs::write(
+        dir.join("junit.xml"),
+        redactor.apply(&junit::render(report)?),
+    )?;
+    std::fs::write(
+        dir.join("summary.md"),
+        redactor.apply(&summary::render(report)),
+    )?;
+    Ok(())
+}
