@@ -86,11 +86,7 @@ pub struct HoneError {
 
 impl HoneError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            hint: None,
-        }
+        Self { code, message: message.into(), hint: None }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {

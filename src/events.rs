@@ -20,15 +20,7 @@ struct Inner {
 
 impl Events {
     pub fn new(run_id: String, redactor: Redactor, stdout: Option<Box<dyn Write + Send>>) -> Self {
-        Events {
-            run_id,
-            redactor,
-            inner: Mutex::new(Inner {
-                file: None,
-                stdout,
-                records: Vec::new(),
-            }),
-        }
+        Events { run_id, redactor, inner: Mutex::new(Inner { file: None, stdout, records: Vec::new() }) }
     }
 
     /// Start writing `events.jsonl` at `path`, including the events emitted so far.
@@ -50,17 +42,12 @@ impl Events {
     }
 
     fn line(&self, r: &EventRecord) -> String {
-        self.redactor
-            .apply(&serde_json::to_string(r).unwrap_or_default())
+        self.redactor.apply(&serde_json::to_string(r).unwrap_or_default())
     }
 
     pub fn emit(&self, event: Event) {
-        let record = EventRecord {
-            schema_version: SCHEMA_VERSION,
-            ts: now_rfc3339(),
-            run_id: self.run_id.clone(),
-            event,
-        };
+        let record =
+            EventRecord { schema_version: SCHEMA_VERSION, ts: now_rfc3339(), run_id: self.run_id.clone(), event };
         let line = self.line(&record);
         tracing::debug!(target: "hone::events", "{line}");
         let Ok(mut inner) = self.inner.lock() else {
@@ -76,15 +63,10 @@ impl Events {
     }
 
     pub fn records(&self) -> Vec<EventRecord> {
-        self.inner
-            .lock()
-            .map(|i| i.records.clone())
-            .unwrap_or_default()
+        self.inner.lock().map(|i| i.records.clone()).unwrap_or_default()
     }
 }
 
 pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
+    time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
 }

@@ -36,11 +36,7 @@ pub fn shell() -> &'static str {
     static SHELL: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     SHELL.get_or_init(|| {
         let path = std::env::var_os("PATH").unwrap_or_default();
-        if std::env::split_paths(&path).any(|d| d.join("bash").is_file()) {
-            "bash"
-        } else {
-            "sh"
-        }
+        if std::env::split_paths(&path).any(|d| d.join("bash").is_file()) { "bash" } else { "sh" }
     })
 }
 
@@ -92,25 +88,13 @@ pub async fn run(
     };
     for r in readers {
         // A process that escaped the group (setsid) could hold a pipe open: do not wait on it forever.
-        if tokio::time::timeout(Duration::from_secs(2), r)
-            .await
-            .is_err()
-        {
-            tracing::warn!(
-                "a command's output pipe stayed open after it exited; output may be incomplete"
-            );
+        if tokio::time::timeout(Duration::from_secs(2), r).await.is_err() {
+            tracing::warn!("a command's output pipe stayed open after it exited; output may be incomplete");
         }
     }
-    let (output, total_bytes) = capture
-        .lock()
-        .map(|c| (c.render(), c.total))
-        .unwrap_or_default();
+    let (output, total_bytes) = capture.lock().map(|c| (c.render(), c.total)).unwrap_or_default();
     Ok(CmdOutput {
-        exit_code: if timed_out || cancelled {
-            None
-        } else {
-            status.code()
-        },
+        exit_code: if timed_out || cancelled { None } else { status.code() },
         timed_out,
         cancelled,
         duration: start.elapsed(),
@@ -159,12 +143,7 @@ pub struct Capture {
 impl Capture {
     pub fn new(cap: usize) -> Self {
         let half = (cap / 2).max(1);
-        Capture {
-            half,
-            head: Vec::new(),
-            tail: VecDeque::new(),
-            total: 0,
-        }
+        Capture { half, head: Vec::new(), tail: VecDeque::new(), total: 0 }
     }
 
     pub fn push(&mut self, mut bytes: &[u8]) {
@@ -275,16 +254,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let o = run(
-            "sleep 600",
-            dir.path(),
-            &env(),
-            Duration::from_secs(600),
-            1000,
-            &cancel,
-        )
-        .await
-        .unwrap();
+        let o = run("sleep 600", dir.path(), &env(), Duration::from_secs(600), 1000, &cancel).await.unwrap();
         assert!(o.cancelled && !o.success());
     }
 }

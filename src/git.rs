@@ -11,12 +11,9 @@ use std::path::{Path, PathBuf};
 /// Stop libgit2 from reading any config outside the repo. Call once at start-up, before other
 /// threads use git2.
 pub fn isolate_config() {
-    for level in [
-        git2::ConfigLevel::System,
-        git2::ConfigLevel::XDG,
-        git2::ConfigLevel::Global,
-        git2::ConfigLevel::ProgramData,
-    ] {
+    for level in
+        [git2::ConfigLevel::System, git2::ConfigLevel::XDG, git2::ConfigLevel::Global, git2::ConfigLevel::ProgramData]
+    {
         // SAFETY: called once from main before any concurrent git2 use.
         let _ = unsafe { git2::opts::set_search_path(level, "") };
     }
@@ -54,27 +51,18 @@ impl Workspace {
         })?;
         let root = repo
             .workdir()
-            .ok_or_else(|| {
-                HoneError::new(Code::Git, "the repository is bare")
-                    .hint("use a checkout with a work tree")
-            })?
+            .ok_or_else(|| HoneError::new(Code::Git, "the repository is bare").hint("use a checkout with a work tree"))?
             .canonicalize()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
         let excluded = excluded_abs
             .iter()
             .filter_map(|p| {
                 let p = p.canonicalize().unwrap_or_else(|_| p.clone());
-                p.strip_prefix(&root)
-                    .ok()
-                    .map(|r| r.to_string_lossy().into_owned())
+                p.strip_prefix(&root).ok().map(|r| r.to_string_lossy().into_owned())
             })
             .filter(|r| !r.is_empty())
             .collect();
-        Ok(Workspace {
-            repo,
-            root,
-            excluded,
-        })
+        Ok(Workspace { repo, root, excluded })
     }
 
     pub fn root(&self) -> &Path {
@@ -82,17 +70,13 @@ impl Workspace {
     }
 
     fn is_excluded(&self, rel: &str) -> bool {
-        self.excluded
-            .iter()
-            .any(|e| rel == e || rel.starts_with(&format!("{e}/")))
+        self.excluded.iter().any(|e| rel == e || rel.starts_with(&format!("{e}/")))
     }
 
     /// Uncommitted changes and untracked (not ignored) files, minus excluded paths.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
         let mut opts = StatusOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false);
+        opts.include_untracked(true).recurse_untracked_dirs(true).include_ignored(false);
         let statuses = self.repo.statuses(Some(&mut opts))?;
         Ok(statuses
             .iter()
@@ -104,11 +88,8 @@ impl Workspace {
 
     pub fn original_head(&self) -> Result<OriginalHead> {
         let head = self.repo.head().map_err(|e| {
-            HoneError::new(
-                Code::Git,
-                format!("the repository has no HEAD commit: {}", e.message()),
-            )
-            .hint("make an initial commit first")
+            HoneError::new(Code::Git, format!("the repository has no HEAD commit: {}", e.message()))
+                .hint("make an initial commit first")
         })?;
         if head.is_branch() {
             if let Ok(name) = head.shorthand() {
@@ -123,11 +104,8 @@ impl Workspace {
     pub fn resolve_base(&self, base: Option<&str>) -> Result<Oid> {
         let spec = base.unwrap_or("HEAD");
         let obj = self.repo.revparse_single(spec).map_err(|e| {
-            HoneError::new(
-                Code::Git,
-                format!("cannot find the base `{spec}`: {}", e.message()),
-            )
-            .hint("set `repo.base` to an existing branch, tag or commit")
+            HoneError::new(Code::Git, format!("cannot find the base `{spec}`: {}", e.message()))
+                .hint("set `repo.base` to an existing branch, tag or commit")
         })?;
         Ok(obj.peel_to_commit()?.id())
     }
@@ -149,16 +127,22 @@ impl Workspace {
         Ok(())
     }
 
+    /// Delete hone's `branch` if it still points at `base` (the run committed nothing).
+    pub fn drop_branch_if_at(&self, branch: &str, base: Oid) -> Result<()> {
+        if let Ok(mut b) = self.repo.find_branch(branch, BranchType::Local) {
+            if b.get().target() == Some(base) && !b.is_head() {
+                b.delete()?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every change in the work tree relative to `base`, with line stats.
     pub fn changes(&self, base: Oid) -> Result<Vec<FileChange>> {
         let tree = self.repo.find_commit(base)?.tree()?;
         let mut opts = git2::DiffOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .show_untracked_content(true);
-        let diff = self
-            .repo
-            .diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
+        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+        let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
         let mut out = Vec::new();
         for (i, delta) in diff.deltas().enumerate() {
             let path = delta
@@ -180,12 +164,7 @@ impl Workspace {
             let (added, removed) = git2::Patch::from_diff(&diff, i)?
                 .map(|p| p.line_stats().map(|(_, a, r)| (a, r)).unwrap_or((0, 0)))
                 .unwrap_or((0, 0));
-            out.push(FileChange {
-                path,
-                status: status.into(),
-                added,
-                removed,
-            });
+            out.push(FileChange { path, status: status.into(), added, removed });
         }
         Ok(out)
     }
@@ -194,19 +173,11 @@ impl Workspace {
     pub fn diff_text(&self, base: Oid) -> Result<String> {
         let tree = self.repo.find_commit(base)?.tree()?;
         let mut opts = git2::DiffOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .show_untracked_content(true);
-        let diff = self
-            .repo
-            .diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
+        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+        let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
         let mut text = String::new();
         diff.print(git2::DiffFormat::Patch, |delta, _, line| {
-            let path = delta
-                .new_file()
-                .path()
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let path = delta.new_file().path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
             if !self.is_excluded(&path) {
                 if matches!(line.origin(), '+' | '-' | ' ') {
                     text.push(line.origin());
@@ -224,17 +195,9 @@ impl Workspace {
         let excluded = self.excluded.clone();
         let skip = |p: &Path, _: &[u8]| -> i32 {
             let s = p.to_string_lossy();
-            i32::from(
-                excluded
-                    .iter()
-                    .any(|e| s == e.as_str() || s.starts_with(&format!("{e}/"))),
-            )
+            i32::from(excluded.iter().any(|e| s == e.as_str() || s.starts_with(&format!("{e}/"))))
         };
-        index.add_all(
-            ["*"],
-            git2::IndexAddOption::DEFAULT,
-            Some(&mut |p: &Path, m: &[u8]| skip(p, m)),
-        )?;
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
         index.update_all(["*"], Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
         index.write()?;
         Ok(index.write_tree()?)
@@ -245,28 +208,16 @@ impl Workspace {
         let tree = self.repo.find_tree(self.stage_all()?)?;
         let sig = Signature::now(name, email)?;
         let parent = self.repo.find_commit(base)?;
-        Ok(self
-            .repo
-            .commit(Some("HEAD"), &sig, &sig, message, &tree, &[&parent])?)
+        Ok(self.repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&parent])?)
     }
 
     /// Save the work tree as a commit under `refname` without touching any branch.
-    pub fn snapshot(
-        &self,
-        base: Oid,
-        refname: &str,
-        message: &str,
-        name: &str,
-        email: &str,
-    ) -> Result<Oid> {
+    pub fn snapshot(&self, base: Oid, refname: &str, message: &str, name: &str, email: &str) -> Result<Oid> {
         let tree = self.repo.find_tree(self.stage_all()?)?;
         let sig = Signature::now(name, email)?;
         let parent = self.repo.find_commit(base)?;
-        let oid = self
-            .repo
-            .commit(None, &sig, &sig, message, &tree, &[&parent])?;
-        self.repo
-            .reference(refname, oid, true, "hone: save the work of a failed run")?;
+        let oid = self.repo.commit(None, &sig, &sig, message, &tree, &[&parent])?;
+        self.repo.reference(refname, oid, true, "hone: save the work of a failed run")?;
         Ok(oid)
     }
 
@@ -276,11 +227,8 @@ impl Workspace {
         match original {
             OriginalHead::Branch(b) => {
                 let r = self.repo.find_branch(b, BranchType::Local)?;
-                let name = r
-                    .get()
-                    .name()
-                    .map_err(|_| HoneError::new(Code::Git, "the branch name is not UTF-8"))?
-                    .to_string();
+                let name =
+                    r.get().name().map_err(|_| HoneError::new(Code::Git, "the branch name is not UTF-8"))?.to_string();
                 self.repo.set_head(&name)?;
             }
             OriginalHead::Detached(oid) => self.repo.set_head_detached(Oid::from_str(oid)?)?,
@@ -303,16 +251,11 @@ impl Workspace {
 /// Copy a plain directory into `dest` as a fresh repository with one commit on `main`.
 pub fn init_scratch(src: &Path, dest: &Path) -> Result<()> {
     if dest.exists() {
-        std::fs::remove_dir_all(dest).map_err(|e| {
-            HoneError::new(Code::Io, format!("cannot clear {}: {e}", dest.display()))
-        })?;
+        std::fs::remove_dir_all(dest)
+            .map_err(|e| HoneError::new(Code::Io, format!("cannot clear {}: {e}", dest.display())))?;
     }
-    copy_dir(src, dest).map_err(|e| {
-        HoneError::new(
-            Code::Io,
-            format!("cannot copy {} to {}: {e}", src.display(), dest.display()),
-        )
-    })?;
+    copy_dir(src, dest)
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot copy {} to {}: {e}", src.display(), dest.display())))?;
     let mut opts = git2::RepositoryInitOptions::new();
     opts.initial_head("main");
     let repo = Repository::init_opts(dest, &opts)?;

@@ -12,11 +12,7 @@ fn main() {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit::INVALID_INPUT
-            } else {
-                exit::SUCCESS
-            };
+            let code = if e.use_stderr() { exit::INVALID_INPUT } else { exit::SUCCESS };
             let _ = e.print();
             std::process::exit(code);
         }
@@ -24,10 +20,7 @@ fn main() {
     hone::git::isolate_config();
     let redactor = Redactor::new();
     init_tracing(cli.verbose, redactor.clone());
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("hone: cannot start the async runtime: {e}");
@@ -37,24 +30,12 @@ fn main() {
     let code = rt.block_on(async move {
         match cli.command {
             Command::Validate { job } => validate(&job),
-            Command::Run {
-                job,
-                repo,
-                report_dir,
-                json,
-            } => {
+            Command::Run { job, repo, report_dir, json } => {
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
                 let json_out: Option<Box<dyn Write + Send>> =
                     json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
-                let opts = RunOptions {
-                    spec: job,
-                    repo,
-                    report_dir,
-                    json_out,
-                    cancel,
-                    redactor,
-                };
+                let opts = RunOptions { spec: job, repo, report_dir, json_out, cancel, redactor };
                 match agent::run(opts).await {
                     Ok(outcome) => {
                         if !json {
@@ -99,10 +80,7 @@ fn validate(job: &std::path::Path) -> i32 {
 fn spawn_signal_handler(cancel: CancellationToken) {
     tokio::spawn(async move {
         use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
+        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
             tracing::warn!("cannot install signal handlers");
             return;
         };
@@ -132,11 +110,7 @@ fn init_tracing(verbose: u8, redactor: Redactor) {
         _ => "hone=trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let make = move || RedactingWriter {
-        inner: std::io::stderr(),
-        redactor: redactor.clone(),
-        buf: Vec::new(),
-    };
+    let make = move || RedactingWriter { inner: std::io::stderr(), redactor: redactor.clone(), buf: Vec::new() };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(make)

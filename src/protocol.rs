@@ -31,36 +31,16 @@ pub struct Message {
 
 impl Message {
     pub fn system(text: impl Into<String>) -> Self {
-        Self {
-            role: Role::System,
-            content: text.into(),
-            tool_calls: vec![],
-            tool_call_id: None,
-        }
+        Self { role: Role::System, content: text.into(), tool_calls: vec![], tool_call_id: None }
     }
     pub fn user(text: impl Into<String>) -> Self {
-        Self {
-            role: Role::User,
-            content: text.into(),
-            tool_calls: vec![],
-            tool_call_id: None,
-        }
+        Self { role: Role::User, content: text.into(), tool_calls: vec![], tool_call_id: None }
     }
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Self {
-            role: Role::Assistant,
-            content: text.into(),
-            tool_calls,
-            tool_call_id: None,
-        }
+        Self { role: Role::Assistant, content: text.into(), tool_calls, tool_call_id: None }
     }
     pub fn tool(call_id: impl Into<String>, text: impl Into<String>) -> Self {
-        Self {
-            role: Role::Tool,
-            content: text.into(),
-            tool_calls: vec![],
-            tool_call_id: Some(call_id.into()),
-        }
+        Self { role: Role::Tool, content: text.into(), tool_calls: vec![], tool_call_id: Some(call_id.into()) }
     }
 }
 
@@ -138,18 +118,10 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
-        Self {
-            ok: true,
-            code: None,
-            content: content.into(),
-        }
+        Self { ok: true, code: None, content: content.into() }
     }
     pub fn err(code: Code, message: impl Into<String>) -> Self {
-        Self {
-            ok: false,
-            code: Some(code),
-            content: format!("error {code}: {}", message.into()),
-        }
+        Self { ok: false, code: Some(code), content: format!("error {code}: {}", message.into()) }
     }
 }
 
@@ -262,9 +234,6 @@ mod tests {
     fn finish_reasons_from_both_vendors() {
         assert_eq!(FinishReason::parse("tool_use"), FinishReason::ToolCalls);
         assert_eq!(FinishReason::parse("max_tokens"), FinishReason::Length);
-        assert_eq!(
-            FinishReason::parse("weird"),
-            FinishReason::Other("weird".into())
-        );
+        assert_eq!(FinishReason::parse("weird"), FinishReason::Other("weird".into()));
     }
 }

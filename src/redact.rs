@@ -78,9 +78,7 @@ fn encoded_forms(secret: &str) -> Vec<String> {
             }
         }
     }
-    let url: String =
-        percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC)
-            .to_string();
+    let url: String = percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
     if url != secret {
         forms.push(url);
     }
@@ -100,8 +98,7 @@ mod tests {
         r.add(CANARY);
         let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
         let b64url = base64::engine::general_purpose::URL_SAFE.encode(CANARY);
-        let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC)
-            .to_string();
+        let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC).to_string();
         for leak in [CANARY.to_string(), b64, b64url, pct] {
             let out = r.apply(&format!("before {leak} after"));
             assert!(!out.contains(&leak), "{leak} survived: {out}");
@@ -114,8 +111,7 @@ mod tests {
         let r = Redactor::new();
         r.add(CANARY);
         for prefix in ["", "a", "ab", "abc", "Authorization: Basic x:"] {
-            let enc =
-                base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
+            let enc = base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
             let out = r.apply(&enc);
             assert!(out.contains(MASK), "prefix {prefix:?}: {enc} -> {out}");
         }

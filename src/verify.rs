@@ -39,34 +39,16 @@ pub async fn run_check(
     deadline: Instant,
     cancel: &CancellationToken,
 ) -> CheckResult {
-    let timeout = check
-        .timeout
-        .min(deadline.saturating_duration_since(Instant::now()));
+    let timeout = check.timeout.min(deadline.saturating_duration_since(Instant::now()));
     let res = crate::exec::run(&check.run, cwd, env, timeout, OUTPUT_CAP, cancel).await;
     let (passed, exit_code, timed_out, cancelled, duration, output) = match res {
-        Ok(o) => (
-            o.success(),
-            o.exit_code,
-            o.timed_out,
-            o.cancelled,
-            o.duration,
-            o.output,
-        ),
-        Err(e) => (
-            false,
-            None,
-            false,
-            false,
-            Duration::ZERO,
-            format!("could not start the command: {e}"),
-        ),
+        Ok(o) => (o.success(), o.exit_code, o.timed_out, o.cancelled, o.duration, o.output),
+        Err(e) => (false, None, false, false, Duration::ZERO, format!("could not start the command: {e}")),
     };
     let mut output_tail = tail_lines(&output, TAIL_LINES);
     if timed_out {
-        output_tail.push_str(&format!(
-            "\n[hone: timed out after {} and was killed]",
-            crate::spec::duration::format(timeout)
-        ));
+        output_tail
+            .push_str(&format!("\n[hone: timed out after {} and was killed]", crate::spec::duration::format(timeout)));
     }
     CheckResult {
         attempt,
@@ -89,23 +71,12 @@ pub fn tail_lines(text: &str, n: usize) -> String {
 
 /// Lines that usually carry the cause: errors, failed assertions, tracebacks, file:line refs.
 fn key_lines(text: &str) -> Vec<String> {
-    const MARKERS: &[&str] = &[
-        "error",
-        "fail",
-        "assert",
-        "traceback",
-        "panicked",
-        "exception",
-        "expected",
-        "warning:",
-        "FAILED",
-        "E   ",
-    ];
+    const MARKERS: &[&str] =
+        &["error", "fail", "assert", "traceback", "panicked", "exception", "expected", "warning:", "FAILED", "E   "];
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         let low = line.to_lowercase();
-        if MARKERS.iter().any(|m| low.contains(&m.to_lowercase())) && !out.iter().any(|o| o == line)
-        {
+        if MARKERS.iter().any(|m| low.contains(&m.to_lowercase())) && !out.iter().any(|o| o == line) {
             out.push(line.chars().take(300).collect());
         }
         if out.len() >= 30 {
@@ -124,8 +95,7 @@ pub fn feedback(results: &[CheckResult], attempt: u32, max: u32) -> String {
         let how = if r.timed_out {
             "timed out".to_string()
         } else {
-            r.exit_code
-                .map_or("was killed".into(), |c| format!("exited with {c}"))
+            r.exit_code.map_or("was killed".into(), |c| format!("exited with {c}"))
         };
         msg.push_str(&format!("\n## check `{}` {how}\n$ {}\n", r.name, r.command));
         if !r.key_lines.is_empty() {
@@ -149,41 +119,18 @@ mod tests {
     use super::*;
 
     fn check(name: &str, run: &str) -> VerifySpec {
-        VerifySpec {
-            name: name.into(),
-            run: run.into(),
-            timeout: Duration::from_secs(30),
-        }
+        VerifySpec { name: name.into(), run: run.into(), timeout: Duration::from_secs(30) }
     }
 
     #[tokio::test]
     async fn failing_check_feedback_names_the_command_and_key_lines() {
         let dir = tempfile::tempdir().unwrap();
-        let env = vec![(
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_default(),
-        )];
+        let env = vec![("PATH".to_string(), std::env::var("PATH").unwrap_or_default())];
         let deadline = Instant::now() + Duration::from_secs(60);
         let cancel = CancellationToken::new();
         let script = "for i in $(seq 1 100); do echo noise $i; done; echo 'AssertionError: 3 != 4'; for i in $(seq 1 100); do echo more $i; done; exit 1";
-        let bad = run_check(
-            &check("test", script),
-            1,
-            dir.path(),
-            &env,
-            deadline,
-            &cancel,
-        )
-        .await;
-        let good = run_check(
-            &check("lint", "true"),
-            1,
-            dir.path(),
-            &env,
-            deadline,
-            &cancel,
-        )
-        .await;
+        let bad = run_check(&check("test", script), 1, dir.path(), &env, deadline, &cancel).await;
+        let good = run_check(&check("lint", "true"), 1, dir.path(), &env, deadline, &cancel).await;
         assert!(!bad.passed && good.passed);
         assert_eq!(bad.output_tail.lines().count(), TAIL_LINES);
         let fb = feedback(&[good, bad], 1, 3);
@@ -196,10 +143,7 @@ mod tests {
     #[tokio::test]
     async fn the_deadline_cuts_a_check_short() {
         let dir = tempfile::tempdir().unwrap();
-        let env = vec![(
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_default(),
-        )];
+        let env = vec![("PATH".to_string(), std::env::var("PATH").unwrap_or_default())];
         let r = run_check(
             &check("slow", "sleep 60"),
             1,

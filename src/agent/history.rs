@@ -5,8 +5,7 @@
 use crate::protocol::{Message, Role};
 use std::collections::HashSet;
 
-pub const INTERRUPTED: &str =
-    "error E_TOOL_INTERRUPTED: the tool call was interrupted before it produced a result";
+pub const INTERRUPTED: &str = "error E_TOOL_INTERRUPTED: the tool call was interrupted before it produced a result";
 
 /// Return a copy of `messages` with valid tool-call pairing, and how many repairs were made.
 pub fn enforce(messages: &[Message]) -> (Vec<Message>, usize) {
@@ -59,11 +58,7 @@ mod tests {
     use crate::protocol::ToolCall;
 
     fn call(id: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: "list_dir".into(),
-            arguments: "{}".into(),
-        }
+        ToolCall { id: id.into(), name: "list_dir".into(), arguments: "{}".into() }
     }
 
     #[test]

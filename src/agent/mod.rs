@@ -55,17 +55,11 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     setup::collect_secrets(&redactor, &job);
     let model = setup::model(&job).map_err(Invalid)?;
     if job.repo.scratch {
-        let dest = job
-            .spec_path
-            .parent()
-            .unwrap_or(std::path::Path::new("."))
-            .join(".hone/scratch")
-            .join(&job.name);
+        let dest = job.spec_path.parent().unwrap_or(std::path::Path::new(".")).join(".hone/scratch").join(&job.name);
         crate::git::init_scratch(&job.repo.path, &dest).map_err(|e| Invalid(e.render()))?;
         job.repo.path = dest;
     }
-    let ws = Workspace::open(&job.repo.path, std::slice::from_ref(&job.report_dir))
-        .map_err(|e| Invalid(e.render()))?;
+    let ws = Workspace::open(&job.repo.path, std::slice::from_ref(&job.report_dir)).map_err(|e| Invalid(e.render()))?;
     if !job.repo.allow_dirty {
         let dirty = ws.dirty_paths().map_err(|e| Invalid(e.render()))?;
         if !dirty.is_empty() {
@@ -77,23 +71,13 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
             )));
         }
     }
-    std::fs::create_dir_all(&job.report_dir).map_err(|e| {
-        Invalid(format!(
-            "error[E_IO]: cannot create the report dir {}: {e}",
-            job.report_dir.display()
-        ))
-    })?;
-    let report_dir = job
-        .report_dir
-        .canonicalize()
-        .unwrap_or_else(|_| job.report_dir.clone());
+    std::fs::create_dir_all(&job.report_dir)
+        .map_err(|e| Invalid(format!("error[E_IO]: cannot create the report dir {}: {e}", job.report_dir.display())))?;
+    let report_dir = job.report_dir.canonicalize().unwrap_or_else(|_| job.report_dir.clone());
     let run_id = uuid::Uuid::new_v4().to_string();
     let events = Events::new(run_id.clone(), redactor.clone(), opts.json_out.take());
     if let Err(e) = events.open_file(&report_dir.join("events.jsonl")) {
-        return Err(Invalid(format!(
-            "error[E_IO]: cannot write {}: {e}",
-            report_dir.join("events.jsonl").display()
-        )));
+        return Err(Invalid(format!("error[E_IO]: cannot write {}: {e}", report_dir.join("events.jsonl").display())));
     }
     let mut report = RunReport::new(&job.name, &run_id, started_at);
     report.provider = job.model.provider.as_str().into();
@@ -102,9 +86,7 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     report.base = job.repo.base.clone().unwrap_or_else(|| "HEAD".into());
     report.branch = job.git.branch.clone();
     if job.verify.is_empty() {
-        report
-            .warnings
-            .push("no verify commands are configured: the change is not verified".into());
+        report.warnings.push("no verify commands are configured: the change is not verified".into());
     }
     events.emit(Event::RunStarted {
         job: job.name.clone(),
@@ -114,23 +96,10 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         model: report.model.clone(),
     });
 
-    let status = match execute(
-        &job,
-        &ws,
-        &model,
-        &events,
-        &mut report,
-        &opts.cancel,
-        &redactor,
-    )
-    .await
-    {
+    let status = match execute(&job, &ws, &model, &events, &mut report, &opts.cancel, &redactor).await {
         Ok(s) => s,
         Err(e) => {
-            report.errors.push(ErrorRecord {
-                code: e.code,
-                message: redactor.apply(&e.message),
-            });
+            report.errors.push(ErrorRecord { code: e.code, message: redactor.apply(&e.message) });
             Status::Error
         }
     };
@@ -149,10 +118,7 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
             line: format!("hone: error: cannot write reports: {e}"),
         });
     }
-    Ok(RunOutcome {
-        exit_code: report.exit_code,
-        line: report.one_line(&report_dir),
-    })
+    Ok(RunOutcome { exit_code: report.exit_code, line: report.one_line(&report_dir) })
 }
 
 /// Branch, loop, then commit or save, always putting the user's checkout back.
@@ -171,17 +137,18 @@ async fn execute(
     ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
     let result = work(job, ws, model, events, report, cancel, redactor, base).await;
     if !job.repo.allow_dirty {
-        if let Err(e) = ws.restore(&original) {
+        let restored = ws.restore(&original);
+        if report.commit.is_none() {
+            let _ = ws.drop_branch_if_at(&job.git.branch, base);
+        }
+        if let Err(e) = restored {
             report.errors.push(ErrorRecord {
                 code: Code::Git,
                 message: format!("could not restore the original checkout: {}", e.message),
             });
         }
     } else {
-        report.warnings.push(format!(
-            "`repo.allow_dirty` is set: the work tree was left on `{}`",
-            job.git.branch
-        ));
+        report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     }
     if let OriginalHead::Branch(b) = &original {
         tracing::info!("restored the checkout to branch {b}");
@@ -201,8 +168,8 @@ async fn work(
     base: git2::Oid,
 ) -> Result<Status, HoneError> {
     let deadline = Instant::now() + job.limits.max_wall_time;
-    let root = Root::new(ws.root())
-        .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
+    let root =
+        Root::new(ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
     let ctx = ToolContext {
         root,
         limits: job.tools.clone(),
@@ -219,10 +186,7 @@ async fn work(
         specs: tools::specs(),
         events,
         report,
-        messages: vec![
-            Message::system(prompt::system(job, ws.root())),
-            Message::user(prompt::START),
-        ],
+        messages: vec![Message::system(prompt::system(job, ws.root())), Message::user(prompt::START)],
         deadline,
     };
     let status = tokio::select! {
@@ -235,16 +199,9 @@ async fn work(
         },
         () = cancel.cancelled() => Status::Cancelled,
     };
-    let status = if cancel.is_cancelled() {
-        Status::Cancelled
-    } else {
-        status
-    };
+    let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
     if status == Status::Cancelled {
-        report.errors.push(ErrorRecord {
-            code: Code::Cancelled,
-            message: "the run was cancelled by a signal".into(),
-        });
+        report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
     }
     report.files_changed = ws.changes(base)?;
     let changed = !report.files_changed.is_empty();
@@ -252,12 +209,7 @@ async fn work(
         Status::Success if !changed => Ok(Status::NoChange),
         Status::Success if job.git.commit => {
             let message = commit_message(job, report);
-            let sha = ws.commit(
-                base,
-                &redactor.apply(&message),
-                &job.git.author_name,
-                &job.git.author_email,
-            )?;
+            let sha = ws.commit(base, &redactor.apply(&message), &job.git.author_name, &job.git.author_email)?;
             events.emit(Event::Commit {
                 sha: sha.to_string(),
                 branch: job.git.branch.clone(),
@@ -271,9 +223,7 @@ async fn work(
             Ok(Status::Success)
         }
         Status::Success => {
-            report
-                .warnings
-                .push("`git.commit` is false: the verified change was not committed".into());
+            report.warnings.push("`git.commit` is false: the verified change was not committed".into());
             Ok(Status::Success)
         }
         other if changed => {
@@ -284,17 +234,9 @@ async fn work(
                 job.name,
                 report.run_id
             );
-            match ws.snapshot(
-                base,
-                &refname,
-                &msg,
-                &job.git.author_name,
-                &job.git.author_email,
-            ) {
+            match ws.snapshot(base, &refname, &msg, &job.git.author_name, &job.git.author_email) {
                 Ok(_) => report.saved_ref = Some(refname),
-                Err(e) => report
-                    .warnings
-                    .push(format!("could not save the unverified work: {}", e.message)),
+                Err(e) => report.warnings.push(format!("could not save the unverified work: {}", e.message)),
             }
             Ok(other)
         }
@@ -304,18 +246,9 @@ async fn work(
 
 /// First line: a summary of the change; body: what was done and the checks that passed.
 fn commit_message(job: &Job, report: &RunReport) -> String {
-    let first = report
-        .final_message
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+    let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let first = first.trim_start_matches(['#', '*', '-', ' ']);
-    let mut subject: String = if first.is_empty() {
-        format!("hone: {}", job.name)
-    } else {
-        format!("hone: {first}")
-    };
+    let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
     if subject.chars().count() > 72 {
         subject = subject.chars().take(69).collect::<String>() + "...";
     }
@@ -324,11 +257,8 @@ fn commit_message(job: &Job, report: &RunReport) -> String {
         body.push_str(report.final_message.trim());
         body.push_str("\n\n");
     }
-    let checks: Vec<String> = report
-        .final_checks()
-        .iter()
-        .map(|c| format!("- {}: `{}` passed", c.name, c.command))
-        .collect();
+    let checks: Vec<String> =
+        report.final_checks().iter().map(|c| format!("- {}: `{}` passed", c.name, c.command)).collect();
     if !checks.is_empty() {
         body.push_str("Checks:\n");
         body.push_str(&checks.join("\n"));

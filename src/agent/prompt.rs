@@ -10,7 +10,9 @@ pub fn system(job: &Job, root: &Path) -> String {
         checks.push_str(&format!("- `{}`: `{}`\n", v.name, v.run));
     }
     if checks.is_empty() {
-        checks.push_str("- (none configured: your work will not be checked automatically, so check it yourself with run_cmd)\n");
+        checks.push_str(
+            "- (none configured: your work will not be checked automatically, so check it yourself with run_cmd)\n",
+        );
     }
     format!(
         "You are hone, an autonomous coding agent. You work alone on a git repository in a CI job: nobody will answer questions, so decide, act and verify.\n\n\

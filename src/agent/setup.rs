@@ -9,9 +9,7 @@ use std::time::Duration;
 /// Whether an environment variable's name says it holds a secret.
 pub fn is_secret_name(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    ["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"]
-        .iter()
-        .any(|s| n.contains(s))
+    ["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"].iter().any(|s| n.contains(s))
 }
 
 /// Register the value of every secret-looking variable (and the model key) with the redactor.
@@ -25,9 +23,8 @@ pub fn collect_secrets(redactor: &Redactor, job: &Job) {
 
 /// The environment commands get: the parent's, minus every secret-looking variable.
 pub fn command_env(job: &Job) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(k, _)| !is_secret_name(k) && *k != job.model.api_key_env)
-        .collect();
+    let mut env: Vec<(String, String)> =
+        std::env::vars().filter(|(k, _)| !is_secret_name(k) && *k != job.model.api_key_env).collect();
     env.sort();
     env
 }
@@ -37,30 +34,20 @@ pub fn model(job: &Job) -> Result<Model, String> {
     let m = &job.model;
     let file = job.spec_path.display();
     if m.provider == Provider::Script {
-        let path = m
-            .script
-            .as_ref()
-            .ok_or_else(|| format!("{file}: `model.script` is required for `provider: script`"))?;
-        return Script::load(path).map(Model::Script).map_err(|diags| {
-            diags
-                .iter()
-                .map(|d| d.render("E_SPEC"))
-                .collect::<Vec<_>>()
-                .join("\n")
-        });
+        let path =
+            m.script.as_ref().ok_or_else(|| format!("{file}: `model.script` is required for `provider: script`"))?;
+        return Script::load(path)
+            .map(Model::Script)
+            .map_err(|diags| diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
     }
-    let key = std::env::var(&m.api_key_env)
-        .ok()
-        .filter(|k| !k.trim().is_empty());
+    let key = std::env::var(&m.api_key_env).ok().filter(|k| !k.trim().is_empty());
     if m.provider == Provider::Openai && key.is_none() {
         return Err(format!(
             "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your API key, or for a local OpenAI-compatible server use `provider: openai-compatible`",
             m.api_key_env
         ));
     }
-    let env_base = std::env::var("OPENAI_BASE_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty());
+    let env_base = std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.trim().is_empty());
     let base = match (&m.base_url, env_base, m.provider) {
         (Some(u), _, _) => u.clone(),
         (None, Some(u), _) => u,
@@ -97,13 +84,7 @@ mod tests {
 
     #[test]
     fn secret_names() {
-        for s in [
-            "GITHUB_TOKEN",
-            "OPENAI_API_KEY",
-            "aws_secret_access_key",
-            "DB_PASSWORD",
-            "NPM_AUTH_TOKEN",
-        ] {
+        for s in ["GITHUB_TOKEN", "OPENAI_API_KEY", "aws_secret_access_key", "DB_PASSWORD", "NPM_AUTH_TOKEN"] {
             assert!(is_secret_name(s), "{s}");
         }
         for s in ["PATH", "HOME", "LANG", "CI", "RUNNER_OS"] {

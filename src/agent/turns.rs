@@ -25,10 +25,7 @@ pub struct Loop<'a> {
 
 impl Loop<'_> {
     fn fail(&mut self, code: Code, message: impl Into<String>) {
-        self.report.errors.push(ErrorRecord {
-            code,
-            message: self.tools.redactor.apply(&message.into()),
-        });
+        self.report.errors.push(ErrorRecord { code, message: self.tools.redactor.apply(&message.into()) });
     }
 
     /// Drive the loop to an outcome. Wall time and cancellation are enforced by the caller.
@@ -39,10 +36,7 @@ impl Loop<'_> {
             if self.report.turns >= limits.max_turns {
                 self.fail(
                     Code::Budget,
-                    format!(
-                        "the turn budget ({}) ran out before the task was done",
-                        limits.max_turns
-                    ),
+                    format!("the turn budget ({}) ran out before the task was done", limits.max_turns),
                 );
                 return Status::BudgetExhausted;
             }
@@ -62,16 +56,10 @@ impl Loop<'_> {
             let started = Instant::now();
             let (messages, repairs) = history::enforce(&self.messages);
             if repairs > 0 {
-                tracing::warn!(
-                    repairs,
-                    "repaired the tool-call sequence before the request"
-                );
+                tracing::warn!(repairs, "repaired the tool-call sequence before the request");
                 self.messages = messages.clone();
             }
-            let req = ChatRequest {
-                messages,
-                tools: self.specs.clone(),
-            };
+            let req = ChatRequest { messages, tools: self.specs.clone() };
             let events = self.events;
             let stats = &mut self.report.model_retries;
             let reply = retry::complete(
@@ -104,15 +92,8 @@ impl Loop<'_> {
                 Err(ModelError::Cancelled) => return Status::Cancelled,
                 Err(e) => {
                     let gave_up = e.kind() == "script_exhausted";
-                    self.fail(
-                        Code::Model,
-                        format!("model request failed ({}): {e}", e.kind()),
-                    );
-                    return if gave_up {
-                        Status::Failed
-                    } else {
-                        Status::Error
-                    };
+                    self.fail(Code::Model, format!("model request failed ({}): {e}", e.kind()));
+                    return if gave_up { Status::Failed } else { Status::Error };
                 }
             };
             if let Some(u) = reply.usage {
@@ -135,8 +116,7 @@ impl Loop<'_> {
                 continue;
             }
             if reply.finish_reason == FinishReason::Length {
-                self.messages
-                    .push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
+                self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
                 continue;
             }
             // The model says it is done: hone verifies.
@@ -149,11 +129,7 @@ impl Loop<'_> {
             if results.iter().any(|r| r.cancelled) {
                 return Status::Cancelled;
             }
-            let failing: Vec<String> = results
-                .iter()
-                .filter(|r| !r.passed)
-                .map(|r| r.name.clone())
-                .collect();
+            let failing: Vec<String> = results.iter().filter(|r| !r.passed).map(|r| r.name.clone()).collect();
             if self.report.fix_attempts >= limits.max_fix_attempts {
                 self.fail(
                     Code::BuildFail,
@@ -166,24 +142,14 @@ impl Loop<'_> {
                 return Status::Failed;
             }
             self.report.fix_attempts += 1;
-            self.events.emit(Event::FixRequested {
-                attempt: self.report.fix_attempts,
-                failing,
-            });
+            self.events.emit(Event::FixRequested { attempt: self.report.fix_attempts, failing });
             let fb = verify::feedback(&results, self.report.fix_attempts, limits.max_fix_attempts);
-            self.messages
-                .push(Message::user(self.tools.redactor.apply(&fb)));
+            self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         }
     }
 
     async fn run_tool(&mut self, turn: u32, call: &crate::protocol::ToolCall) {
-        let args: String = self
-            .tools
-            .redactor
-            .apply(&call.arguments)
-            .chars()
-            .take(200)
-            .collect();
+        let args: String = self.tools.redactor.apply(&call.arguments).chars().take(200).collect();
         self.events.emit(Event::ToolCallStarted {
             turn,
             call_id: call.id.clone(),
@@ -210,19 +176,14 @@ impl Loop<'_> {
             code: out.code,
             duration_ms,
         });
-        self.messages
-            .push(Message::tool(call.id.clone(), out.content));
+        self.messages.push(Message::tool(call.id.clone(), out.content));
     }
 
     /// Run every check once; `attempt` numbers the verification round.
     pub async fn verify(&mut self, attempt: u32) -> Vec<verify::CheckResult> {
         let mut results = Vec::new();
         for check in &self.job.verify {
-            self.events.emit(Event::VerifyStarted {
-                attempt,
-                check: check.name.clone(),
-                command: check.run.clone(),
-            });
+            self.events.emit(Event::VerifyStarted { attempt, check: check.name.clone(), command: check.run.clone() });
             let mut r = verify::run_check(
                 check,
                 attempt,
@@ -233,11 +194,7 @@ impl Loop<'_> {
             )
             .await;
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
-            r.key_lines = r
-                .key_lines
-                .iter()
-                .map(|l| self.tools.redactor.apply(l))
-                .collect();
+            r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
             self.events.emit(Event::VerifyCompleted {
                 attempt,
                 check: r.name.clone(),

@@ -21,36 +21,20 @@ pub struct ChatRequest {
 pub enum ModelError {
     /// Worth retrying: rate limits, 5xx, dropped connections, timeouts, cut or empty answers.
     #[error("{message}")]
-    Retryable {
-        kind: &'static str,
-        message: String,
-        retry_after: Option<Duration>,
-    },
+    Retryable { kind: &'static str, message: String, retry_after: Option<Duration> },
     /// Retrying will not help: bad request, auth, unknown model, context too long.
     #[error("{message}")]
-    Permanent {
-        kind: &'static str,
-        status: Option<u16>,
-        message: String,
-    },
+    Permanent { kind: &'static str, status: Option<u16>, message: String },
     #[error("cancelled")]
     Cancelled,
 }
 
 impl ModelError {
     pub fn retryable(kind: &'static str, message: impl Into<String>) -> Self {
-        ModelError::Retryable {
-            kind,
-            message: message.into(),
-            retry_after: None,
-        }
+        ModelError::Retryable { kind, message: message.into(), retry_after: None }
     }
     pub fn permanent(kind: &'static str, message: impl Into<String>) -> Self {
-        ModelError::Permanent {
-            kind,
-            status: None,
-            message: message.into(),
-        }
+        ModelError::Permanent { kind, status: None, message: message.into() }
     }
     pub fn kind(&self) -> &'static str {
         match self {
@@ -75,11 +59,7 @@ pub enum Model {
 
 impl Model {
     /// One attempt: no retries here (see `retry::complete`).
-    pub async fn complete_once(
-        &self,
-        req: &ChatRequest,
-        cancel: &CancellationToken,
-    ) -> Result<Reply, ModelError> {
+    pub async fn complete_once(&self, req: &ChatRequest, cancel: &CancellationToken) -> Result<Reply, ModelError> {
         let fut = async {
             match self {
                 Model::OpenAi(m) => m.complete(req).await,
@@ -96,10 +76,7 @@ impl Model {
 /// Check a finished answer: an answer with neither text nor tool calls is not an answer.
 pub fn check_reply(reply: Reply) -> Result<Reply, ModelError> {
     if reply.message.content.trim().is_empty() && reply.message.tool_calls.is_empty() {
-        return Err(ModelError::retryable(
-            "empty_answer",
-            "the model returned no text and no tool calls",
-        ));
+        return Err(ModelError::retryable("empty_answer", "the model returned no text and no tool calls"));
     }
     Ok(reply)
 }

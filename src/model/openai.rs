@@ -42,11 +42,7 @@ impl OpenAi {
         if let Some(t) = self.temperature {
             body["temperature"] = json!(t);
         }
-        let key = if self.use_max_completion_tokens {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
+        let key = if self.use_max_completion_tokens { "max_completion_tokens" } else { "max_tokens" };
         body[key] = json!(self.max_output_tokens);
         if self.stream {
             body["stream_options"] = json!({"include_usage": true});
@@ -79,11 +75,7 @@ impl OpenAi {
             let text = resp.text().await.unwrap_or_default();
             return Err(http_error(status.as_u16(), &text, retry_after));
         }
-        if self.stream {
-            self.read_stream(resp).await
-        } else {
-            self.read_body(resp).await
-        }
+        if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }
     }
 
     async fn read_body(&self, resp: reqwest::Response) -> Result<Reply, ModelError> {
@@ -103,18 +95,12 @@ impl OpenAi {
                 Err(_) => {
                     return Err(ModelError::retryable(
                         "idle_timeout",
-                        format!(
-                            "the stream sent nothing for {}s",
-                            self.idle_timeout.as_secs()
-                        ),
+                        format!("the stream sent nothing for {}s", self.idle_timeout.as_secs()),
                     ));
                 }
                 Ok(None) => break,
                 Ok(Some(Err(e))) => {
-                    return Err(ModelError::retryable(
-                        "stream_cut",
-                        format!("the stream broke: {e}"),
-                    ));
+                    return Err(ModelError::retryable("stream_cut", format!("the stream broke: {e}")));
                 }
                 Ok(Some(Ok(ev))) => ev,
             };
@@ -125,9 +111,8 @@ impl OpenAi {
             if data.is_empty() {
                 continue;
             }
-            let chunk: Value = serde_json::from_str(data).map_err(|e| {
-                ModelError::retryable("stream_cut", format!("a stream chunk was not JSON ({e})"))
-            })?;
+            let chunk: Value = serde_json::from_str(data)
+                .map_err(|e| ModelError::retryable("stream_cut", format!("a stream chunk was not JSON ({e})")))?;
             asm.push(&chunk)?;
         }
         asm.finish()
@@ -157,17 +142,10 @@ fn wire_message(m: &Message) -> Value {
 /// Parse a non-streamed completion body.
 pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
     let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
-        return Err(ModelError::retryable(
-            "empty_answer",
-            "the response had no choices",
-        ));
+        return Err(ModelError::retryable("empty_answer", "the response had no choices"));
     };
     let msg = choice.get("message").cloned().unwrap_or(Value::Null);
-    let content = msg
-        .get("content")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
+    let content = msg.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
     let tool_calls = msg
         .get("tool_calls")
         .and_then(Value::as_array)
@@ -183,25 +161,15 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
                         Some(other) => other.to_string(),
                     };
                     ToolCall {
-                        id: c
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .map_or_else(|| format!("call_{i}"), str::to_string),
-                        name: f
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .unwrap_or_default()
-                            .to_string(),
+                        id: c.get("id").and_then(Value::as_str).map_or_else(|| format!("call_{i}"), str::to_string),
+                        name: f.get("name").and_then(Value::as_str).unwrap_or_default().to_string(),
                         arguments,
                     }
                 })
                 .collect()
         })
         .unwrap_or_default();
-    let finish = choice
-        .get("finish_reason")
-        .and_then(Value::as_str)
-        .unwrap_or("stop");
+    let finish = choice.get("finish_reason").and_then(Value::as_str).unwrap_or("stop");
     check_reply(Reply {
         message: Message::assistant(content, tool_calls),
         finish_reason: FinishReason::parse(finish),
@@ -225,26 +193,13 @@ fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelEr
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let err = parsed.as_ref().and_then(|v| v.get("error"));
     let message = err
-        .and_then(|e| {
-            e.get("message")
-                .and_then(Value::as_str)
-                .or_else(|| e.as_str())
-        })
+        .and_then(|e| e.get("message").and_then(Value::as_str).or_else(|| e.as_str()))
         .map(str::to_string)
         .unwrap_or_else(|| body.chars().take(500).collect());
     let message = format!("HTTP {status}: {message}");
-    let sig = format!(
-        "{} {}",
-        err.map(Value::to_string).unwrap_or_default(),
-        message
-    )
-    .to_lowercase();
+    let sig = format!("{} {}", err.map(Value::to_string).unwrap_or_default(), message).to_lowercase();
     match classify_message(Some(status), &sig, message) {
-        ModelError::Retryable { kind, message, .. } => ModelError::Retryable {
-            kind,
-            message,
-            retry_after,
-        },
+        ModelError::Retryable { kind, message, .. } => ModelError::Retryable { kind, message, retry_after },
         other => other,
     }
 }
@@ -259,14 +214,10 @@ pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     }
     let v = get("retry-after")?;
     if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0)
-            .then(|| Duration::from_millis((secs * 1000.0) as u64));
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
     }
     let when = httpdate::parse_http_date(v).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or(Duration::ZERO),
-    )
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
@@ -282,18 +233,11 @@ mod tests {
         h.insert("retry-after-ms", HeaderValue::from_static("250"));
         assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
         let mut h = HeaderMap::new();
-        let future =
-            httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(30));
+        let future = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(30));
         h.insert("retry-after", HeaderValue::from_str(&future).unwrap());
         let d = retry_after(&h).unwrap();
-        assert!(
-            d > Duration::from_secs(25) && d <= Duration::from_secs(30),
-            "{d:?}"
-        );
-        h.insert(
-            "retry-after",
-            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
-        );
+        assert!(d > Duration::from_secs(25) && d <= Duration::from_secs(30), "{d:?}");
+        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert("retry-after", HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
@@ -308,20 +252,10 @@ mod tests {
         );
         assert_eq!(e.kind(), "auth");
         assert!(e.to_string().contains("Incorrect API key provided"));
-        let e = http_error(
-            400,
-            r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#,
-            None,
-        );
+        let e = http_error(400, r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#, None);
         assert_eq!(e.kind(), "context_length");
         let e = http_error(429, "{}", Some(Duration::from_secs(2)));
-        assert!(matches!(
-            e,
-            ModelError::Retryable {
-                retry_after: Some(_),
-                ..
-            }
-        ));
+        assert!(matches!(e, ModelError::Retryable { retry_after: Some(_), .. }));
     }
 
     #[test]

@@ -41,10 +41,7 @@ pub async fn complete(
         }
         let computed = backoff.next().unwrap_or(policy.max_delay);
         let delay = match &err {
-            ModelError::Retryable {
-                retry_after: Some(d),
-                ..
-            } => (*d).min(MAX_RETRY_AFTER),
+            ModelError::Retryable { retry_after: Some(d), .. } => (*d).min(MAX_RETRY_AFTER),
             _ => computed,
         };
         if Instant::now() + delay >= deadline {

@@ -54,13 +54,7 @@ impl Script {
             return Err(loaded.errors);
         }
         let mut turns = Vec::new();
-        for (t, raw) in loaded
-            .value
-            .turns
-            .unwrap_or_default()
-            .into_iter()
-            .enumerate()
-        {
+        for (t, raw) in loaded.value.turns.unwrap_or_default().into_iter().enumerate() {
             let calls: Vec<ToolCall> = raw
                 .tool_calls
                 .unwrap_or_default()
@@ -76,11 +70,7 @@ impl Script {
                     },
                 })
                 .collect();
-            let finish = if calls.is_empty() {
-                FinishReason::Stop
-            } else {
-                FinishReason::ToolCalls
-            };
+            let finish = if calls.is_empty() { FinishReason::Stop } else { FinishReason::ToolCalls };
             turns.push(Reply {
                 message: Message::assistant(raw.content.unwrap_or_default(), calls),
                 finish_reason: finish,
@@ -94,10 +84,7 @@ impl Script {
                 Some("add `turns:` with at least one assistant turn".into()),
             )]);
         }
-        Ok(Script {
-            turns,
-            next: AtomicUsize::new(0),
-        })
+        Ok(Script { turns, next: AtomicUsize::new(0) })
     }
 
     pub fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
@@ -113,27 +100,12 @@ impl Script {
         let prompt: usize = req
             .messages
             .iter()
-            .map(|m| {
-                m.content.len()
-                    + m.tool_calls
-                        .iter()
-                        .map(|c| c.arguments.len())
-                        .sum::<usize>()
-            })
+            .map(|m| m.content.len() + m.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>())
             .sum();
-        let completion = reply.message.content.len()
-            + reply
-                .message
-                .tool_calls
-                .iter()
-                .map(|c| c.arguments.len())
-                .sum::<usize>();
+        let completion =
+            reply.message.content.len() + reply.message.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
         let (p, c) = ((prompt / 4) as u64, (completion / 4) as u64);
-        reply.usage = Some(Usage {
-            prompt_tokens: p,
-            completion_tokens: c,
-            total_tokens: p + c,
-        });
+        reply.usage = Some(Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
         check_reply(reply)
     }
 }

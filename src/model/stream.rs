@@ -66,20 +66,13 @@ impl Assembler {
     /// The stream ended: build the answer, or fail if it ended without a finish reason.
     pub fn finish(self) -> Result<Reply, ModelError> {
         let Some(finish) = self.finish else {
-            return Err(ModelError::retryable(
-                "stream_cut",
-                "the stream ended before the model finished its answer",
-            ));
+            return Err(ModelError::retryable("stream_cut", "the stream ended before the model finished its answer"));
         };
         let tool_calls = self
             .calls
             .into_iter()
             .map(|(i, p)| ToolCall {
-                id: if p.id.is_empty() {
-                    format!("call_{i}")
-                } else {
-                    p.id
-                },
+                id: if p.id.is_empty() { format!("call_{i}") } else { p.id },
                 name: p.name,
                 arguments: p.arguments,
             })
@@ -96,24 +89,13 @@ pub fn parse_usage(u: &Value) -> Usage {
     let get = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let prompt = get("prompt_tokens");
     let completion = get("completion_tokens");
-    let total = u
-        .get("total_tokens")
-        .and_then(Value::as_u64)
-        .unwrap_or(prompt + completion);
-    Usage {
-        prompt_tokens: prompt,
-        completion_tokens: completion,
-        total_tokens: total,
-    }
+    let total = u.get("total_tokens").and_then(Value::as_u64).unwrap_or(prompt + completion);
+    Usage { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total }
 }
 
 /// An `{"error": {...}}` object inside a stream or body.
 pub fn error_chunk(err: &Value) -> ModelError {
-    let message = err
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("the provider reported an error")
-        .to_string();
+    let message = err.get("message").and_then(Value::as_str).unwrap_or("the provider reported an error").to_string();
     let sig = format!(
         "{} {} {}",
         err.get("type").map(Value::to_string).unwrap_or_default(),
@@ -130,11 +112,7 @@ pub fn classify_message(status: Option<u16>, signature: &str, message: String) -
         || signature.contains("maximum context")
         || signature.contains("context window")
     {
-        return ModelError::Permanent {
-            kind: "context_length",
-            status,
-            message,
-        };
+        return ModelError::Permanent { kind: "context_length", status, message };
     }
     let permanent = [
         "invalid_request",
@@ -148,48 +126,18 @@ pub fn classify_message(status: Option<u16>, signature: &str, message: String) -
         "invalid_api_key",
     ];
     match status {
-        Some(429) => ModelError::Retryable {
-            kind: "rate_limited",
-            message,
-            retry_after: None,
-        },
-        Some(s) if s >= 500 => ModelError::Retryable {
-            kind: "server_error",
-            message,
-            retry_after: None,
-        },
-        Some(401 | 403) => ModelError::Permanent {
-            kind: "auth",
-            status,
-            message,
-        },
-        Some(404) => ModelError::Permanent {
-            kind: "not_found",
-            status,
-            message,
-        },
-        Some(s) if (400..500).contains(&s) => ModelError::Permanent {
-            kind: "bad_request",
-            status,
-            message,
-        },
+        Some(429) => ModelError::Retryable { kind: "rate_limited", message, retry_after: None },
+        Some(s) if s >= 500 => ModelError::Retryable { kind: "server_error", message, retry_after: None },
+        Some(401 | 403) => ModelError::Permanent { kind: "auth", status, message },
+        Some(404) => ModelError::Permanent { kind: "not_found", status, message },
+        Some(s) if (400..500).contains(&s) => ModelError::Permanent { kind: "bad_request", status, message },
         _ if signature.contains("overloaded") || signature.contains("rate_limit") => {
-            ModelError::Retryable {
-                kind: "rate_limited",
-                message,
-                retry_after: None,
-            }
+            ModelError::Retryable { kind: "rate_limited", message, retry_after: None }
         }
-        _ if permanent.iter().any(|p| signature.contains(p)) => ModelError::Permanent {
-            kind: "bad_request",
-            status,
-            message,
-        },
-        _ => ModelError::Retryable {
-            kind: "server_error",
-            message,
-            retry_after: None,
-        },
+        _ if permanent.iter().any(|p| signature.contains(p)) => {
+            ModelError::Permanent { kind: "bad_request", status, message }
+        }
+        _ => ModelError::Retryable { kind: "server_error", message, retry_after: None },
     }
 }
 
@@ -201,22 +149,18 @@ mod tests {
     #[test]
     fn joins_tool_call_deltas_by_index() {
         let mut a = Assembler::default();
-        a.push(&json!({"choices":[{"delta":{"content":"Let me "}}]}))
-            .unwrap();
+        a.push(&json!({"choices":[{"delta":{"content":"Let me "}}]})).unwrap();
         a.push(&json!({"choices":[{"delta":{"content":"look.","tool_calls":[{"index":1,"id":"b","function":{"name":"grep","arguments":"{\"pat"}}]}}]})).unwrap();
         a.push(&json!({"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read_file","arguments":"{\"path\":"}}]}}]})).unwrap();
-        a.push(&json!({"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"x\"}"}}]}}]})).unwrap();
+        a.push(&json!({"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"tern\":\"x\"}"}}]}}]}))
+            .unwrap();
         a.push(&json!({"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"a.py\"}"}}]},"finish_reason":"tool_calls"}]})).unwrap();
         a.push(&json!({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})).unwrap();
         let r = a.finish().unwrap();
         assert_eq!(r.message.content, "Let me look.");
         assert_eq!(
             r.message.tool_calls[0],
-            ToolCall {
-                id: "a".into(),
-                name: "read_file".into(),
-                arguments: "{\"path\":\"a.py\"}".into()
-            }
+            ToolCall { id: "a".into(), name: "read_file".into(), arguments: "{\"path\":\"a.py\"}".into() }
         );
         assert_eq!(r.message.tool_calls[1].arguments, "{\"pattern\":\"x\"}");
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
@@ -226,8 +170,7 @@ mod tests {
     #[test]
     fn a_stream_without_finish_is_retryable() {
         let mut a = Assembler::default();
-        a.push(&json!({"choices":[{"delta":{"content":"half an ans"}}]}))
-            .unwrap();
+        a.push(&json!({"choices":[{"delta":{"content":"half an ans"}}]})).unwrap();
         let e = a.finish().unwrap_err();
         assert_eq!((e.class(), e.kind()), ("retryable", "stream_cut"));
     }
@@ -235,8 +178,7 @@ mod tests {
     #[test]
     fn an_empty_answer_is_retryable() {
         let mut a = Assembler::default();
-        a.push(&json!({"choices":[{"delta":{},"finish_reason":"stop"}]}))
-            .unwrap();
+        a.push(&json!({"choices":[{"delta":{},"finish_reason":"stop"}]})).unwrap();
         assert_eq!(a.finish().unwrap_err().kind(), "empty_answer");
     }
 
@@ -245,20 +187,10 @@ mod tests {
         let mut a = Assembler::default();
         let e = a.push(&json!({"error":{"message":"This model's maximum context length is 8192","code":"context_length_exceeded"}})).unwrap_err();
         assert_eq!(e.kind(), "context_length");
-        assert_eq!(
-            classify_message(Some(429), "", "slow down".into()).class(),
-            "retryable"
-        );
-        assert_eq!(
-            classify_message(Some(503), "", "x".into()).class(),
-            "retryable"
-        );
+        assert_eq!(classify_message(Some(429), "", "slow down".into()).class(), "retryable");
+        assert_eq!(classify_message(Some(503), "", "x".into()).class(), "retryable");
         for s in [400, 401, 403, 404] {
-            assert_eq!(
-                classify_message(Some(s), "", "x".into()).class(),
-                "permanent",
-                "{s}"
-            );
+            assert_eq!(classify_message(Some(s), "", "x".into()).class(), "permanent", "{s}");
         }
     }
 }

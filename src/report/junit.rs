@@ -16,31 +16,20 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
             let why = if c.timed_out {
                 "timed out".to_string()
             } else {
-                c.exit_code
-                    .map_or("killed by a signal".into(), |e| format!("exit code {e}"))
+                c.exit_code.map_or("killed by a signal".into(), |e| format!("exit code {e}"))
             };
-            let mut b = TestCaseBuilder::failure(
-                &name,
-                time,
-                "verify",
-                &format!("`{}` failed: {why}", c.command),
-            );
+            let mut b = TestCaseBuilder::failure(&name, time, "verify", &format!("`{}` failed: {why}", c.command));
             b.set_trace(&c.output_tail);
             b
         };
-        b.set_classname(&format!("hone.{}.verify", r.job))
-            .set_system_out(&c.output_tail);
+        b.set_classname(&format!("hone.{}.verify", r.job)).set_system_out(&c.output_tail);
         cases.push(b.build());
     }
     let time = Duration::milliseconds(r.duration_ms as i64);
     let mut outcome = match r.status {
         Status::Success | Status::NoChange => TestCaseBuilder::success("outcome", time),
         other => {
-            let first_error = r
-                .errors
-                .first()
-                .map(|e| format!("{}: {}", e.code, e.message))
-                .unwrap_or_default();
+            let first_error = r.errors.first().map(|e| format!("{}: {}", e.code, e.message)).unwrap_or_default();
             TestCaseBuilder::failure(
                 "outcome",
                 time,
@@ -58,16 +47,11 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
         r.commit.as_ref().map_or("none", |c| c.sha.as_str()),
         r.final_message
     );
-    outcome
-        .set_classname(&format!("hone.{}.agent", r.job))
-        .set_system_out(&out);
+    outcome.set_classname(&format!("hone.{}.agent", r.job)).set_system_out(&out);
     cases.push(outcome.build());
     let mut suite = TestSuiteBuilder::new(&format!("hone.{}", r.job));
     suite.add_testcases(cases);
-    if let Ok(ts) = time::OffsetDateTime::parse(
-        &r.started_at,
-        &time::format_description::well_known::Rfc3339,
-    ) {
+    if let Ok(ts) = time::OffsetDateTime::parse(&r.started_at, &time::format_description::well_known::Rfc3339) {
         suite.set_timestamp(ts);
     }
     let report = ReportBuilder::new().add_testsuite(suite.build()).build();

@@ -160,12 +160,7 @@ impl RunReport {
             (None, Status::NoChange) => " nothing to change".into(),
             _ => String::new(),
         };
-        format!(
-            "hone: {}{what} (exit {}); reports in {}",
-            self.status.as_str(),
-            self.exit_code,
-            dir.display()
-        )
+        format!("hone: {}{what} (exit {}); reports in {}", self.status.as_str(), self.exit_code, dir.display())
     }
 }
 
@@ -174,13 +169,7 @@ pub fn write_all(dir: &Path, report: &RunReport, redactor: &Redactor) -> std::io
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("report.json"), redactor.apply(&json))?;
-    std::fs::write(
-        dir.join("junit.xml"),
-        redactor.apply(&junit::render(report)?),
-    )?;
-    std::fs::write(
-        dir.join("summary.md"),
-        redactor.apply(&summary::render(report)),
-    )?;
+    std::fs::write(dir.join("junit.xml"), redactor.apply(&junit::render(report)?))?;
+    std::fs::write(dir.join("summary.md"), redactor.apply(&summary::render(report)))?;
     Ok(())
 }

@@ -24,16 +24,8 @@ impl Diagnostic {
     /// Render in the style of compilers: location, message, source line, caret, help.
     pub fn render(&self, code: &str) -> String {
         let mut out = String::new();
-        let at = if self.path.is_empty() {
-            String::new()
-        } else {
-            format!(" at `{}`", self.path)
-        };
-        let _ = writeln!(
-            out,
-            "{}:{}:{}: error[{code}]{at}: {}",
-            self.file, self.line, self.col, self.message
-        );
+        let at = if self.path.is_empty() { String::new() } else { format!(" at `{}`", self.path) };
+        let _ = writeln!(out, "{}:{}:{}: error[{code}]{at}: {}", self.file, self.line, self.col, self.message);
         if let Some(src) = &self.source_line {
             let num = self.line.to_string();
             let pad = " ".repeat(num.len());
@@ -56,9 +48,7 @@ impl Diagnostic {
 /// Text of line `line` (1-based) of `text`, without its newline and without CR.
 pub fn line_of(text: &str, line: u64) -> Option<String> {
     let idx = usize::try_from(line).ok()?.checked_sub(1)?;
-    text.lines()
-        .nth(idx)
-        .map(|l| l.trim_end_matches('\r').to_string())
+    text.lines().nth(idx).map(|l| l.trim_end_matches('\r').to_string())
 }
 
 /// Width of the token that starts at `col` (1-based, in characters) on `src`.
@@ -67,14 +57,9 @@ pub fn token_width(src: &str, col: u64, is_key: bool) -> usize {
     let rest: String = src.chars().skip(start).collect();
     let mut chars = rest.chars();
     match chars.next() {
-        Some(q @ ('"' | '\'')) => chars
-            .position(|c| c == q)
-            .map_or(rest.chars().count(), |p| p + 2),
+        Some(q @ ('"' | '\'')) => chars.position(|c| c == q).map_or(rest.chars().count(), |p| p + 2),
         Some(_) => {
-            let w = rest
-                .chars()
-                .take_while(|c| !matches!(c, ',' | '}' | ']' | '#') && !(is_key && *c == ':'))
-                .count();
+            let w = rest.chars().take_while(|c| !matches!(c, ',' | '}' | ']' | '#') && !(is_key && *c == ':')).count();
             let token: String = rest.chars().take(w).collect();
             token.trim_end().chars().count().max(1)
         }
@@ -98,12 +83,7 @@ mod tests {
 
     #[test]
     fn suggests_nearest_key() {
-        let keys = [
-            "max_turns",
-            "max_wall_time",
-            "max_tokens",
-            "max_fix_attempts",
-        ];
+        let keys = ["max_turns", "max_wall_time", "max_tokens", "max_fix_attempts"];
         assert_eq!(did_you_mean("max_turn", &keys), Some("max_turns"));
         assert_eq!(did_you_mean("max_token", &keys), Some("max_tokens"));
         assert_eq!(did_you_mean("banana", &keys), None);
@@ -130,10 +110,7 @@ mod tests {
             width: 1,
         };
         let r = d.render("E_SPEC");
-        assert!(
-            r.starts_with("job.yaml:2:3: error[E_SPEC] at `a.b`: bad\n"),
-            "{r}"
-        );
+        assert!(r.starts_with("job.yaml:2:3: error[E_SPEC] at `a.b`: bad\n"), "{r}");
         assert!(r.contains(" 2 |   b: 1\n   |   ^\n"), "{r}");
         assert!(r.contains("= help: fix it"));
     }

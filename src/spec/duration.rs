@@ -7,8 +7,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Dur(pub Duration);
 
-pub const DURATION_HELP: &str =
-    "write a number and a unit: `500ms`, `90s`, `2m` or `1h` (units may combine: `1h30m`)";
+pub const DURATION_HELP: &str = "write a number and a unit: `500ms`, `90s`, `2m` or `1h` (units may combine: `1h30m`)";
 
 /// Parse `90s`, `2m`, `1h`, `500ms`, `1h30m`. Whitespace and other units are refused.
 pub fn parse(s: &str) -> Option<Duration> {
@@ -18,9 +17,7 @@ pub fn parse(s: &str) -> Option<Duration> {
         return None;
     }
     while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
         if digits == 0 {
             return None;
         }
@@ -63,14 +60,10 @@ impl<'de> Deserialize<'de> for Dur {
         let s = match &v {
             serde_json::Value::String(s) => s.clone(),
             other => {
-                return Err(serde::de::Error::custom(format!(
-                    "expected a duration, found `{other}`: {DURATION_HELP}"
-                )));
+                return Err(serde::de::Error::custom(format!("expected a duration, found `{other}`: {DURATION_HELP}")));
             }
         };
-        parse(&s).map(Dur).ok_or_else(|| {
-            serde::de::Error::custom(format!("`{s}` is not a duration: {DURATION_HELP}"))
-        })
+        parse(&s).map(Dur).ok_or_else(|| serde::de::Error::custom(format!("`{s}` is not a duration: {DURATION_HELP}")))
     }
 }
 
@@ -95,18 +88,7 @@ mod tests {
 
     #[test]
     fn refuses_other_forms() {
-        for bad in [
-            "",
-            "5",
-            "5 minutes",
-            "m",
-            "1d",
-            "-1s",
-            "1.5s",
-            " 1s",
-            "1s ",
-            "99999999999999999999s",
-        ] {
+        for bad in ["", "5", "5 minutes", "m", "1d", "-1s", "1.5s", " 1s", "1s ", "99999999999999999999s"] {
             assert_eq!(parse(bad), None, "{bad:?} should not parse");
         }
     }

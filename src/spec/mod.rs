@@ -19,10 +19,7 @@ use yaml::{SourceMap, join};
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
     #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    Read { path: String, source: std::io::Error },
     #[error("{} error(s) in job spec", .0.len())]
     Invalid(Vec<Diagnostic>),
 }
@@ -34,11 +31,7 @@ impl SpecError {
             SpecError::Read { path, source } => format!(
                 "{path}: error[E_IO]: cannot read the job spec: {source}\n  = help: check the path; it is relative to the current directory\n"
             ),
-            SpecError::Invalid(diags) => diags
-                .iter()
-                .map(|d| d.render("E_SPEC"))
-                .collect::<Vec<_>>()
-                .join("\n"),
+            SpecError::Invalid(diags) => diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"),
         }
     }
 }
@@ -48,10 +41,8 @@ pub const DEFAULT_REPORT_DIR: &str = ".hone/reports";
 
 /// Load and validate the job spec at `path`.
 pub fn load(path: &Path) -> Result<Job, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|source| SpecError::Read { path: path.display().to_string(), source })?;
     parse(path, &text)
 }
 
@@ -59,17 +50,9 @@ pub fn load(path: &Path) -> Result<Job, SpecError> {
 pub fn parse(path: &Path, text: &str) -> Result<Job, SpecError> {
     let file = path.display().to_string();
     let loaded = yaml::load::<RawJob>(&file, text).map_err(|d| SpecError::Invalid(vec![d]))?;
-    let mut c = Checker {
-        map: &loaded.map,
-        removed: &loaded.removed,
-        errors: loaded.errors,
-    };
+    let mut c = Checker { map: &loaded.map, removed: &loaded.removed, errors: loaded.errors };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    let stem = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("job")
-        .to_string();
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("job").to_string();
     let job = c.job(loaded.value, path, &dir, stem);
     if c.errors.is_empty() {
         Ok(job)
@@ -98,25 +81,15 @@ impl Checker<'_> {
         }
         let parent = path.rfind(['.', '[']).map_or("", |i| &path[..i]);
         let key = path.rsplit('.').next().unwrap_or(path);
-        let d = self.map.at_key(
-            parent,
-            format!("missing required key `{key}`"),
-            Some(help.to_string()),
-        );
-        self.errors.push(Diagnostic {
-            path: path.to_string(),
-            ..d
-        });
+        let at = if parent.is_empty() { " at the top level".to_string() } else { format!(" in `{parent}`") };
+        let d = self.map.at_key(parent, format!("missing required key `{key}`{at}"), Some(help.to_string()));
+        self.errors.push(Diagnostic { path: path.to_string(), ..d });
     }
 
     fn job(&mut self, raw: RawJob, spec_path: &Path, dir: &Path, stem: String) -> Job {
         match raw.version {
             Some(1) => {}
-            Some(v) => self.err(
-                "version",
-                format!("unsupported spec version {v}"),
-                "this hone reads `version: 1`",
-            ),
+            Some(v) => self.err("version", format!("unsupported spec version {v}"), "this hone reads `version: 1`"),
             None => self.missing("version", "add `version: 1` at the top of the file"),
         }
         let name = raw.name.unwrap_or(stem);
@@ -126,16 +99,9 @@ impl Checker<'_> {
         let task = raw.task.unwrap_or_default();
         if task.trim().is_empty() && !self.removed.contains("task") {
             if self.map.has("task") {
-                self.err(
-                    "task",
-                    "the task is empty",
-                    "describe what to do, in plain language",
-                );
+                self.err("task", "the task is empty", "describe what to do, in plain language");
             } else {
-                self.missing(
-                    "task",
-                    "add `task: |` followed by what to do, in plain language",
-                );
+                self.missing("task", "add `task: |` followed by what to do, in plain language");
             }
         }
         let r = raw.repo.unwrap_or_default();
@@ -149,10 +115,7 @@ impl Checker<'_> {
         let verify = self.verify(raw.verify.unwrap_or_default());
         let limits = self.limits(raw.limits.unwrap_or_default());
         let g = raw.git.unwrap_or_default();
-        let branch = g
-            .branch
-            .unwrap_or_else(|| DEFAULT_BRANCH.into())
-            .replace("{name}", &name);
+        let branch = g.branch.unwrap_or_else(|| DEFAULT_BRANCH.into()).replace("{name}", &name);
         if !git2::Branch::name_is_valid(&branch).unwrap_or(false) || branch.contains('{') {
             self.err(
                 "git.branch",
@@ -164,27 +127,18 @@ impl Checker<'_> {
             branch,
             commit: g.commit.unwrap_or(true),
             author_name: g.author_name.unwrap_or_else(|| "hone".into()),
-            author_email: g
-                .author_email
-                .unwrap_or_else(|| "hone@users.noreply.github.com".into()),
+            author_email: g.author_email.unwrap_or_else(|| "hone@users.noreply.github.com".into()),
         };
-        let report_dir = resolve(
-            dir,
-            raw.report
-                .and_then(|r| r.dir)
-                .as_deref()
-                .unwrap_or(DEFAULT_REPORT_DIR),
-        );
+        let report_dir = resolve(dir, raw.report.and_then(|r| r.dir).as_deref().unwrap_or(DEFAULT_REPORT_DIR));
         let t = raw.tools.unwrap_or_default();
         let tools = ToolLimits {
             cmd_timeout: t.cmd_timeout.map_or(Duration::from_secs(300), |d| d.0),
             max_output_bytes: t.max_output_bytes.unwrap_or(30_000),
             max_read_bytes: t.max_read_bytes.unwrap_or(256 * 1024),
         };
-        for (key, v) in [
-            ("tools.max_output_bytes", tools.max_output_bytes),
-            ("tools.max_read_bytes", tools.max_read_bytes),
-        ] {
+        for (key, v) in
+            [("tools.max_output_bytes", tools.max_output_bytes), ("tools.max_read_bytes", tools.max_read_bytes)]
+        {
             if v < 1024 {
                 self.err(key, format!("{v} is too small"), "use at least 1024 bytes");
             }
@@ -207,32 +161,26 @@ impl Checker<'_> {
 
     fn model(&mut self, raw: Option<raw::RawModel>, dir: &Path) -> ModelSpec {
         if raw.is_none() && !self.removed.contains("model") {
-            self.missing(
-                "model",
-                "add a `model:` section with at least `provider` and `name`",
-            );
+            self.missing("model", "add a `model:` section with at least `provider` and `name`");
         }
         let m = raw.unwrap_or_default();
         let provider = m.provider.unwrap_or(Provider::Openai);
-        if m.provider.is_none() && self.map.has("model") && !self.removed.contains("model.provider")
-        {
-            self.missing(
-                "model.provider",
-                "set `provider:` to openai, anthropic, openai-compatible or script",
-            );
+        if m.provider.is_none() && self.map.has("model") && !self.removed.contains("model.provider") {
+            self.missing("model.provider", "set `provider:` to openai, anthropic, openai-compatible or script");
         }
         if provider == Provider::Anthropic {
-            self.err("model.provider", "the anthropic provider is not available in this build", "use `openai` or `openai-compatible` (an Anthropic-compatible OpenAI endpoint also works)");
+            self.err(
+                "model.provider",
+                "the anthropic provider is not available in this build",
+                "use `openai` or `openai-compatible` (an Anthropic-compatible OpenAI endpoint also works)",
+            );
         }
         let name = match (m.name, provider) {
             (Some(n), _) if !n.trim().is_empty() => n,
             (_, Provider::Script) => "script".into(),
             (_, _) => {
                 if self.map.has("model") && !self.removed.contains("model.name") {
-                    self.missing(
-                        "model.name",
-                        "set `name:` to the model id, for example gpt-4.1 or qwen2.5-coder",
-                    );
+                    self.missing("model.name", "set `name:` to the model id, for example gpt-4.1 or qwen2.5-coder");
                 }
                 String::new()
             }
@@ -262,19 +210,11 @@ impl Checker<'_> {
         }
         if let Some(t) = m.temperature {
             if !(0.0..=2.0).contains(&t) {
-                self.err(
-                    "model.temperature",
-                    format!("{t} is out of range"),
-                    "use a value from 0 to 2",
-                );
+                self.err("model.temperature", format!("{t} is out of range"), "use a value from 0 to 2");
             }
         }
         let api_key_env = m.api_key_env.unwrap_or_else(|| "OPENAI_API_KEY".into());
-        if api_key_env.is_empty()
-            || !api_key_env
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
+        if api_key_env.is_empty() || !api_key_env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             self.err(
                 "model.api_key_env",
                 format!("`{api_key_env}` is not an environment variable name"),
@@ -283,11 +223,7 @@ impl Checker<'_> {
         }
         let max_output_tokens = m.max_output_tokens.unwrap_or(4096);
         if max_output_tokens == 0 {
-            self.err(
-                "model.max_output_tokens",
-                "must be at least 1",
-                "the default is 4096",
-            );
+            self.err("model.max_output_tokens", "must be at least 1", "the default is 4096");
         }
         let r = m.retry.unwrap_or_default();
         let retry = RetrySpec {
@@ -296,11 +232,7 @@ impl Checker<'_> {
             max_delay: r.max_delay.map_or(Duration::from_secs(60), |d| d.0),
         };
         if retry.max_attempts == 0 {
-            self.err(
-                "model.retry.max_attempts",
-                "must be at least 1",
-                "1 means no retries; the default is 5",
-            );
+            self.err("model.retry.max_attempts", "must be at least 1", "1 means no retries; the default is 5");
         }
         ModelSpec {
             provider,
@@ -326,10 +258,7 @@ impl Checker<'_> {
             }
             let name = v.name.unwrap_or_default();
             if name.trim().is_empty() {
-                self.missing(
-                    &join(&base, "name"),
-                    "give each check a short `name`, like lint or test",
-                );
+                self.missing(&join(&base, "name"), "give each check a short `name`, like lint or test");
             } else if out.iter().any(|o| o.name == name) {
                 self.err(
                     &join(&base, "name"),
@@ -339,18 +268,11 @@ impl Checker<'_> {
             }
             let run = v.run.unwrap_or_default();
             if run.trim().is_empty() {
-                self.missing(
-                    &join(&base, "run"),
-                    "set `run:` to the shell command, like `python -m pytest -q`",
-                );
+                self.missing(&join(&base, "run"), "set `run:` to the shell command, like `python -m pytest -q`");
             }
             let timeout = v.timeout.map_or(Duration::from_secs(600), |d| d.0);
             if timeout.is_zero() {
-                self.err(
-                    &join(&base, "timeout"),
-                    "must be more than zero",
-                    "for example `10m`",
-                );
+                self.err(&join(&base, "timeout"), "must be more than zero", "for example `10m`");
             }
             out.push(VerifySpec { name, run, timeout });
         }
@@ -360,32 +282,18 @@ impl Checker<'_> {
     fn limits(&mut self, l: raw::RawLimits) -> Limits {
         let limits = Limits {
             max_turns: l.max_turns.unwrap_or(40),
-            max_wall_time: l
-                .max_wall_time
-                .map_or(Duration::from_secs(20 * 60), |d| d.0),
+            max_wall_time: l.max_wall_time.map_or(Duration::from_secs(20 * 60), |d| d.0),
             max_tokens: l.max_tokens.unwrap_or(2_000_000),
             max_fix_attempts: l.max_fix_attempts.unwrap_or(3),
         };
         if limits.max_turns == 0 {
-            self.err(
-                "limits.max_turns",
-                "must be at least 1",
-                "the default is 40",
-            );
+            self.err("limits.max_turns", "must be at least 1", "the default is 40");
         }
         if limits.max_wall_time.is_zero() {
-            self.err(
-                "limits.max_wall_time",
-                "must be more than zero",
-                "the default is 20m",
-            );
+            self.err("limits.max_wall_time", "must be more than zero", "the default is 20m");
         }
         if limits.max_tokens == 0 {
-            self.err(
-                "limits.max_tokens",
-                "must be at least 1",
-                "the default is 2000000",
-            );
+            self.err("limits.max_tokens", "must be at least 1", "the default is 2000000");
         }
         limits
     }
@@ -393,19 +301,14 @@ impl Checker<'_> {
 
 fn resolve(dir: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        dir.join(p)
-    }
+    if p.is_absolute() { p.to_path_buf() } else { dir.join(p) }
 }
 
 fn valid_name(n: &str) -> bool {
     !n.is_empty()
         && n.len() <= 100
         && n.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && n.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         && !n.contains("..")
         && !n.ends_with(".lock")
 }

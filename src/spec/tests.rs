@@ -39,10 +39,7 @@ fn the_documented_example_is_valid() {
     assert_eq!(job.git.branch, "hone/fix-failing-tests");
     assert_eq!(job.verify[1].timeout, Duration::from_secs(600));
     assert_eq!(job.limits.max_wall_time, Duration::from_secs(1200));
-    assert_eq!(
-        job.policy.as_deref(),
-        Some(Path::new("dir/hone-policy.yaml"))
-    );
+    assert_eq!(job.policy.as_deref(), Some(Path::new("dir/hone-policy.yaml")));
     assert_eq!(job.report_dir, Path::new("dir/.hone/reports"));
 }
 
@@ -52,14 +49,7 @@ fn misspelt_key_suggests_the_right_one() {
     assert_eq!(e.len(), 1, "{e:?}");
     assert_eq!(e[0].path, "limits.max_turn");
     assert_eq!((e[0].line, e[0].col), (17, 11));
-    assert!(
-        e[0].help
-            .as_deref()
-            .unwrap()
-            .starts_with("did you mean `max_turns`?"),
-        "{:?}",
-        e[0].help
-    );
+    assert!(e[0].help.as_deref().unwrap().starts_with("did you mean `max_turns`?"), "{:?}", e[0].help);
 }
 
 #[test]
@@ -71,60 +61,33 @@ fn every_error_is_reported_not_only_the_first() {
         .replace("task: |\n  Make the failing test pass.\n", "");
     let e = errors(&text);
     let paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();
-    assert_eq!(
-        paths,
-        vec![
-            "task",
-            "model.colour",
-            "verify[0].timeout",
-            "limits.max_turns"
-        ],
-        "{e:#?}"
-    );
+    assert_eq!(paths, vec!["task", "model.colour", "verify[0].timeout", "limits.max_turns"], "{e:#?}");
 }
 
 #[test]
 fn wrong_type_names_what_is_allowed() {
     let e = errors(&GOOD.replace("stream: true", "stream: [1]"));
     assert_eq!(e[0].path, "model.stream");
-    assert!(
-        e[0].message.contains("expected a boolean"),
-        "{}",
-        e[0].message
-    );
+    assert!(e[0].message.contains("expected a boolean"), "{}", e[0].message);
 }
 
 #[test]
 fn unknown_provider_lists_choices() {
     let e = errors(&GOOD.replace("provider: openai", "provider: opnai"));
     assert_eq!(e[0].path, "model.provider");
-    assert!(
-        e[0].help
-            .as_deref()
-            .unwrap()
-            .contains("did you mean `openai`"),
-        "{:?}",
-        e[0]
-    );
+    assert!(e[0].help.as_deref().unwrap().contains("did you mean `openai`"), "{:?}", e[0]);
 }
 
 #[test]
 fn bad_values_are_rejected() {
-    let e = errors(
-        &GOOD
-            .replace("version: 1", "version: 2")
-            .replace("temperature: 0", "temperature: 7"),
-    );
+    let e = errors(&GOOD.replace("version: 1", "version: 2").replace("temperature: 0", "temperature: 7"));
     let paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();
     assert_eq!(paths, vec!["version", "model.temperature"]);
 }
 
 #[test]
 fn verify_entries_need_name_and_run_and_unique_names() {
-    let text = GOOD.replace(
-        r#"- { name: lint, run: "ruff check .", timeout: 2m }"#,
-        "- { name: test }",
-    );
+    let text = GOOD.replace(r#"- { name: lint, run: "ruff check .", timeout: 2m }"#, "- { name: test }");
     let e = errors(&text);
     let paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();
     assert_eq!(paths, vec!["verify[0].run", "verify[1].name"], "{e:#?}");

@@ -30,45 +30,27 @@ pub struct SourceMap {
 
 impl SourceMap {
     /// A diagnostic at the value of `path` (or its key, or the nearest parent that exists).
-    pub fn at_value(
-        &self,
-        path: &str,
-        message: impl Into<String>,
-        help: Option<String>,
-    ) -> Diagnostic {
+    pub fn at_value(&self, path: &str, message: impl Into<String>, help: Option<String>) -> Diagnostic {
         let pos = lookup(&self.values, path).or_else(|| lookup(&self.keys, path));
         self.make(path, pos, false, message.into(), help)
     }
 
     /// A diagnostic at the key of `path` (or its value, or the nearest parent that exists).
-    pub fn at_key(
-        &self,
-        path: &str,
-        message: impl Into<String>,
-        help: Option<String>,
-    ) -> Diagnostic {
-        let pos = lookup(&self.keys, path)
-            .map(|p| (p, true))
-            .or_else(|| lookup(&self.values, path).map(|p| (p, false)));
+    pub fn at_key(&self, path: &str, message: impl Into<String>, help: Option<String>) -> Diagnostic {
+        let pos =
+            lookup(&self.keys, path).map(|p| (p, true)).or_else(|| lookup(&self.values, path).map(|p| (p, false)));
         match pos {
             Some((p, is_key)) => self.make(path, Some(p), is_key, message.into(), help),
             None => self.make(path, None, false, message.into(), help),
         }
     }
 
-    fn make(
-        &self,
-        path: &str,
-        pos: Option<Pos>,
-        is_key: bool,
-        message: String,
-        help: Option<String>,
-    ) -> Diagnostic {
+    fn make(&self, path: &str, pos: Option<Pos>, is_key: bool, message: String, help: Option<String>) -> Diagnostic {
         let pos = pos.unwrap_or(Pos { line: 1, col: 1 });
         let source_line = line_of(&self.text, pos.line);
-        let width = source_line
-            .as_deref()
-            .map_or(1, |l| token_width(l, pos.col, is_key));
+        // The document root has no token of its own: point at its first character.
+        let width =
+            if path.is_empty() { 1 } else { source_line.as_deref().map_or(1, |l| token_width(l, pos.col, is_key)) };
         Diagnostic {
             file: self.file.clone(),
             line: pos.line,
@@ -115,17 +97,9 @@ pub struct Loaded<T> {
 ///
 /// Returns `Err` only when the YAML itself does not parse; type and key errors are in
 /// `Loaded::errors`, with `Loaded::value` built from what remained valid.
-pub fn load<T: DeserializeOwned + Default>(
-    file: &str,
-    text: &str,
-) -> Result<Loaded<T>, Diagnostic> {
-    let mut map = SourceMap {
-        file: file.to_string(),
-        text: text.to_string(),
-        ..Default::default()
-    };
-    let root: Option<Spanned<Node>> =
-        serde_saphyr::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
+pub fn load<T: DeserializeOwned + Default>(file: &str, text: &str) -> Result<Loaded<T>, Diagnostic> {
+    let mut map = SourceMap { file: file.to_string(), text: text.to_string(), ..Default::default() };
+    let root: Option<Spanned<Node>> = serde_saphyr::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
     let mut value = match root {
         Some(node) => to_value(node, String::new(), &mut map),
         None => Value::Null,
@@ -140,12 +114,7 @@ pub fn load<T: DeserializeOwned + Default>(
             "the file must be a mapping of `key: value` pairs",
             Some("start with `version: 1`".into()),
         );
-        return Ok(Loaded {
-            value: T::default(),
-            map,
-            removed: HashSet::new(),
-            errors: vec![d],
-        });
+        return Ok(Loaded { value: T::default(), map, removed: HashSet::new(), errors: vec![d] });
     }
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut removed = HashSet::new();
@@ -153,12 +122,7 @@ pub fn load<T: DeserializeOwned + Default>(
         match serde_path_to_error::deserialize::<_, T>(&value) {
             Ok(v) => {
                 errors.sort_by_key(|d| (d.line, d.col));
-                return Ok(Loaded {
-                    value: v,
-                    map,
-                    removed,
-                    errors,
-                });
+                return Ok(Loaded { value: v, map, removed, errors });
             }
             Err(err) => {
                 let path = path_string(err.path());
@@ -173,59 +137,59 @@ pub fn load<T: DeserializeOwned + Default>(
         }
     }
     // Could not make progress: return what we have with a default value.
-    Ok(Loaded {
-        value: T::default(),
-        map,
-        removed,
-        errors,
-    })
+    Ok(Loaded { value: T::default(), map, removed, errors })
 }
 
 /// Turn one serde error into a diagnostic and the path to remove before retrying.
 fn classify(map: &SourceMap, path: &str, inner: &str) -> (Diagnostic, String) {
     if let Some((name, expected)) = parse_unknown(inner, "unknown field `") {
-        // serde_path_to_error reports the parent path; some versions include the key itself.
-        let key_path = if path.ends_with(&name) {
-            path.to_string()
-        } else {
-            join(path, &name)
-        };
-        let parent = if path.is_empty() {
-            "the top level".to_string()
-        } else {
-            format!("`{path}`")
-        };
+        // serde_path_to_error includes the unknown key in the path; older versions stop at the parent.
+        let key_path =
+            if path == name || path.ends_with(&format!(".{name}")) { path.to_string() } else { join(path, &name) };
+        let parent_path = key_path.strip_suffix(name.as_str()).unwrap_or("").trim_end_matches('.');
+        let parent = if parent_path.is_empty() { "the top level".to_string() } else { format!("`{parent_path}`") };
         let cands: Vec<&str> = expected.iter().map(String::as_str).collect();
         let help = allowed_help(&name, &cands, "keys");
-        let d = map.at_key(
-            &key_path,
-            format!("unknown key `{name}` in {parent}"),
-            Some(help),
-        );
+        let d = map.at_key(&key_path, format!("unknown key `{name}` in {parent}"), Some(help));
         return (d, key_path);
     }
     if let Some((name, expected)) = parse_unknown(inner, "unknown variant `") {
         let cands: Vec<&str> = expected.iter().map(String::as_str).collect();
         let help = allowed_help(&name, &cands, "values");
-        let d = map.at_value(
-            path,
-            format!("`{name}` is not an allowed value"),
-            Some(help),
-        );
+        let d = map.at_value(path, format!("`{name}` is not an allowed value"), Some(help));
         return (d, path.to_string());
     }
-    let message = inner
-        .replace("invalid type: ", "wrong type: found ")
-        .replace("integer `", "number `");
+    let message = friendly_types(&inner.replace("invalid type: ", "wrong type: found "));
     (map.at_value(path, message, None), path.to_string())
 }
 
+/// Serde's Rust type names, in words a spec author knows.
+fn friendly_types(msg: &str) -> String {
+    let mut out = msg.to_string();
+    for (from, to) in [
+        ("expected u32", "expected a whole number (0 to 4294967295)"),
+        ("expected u64", "expected a whole number"),
+        ("expected usize", "expected a whole number"),
+        ("expected f64", "expected a number"),
+        ("expected a sequence", "expected a list"),
+        ("expected a map", "expected a mapping of keys"),
+        ("integer `", "number `"),
+    ] {
+        out = out.replace(from, to);
+    }
+    if let Some(i) = out.find("expected struct ") {
+        out.truncate(i);
+        out.push_str("expected a mapping of keys");
+    }
+    if let Some(i) = out.find("expected option") {
+        out.truncate(i);
+        out.push_str("expected a value of another type");
+    }
+    out
+}
+
 fn allowed_help(word: &str, cands: &[&str], what: &str) -> String {
-    let list = cands
-        .iter()
-        .map(|c| format!("`{c}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = cands.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ");
     match did_you_mean(word, cands) {
         Some(s) => format!("did you mean `{s}`? allowed {what}: {list}"),
         None if cands.is_empty() => format!("no {what} are allowed here"),
@@ -239,21 +203,12 @@ fn parse_unknown(msg: &str, prefix: &str) -> Option<(String, Vec<String>)> {
     let end = rest.find('`')?;
     let name = rest[..end].to_string();
     let tail = &rest[end + 1..];
-    let expected = tail
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect();
+    let expected = tail.split('`').skip(1).step_by(2).map(str::to_string).collect();
     Some((name, expected))
 }
 
 pub(crate) fn join(parent: &str, key: &str) -> String {
-    if parent.is_empty() {
-        key.to_string()
-    } else {
-        format!("{parent}.{key}")
-    }
+    if parent.is_empty() { key.to_string() } else { format!("{parent}.{key}") }
 }
 
 fn path_string(path: &serde_path_to_error::Path) -> String {
@@ -304,10 +259,7 @@ fn split_last(path: &str) -> (String, Last) {
         }
     }
     match path.rfind('.') {
-        Some(dot) => (
-            path[..dot].to_string(),
-            Last::Key(path[dot + 1..].to_string()),
-        ),
+        Some(dot) => (path[..dot].to_string(), Last::Key(path[dot + 1..].to_string())),
         None => (String::new(), Last::Key(path.to_string())),
     }
 }
@@ -354,10 +306,7 @@ enum Node {
 }
 
 fn pos_of<T>(s: &Spanned<T>) -> Pos {
-    Pos {
-        line: s.referenced.line(),
-        col: s.referenced.column(),
-    }
+    Pos { line: s.referenced.line(), col: s.referenced.column() }
 }
 
 fn to_value(node: Spanned<Node>, path: String, map: &mut SourceMap) -> Value {
@@ -369,13 +318,9 @@ fn to_value(node: Spanned<Node>, path: String, map: &mut SourceMap) -> Value {
         Node::U64(u) => Value::from(u),
         Node::F64(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
         Node::Str(s) => Value::String(s),
-        Node::Seq(items) => Value::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, n)| to_value(n, format!("{path}[{i}]"), map))
-                .collect(),
-        ),
+        Node::Seq(items) => {
+            Value::Array(items.into_iter().enumerate().map(|(i, n)| to_value(n, format!("{path}[{i}]"), map)).collect())
+        }
         Node::Map(entries) => {
             let mut out = Map::new();
             for (k, v) in entries {
@@ -483,11 +428,7 @@ mod tests {
     fn collects_every_error_with_positions() {
         let text = "x: nope\ninner:\n  a: 1\n  c: 2\nlist:\n  - a: 1\n  - a: [1]\n    bb: x\n";
         let l = load::<Doc>("t.yaml", text).unwrap();
-        let got: Vec<_> = l
-            .errors
-            .iter()
-            .map(|d| (d.path.clone(), d.line, d.col))
-            .collect();
+        let got: Vec<_> = l.errors.iter().map(|d| (d.path.clone(), d.line, d.col)).collect();
         assert_eq!(
             got,
             vec![
@@ -498,24 +439,13 @@ mod tests {
             ]
         );
         assert_eq!(l.value.inner.unwrap().a, Some(1));
-        assert!(
-            l.errors[3]
-                .help
-                .as_deref()
-                .unwrap()
-                .contains("did you mean `b`"),
-            "{:?}",
-            l.errors[3]
-        );
+        assert!(l.errors[3].help.as_deref().unwrap().contains("did you mean `b`"), "{:?}", l.errors[3]);
     }
 
     #[test]
     fn syntax_error_has_position() {
         let d = load::<Doc>("t.yaml", "x: [1, 2\ny: 3").err().unwrap();
-        assert!(
-            d.line >= 1 && d.message.starts_with("invalid YAML"),
-            "{d:?}"
-        );
+        assert!(d.line >= 1 && d.message.starts_with("invalid YAML"), "{d:?}");
     }
 
     #[test]

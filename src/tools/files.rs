@@ -72,11 +72,7 @@ pub fn list_dir(ctx: &ToolContext, a: ListArgs) -> ToolOutput {
         .filter(|e| !(r.rel == "." && e.file_name() == ".git"))
         .map(|e| {
             let n = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                format!("{n}/")
-            } else {
-                n
-            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) { format!("{n}/") } else { n }
         })
         .collect();
     names.sort();
@@ -85,10 +81,7 @@ pub fn list_dir(ctx: &ToolContext, a: ListArgs) -> ToolOutput {
     names.truncate(MAX);
     let mut out = names.join("\n");
     if total > MAX {
-        out.push_str(&format!(
-            "\n[... {} more entries; use glob_file_search to narrow ...]",
-            total - MAX
-        ));
+        out.push_str(&format!("\n[... {} more entries; use glob_file_search to narrow ...]", total - MAX));
     }
     if total == 0 {
         out = format!("`{}` is empty", r.rel);
@@ -114,10 +107,7 @@ pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
         Err(e) => return io_err(&format!("cannot read `{}`", r.rel), &e),
     };
     if bytes.iter().take(8192).any(|b| *b == 0) {
-        return ToolOutput::err(
-            Code::InvalidArgs,
-            format!("`{}` is a binary file ({} bytes)", r.rel, bytes.len()),
-        );
+        return ToolOutput::err(Code::InvalidArgs, format!("`{}` is a binary file ({} bytes)", r.rel, bytes.len()));
     }
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().collect();
@@ -130,10 +120,7 @@ pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
     if start > total || start > end {
         return ToolOutput::err(
             Code::InvalidArgs,
-            format!(
-                "lines {start}-{end} are outside `{}`, which has {total} lines",
-                r.rel
-            ),
+            format!("lines {start}-{end} are outside `{}`, which has {total} lines", r.rel),
         );
     }
     let mut out = String::new();
@@ -148,10 +135,7 @@ pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
     }
     let header = format!("{} (lines {start}-{last} of {total})\n", r.rel);
     if last < end {
-        out.push_str(&format!(
-            "[... cut at the size limit; read on with start_line={} ...]\n",
-            last + 1
-        ));
+        out.push_str(&format!("[... cut at the size limit; read on with start_line={} ...]\n", last + 1));
     }
     ToolOutput::ok(header + &out)
 }
@@ -178,19 +162,9 @@ pub fn write_file(ctx: &ToolContext, a: WriteArgs) -> ToolOutput {
     let id = ctx
         .changes
         .lock()
-        .map(|mut c| {
-            c.record(vec![(
-                r.rel.clone(),
-                before.clone(),
-                Some(a.content.clone().into_bytes()),
-            )])
-        })
+        .map(|mut c| c.record(vec![(r.rel.clone(), before.clone(), Some(a.content.clone().into_bytes()))]))
         .unwrap_or(0);
-    let verb = if before.is_some() {
-        "replaced"
-    } else {
-        "created"
-    };
+    let verb = if before.is_some() { "replaced" } else { "created" };
     ToolOutput::ok(format!(
         "{verb} `{}` ({} lines); change #{id} (undo_patch reverts it)",
         r.rel,
@@ -201,13 +175,9 @@ pub fn write_file(ctx: &ToolContext, a: WriteArgs) -> ToolOutput {
 /// Write through a temp file in the same directory and rename it over the target, keeping the
 /// target's permissions.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent directory"))?;
     std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hone-tmp")
-        .tempfile_in(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".hone-tmp").tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     if let Ok(meta) = std::fs::metadata(path) {
@@ -229,26 +199,11 @@ mod tests {
         let body: String = (1..=2000).map(|i| format!("line {i}\n")).collect();
         std::fs::write(dir.path().join("big.txt"), body).unwrap();
         let c = ctx(dir.path());
-        let out = dispatch(
-            &c,
-            &call(
-                "read_file",
-                json!({"path": "big.txt", "start_line": 10, "end_line": 12}),
-            ),
-        )
-        .await;
-        assert!(
-            out.content.starts_with("big.txt (lines 10-12 of 2000)\n"),
-            "{}",
-            out.content
-        );
+        let out = dispatch(&c, &call("read_file", json!({"path": "big.txt", "start_line": 10, "end_line": 12}))).await;
+        assert!(out.content.starts_with("big.txt (lines 10-12 of 2000)\n"), "{}", out.content);
         assert!(out.content.contains("    11\tline 11\n"));
         let out = dispatch(&c, &call("read_file", json!({"path": "big.txt"}))).await;
-        assert!(
-            out.content.contains("read on with start_line="),
-            "{}",
-            &out.content[out.content.len() - 100..]
-        );
+        assert!(out.content.contains("read on with start_line="), "{}", &out.content[out.content.len() - 100..]);
         let out = dispatch(&c, &call("read_file", json!({"path": "nope.txt"}))).await;
         assert_eq!(out.code, Some(Code::NotFound));
     }
@@ -258,24 +213,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
         let c = ctx(dir.path());
-        let out = dispatch(
-            &c,
-            &call(
-                "write_file",
-                json!({"path": "sub/new.txt", "content": "hi\n"}),
-            ),
-        )
-        .await;
+        let out = dispatch(&c, &call("write_file", json!({"path": "sub/new.txt", "content": "hi\n"}))).await;
         assert!(out.ok, "{}", out.content);
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("sub/new.txt")).unwrap(),
-            "hi\n"
-        );
-        dispatch(
-            &c,
-            &call("write_file", json!({"path": "a.txt", "content": "new\n"})),
-        )
-        .await;
+        assert_eq!(std::fs::read_to_string(dir.path().join("sub/new.txt")).unwrap(), "hi\n");
+        dispatch(&c, &call("write_file", json!({"path": "a.txt", "content": "new\n"}))).await;
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .filter_map(Result::ok)
@@ -284,10 +225,7 @@ mod tests {
         assert!(leftovers.is_empty());
         let out = dispatch(&c, &call("undo_patch", json!({}))).await;
         assert!(out.ok, "{}", out.content);
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
-            "old\n"
-        );
+        assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "old\n");
     }
 
     #[tokio::test]
@@ -301,20 +239,12 @@ mod tests {
             ("read_file", json!({"path": "link/x"})),
             ("list_dir", json!({"path": "/etc"})),
             ("write_file", json!({"path": "link/x", "content": ""})),
-            (
-                "write_file",
-                json!({"path": ".git/hooks/pre-commit", "content": ""}),
-            ),
+            ("write_file", json!({"path": ".git/hooks/pre-commit", "content": ""})),
             ("grep", json!({"pattern": "x", "path": "link"})),
             ("glob_file_search", json!({"pattern": "*", "path": "../"})),
         ] {
             let out = dispatch(&c, &call(tool, args.clone())).await;
-            assert_eq!(
-                out.code,
-                Some(Code::PolicyDenied),
-                "{tool} {args}: {}",
-                out.content
-            );
+            assert_eq!(out.code, Some(Code::PolicyDenied), "{tool} {args}: {}", out.content);
         }
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }

@@ -60,11 +60,7 @@ pub const TOOLS: &[ToolDef] = &[
 pub fn specs() -> Vec<ToolSpec> {
     TOOLS
         .iter()
-        .map(|t| ToolSpec {
-            name: t.name.into(),
-            description: t.description.into(),
-            parameters: (t.parameters)(),
-        })
+        .map(|t| ToolSpec { name: t.name.into(), description: t.description.into(), parameters: (t.parameters)() })
         .collect()
 }
 
@@ -93,17 +89,11 @@ pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
                 .unwrap_or_default();
             ToolOutput::err(
                 Code::InvalidArgs,
-                format!(
-                    "unknown tool `{other}`.{hint} Available tools: {}",
-                    names.join(", ")
-                ),
+                format!("unknown tool `{other}`.{hint} Available tools: {}", names.join(", ")),
             )
         }
     };
-    ToolOutput {
-        content: ctx.redactor.apply(&out.content),
-        ..out
-    }
+    ToolOutput { content: ctx.redactor.apply(&out.content), ..out }
 }
 
 fn with_args<A: DeserializeOwned>(call: &ToolCall, f: impl FnOnce(A) -> ToolOutput) -> ToolOutput {
@@ -115,22 +105,18 @@ fn with_args<A: DeserializeOwned>(call: &ToolCall, f: impl FnOnce(A) -> ToolOutp
 
 /// Parse and check arguments against the tool's argument type (which mirrors its schema).
 fn parse_args<A: DeserializeOwned>(call: &ToolCall) -> Result<A, ToolOutput> {
-    let raw = if call.arguments.trim().is_empty() {
-        "{}"
-    } else {
-        call.arguments.as_str()
-    };
+    let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
     let v: Value = serde_json::from_str(raw).map_err(|e| {
-        ToolOutput::err(Code::InvalidArgs, format!("the arguments of `{}` are not valid JSON ({e}); send a JSON object that matches the tool's schema", call.name))
-    })?;
-    serde_json::from_value(v).map_err(|e| {
         ToolOutput::err(
             Code::InvalidArgs,
             format!(
-                "the arguments of `{}` do not match its schema: {e}",
+                "the arguments of `{}` are not valid JSON ({e}); send a JSON object that matches the tool's schema",
                 call.name
             ),
         )
+    })?;
+    serde_json::from_value(v).map_err(|e| {
+        ToolOutput::err(Code::InvalidArgs, format!("the arguments of `{}` do not match its schema: {e}", call.name))
     })
 }
 
@@ -146,11 +132,7 @@ pub(crate) fn object(props: Value, required: &[&str]) -> Value {
 }
 
 pub(crate) fn io_err(what: &str, e: &std::io::Error) -> ToolOutput {
-    let code = if e.kind() == std::io::ErrorKind::NotFound {
-        Code::NotFound
-    } else {
-        Code::Io
-    };
+    let code = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::Io };
     ToolOutput::err(code, format!("{what}: {e}"))
 }
 
@@ -175,11 +157,7 @@ pub(crate) mod testutil {
     }
 
     pub fn call(name: &str, args: Value) -> ToolCall {
-        ToolCall {
-            id: "t".into(),
-            name: name.into(),
-            arguments: args.to_string(),
-        }
+        ToolCall { id: "t".into(), name: name.into(), arguments: args.to_string() }
     }
 }
 
@@ -192,44 +170,17 @@ mod tests {
     async fn bad_calls_become_error_results() {
         let dir = tempfile::tempdir().unwrap();
         let c = ctx(dir.path());
-        let out = dispatch(
-            &c,
-            &ToolCall {
-                id: "1".into(),
-                name: "read_fil".into(),
-                arguments: "{}".into(),
-            },
-        )
-        .await;
+        let out = dispatch(&c, &ToolCall { id: "1".into(), name: "read_fil".into(), arguments: "{}".into() }).await;
         assert_eq!(out.code, Some(Code::InvalidArgs));
-        assert!(
-            out.content.contains("Did you mean `read_file`?"),
-            "{}",
-            out.content
-        );
-        let out = dispatch(
-            &c,
-            &ToolCall {
-                id: "1".into(),
-                name: "read_file".into(),
-                arguments: "{\"path\": ".into(),
-            },
-        )
-        .await;
+        assert!(out.content.contains("Did you mean `read_file`?"), "{}", out.content);
+        let out =
+            dispatch(&c, &ToolCall { id: "1".into(), name: "read_file".into(), arguments: "{\"path\": ".into() }).await;
         assert_eq!(out.code, Some(Code::InvalidArgs));
         assert!(out.content.contains("not valid JSON"));
         let out = dispatch(&c, &call("read_file", json!({"path": 3}))).await;
-        assert!(
-            out.content.contains("do not match its schema"),
-            "{}",
-            out.content
-        );
+        assert!(out.content.contains("do not match its schema"), "{}", out.content);
         let out = dispatch(&c, &call("read_file", json!({"path": "a", "bogus": 1}))).await;
-        assert!(
-            out.content.contains("unknown field `bogus`"),
-            "{}",
-            out.content
-        );
+        assert!(out.content.contains("unknown field `bogus`"), "{}", out.content);
     }
 
     #[test]
@@ -237,11 +188,7 @@ mod tests {
         for s in specs() {
             assert_eq!(s.parameters["type"], "object", "{}", s.name);
             for (k, v) in s.parameters["properties"].as_object().unwrap() {
-                assert!(
-                    v["description"].as_str().is_some_and(|d| !d.is_empty()),
-                    "{}.{k}",
-                    s.name
-                );
+                assert!(v["description"].as_str().is_some_and(|d| !d.is_empty()), "{}.{k}", s.name);
             }
         }
     }

@@ -68,15 +68,10 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
-        if let (Some(old), Some(new)) = (
-            line.strip_prefix("--- "),
-            lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")),
-        ) {
-            files.push(FilePatch {
-                old_path: header_path(old),
-                new_path: header_path(new),
-                hunks: vec![],
-            });
+        if let (Some(old), Some(new)) =
+            (line.strip_prefix("--- "), lines.get(i + 1).and_then(|l| l.strip_prefix("+++ ")))
+        {
+            files.push(FilePatch { old_path: header_path(old), new_path: header_path(new), hunks: vec![] });
             i += 2;
             continue;
         }
@@ -84,10 +79,7 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
             let Some(file) = files.last_mut() else {
                 return Err("a hunk (@@) comes before any ---/+++ file header".into());
             };
-            let mut h = Hunk {
-                old_start: hunk_start(line),
-                ..Default::default()
-            };
+            let mut h = Hunk { old_start: hunk_start(line), ..Default::default() };
             i += 1;
             while i < lines.len() && !lines[i].starts_with("@@") && !is_file_header(&lines, i) {
                 let l = lines[i];
@@ -141,10 +133,7 @@ fn header_path(h: &str) -> Option<String> {
     if p == "/dev/null" {
         return None;
     }
-    let p = p
-        .strip_prefix("a/")
-        .or_else(|| p.strip_prefix("b/"))
-        .unwrap_or(p);
+    let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
     Some(p.to_string())
 }
 
@@ -211,20 +200,14 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
     let files = match parse(&a.patch) {
         Ok(f) => f,
         Err(e) => {
-            return ToolOutput::err(
-                Code::InvalidArgs,
-                format!("the patch could not be parsed: {e}"),
-            );
+            return ToolOutput::err(Code::InvalidArgs, format!("the patch could not be parsed: {e}"));
         }
     };
     // Compute every result first, so a patch applies to all its files or to none.
     let mut planned: Vec<(super::paths::Resolved, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
     for f in &files {
         let Some(path) = f.new_path.as_ref().or(f.old_path.as_ref()) else {
-            return ToolOutput::err(
-                Code::InvalidArgs,
-                "a file section has /dev/null on both sides",
-            );
+            return ToolOutput::err(Code::InvalidArgs, "a file section has /dev/null on both sides");
         };
         let r = match ctx.root.resolve(path) {
             Ok(r) => r,
@@ -242,10 +225,7 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
                     None => {
                         return ToolOutput::err(
                             Code::NotFound,
-                            format!(
-                                "`{}` does not exist; to create it use `--- /dev/null`",
-                                r.rel
-                            ),
+                            format!("`{}` does not exist; to create it use `--- /dev/null`", r.rel),
                         );
                     }
                 }
@@ -266,25 +246,14 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
         if let Err(e) = res {
             return super::io_err(&format!("cannot write `{}`", r.rel), &e);
         }
-        summary.push(format!(
-            "{} {}",
-            if after.is_some() {
-                "patched"
-            } else {
-                "deleted"
-            },
-            r.rel
-        ));
+        summary.push(format!("{} {}", if after.is_some() { "patched" } else { "deleted" }, r.rel));
     }
     let id = ctx
         .changes
         .lock()
         .map(|mut c| c.record(planned.into_iter().map(|(r, b, a)| (r.rel, b, a)).collect()))
         .unwrap_or(0);
-    ToolOutput::ok(format!(
-        "{}; change #{id} (undo_patch reverts it)",
-        summary.join(", ")
-    ))
+    ToolOutput::ok(format!("{}; change #{id} (undo_patch reverts it)", summary.join(", ")))
 }
 
 #[derive(Deserialize)]
@@ -323,11 +292,7 @@ pub fn undo(ctx: &ToolContext, _a: UndoArgs) -> ToolOutput {
     }
     ToolOutput::ok(format!(
         "reverted change #{id} ({})",
-        files
-            .iter()
-            .map(|f| f.0.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
+        files.iter().map(|f| f.0.as_str()).collect::<Vec<_>>().join(", ")
     ))
 }
 

@@ -13,10 +13,7 @@ pub struct PathError {
 }
 
 fn deny(code: Code, message: impl Into<String>) -> PathError {
-    PathError {
-        code,
-        message: message.into(),
-    }
+    PathError { code, message: message.into() }
 }
 
 /// A path inside the repo: absolute on disk, and relative (with `/`) for messages and policy.
@@ -34,9 +31,7 @@ pub struct Root {
 
 impl Root {
     pub fn new(root: &Path) -> std::io::Result<Self> {
-        Ok(Root {
-            root: root.canonicalize()?,
-        })
+        Ok(Root { root: root.canonicalize()? })
     }
 
     pub fn path(&self) -> &Path {
@@ -64,18 +59,14 @@ impl Root {
                     if parts.pop().is_none() {
                         return Err(deny(
                             Code::PolicyDenied,
-                            format!(
-                                "`{input}` leads outside the repo; paths must stay beneath the repo root"
-                            ),
+                            format!("`{input}` leads outside the repo; paths must stay beneath the repo root"),
                         ));
                     }
                 }
                 Component::RootDir | Component::Prefix(_) => {
                     return Err(deny(
                         Code::PolicyDenied,
-                        format!(
-                            "`{input}` is an absolute path; give a path relative to the repo root"
-                        ),
+                        format!("`{input}` is an absolute path; give a path relative to the repo root"),
                     ));
                 }
             }
@@ -93,7 +84,10 @@ impl Root {
             match std::fs::symlink_metadata(&cur) {
                 Ok(m) if m.file_type().is_symlink() => {
                     let target = cur.canonicalize().map_err(|_| {
-                        deny(Code::PolicyDenied, format!("`{input}` goes through a symlink that leads nowhere or outside the repo"))
+                        deny(
+                            Code::PolicyDenied,
+                            format!("`{input}` goes through a symlink that leads nowhere or outside the repo"),
+                        )
                     })?;
                     self.check_inside(&target, input)?;
                 }
@@ -111,15 +105,8 @@ impl Root {
         if let Ok(canon) = probe.canonicalize() {
             self.check_inside(&canon, input)?;
         }
-        let rel = if parts.is_empty() {
-            ".".to_string()
-        } else {
-            parts.join("/")
-        };
-        Ok(Resolved {
-            abs: self.root.join(&rel),
-            rel,
-        })
+        let rel = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
+        Ok(Resolved { abs: self.root.join(&rel), rel })
     }
 
     fn check_inside(&self, canon: &Path, input: &str) -> Result<(), PathError> {
@@ -129,11 +116,7 @@ impl Root {
                 format!("`{input}` resolves (through a symlink) to a place outside the repo"),
             ));
         };
-        if rest
-            .components()
-            .next()
-            .is_some_and(|c| c.as_os_str() == ".git")
-        {
+        if rest.components().next().is_some_and(|c| c.as_os_str() == ".git") {
             return Err(deny(
                 Code::PolicyDenied,
                 format!("`{input}` resolves (through a symlink) into .git, which is off limits"),
@@ -174,11 +157,7 @@ mod tests {
             ("src2/a.py", "src2/a.py"),
         ];
         for (input, rel) in ok {
-            assert_eq!(
-                root.resolve(input).map(|r| r.rel),
-                Ok(rel.to_string()),
-                "{input}"
-            );
+            assert_eq!(root.resolve(input).map(|r| r.rel), Ok(rel.to_string()), "{input}");
         }
         let denied = [
             "/etc/passwd",

@@ -56,12 +56,7 @@ fn walk(root: &Path, base: &Path) -> impl Iterator<Item = (String, std::path::Pa
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
         .filter_map(move |e| {
-            let rel = e
-                .path()
-                .strip_prefix(&root)
-                .ok()?
-                .to_string_lossy()
-                .into_owned();
+            let rel = e.path().strip_prefix(&root).ok()?.to_string_lossy().into_owned();
             Some((rel, e.into_path()))
         })
 }
@@ -79,10 +74,7 @@ pub fn glob(ctx: &ToolContext, a: GlobArgs) -> ToolOutput {
         Ok(r) => r,
         Err(e) => return e.into(),
     };
-    let matcher = match globset::GlobBuilder::new(&a.pattern)
-        .literal_separator(false)
-        .build()
-    {
+    let matcher = match globset::GlobBuilder::new(&a.pattern).literal_separator(false).build() {
         Ok(g) => g.compile_matcher(),
         Err(e) => {
             return ToolOutput::err(Code::InvalidArgs, format!("bad glob `{}`: {e}", a.pattern));
@@ -91,11 +83,7 @@ pub fn glob(ctx: &ToolContext, a: GlobArgs) -> ToolOutput {
     let bare = !a.pattern.contains('/');
     let mut hits: Vec<String> = walk(ctx.root.path(), &base.abs)
         .filter(|(rel, _)| {
-            matcher.is_match(rel)
-                || (bare
-                    && Path::new(rel)
-                        .file_name()
-                        .is_some_and(|n| matcher.is_match(n)))
+            matcher.is_match(rel) || (bare && Path::new(rel).file_name().is_some_and(|n| matcher.is_match(n)))
         })
         .map(|(rel, _)| rel)
         .collect();
@@ -104,10 +92,7 @@ pub fn glob(ctx: &ToolContext, a: GlobArgs) -> ToolOutput {
     hits.truncate(MAX_FILES);
     let mut out = hits.join("\n");
     if total > MAX_FILES {
-        out.push_str(&format!(
-            "\n[... {} more files; use a narrower pattern ...]",
-            total - MAX_FILES
-        ));
+        out.push_str(&format!("\n[... {} more files; use a narrower pattern ...]", total - MAX_FILES));
     }
     if total == 0 {
         out = format!("no files match `{}`", a.pattern);
@@ -132,10 +117,7 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
         Ok(r) => r,
         Err(e) => return e.into(),
     };
-    let matcher = match RegexMatcherBuilder::new()
-        .case_insensitive(a.ignore_case)
-        .build(&a.pattern)
-    {
+    let matcher = match RegexMatcherBuilder::new().case_insensitive(a.ignore_case).build(&a.pattern) {
         Ok(m) => m,
         Err(e) => {
             return ToolOutput::err(Code::InvalidArgs, format!("bad regular expression: {e}"));
@@ -147,10 +129,7 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
         None => None,
     };
     let max = a.max_results.unwrap_or(100).clamp(1, 1000);
-    let mut searcher = SearcherBuilder::new()
-        .binary_detection(BinaryDetection::quit(0))
-        .line_number(true)
-        .build();
+    let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).line_number(true).build();
     let mut hits = Vec::new();
     let mut truncated = false;
     for (rel, abs) in walk(ctx.root.path(), &base.abs) {
@@ -179,9 +158,7 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
     }
     let mut out = hits.join("\n");
     if truncated {
-        out.push_str(&format!(
-            "\n[... stopped at {max} matches; narrow the pattern, path or glob ...]"
-        ));
+        out.push_str(&format!("\n[... stopped at {max} matches; narrow the pattern, path or glob ...]"));
     }
     if hits.is_empty() {
         out = format!("no matches for `{}`", a.pattern);
@@ -211,14 +188,7 @@ mod tests {
         assert_eq!(out.content, "src/a.py:1: def needle():");
         let out = dispatch(&c, &call("glob_file_search", json!({"pattern": "*.py"}))).await;
         assert_eq!(out.content, "src/a.py");
-        let out = dispatch(
-            &c,
-            &call(
-                "grep",
-                json!({"pattern": "NEEDLE", "ignore_case": true, "glob": "*.rs"}),
-            ),
-        )
-        .await;
+        let out = dispatch(&c, &call("grep", json!({"pattern": "NEEDLE", "ignore_case": true, "glob": "*.rs"}))).await;
         assert!(out.content.starts_with("no matches"));
         let out = dispatch(&c, &call("grep", json!({"pattern": "("}))).await;
         assert!(!out.ok);

@@ -34,20 +34,12 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
     if a.command.trim().is_empty() {
         return ToolOutput::err(Code::InvalidArgs, "the command is empty");
     }
-    let asked = a
-        .timeout_secs
-        .map_or(ctx.limits.cmd_timeout, Duration::from_secs);
+    let asked = a.timeout_secs.map_or(ctx.limits.cmd_timeout, Duration::from_secs);
     let remaining = ctx.deadline.saturating_duration_since(Instant::now());
     let timeout = asked.min(ctx.limits.cmd_timeout).min(remaining);
-    let res = crate::exec::run(
-        &a.command,
-        ctx.root.path(),
-        &ctx.env,
-        timeout,
-        ctx.limits.max_output_bytes,
-        &ctx.cancel,
-    )
-    .await;
+    let res =
+        crate::exec::run(&a.command, ctx.root.path(), &ctx.env, timeout, ctx.limits.max_output_bytes, &ctx.cancel)
+            .await;
     let o = match res {
         Ok(o) => o,
         Err(e) => return ToolOutput::err(Code::Io, format!("could not start the command: {e}")),
@@ -56,31 +48,15 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
     if o.timed_out {
         return ToolOutput::err(
             Code::ToolTimeout,
-            format!(
-                "timed out after {secs:.1}s and was killed (with its whole process group)\n{}",
-                o.output
-            ),
+            format!("timed out after {secs:.1}s and was killed (with its whole process group)\n{}", o.output),
         );
     }
     if o.cancelled {
-        return ToolOutput::err(
-            Code::Cancelled,
-            "the run was cancelled while the command ran",
-        );
+        return ToolOutput::err(Code::Cancelled, "the run was cancelled while the command ran");
     }
-    let code = o
-        .exit_code
-        .map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
+    let code = o.exit_code.map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
     let body = format!("exit code: {code}\nduration: {secs:.1}s\n{}", o.output);
-    if o.success() {
-        ToolOutput::ok(body)
-    } else {
-        ToolOutput {
-            ok: false,
-            code: None,
-            content: body,
-        }
-    }
+    if o.success() { ToolOutput::ok(body) } else { ToolOutput { ok: false, code: None, content: body } }
 }
 
 #[cfg(test)]
@@ -94,16 +70,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = ctx(dir.path());
         let out = dispatch(&c, &call("run_cmd", json!({"command": "echo hi; exit 2"}))).await;
-        assert!(
-            !out.ok && out.content.starts_with("exit code: 2\n"),
-            "{}",
-            out.content
-        );
-        let out = dispatch(
-            &c,
-            &call("run_cmd", json!({"command": "sleep 30", "timeout_secs": 1})),
-        )
-        .await;
+        assert!(!out.ok && out.content.starts_with("exit code: 2\n"), "{}", out.content);
+        let out = dispatch(&c, &call("run_cmd", json!({"command": "sleep 30", "timeout_secs": 1}))).await;
         assert_eq!(out.code, Some(Code::ToolTimeout), "{}", out.content);
     }
 }

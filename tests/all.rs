@@ -1,0 +1,5 @@
+//! The integration tests, in one binary: they drive the real `hone` binary against a mock
+//! model server and real git repositories in temp dirs.
+
+mod common;
+mod suite;

@@ -1,0 +1,227 @@
+//! A mock OpenAI-compatible model server: replays scripted responses (JSON or SSE, cut or
+//! stalled streams, error statuses with headers) and records every request it receives.
+
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+/// One logical assistant turn, rendered as JSON or as SSE chunks.
+#[derive(Clone, Debug, Default)]
+pub struct Turn {
+    pub content: String,
+    pub calls: Vec<(String, String)>,
+}
+
+pub fn text(content: &str) -> Turn {
+    Turn { content: content.into(), calls: vec![] }
+}
+
+pub fn call(name: &str, args: Value) -> Turn {
+    Turn { content: String::new(), calls: vec![(name.into(), args.to_string())] }
+}
+
+impl Turn {
+    pub fn with_call(mut self, name: &str, raw_args: &str) -> Turn {
+        self.calls.push((name.into(), raw_args.into()));
+        self
+    }
+
+    fn finish(&self) -> &'static str {
+        if self.calls.is_empty() { "stop" } else { "tool_calls" }
+    }
+
+    pub fn json(&self, n: usize) -> Value {
+        let calls: Vec<Value> = self
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, (name, args))| json!({"id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
+            .collect();
+        let mut msg = json!({"role": "assistant", "content": if self.content.is_empty() { Value::Null } else { json!(self.content) }});
+        if !calls.is_empty() {
+            msg["tool_calls"] = json!(calls);
+        }
+        json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": msg, "finish_reason": self.finish()}],
+               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+    }
+
+    /// SSE data payloads: content in two pieces, each tool call's arguments split in two.
+    pub fn sse(&self, n: usize, finish: bool) -> Vec<String> {
+        let mut out = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}).to_string()];
+        let half = self.content.len() / 2;
+        let (a, b) =
+            self.content.split_at(self.content.char_indices().map(|(i, _)| i).find(|i| *i >= half).unwrap_or(0));
+        for piece in [a, b] {
+            if !piece.is_empty() {
+                out.push(json!({"choices": [{"index": 0, "delta": {"content": piece}}]}).to_string());
+            }
+        }
+        for (i, (name, args)) in self.calls.iter().enumerate() {
+            let mid = args.char_indices().map(|(i, _)| i).find(|i| *i >= args.len() / 2).unwrap_or(0);
+            out.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": &args[..mid]}}]}}]}).to_string());
+            out.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": &args[mid..]}}]}}]}).to_string());
+        }
+        if finish {
+            out.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": self.finish()}]}).to_string());
+            out.push(
+                json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+                    .to_string(),
+            );
+            out.push("[DONE]".into());
+        }
+        out
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Reply {
+    Json(Value),
+    Sse(Vec<String>),
+    /// Send these chunks, then keep the connection open without sending anything more.
+    Stall(Vec<String>),
+    Status {
+        code: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Recorded {
+    pub body: Value,
+    pub auth: Option<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    queue: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+    turns_served: Mutex<usize>,
+}
+
+pub struct MockModel {
+    pub base_url: String,
+    shared: Arc<Shared>,
+}
+
+impl MockModel {
+    pub async fn start() -> MockModel {
+        let shared = Arc::new(Shared::default());
+        let app =
+            axum::Router::new().route("/v1/chat/completions", axum::routing::post(handle)).with_state(shared.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        MockModel { base_url: format!("http://{addr}/v1"), shared }
+    }
+
+    pub fn push(&self, r: Reply) -> &Self {
+        self.shared.queue.lock().unwrap().push_back(r);
+        self
+    }
+
+    /// Queue a turn in the right format for `stream`.
+    pub fn turn(&self, t: Turn, stream: bool) -> &Self {
+        let n = {
+            let mut s = self.shared.turns_served.lock().unwrap();
+            *s += 1;
+            *s
+        };
+        self.push(if stream { Reply::Sse(t.sse(n, true)) } else { Reply::Json(t.json(n)) })
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.shared.requests.lock().unwrap().clone()
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.shared.queue.lock().unwrap().len()
+    }
+
+    /// Every recorded request must have valid tool-call pairing.
+    pub fn assert_pairing(&self) {
+        for (i, r) in self.requests().iter().enumerate() {
+            if let Err(e) = check_pairing(&r.body["messages"]) {
+                panic!(
+                    "request {i} breaks tool-call pairing: {e}\n{}",
+                    serde_json::to_string_pretty(&r.body["messages"]).unwrap()
+                );
+            }
+        }
+    }
+}
+
+/// Independent check (not hone's code): each assistant tool call is answered exactly once by
+/// the tool messages right after it, and there are no other tool messages.
+pub fn check_pairing(messages: &Value) -> Result<(), String> {
+    let msgs = messages.as_array().ok_or("messages is not an array")?;
+    let mut i = 0;
+    while i < msgs.len() {
+        let m = &msgs[i];
+        if m["role"] == "tool" {
+            return Err(format!("orphan tool message at {i}"));
+        }
+        if m["role"] == "assistant" {
+            if let Some(calls) = m["tool_calls"].as_array() {
+                let mut ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap_or("")).collect();
+                let mut j = i + 1;
+                while j < msgs.len() && msgs[j]["role"] == "tool" {
+                    let id = msgs[j]["tool_call_id"].as_str().unwrap_or("");
+                    let pos = ids
+                        .iter()
+                        .position(|x| *x == id)
+                        .ok_or(format!("tool result {id} at {j} answers no open call"))?;
+                    ids.remove(pos);
+                    j += 1;
+                }
+                if !ids.is_empty() {
+                    return Err(format!("calls {ids:?} of message {i} have no result"));
+                }
+                i = j;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    s.requests.lock().unwrap().push(Recorded { body, auth });
+    let next = s.queue.lock().unwrap().pop_front();
+    match next {
+        None => {
+            (StatusCode::BAD_REQUEST, "{\"error\":{\"message\":\"mock: no scripted response left\"}}").into_response()
+        }
+        Some(Reply::Json(v)) => axum::Json(v).into_response(),
+        Some(Reply::Sse(chunks)) => sse(chunks, false),
+        Some(Reply::Stall(chunks)) => sse(chunks, true),
+        Some(Reply::Status { code, headers, body }) => {
+            let mut r = Response::builder().status(code);
+            for (k, v) in headers {
+                r = r.header(k, v);
+            }
+            r.body(Body::from(body)).unwrap()
+        }
+    }
+}
+
+fn sse(chunks: Vec<String>, stall: bool) -> Response {
+    let frames: Vec<Result<Bytes, std::io::Error>> =
+        chunks.into_iter().map(|c| Ok(Bytes::from(format!("data: {c}\n\n")))).collect();
+    let head = futures_util::stream::iter(frames);
+    let body = if stall {
+        Body::from_stream(futures_util::StreamExt::chain(head, futures_util::stream::pending()))
+    } else {
+        Body::from_stream(head)
+    };
+    Response::builder().header("content-type", "text/event-stream").body(body).unwrap()
+}

@@ -1,0 +1,118 @@
+//! Shared helpers for the integration tests: the mock model, temp repos, job specs, running hone.
+
+#![allow(dead_code)]
+
+pub mod mock_model;
+pub mod repo;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// The API key the tests hand to hone; it must never appear in any output.
+pub const KEY: &str = "sk-test-canary-9f8e7d6c5b4a";
+
+pub const CHECK_SH: &str = "grep -qx fixed status.txt || { echo \"FAIL: status.txt says '$(cat status.txt 2>/dev/null)', expected 'fixed'\"; exit 1; }\n";
+
+/// A repo whose check fails until status.txt says `fixed`.
+pub fn broken_repo() -> repo::TestRepo {
+    repo::TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("src/lib.txt", "hello\n")])
+}
+
+/// A job spec pointing at `repo` (in the temp dir as `work`) and the mock model.
+pub fn job_yaml(name: &str, base_url: &str, stream: bool) -> String {
+    format!(
+        r#"version: 1
+name: {name}
+task: Make check.sh pass.
+repo: {{ path: work }}
+model:
+  provider: openai-compatible
+  name: mock-model
+  base_url: {base_url}
+  api_key_env: HONE_TEST_API_KEY
+  stream: {stream}
+  idle_timeout: 2s
+  retry: {{ max_attempts: 4, initial_delay: 10ms, max_delay: 50ms }}
+verify:
+  - {{ name: check, run: "sh check.sh", timeout: 30s }}
+limits: {{ max_turns: 10, max_wall_time: 60s, max_fix_attempts: 2 }}
+report: {{ dir: reports }}
+"#
+    )
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub report_dir: PathBuf,
+}
+
+impl Run {
+    pub fn report(&self) -> Value {
+        let text = std::fs::read_to_string(self.report_dir.join("report.json")).expect("report.json exists");
+        serde_json::from_str(&text).expect("report.json is JSON")
+    }
+
+    pub fn events(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.report_dir.join("events.jsonl"))
+            .expect("events.jsonl exists")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each event line is JSON"))
+            .collect()
+    }
+
+    pub fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.report_dir.join(name)).unwrap_or_default()
+    }
+
+    /// Every file hone wrote, plus stdout and stderr: nothing may contain the key.
+    pub fn assert_no_secret(&self, secret: &str) {
+        for name in ["report.json", "junit.xml", "summary.md", "events.jsonl"] {
+            assert!(!self.read(name).contains(secret), "{name} leaks the secret");
+        }
+        assert!(!self.stdout.contains(secret), "stdout leaks the secret");
+        assert!(!self.stderr.contains(secret), "stderr leaks the secret");
+    }
+}
+
+/// Write `yaml` as `job.yaml` next to the repo and run `hone run` on it.
+pub async fn run_job(repo: &repo::TestRepo, yaml: &str, extra_args: &[&str]) -> Run {
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, yaml).unwrap();
+    run_hone(&["run", spec.to_str().unwrap()], extra_args, repo.dir.path().join("reports")).await
+}
+
+pub async fn run_hone(args: &[&str], extra: &[&str], report_dir: PathBuf) -> Run {
+    let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    all.extend(extra.iter().map(|s| s.to_string()));
+    let out = tokio::task::spawn_blocking(move || {
+        assert_cmd::Command::new(env!("CARGO_BIN_EXE_hone"))
+            .args(&all)
+            .env("HONE_TEST_API_KEY", KEY)
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env("RUST_LOG", "hone=debug")
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .expect("hone runs")
+    })
+    .await
+    .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        report_dir,
+    }
+}
+
+/// Validate a JUnit file against the Jenkins junit-10 XSD with xmllint (installed by .ci/run).
+pub fn assert_junit_valid(path: &Path) {
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/junit-10.xsd");
+    let out = std::process::Command::new("xmllint")
+        .args(["--noout", "--schema", xsd.to_str().unwrap(), path.to_str().unwrap()])
+        .output()
+        .expect("xmllint must be installed (apt-get install libxml2-utils); .ci/run installs it");
+    assert!(out.status.success(), "junit.xml is not valid against the XSD: {}", String::from_utf8_lossy(&out.stderr));
+}

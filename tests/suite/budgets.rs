@@ -1,0 +1,48 @@
+//! Budgets: turns and wall time.
+
+use crate::common::mock_model::{MockModel, call};
+use crate::common::*;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_turn_budget_runs_out() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    for _ in 0..5 {
+        mock.turn(call("list_dir", json!({})), false);
+    }
+    let yaml = job_yaml("turns", &mock.base_url, false).replace("max_turns: 10", "max_turns: 3");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(mock.requests().len(), 3);
+    let report = run.report();
+    assert_eq!(report["status"], "budget_exhausted");
+    assert_eq!(report["errors"][0]["code"], "E_BUDGET");
+    assert!(report["errors"][0]["message"].as_str().unwrap().contains("turn budget (3)"));
+    assert_junit_valid(&run.report_dir.join("junit.xml"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wall_time_budget_runs_out_and_kills_the_running_command() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    // A unique marker so the test can look for survivors of the process group.
+    let marker = format!("hone-wall-{}", std::process::id());
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(call("run_cmd", json!({"command": format!("sh -c 'sleep 300; echo {marker}' & sleep 300")})), false);
+    let yaml = job_yaml("wall", &mock.base_url, false).replace("max_wall_time: 60s", "max_wall_time: 2s");
+    let started = std::time::Instant::now();
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    let report = run.report();
+    assert_eq!(report["status"], "budget_exhausted");
+    assert!(report["errors"][0]["message"].as_str().unwrap().contains("wall-time budget (2s)"));
+    // The partial work is saved, not committed, and the checkout is restored.
+    assert_eq!(report["saved_ref"], "refs/hone/wall/failed");
+    assert!(repo.is_clean() && repo.head_branch() == "main");
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let survivors: Vec<String> =
+        String::from_utf8_lossy(&ps.stdout).lines().filter(|l| l.contains(&marker)).map(str::to_string).collect();
+    assert!(survivors.is_empty(), "processes outlived the run: {survivors:?}");
+}

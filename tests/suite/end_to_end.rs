@@ -1,0 +1,180 @@
+//! The whole run against a mock model and a real repo: happy paths, fix loop, failure.
+
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::*;
+use serde_json::json;
+
+async fn happy_path(stream: bool) {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("read_file", json!({"path": "check.sh"})), stream)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), stream)
+        .turn(text("Set status.txt to `fixed` so check.sh passes."), stream);
+    let run = run_job(&repo, &job_yaml("happy", &mock.base_url, stream), &[]).await;
+
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.starts_with("hone: success commit "), "{}", run.stdout);
+    assert_eq!(run.stdout.lines().count(), 1, "stdout is one line: {}", run.stdout);
+    let report = run.report();
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["turns"], 3);
+    assert_eq!(report["usage"]["total_tokens"], 360);
+    assert_eq!(
+        report["files_changed"],
+        json!([{"path": "status.txt", "status": "modified", "added": 1, "removed": 1}])
+    );
+    let sha = report["commit"]["sha"].as_str().unwrap().to_string();
+    // The commit is on hone's branch; the user's checkout is back on main, clean and unchanged.
+    assert_eq!(repo.git(&["rev-parse", "hone/happy"]), sha);
+    assert_eq!(repo.show("hone/happy", "status.txt"), "fixed");
+    assert_eq!(repo.head_branch(), "main");
+    assert!(repo.is_clean());
+    assert_eq!(repo.file("status.txt"), "broken\n");
+    let msg = repo.git(&["log", "-1", "--format=%B", "hone/happy"]);
+    assert!(msg.starts_with("hone: Set status.txt to `fixed` so check.sh passes."), "{msg}");
+    assert!(msg.contains("- check: `sh check.sh` passed") && msg.contains("Hone-Job: happy"), "{msg}");
+
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    for r in &reqs {
+        assert_eq!(r.body["stream"], stream);
+        assert_eq!(r.auth.as_deref(), Some(format!("Bearer {KEY}").as_str()));
+        let tools: Vec<&str> =
+            r.body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            tools,
+            ["list_dir", "read_file", "glob_file_search", "grep", "write_file", "apply_patch", "undo_patch", "run_cmd"]
+        );
+        if stream {
+            assert_eq!(r.body["stream_options"]["include_usage"], true);
+        }
+    }
+    // The tool result for read_file reached the model.
+    let last = reqs[1].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["role"], "tool");
+    assert!(last["content"].as_str().unwrap().contains("grep -qx fixed status.txt"));
+    // The system prompt states the task, the repo root and the checks.
+    let system = reqs[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("Make check.sh pass.")
+            && system.contains("`sh check.sh`")
+            && system.contains(repo.path.canonicalize().unwrap().to_str().unwrap())
+    );
+    mock.assert_pairing();
+    run.assert_no_secret(KEY);
+    assert_junit_valid(&run.report_dir.join("junit.xml"));
+
+    let types: Vec<String> = run.events().iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
+    assert_eq!(types.first().map(String::as_str), Some("run_started"));
+    assert_eq!(types.last().map(String::as_str), Some("run_completed"));
+    for t in [
+        "turn_started",
+        "turn_completed",
+        "tool_call_started",
+        "tool_call_completed",
+        "verify_started",
+        "verify_completed",
+        "commit",
+    ] {
+        assert!(types.iter().any(|x| x == t), "missing event {t}: {types:?}");
+    }
+    assert!(run.read("summary.md").contains("✅ hone: `happy` — success"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn happy_path_streamed() {
+    happy_path(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn happy_path_not_streamed() {
+    happy_path(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_fails_then_the_model_fixes_it() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "almost\n"})), true)
+        .turn(text("Done."), true)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), true)
+        .turn(text("Fixed for real."), true);
+    let run = run_job(&repo, &job_yaml("fixloop", &mock.base_url, true), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["fix_attempts"], 1);
+    let verify: Vec<(u64, bool)> = report["verify"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["attempt"].as_u64().unwrap(), v["passed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(verify, [(1, false), (2, true)]);
+    // The third request carries the failure as a user turn: the check, the command and its output.
+    let reqs = mock.requests();
+    let fb = reqs[2].body["messages"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(fb["role"], "user");
+    let fb = fb["content"].as_str().unwrap();
+    assert!(
+        fb.contains("## check `check` exited with 1")
+            && fb.contains("$ sh check.sh")
+            && fb.contains("status.txt says 'almost'"),
+        "{fb}"
+    );
+    mock.assert_pairing();
+    assert_junit_valid(&run.report_dir.join("junit.xml"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_still_failing_after_the_fix_attempts_fail_the_run_without_a_commit() {
+    let repo = broken_repo();
+    let base = repo.git(&["rev-parse", "HEAD"]);
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "nope\n"})), false)
+        .turn(text("Done."), false)
+        .turn(text("Still done."), false);
+    let yaml = job_yaml("stillfail", &mock.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 1");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stdout.starts_with("hone: failed"), "{}", run.stdout);
+    let report = run.report();
+    assert_eq!(report["status"], "failed");
+    assert!(report["commit"].is_null());
+    assert_eq!(report["errors"][0]["code"], "E_BUILD_FAIL");
+    // No commit anywhere on a branch; the work is saved on a private ref; the checkout is restored.
+    assert_eq!(repo.git(&["rev-parse", "main"]), base);
+    assert!(repo.git(&["branch", "--list", "hone/stillfail"]).is_empty(), "no branch is left behind");
+    assert_eq!(report["saved_ref"], "refs/hone/stillfail/failed");
+    assert_eq!(repo.show("refs/hone/stillfail/failed", "status.txt"), "nope");
+    assert!(repo.is_clean() && repo.head_branch() == "main");
+    let junit = run.read("junit.xml");
+    assert!(junit.contains("<failure") && junit.contains("check (attempt 2)"), "{junit}");
+    assert_junit_valid(&run.report_dir.join("junit.xml"));
+    assert!(run.read("summary.md").contains("❌"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dirty_work_tree_is_refused() {
+    let repo = broken_repo();
+    std::fs::write(repo.path.join("status.txt"), "uncommitted\n").unwrap();
+    let mock = MockModel::start().await;
+    let run = run_job(&repo, &job_yaml("dirty", &mock.base_url, false), &[]).await;
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("uncommitted changes") && run.stderr.contains("status.txt"), "{}", run.stderr);
+    assert!(mock.requests().is_empty());
+    assert_eq!(repo.file("status.txt"), "uncommitted\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_flag_streams_events_on_stdout() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), true).turn(text("ok"), true);
+    let run = run_job(&repo, &job_yaml("jsonout", &mock.base_url, true), &["--json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<serde_json::Value> =
+        run.stdout.lines().map(|l| serde_json::from_str(l).expect("stdout is JSONL only")).collect();
+    assert_eq!(lines.len(), run.events().len());
+    assert_eq!(lines.last().unwrap()["type"], "run_completed");
+    assert_eq!(lines.last().unwrap()["exit_code"], 0);
+}

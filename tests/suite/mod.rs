@@ -1,0 +1,5 @@
+mod budgets;
+mod end_to_end;
+mod model_faults;
+mod report_schema;
+mod spec_errors;
