@@ -9,6 +9,7 @@ pub mod exec;
 pub mod exit;
 pub mod git;
 pub mod model;
+pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod report;

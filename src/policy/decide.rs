@@ -1,0 +1,176 @@
+//! Policy decisions as pure functions: a command line or a path in, an allow or a deny out, with
+//! the rule that decided and a hint. The strictest matching rule wins.
+
+use super::shell::{self, SimpleCmd};
+use super::{PWord, Pattern, Policy};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub allowed: bool,
+    /// The rule that decided, e.g. ``commands.deny[0] `curl *` ``.
+    pub rule: String,
+    /// The simple command or path the rule applied to.
+    pub subject: String,
+    /// What the model can do instead.
+    pub hint: String,
+}
+
+impl Decision {
+    fn allow(rule: String, subject: String) -> Self {
+        Decision { allowed: true, rule, subject, hint: String::new() }
+    }
+    fn deny(rule: String, subject: String, hint: &str) -> Self {
+        Decision { allowed: false, rule, subject, hint: hint.into() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+fn basename(s: &str) -> &str {
+    s.rsplit('/').next().unwrap_or(s)
+}
+
+/// Match pattern words against a command's words; `Any` matches any number of words.
+fn words_match(p: &[PWord], argv: &[String]) -> bool {
+    match p.split_first() {
+        None => argv.is_empty(),
+        Some((PWord::Any, rest)) => (0..=argv.len()).any(|k| words_match(rest, &argv[k..])),
+        Some((w, rest)) => argv.split_first().is_some_and(|(a, tail)| {
+            let ok = match w {
+                PWord::Literal(l) => l == a,
+                PWord::Glob(g) => g.is_match(a),
+                PWord::Any => true,
+            };
+            ok && words_match(rest, tail)
+        }),
+    }
+}
+
+/// Deny patterns also match the program's base name (`/usr/bin/curl` is `curl`); allow
+/// patterns match only the words as written.
+fn deny_match<'a>(deny: &'a [Pattern], cmd: &SimpleCmd) -> Option<&'a Pattern> {
+    let mut base = cmd.argv.clone();
+    base[0] = basename(&cmd.argv[0]).to_string();
+    deny.iter().find(|p| words_match(&p.words, &cmd.argv) || words_match(&p.words, &base))
+}
+
+/// May the model run `cmdline`? Every simple command inside it must be allowed.
+pub fn decide_command(policy: &Policy, cmdline: &str) -> Decision {
+    let cmds = match shell::analyse(cmdline) {
+        Ok(c) => c,
+        Err(reason) => {
+            return Decision::deny(
+                format!("unanalysable: {reason}"),
+                cmdline.into(),
+                "write the command plainly (no eval, no computed command names, no hidden characters) so it can be checked",
+            );
+        }
+    };
+    if cmds.is_empty() {
+        return Decision::allow("nothing to run".into(), cmdline.into());
+    }
+    let mut rules = Vec::new();
+    for c in &cmds {
+        let d = decide_simple(policy, c);
+        if !d.allowed {
+            return d;
+        }
+        if !rules.contains(&d.rule) {
+            rules.push(d.rule);
+        }
+    }
+    Decision::allow(rules.join("; "), cmdline.into())
+}
+
+fn decide_simple(policy: &Policy, c: &SimpleCmd) -> Decision {
+    let text = c.text();
+    if let Some(p) = deny_match(&policy.deny, c) {
+        return Decision::deny(
+            format!("{} `{}`", p.key, p.text),
+            text,
+            "this command is denied by the policy; find another way or stop and explain",
+        );
+    }
+    for w in &c.writes {
+        let d = decide_path(policy, w, Access::Write);
+        if !d.allowed {
+            return Decision { subject: format!("{text} (writes {w})"), ..d };
+        }
+    }
+    // Files the command reads: redirect sources and static arguments that name read-denied paths.
+    let args = c.argv.iter().zip(&c.dynamic).skip(1).filter(|(a, d)| !**d && !a.starts_with('-')).map(|(a, _)| a);
+    for r in c.reads.iter().chain(args) {
+        let d = decide_path(policy, r, Access::Read);
+        if !d.allowed {
+            return Decision { subject: format!("{text} (reads {r})"), ..d };
+        }
+    }
+    if let Some(p) = policy.allow.iter().find(|p| words_match(&p.words, &c.argv)) {
+        return Decision::allow(format!("{} `{}`", p.key, p.text), text);
+    }
+    if policy.default_allow {
+        Decision::allow("commands.default: allow".into(), text)
+    } else {
+        Decision::deny(
+            "commands.default: deny (no allow rule matches)".into(),
+            text,
+            "only commands the policy allows can run; use the file tools, or the verify commands, instead",
+        )
+    }
+}
+
+/// Normalize a path as the model or a command wrote it to a repo-relative form for matching.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+/// May the model read or write `path` (repo-relative)?
+pub fn decide_path(policy: &Policy, path: &str, access: Access) -> Decision {
+    let rel = normalize(path);
+    if access == Access::Read {
+        if let Some(r) = policy.read_deny.iter().find(|r| r.matcher.is_match(&rel)) {
+            return Decision::deny(
+                format!("{} `{}`", r.key, r.glob),
+                rel,
+                "this file may hold secrets and is not readable",
+            );
+        }
+        return Decision::allow("read".into(), rel);
+    }
+    if rel == ".git" || rel.starts_with(".git/") {
+        return Decision::deny(
+            "built-in: .git is never writable".into(),
+            rel,
+            "hone manages git; edit files in the work tree",
+        );
+    }
+    if let Some(r) = policy.write_deny.iter().find(|r| r.matcher.is_match(&rel)) {
+        return Decision::deny(format!("{} `{}`", r.key, r.glob), rel, "this path is protected by the policy");
+    }
+    if !policy.write_allow.is_empty() {
+        return match policy.write_allow.iter().find(|r| r.matcher.is_match(&rel)) {
+            Some(r) => Decision::allow(format!("{} `{}`", r.key, r.glob), rel),
+            None => Decision::deny(
+                "paths.write_allow (no rule matches)".into(),
+                rel,
+                "only paths listed in paths.write_allow may change",
+            ),
+        };
+    }
+    Decision::allow("write".into(), rel)
+}

@@ -1,0 +1,285 @@
+//! The policy file: what the model may run, read, write and reach. It replaces every interactive
+//! confirmation: what it does not allow is denied with a reason, and the run goes on.
+
+pub mod decide;
+pub mod raw;
+pub mod shell;
+pub mod wrappers;
+
+pub use decide::{Access, Decision, decide_command, decide_path};
+
+use crate::spec::{Diagnostic, yaml};
+use globset::GlobMatcher;
+use raw::{RawPolicy, SandboxMode};
+use std::path::{Path, PathBuf};
+
+/// One word of a command pattern.
+#[derive(Debug, Clone)]
+pub enum PWord {
+    /// `*` alone: any number of words (including none).
+    Any,
+    Literal(String),
+    Glob(GlobMatcher),
+}
+
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// Where it came from, e.g. `commands.deny[2]`.
+    pub key: String,
+    pub text: String,
+    pub words: Vec<PWord>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PathRule {
+    pub key: String,
+    pub glob: String,
+    pub matcher: GlobMatcher,
+}
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The file it was loaded from; `None` for the built-in default.
+    pub source: Option<PathBuf>,
+    pub default_allow: bool,
+    pub allow: Vec<Pattern>,
+    pub deny: Vec<Pattern>,
+    pub read_deny: Vec<PathRule>,
+    /// Empty means every path (not otherwise denied) is writable.
+    pub write_allow: Vec<PathRule>,
+    pub write_deny: Vec<PathRule>,
+    /// Extra absolute paths commands may write to under Landlock.
+    pub sandbox_writable: Vec<PathBuf>,
+    pub network: bool,
+    pub sandbox: bool,
+    pub env_pass: Vec<String>,
+    pub pass_secrets: Vec<String>,
+    pub secrets: Vec<String>,
+    pub max_files_changed: usize,
+    pub max_lines_changed: usize,
+}
+
+pub const DEFAULT_READ_DENY: &[&str] = &[
+    "**/.env",
+    "**/.env.*",
+    "**/*.pem",
+    "**/*.key",
+    "**/id_rsa*",
+    "**/id_ecdsa*",
+    "**/id_ed25519*",
+    "**/.netrc",
+    "**/.npmrc",
+    "**/.pypirc",
+    "**/.git-credentials",
+];
+pub const DEFAULT_WRITE_DENY: &[&str] = &[".github/workflows/**"];
+pub const DEFAULT_ENV_PASS: &[&str] =
+    &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
+
+fn compile_glob(g: &str) -> Result<GlobMatcher, String> {
+    globset::GlobBuilder::new(g).literal_separator(true).build().map(|g| g.compile_matcher()).map_err(|e| e.to_string())
+}
+
+/// Compile a command pattern: words separated by spaces; `*` alone matches any number of words;
+/// `*`, `?` and `[..]` inside a word are globs over that word.
+pub fn compile_pattern(key: &str, text: &str) -> Result<Pattern, String> {
+    let mut words = Vec::new();
+    for w in text.split_whitespace() {
+        words.push(if w == "*" {
+            PWord::Any
+        } else if w.contains(['*', '?', '[']) {
+            PWord::Glob(
+                globset::GlobBuilder::new(w)
+                    .literal_separator(false)
+                    .build()
+                    .map_err(|e| e.to_string())?
+                    .compile_matcher(),
+            )
+        } else {
+            PWord::Literal(w.to_string())
+        });
+    }
+    if words.is_empty() {
+        return Err("the pattern is empty".into());
+    }
+    Ok(Pattern { key: key.into(), text: text.into(), words })
+}
+
+fn rules(key: &str, globs: &[String]) -> Result<Vec<PathRule>, (String, String)> {
+    globs
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let k = format!("{key}[{i}]");
+            compile_glob(g).map(|matcher| PathRule { key: k.clone(), glob: g.clone(), matcher }).map_err(|e| (k, e))
+        })
+        .collect()
+}
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+impl Policy {
+    /// The policy used when the job names none: read, edit files in the repo, run the verify
+    /// commands (added with `allow_verify`), nothing else; no network.
+    pub fn builtin() -> Policy {
+        let read_deny = rules("default.read_deny", &strs(DEFAULT_READ_DENY)).unwrap_or_default();
+        let write_deny = rules("default.write_deny", &strs(DEFAULT_WRITE_DENY)).unwrap_or_default();
+        Policy {
+            source: None,
+            default_allow: false,
+            allow: vec![],
+            deny: vec![],
+            read_deny,
+            write_allow: vec![],
+            write_deny,
+            sandbox_writable: vec![],
+            network: false,
+            sandbox: true,
+            env_pass: strs(DEFAULT_ENV_PASS),
+            pass_secrets: vec![],
+            secrets: vec![],
+            max_files_changed: 100,
+            max_lines_changed: 5000,
+        }
+    }
+
+    /// Let the model run each verify command, with extra arguments (`CMD *`).
+    pub fn allow_verify(&mut self, commands: &[(String, String)]) {
+        for (name, cmd) in commands {
+            if let Ok(cmds) = shell::analyse(cmd) {
+                for c in cmds {
+                    let text = format!("{} *", c.argv.iter().map(|a| wrappers::quote(a)).collect::<Vec<_>>().join(" "));
+                    let words: Vec<PWord> =
+                        c.argv.iter().map(|a| PWord::Literal(a.clone())).chain([PWord::Any]).collect();
+                    self.allow.push(Pattern { key: format!("verify `{name}`"), text, words });
+                }
+            }
+        }
+    }
+
+    /// Make `rel` (repo-relative) unwritable, e.g. the policy file itself.
+    pub fn protect(&mut self, rel: &str, why: &str) {
+        if let Ok(matcher) = compile_glob(&globset::escape(rel)) {
+            self.write_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher });
+        }
+    }
+}
+
+/// Load and validate a policy file; every problem is reported with its position.
+pub fn load(path: &Path) -> Result<Policy, Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic {
+            file: file.clone(),
+            line: 1,
+            col: 1,
+            path: String::new(),
+            message: format!("cannot read the policy file: {e}"),
+            help: Some("`policy:` is relative to the job spec".into()),
+            source_line: None,
+            width: 1,
+        }]
+    })?;
+    let loaded = yaml::load::<RawPolicy>(&file, &text).map_err(|d| vec![d])?;
+    let map = loaded.map;
+    let mut errors = loaded.errors;
+    let raw = loaded.value;
+    let mut p = Policy::builtin();
+    p.source = Some(path.to_path_buf());
+    match raw.version {
+        Some(1) => {}
+        Some(v) => errors.push(map.at_value(
+            "version",
+            format!("unsupported policy version {v}"),
+            Some("this hone reads `version: 1`".into()),
+        )),
+        None if !loaded.removed.contains("version") => errors.push(map.at_key(
+            "",
+            "missing required key `version` at the top level",
+            Some("add `version: 1`".into()),
+        )),
+        None => {}
+    }
+    let cmds = raw.commands.unwrap_or_default();
+    p.default_allow = matches!(cmds.default, Some(raw::Default::Allow));
+    for (list, key, target) in [(cmds.allow, "commands.allow", &mut p.allow), (cmds.deny, "commands.deny", &mut p.deny)]
+    {
+        for (i, text) in list.unwrap_or_default().iter().enumerate() {
+            let k = format!("{key}[{i}]");
+            match compile_pattern(&k, text) {
+                Ok(pat) => target.push(pat),
+                Err(e) => errors.push(map.at_value(
+                    &k,
+                    format!("bad command pattern: {e}"),
+                    Some("words separated by spaces; `*` alone matches any words".into()),
+                )),
+            }
+        }
+    }
+    let paths = raw.paths.unwrap_or_default();
+    for (list, key, target) in [
+        (paths.read_deny, "paths.read_deny", &mut p.read_deny),
+        (paths.write_allow, "paths.write_allow", &mut p.write_allow),
+        (paths.write_deny, "paths.write_deny", &mut p.write_deny),
+    ] {
+        if let Some(globs) = list {
+            match rules(key, &globs) {
+                Ok(r) => *target = r,
+                Err((k, e)) => errors.push(map.at_value(
+                    &k,
+                    format!("bad glob: {e}"),
+                    Some("use globs like `src/**` or `**/*.pem`".into()),
+                )),
+            }
+        }
+    }
+    for (i, w) in paths.sandbox_writable.unwrap_or_default().iter().enumerate() {
+        if Path::new(w).is_absolute() {
+            p.sandbox_writable.push(PathBuf::from(w));
+        } else {
+            errors.push(map.at_value(&format!("paths.sandbox_writable[{i}]"), "must be an absolute path", None));
+        }
+    }
+    p.network = raw.network.unwrap_or(false);
+    p.sandbox = raw.sandbox != Some(SandboxMode::Off);
+    let env = raw.env.unwrap_or_default();
+    if let Some(pass) = env.pass {
+        p.env_pass = pass;
+    }
+    p.pass_secrets = env.pass_secrets.unwrap_or_default();
+    p.secrets = raw.secrets.unwrap_or_default();
+    let limits = raw.limits.unwrap_or_default();
+    p.max_files_changed = limits.max_files_changed.unwrap_or(p.max_files_changed);
+    p.max_lines_changed = limits.max_lines_changed.unwrap_or(p.max_lines_changed);
+    for (k, v) in [("limits.max_files_changed", p.max_files_changed), ("limits.max_lines_changed", p.max_lines_changed)]
+    {
+        if v == 0 {
+            errors.push(map.at_value(k, "must be at least 1", None));
+        }
+    }
+    if errors.is_empty() {
+        let ex = cmds.examples.unwrap_or_default();
+        for (list, want_allow, key) in
+            [(ex.allow, true, "commands.examples.allow"), (ex.deny, false, "commands.examples.deny")]
+        {
+            for (i, cmd) in list.unwrap_or_default().iter().enumerate() {
+                let d = decide_command(&p, cmd);
+                if d.allowed != want_allow {
+                    let verdict = if d.allowed { "allows" } else { "denies" };
+                    errors.push(map.at_value(
+                        &format!("{key}[{i}]"),
+                        format!("the rules {verdict} `{cmd}`, but the example expects the opposite ({})", d.rule),
+                        Some("fix the rules or the example: examples are checked like unit tests when the policy loads".into()),
+                    ));
+                }
+            }
+        }
+    }
+    errors.sort_by_key(|d| (d.line, d.col));
+    if errors.is_empty() { Ok(p) } else { Err(errors) }
+}
+
+#[cfg(test)]
+mod tests;

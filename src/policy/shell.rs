@@ -1,0 +1,355 @@
+//! Shell analysis: parse a command line with a real bash parser (brush-parser) and list every
+//! simple command it would run: through pipelines, lists, subshells, `$(…)`, backticks, process
+//! substitution, heredocs, assignments, redirect targets, and recursively through `bash -c`
+//! strings and command runners (`env`, `timeout`, `xargs`, `find -exec`, …). What cannot be
+//! analysed is refused with a reason. Pure: no I/O.
+
+use super::wrappers;
+use brush_parser::ast::{
+    self, Command, CommandPrefixOrSuffixItem as Item, CompoundCommand, IoFileRedirectKind, IoRedirect,
+};
+use brush_parser::word::{self, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+/// One simple command, with its words as the shell would see them when they are static.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimpleCmd {
+    /// The words; a word with expansions keeps its source text (e.g. `$HOME/x`).
+    pub argv: Vec<String>,
+    /// Per word: whether it contains expansions (its value is only known at run time).
+    pub dynamic: Vec<bool>,
+    /// Static targets of output redirections (`> f`, `>> f`, `<> f`).
+    pub writes: Vec<String>,
+    /// Static targets of input redirections (`< f`).
+    pub reads: Vec<String>,
+}
+
+impl SimpleCmd {
+    pub fn text(&self) -> String {
+        self.argv.join(" ")
+    }
+}
+
+pub const MAX_DEPTH: usize = 16;
+
+/// Variables that change which program runs or what the shell does before it runs.
+const DANGEROUS_VARS: &[&str] = &[
+    "PATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "IFS",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "PS4",
+    "PAGER",
+    "GIT_PAGER",
+    "EDITOR",
+    "VISUAL",
+    "GIT_EDITOR",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_EXEC_PATH",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_PROXY_COMMAND",
+    "GIT_CONFIG",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+];
+
+pub fn is_dangerous_var(name: &str) -> bool {
+    DANGEROUS_VARS.contains(&name) || name.starts_with("GIT_CONFIG_KEY_") || name.starts_with("GIT_CONFIG_VALUE_")
+}
+
+/// Characters that make text look like something it is not: CR and other controls, zero-width
+/// and bidirectional-override characters.
+fn deceptive_char(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}')
+}
+
+/// Every simple command `cmd` would run, or the reason it cannot be analysed.
+pub fn analyse(cmd: &str) -> Result<Vec<SimpleCmd>, String> {
+    let mut out = Vec::new();
+    analyse_into(cmd, 0, &mut out)?;
+    Ok(out)
+}
+
+pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+    }
+    if let Some(c) = cmd.chars().find(|c| deceptive_char(*c)) {
+        return Err(format!("contains the control or invisible character U+{:04X}", c as u32));
+    }
+    let opts = ParserOptions::default();
+    let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);
+    let program = parser.parse_program().map_err(|e| format!("does not parse as a shell command ({e})"))?;
+    let mut w = Walker { depth, out };
+    for list in &program.complete_commands {
+        w.list(list)?;
+    }
+    Ok(())
+}
+
+struct Walker<'a> {
+    depth: usize,
+    out: &'a mut Vec<SimpleCmd>,
+}
+
+impl Walker<'_> {
+    fn list(&mut self, l: &ast::CompoundList) -> Result<(), String> {
+        for ast::CompoundListItem(and_or, _) in &l.0 {
+            self.pipeline(&and_or.first)?;
+            for next in &and_or.additional {
+                match next {
+                    ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn pipeline(&mut self, p: &ast::Pipeline) -> Result<(), String> {
+        p.seq.iter().try_for_each(|c| self.command(c))
+    }
+
+    fn command(&mut self, c: &Command) -> Result<(), String> {
+        match c {
+            Command::Simple(s) => self.simple(s),
+            Command::Compound(cc, redirects) => {
+                self.compound(cc)?;
+                redirects.iter().flat_map(|r| r.0.iter()).try_for_each(|r| self.redirect(r, &mut None))
+            }
+            Command::Function(f) => {
+                self.compound(&f.body.0)?;
+                f.body.1.iter().flat_map(|r| r.0.iter()).try_for_each(|r| self.redirect(r, &mut None))
+            }
+            Command::ExtendedTest(t, redirects) => {
+                no_substitution(&t.to_string(), "a [[ ]] test")?;
+                redirects.iter().flat_map(|r| r.0.iter()).try_for_each(|r| self.redirect(r, &mut None))
+            }
+        }
+    }
+
+    fn compound(&mut self, c: &CompoundCommand) -> Result<(), String> {
+        match c {
+            CompoundCommand::Arithmetic(a) => {
+                no_substitution(&c.to_string(), "an arithmetic command")?;
+                // `((cmd x))` is arithmetic to bash but nested subshells to sh/dash: when the
+                // body reads like a command, it must also pass as one.
+                let body = a.expr.value.as_str();
+                if looks_like_command(body) { analyse_into(body, self.depth + 1, self.out) } else { Ok(()) }
+            }
+            CompoundCommand::ArithmeticForClause(_) => no_substitution(&c.to_string(), "an arithmetic command"),
+            CompoundCommand::BraceGroup(b) => self.list(&b.list),
+            CompoundCommand::Subshell(s) => self.list(&s.list),
+            CompoundCommand::ForClause(f) => {
+                for v in f.values.iter().flatten() {
+                    self.word(&v.value)?;
+                }
+                self.list(&f.body.list)
+            }
+            CompoundCommand::CaseClause(cc) => {
+                self.word(&cc.value.value)?;
+                for item in &cc.cases {
+                    for p in &item.patterns {
+                        self.word(&p.value)?;
+                    }
+                    if let Some(l) = &item.cmd {
+                        self.list(l)?;
+                    }
+                }
+                Ok(())
+            }
+            CompoundCommand::IfClause(i) => {
+                self.list(&i.condition)?;
+                self.list(&i.then)?;
+                for e in i.elses.iter().flatten() {
+                    if let Some(cond) = &e.condition {
+                        self.list(cond)?;
+                    }
+                    self.list(&e.body)?;
+                }
+                Ok(())
+            }
+            CompoundCommand::WhileClause(w) | CompoundCommand::UntilClause(w) => {
+                self.list(&w.0)?;
+                self.list(&w.1.list)
+            }
+            CompoundCommand::Coprocess(c) => self.command(&c.body),
+        }
+    }
+
+    fn simple(&mut self, s: &ast::SimpleCommand) -> Result<(), String> {
+        let mut cmd = SimpleCmd { argv: vec![], dynamic: vec![], writes: vec![], reads: vec![] };
+        let items: Vec<&Item> =
+            s.prefix.iter().flat_map(|p| p.0.iter()).chain(s.suffix.iter().flat_map(|p| p.0.iter())).collect();
+        let mut words: Vec<(String, bool)> = Vec::new();
+        if let Some(name) = &s.word_or_name {
+            words.push(self.word(&name.value)?);
+        }
+        for item in items {
+            match item {
+                Item::IoRedirect(r) => {
+                    let mut target = Some(&mut cmd);
+                    self.redirect(r, &mut target)?;
+                }
+                Item::Word(w) => words.push(self.word(&w.value)?),
+                Item::AssignmentWord(a, _) => self.assignment(a)?,
+                Item::ProcessSubstitution(_, sub) => self.list(&sub.list)?,
+            }
+        }
+        if words.is_empty() {
+            return Ok(()); // only assignments and redirections
+        }
+        let (name, dynamic_name) = &words[0];
+        if *dynamic_name || name.contains(['*', '?', '[']) {
+            return Err(format!(
+                "the command name `{name}` is computed at run time (dynamic command names cannot be checked)"
+            ));
+        }
+        if !name.is_ascii() {
+            return Err(format!("the command name `{name}` has non-ASCII characters (possible look-alike)"));
+        }
+        cmd.argv = words.iter().map(|(w, _)| w.clone()).collect();
+        cmd.dynamic = words.iter().map(|(_, d)| *d).collect();
+        wrappers::unwrap(&cmd, self.depth, self.out)?;
+        self.out.push(cmd);
+        Ok(())
+    }
+
+    fn assignment(&mut self, a: &ast::Assignment) -> Result<(), String> {
+        let name = match &a.name {
+            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n,
+        };
+        if is_dangerous_var(name) {
+            return Err(format!("sets `{name}`, which changes what runs (not allowed in commands)"));
+        }
+        match &a.value {
+            ast::AssignmentValue::Scalar(w) => self.word(&w.value).map(|_| ()),
+            ast::AssignmentValue::Array(items) => items.iter().try_for_each(|(k, v)| {
+                if let Some(k) = k {
+                    self.word(&k.value)?;
+                }
+                self.word(&v.value).map(|_| ())
+            }),
+        }
+    }
+
+    fn redirect(&mut self, r: &IoRedirect, target: &mut Option<&mut SimpleCmd>) -> Result<(), String> {
+        match r {
+            IoRedirect::File(_, kind, t) => match t {
+                ast::IoFileRedirectTarget::Filename(w) => {
+                    let (path, dynamic) = self.word(&w.value)?;
+                    if let Some(cmd) = target.as_deref_mut().filter(|_| !dynamic) {
+                        match kind {
+                            IoFileRedirectKind::Read => cmd.reads.push(path),
+                            IoFileRedirectKind::Write | IoFileRedirectKind::Append | IoFileRedirectKind::Clobber => {
+                                cmd.writes.push(path)
+                            }
+                            IoFileRedirectKind::ReadAndWrite => {
+                                cmd.reads.push(path.clone());
+                                cmd.writes.push(path);
+                            }
+                            _ => {}
+                        }
+                    }
+                    Ok(())
+                }
+                ast::IoFileRedirectTarget::ProcessSubstitution(_, sub) => self.list(&sub.list),
+                ast::IoFileRedirectTarget::Duplicate(w) => self.word(&w.value).map(|_| ()),
+                ast::IoFileRedirectTarget::Fd(_) => Ok(()),
+            },
+            IoRedirect::HereDocument(_, doc) => {
+                if doc.requires_expansion {
+                    self.word(&doc.doc.value)?;
+                }
+                Ok(())
+            }
+            IoRedirect::HereString(_, w) => self.word(&w.value).map(|_| ()),
+            IoRedirect::OutputAndError(w, _) => {
+                let (path, dynamic) = self.word(&w.value)?;
+                if let Some(cmd) = target.as_deref_mut().filter(|_| !dynamic) {
+                    cmd.writes.push(path);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The static value of a word (or its source text), and whether it has expansions.
+    /// Command substitutions inside it are analysed as commands in their own right.
+    fn word(&mut self, raw: &str) -> Result<(String, bool), String> {
+        let pieces =
+            word::parse(raw, &ParserOptions::default()).map_err(|e| format!("cannot parse the word `{raw}` ({e})"))?;
+        let mut text = String::new();
+        let mut dynamic = false;
+        self.pieces(raw, &pieces, &mut text, &mut dynamic)?;
+        Ok((text, dynamic))
+    }
+
+    fn pieces(
+        &mut self,
+        raw: &str,
+        pieces: &[WordPieceWithSource],
+        text: &mut String,
+        dynamic: &mut bool,
+    ) -> Result<(), String> {
+        for p in pieces {
+            let src = raw.get(p.start_index..p.end_index).unwrap_or(raw);
+            match &p.piece {
+                WordPiece::Text(s) | WordPiece::SingleQuotedText(s) => text.push_str(s),
+                WordPiece::EscapeSequence(s) => text.push_str(s.strip_prefix('\\').unwrap_or(s)),
+                WordPiece::AnsiCQuotedText(s) => {
+                    text.push_str(s);
+                    *dynamic = true;
+                }
+                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    self.pieces(raw, inner, text, dynamic)?
+                }
+                WordPiece::TildeExpansion(_) => {
+                    text.push_str(src);
+                    *dynamic = true;
+                }
+                WordPiece::ParameterExpansion(_) | WordPiece::ArithmeticExpression(_) => {
+                    no_substitution(src, "an expansion")?;
+                    text.push_str(src);
+                    *dynamic = true;
+                }
+                WordPiece::CommandSubstitution(inner) | WordPiece::BackquotedCommandSubstitution(inner) => {
+                    analyse_into(inner, self.depth + 1, self.out)?;
+                    text.push_str(src);
+                    *dynamic = true;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Two adjacent plain words (`curl x`) read as a command, not as arithmetic (`i + 1`, `x++`).
+fn looks_like_command(expr: &str) -> bool {
+    let plain = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "_./-:@=".contains(c));
+    let toks: Vec<&str> = expr.split_whitespace().collect();
+    toks.windows(2).any(|w| {
+        plain(w[0]) && plain(w[1]) && w[0].starts_with(|c: char| c.is_ascii_alphabetic() || c == '/' || c == '.')
+    }) || (toks.len() == 1 && toks[0].starts_with('/'))
+}
+
+/// Refuse text that hides a command substitution where hone does not analyse it.
+fn no_substitution(src: &str, what: &str) -> Result<(), String> {
+    if src.contains("$(") || src.contains('`') || src.contains("<(") || src.contains(">(") {
+        return Err(format!("has a command substitution inside {what}, which cannot be analysed"));
+    }
+    Ok(())
+}
