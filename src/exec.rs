@@ -48,9 +48,12 @@ pub async fn run(
     timeout: Duration,
     cap: usize,
     cancel: &CancellationToken,
+    sandbox: &crate::sandbox::Sandbox,
 ) -> std::io::Result<CmdOutput> {
     let start = Instant::now();
-    let mut child = Command::new(shell())
+    let mut command = Command::new(shell());
+    crate::sandbox::apply(&mut command, sandbox)?;
+    let mut child = command
         .arg("-c")
         .arg(cmd)
         .current_dir(cwd)
@@ -206,6 +209,7 @@ mod tests {
             Duration::from_secs(10),
             1000,
             &CancellationToken::new(),
+            &Default::default(),
         )
         .await
         .unwrap();
@@ -226,6 +230,7 @@ mod tests {
             Duration::from_secs(10),
             1000,
             &CancellationToken::new(),
+            &Default::default(),
         )
         .await
         .unwrap();
@@ -242,6 +247,7 @@ mod tests {
             Duration::from_secs(60),
             1000,
             &CancellationToken::new(),
+            &Default::default(),
         )
         .await
         .unwrap();
@@ -254,7 +260,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let o = run("sleep 600", dir.path(), &env(), Duration::from_secs(600), 1000, &cancel).await.unwrap();
+        let o = run("sleep 600", dir.path(), &env(), Duration::from_secs(600), 1000, &cancel, &Default::default())
+            .await
+            .unwrap();
         assert!(o.cancelled && !o.success());
     }
 }

@@ -69,6 +69,10 @@ impl Workspace {
         &self.root
     }
 
+    pub fn git_dir(&self) -> PathBuf {
+        self.repo.path().to_path_buf()
+    }
+
     fn is_excluded(&self, rel: &str) -> bool {
         self.excluded.iter().any(|e| rel == e || rel.starts_with(&format!("{e}/")))
     }

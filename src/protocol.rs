@@ -203,6 +203,15 @@ pub enum Event {
         code: Code,
         message: String,
     },
+    /// An audit record: every policy decision, allowed or denied, with the rule that decided.
+    PolicyDecision {
+        trace_id: String,
+        turn: u32,
+        tool: String,
+        subject: String,
+        allowed: bool,
+        rule: String,
+    },
     RunCompleted {
         status: String,
         exit_code: i32,

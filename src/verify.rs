@@ -38,9 +38,10 @@ pub async fn run_check(
     env: &[(String, String)],
     deadline: Instant,
     cancel: &CancellationToken,
+    sandbox: &crate::sandbox::Sandbox,
 ) -> CheckResult {
     let timeout = check.timeout.min(deadline.saturating_duration_since(Instant::now()));
-    let res = crate::exec::run(&check.run, cwd, env, timeout, OUTPUT_CAP, cancel).await;
+    let res = crate::exec::run(&check.run, cwd, env, timeout, OUTPUT_CAP, cancel, sandbox).await;
     let (passed, exit_code, timed_out, cancelled, duration, output) = match res {
         Ok(o) => (o.success(), o.exit_code, o.timed_out, o.cancelled, o.duration, o.output),
         Err(e) => (false, None, false, false, Duration::ZERO, format!("could not start the command: {e}")),
@@ -129,8 +130,8 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(60);
         let cancel = CancellationToken::new();
         let script = "for i in $(seq 1 100); do echo noise $i; done; echo 'AssertionError: 3 != 4'; for i in $(seq 1 100); do echo more $i; done; exit 1";
-        let bad = run_check(&check("test", script), 1, dir.path(), &env, deadline, &cancel).await;
-        let good = run_check(&check("lint", "true"), 1, dir.path(), &env, deadline, &cancel).await;
+        let bad = run_check(&check("test", script), 1, dir.path(), &env, deadline, &cancel, &Default::default()).await;
+        let good = run_check(&check("lint", "true"), 1, dir.path(), &env, deadline, &cancel, &Default::default()).await;
         assert!(!bad.passed && good.passed);
         assert_eq!(bad.output_tail.lines().count(), TAIL_LINES);
         let fb = feedback(&[good, bad], 1, 3);
@@ -151,6 +152,7 @@ mod tests {
             &env,
             Instant::now() + Duration::from_millis(300),
             &CancellationToken::new(),
+            &Default::default(),
         )
         .await;
         assert!(r.timed_out && !r.passed);

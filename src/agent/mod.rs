@@ -1,19 +1,21 @@
-//! One `hone run`: intake (spec, model, repo), the turn loop under the run's budgets, then
-//! commit or save the work, restore the user's checkout, and write every report.
+//! One `hone run`: intake, the turn loop under the run's budgets, the guards, then commit or save
+//! the work, restore the user's checkout, and write every report.
 
 pub mod history;
+pub mod intake;
 pub mod prompt;
 pub mod setup;
 pub mod turns;
 
 use crate::error::{Code, HoneError};
-use crate::events::{Events, now_rfc3339};
-use crate::git::{OriginalHead, Workspace};
+use crate::events::now_rfc3339;
+use crate::guard::{GitGuard, diff_guard};
 use crate::protocol::{Event, Message};
 use crate::redact::Redactor;
 use crate::report::{self, CommitInfo, ErrorRecord, RunReport, Status};
 use crate::spec::{self, Job};
 use crate::tools::{self, ToolContext, paths::Root};
+use intake::Prepared;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -33,7 +35,7 @@ pub struct RunOptions {
 /// How the run ended, for the CLI.
 pub struct RunOutcome {
     pub exit_code: i32,
-    /// The one-line result for stdout (empty under `--json`).
+    /// The one-line result for stdout.
     pub line: String,
 }
 
@@ -44,99 +46,68 @@ pub struct Invalid(pub String);
 pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     let started = Instant::now();
     let started_at = now_rfc3339();
-    let mut job = spec::load(&opts.spec).map_err(|e| Invalid(e.render()))?;
-    if let Some(r) = opts.repo.take() {
-        job.repo.path = r;
-    }
-    if let Some(d) = opts.report_dir.take() {
-        job.report_dir = d;
-    }
-    let redactor = opts.redactor.clone();
-    setup::collect_secrets(&redactor, &job);
-    let model = setup::model(&job).map_err(Invalid)?;
-    if job.repo.scratch {
-        let dest = job.spec_path.parent().unwrap_or(std::path::Path::new(".")).join(".hone/scratch").join(&job.name);
-        crate::git::init_scratch(&job.repo.path, &dest).map_err(|e| Invalid(e.render()))?;
-        job.repo.path = dest;
-    }
-    let ws = Workspace::open(&job.repo.path, std::slice::from_ref(&job.report_dir)).map_err(|e| Invalid(e.render()))?;
-    if !job.repo.allow_dirty {
-        let dirty = ws.dirty_paths().map_err(|e| Invalid(e.render()))?;
-        if !dirty.is_empty() {
-            let list: Vec<_> = dirty.iter().take(10).map(|p| format!("    {p}")).collect();
-            return Err(Invalid(format!(
-                "error[E_GIT]: the work tree at {} has uncommitted changes:\n{}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
-                ws.root().display(),
-                list.join("\n")
-            )));
-        }
-    }
-    std::fs::create_dir_all(&job.report_dir)
-        .map_err(|e| Invalid(format!("error[E_IO]: cannot create the report dir {}: {e}", job.report_dir.display())))?;
-    let report_dir = job.report_dir.canonicalize().unwrap_or_else(|_| job.report_dir.clone());
-    let run_id = uuid::Uuid::new_v4().to_string();
-    let events = Events::new(run_id.clone(), redactor.clone(), opts.json_out.take());
-    if let Err(e) = events.open_file(&report_dir.join("events.jsonl")) {
-        return Err(Invalid(format!("error[E_IO]: cannot write {}: {e}", report_dir.join("events.jsonl").display())));
-    }
-    let mut report = RunReport::new(&job.name, &run_id, started_at);
+    let p = intake::prepare(&mut opts).await?;
+    let job = &p.job;
+    let mut report = RunReport::new(&job.name, p.events.run_id(), started_at);
     report.provider = job.model.provider.as_str().into();
     report.model = job.model.name.clone();
-    report.repo = ws.root().display().to_string();
+    report.repo = p.ws.root().display().to_string();
     report.base = job.repo.base.clone().unwrap_or_else(|| "HEAD".into());
     report.branch = job.git.branch.clone();
+    report.policy.source =
+        p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());
+    report.policy.sandbox = p.sandbox_report.clone();
     if job.verify.is_empty() {
         report.warnings.push("no verify commands are configured: the change is not verified".into());
     }
-    events.emit(Event::RunStarted {
+    if !p.policy.sandbox {
+        report
+            .warnings
+            .push("the policy sets `sandbox: off`: commands ran with the host's network and file access".into());
+    }
+    p.events.emit(Event::RunStarted {
         job: job.name.clone(),
         repo: report.repo.clone(),
         branch: job.git.branch.clone(),
         provider: report.provider.clone(),
         model: report.model.clone(),
     });
-
-    let status = match execute(&job, &ws, &model, &events, &mut report, &opts.cancel, &redactor).await {
+    let status = match execute(&p, &mut report, &opts.cancel).await {
         Ok(s) => s,
         Err(e) => {
-            report.errors.push(ErrorRecord { code: e.code, message: redactor.apply(&e.message) });
+            report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
             Status::Error
         }
     };
     report.status = status;
     report.exit_code = status.exit_code();
     report.duration_ms = started.elapsed().as_millis() as u64;
-    events.emit(Event::RunCompleted {
+    p.events.emit(Event::RunCompleted {
         status: status.as_str().into(),
         exit_code: report.exit_code,
         duration_ms: report.duration_ms,
     });
-    if let Err(e) = report::write_all(&report_dir, &report, &redactor) {
-        tracing::error!("cannot write the reports to {}: {e}", report_dir.display());
+    if let Err(e) = report::write_all(&p.report_dir, &report, &p.redactor) {
+        tracing::error!("cannot write the reports to {}: {e}", p.report_dir.display());
         return Ok(RunOutcome {
             exit_code: crate::exit::INFRA_FAILURE,
             line: format!("hone: error: cannot write reports: {e}"),
         });
     }
-    Ok(RunOutcome { exit_code: report.exit_code, line: report.one_line(&report_dir) })
+    Ok(RunOutcome { exit_code: report.exit_code, line: report.one_line(&p.report_dir) })
 }
 
 /// Branch, loop, then commit or save, always putting the user's checkout back.
-async fn execute(
-    job: &Job,
-    ws: &Workspace,
-    model: &crate::model::Model,
-    events: &Events,
-    report: &mut RunReport,
-    cancel: &CancellationToken,
-    redactor: &Redactor,
-) -> Result<Status, HoneError> {
+async fn execute(p: &Prepared, report: &mut RunReport, cancel: &CancellationToken) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
     report.base_sha = base.to_string();
     ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
-    let result = work(job, ws, model, events, report, cancel, redactor, base).await;
-    if !job.repo.allow_dirty {
+    let result = work(p, report, cancel, base).await;
+    if job.repo.allow_dirty {
+        report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
+    } else {
         let restored = ws.restore(&original);
         if report.commit.is_none() {
             let _ = ws.drop_branch_if_at(&job.git.branch, base);
@@ -147,79 +118,87 @@ async fn execute(
                 message: format!("could not restore the original checkout: {}", e.message),
             });
         }
-    } else {
-        report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
-    }
-    if let OriginalHead::Branch(b) = &original {
-        tracing::info!("restored the checkout to branch {b}");
     }
     result
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn work(
-    job: &Job,
-    ws: &Workspace,
-    model: &crate::model::Model,
-    events: &Events,
+    p: &Prepared,
     report: &mut RunReport,
     cancel: &CancellationToken,
-    redactor: &Redactor,
     base: git2::Oid,
 ) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
     let deadline = Instant::now() + job.limits.max_wall_time;
     let root =
         Root::new(ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
+    let git_guard = GitGuard::snapshot(&ws.git_dir());
     let ctx = ToolContext {
         root,
         limits: job.tools.clone(),
-        env: setup::command_env(job),
-        redactor: redactor.clone(),
+        env: setup::command_env(&p.policy),
+        redactor: p.redactor.clone(),
         cancel: cancel.child_token(),
         deadline,
         changes: Mutex::new(tools::patch::ChangeLog::default()),
+        policy: p.policy.clone(),
+        sandbox: p.sandbox.clone(),
+        decisions: Mutex::new(Vec::new()),
     };
     let mut lp = turns::Loop {
         job,
-        model,
+        model: &p.model,
         tools: &ctx,
         specs: tools::specs(),
-        events,
+        events: &p.events,
         report,
         messages: vec![Message::system(prompt::system(job, ws.root())), Message::user(prompt::START)],
         deadline,
     };
     let status = tokio::select! {
-        s = tokio::time::timeout_at(deadline, lp.drive()) => match s {
-            Ok(s) => s,
-            Err(_) => {
-                lp.report.errors.push(ErrorRecord { code: Code::Budget, message: format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time)) });
-                Status::BudgetExhausted
-            }
-        },
+        s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
+            let message = format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
+            lp.report.errors.push(ErrorRecord { code: Code::Budget, message });
+            Status::BudgetExhausted
+        }),
         () = cancel.cancelled() => Status::Cancelled,
     };
     let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
     if status == Status::Cancelled {
         report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
     }
+    // Guards: nothing planted in .git, nothing written where the policy forbids, nothing too big.
+    let planted = git_guard.check_and_restore();
     report.files_changed = ws.changes(base)?;
+    let mut problems: Vec<String> =
+        planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
+    problems.extend(diff_guard(&p.policy, &report.files_changed));
+    report.policy.guard = problems.clone();
+    let status = if status == Status::Success && !problems.is_empty() {
+        let message = format!("the change was refused before commit: {}", problems.join("; "));
+        report.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
+        Status::Failed
+    } else {
+        status
+    };
+    finish(p, report, status, base)
+}
+
+/// Commit a verified change, or save unverified work on a private ref.
+fn finish(p: &Prepared, report: &mut RunReport, status: Status, base: git2::Oid) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
     let changed = !report.files_changed.is_empty();
     match status {
         Status::Success if !changed => Ok(Status::NoChange),
         Status::Success if job.git.commit => {
-            let message = commit_message(job, report);
-            let sha = ws.commit(base, &redactor.apply(&message), &job.git.author_name, &job.git.author_email)?;
-            events.emit(Event::Commit {
-                sha: sha.to_string(),
+            let message = p.redactor.apply(&commit_message(job, report));
+            let sha = ws.commit(base, &message, &job.git.author_name, &job.git.author_email)?.to_string();
+            p.events.emit(Event::Commit {
+                sha: sha.clone(),
                 branch: job.git.branch.clone(),
                 files_changed: report.files_changed.len(),
             });
-            report.commit = Some(CommitInfo {
-                sha: sha.to_string(),
-                branch: job.git.branch.clone(),
-                message: redactor.apply(&message),
-            });
+            report.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
             Ok(Status::Success)
         }
         Status::Success => {
@@ -264,11 +243,7 @@ fn commit_message(job: &Job, report: &RunReport) -> String {
         body.push_str(&checks.join("\n"));
         body.push_str("\n\n");
     }
-    body.push_str(&format!(
-        "Task: {}\n\nHone-Job: {}\nHone-Run: {}\n",
-        job.task.trim().lines().next().unwrap_or(""),
-        job.name,
-        report.run_id
-    ));
+    let task = job.task.trim().lines().next().unwrap_or("");
+    body.push_str(&format!("Task: {task}\n\nHone-Job: {}\nHone-Run: {}\n", job.name, report.run_id));
     format!("{subject}\n\n{body}")
 }

@@ -2,6 +2,7 @@
 //! environment commands run with.
 
 use crate::model::{Model, openai::OpenAi, script::Script};
+use crate::policy::Policy;
 use crate::redact::Redactor;
 use crate::spec::{Job, Provider};
 use std::time::Duration;
@@ -21,12 +22,52 @@ pub fn collect_secrets(redactor: &Redactor, job: &Job) {
     }
 }
 
-/// The environment commands get: the parent's, minus every secret-looking variable.
-pub fn command_env(job: &Job) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> =
-        std::env::vars().filter(|(k, _)| !is_secret_name(k) && *k != job.model.api_key_env).collect();
+/// The environment commands get: only the variables the policy passes (never a secret-looking
+/// one unless named in `env.pass_secrets`), plus settings that stop git from running programs
+/// named in a poisoned repo config.
+pub fn command_env(policy: &Policy) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    for name in &policy.env_pass {
+        if is_secret_name(name) && !policy.pass_secrets.contains(name) {
+            continue;
+        }
+        if let Ok(v) = std::env::var(name) {
+            env.push((name.clone(), v));
+        }
+    }
+    for name in &policy.pass_secrets {
+        if let Ok(v) = std::env::var(name) {
+            if !env.iter().any(|(k, _)| k == name) {
+                env.push((name.clone(), v));
+            }
+        }
+    }
+    let git: &[(&str, &str)] = &[
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_CONFIG_COUNT", "4"),
+        ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+        ("GIT_CONFIG_VALUE_0", "false"),
+        ("GIT_CONFIG_KEY_1", "core.hooksPath"),
+        ("GIT_CONFIG_VALUE_1", "/dev/null"),
+        ("GIT_CONFIG_KEY_2", "core.sshCommand"),
+        ("GIT_CONFIG_VALUE_2", "false"),
+        ("GIT_CONFIG_KEY_3", "core.pager"),
+        ("GIT_CONFIG_VALUE_3", "cat"),
+    ];
+    env.extend(git.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     env.sort();
     env
+}
+
+/// Register the values of the policy's named secrets, and of `env.pass_secrets`, for redaction.
+pub fn policy_secrets(redactor: &Redactor, policy: &Policy) {
+    for name in policy.secrets.iter().chain(&policy.pass_secrets) {
+        if let Ok(v) = std::env::var(name) {
+            redactor.add(&v);
+        }
+    }
 }
 
 /// Build the model client. Errors are user-facing input problems (exit 2).

@@ -6,7 +6,7 @@ use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
 use crate::protocol::{Event, FinishReason, Message, ToolSpec};
-use crate::report::{ErrorRecord, RunReport, Status, ToolCallRecord};
+use crate::report::{Denial, ErrorRecord, RunReport, Status, ToolCallRecord};
 use crate::spec::Job;
 use crate::tools::{self, ToolContext};
 use crate::verify;
@@ -159,6 +159,27 @@ impl Loop<'_> {
         let started = Instant::now();
         let out = tools::dispatch(self.tools, call).await;
         let duration_ms = started.elapsed().as_millis() as u64;
+        for d in self.tools.drain_decisions() {
+            let p = &mut self.report.policy;
+            p.decisions += 1;
+            if !d.allowed {
+                p.denied += 1;
+                p.denials.push(Denial {
+                    turn,
+                    tool: call.name.clone(),
+                    subject: d.subject.clone(),
+                    rule: d.rule.clone(),
+                });
+            }
+            self.events.emit(Event::PolicyDecision {
+                trace_id: format!("{}/{}", self.events.run_id(), call.id),
+                turn,
+                tool: call.name.clone(),
+                subject: d.subject,
+                allowed: d.allowed,
+                rule: d.rule,
+            });
+        }
         self.events.emit(Event::ToolCallCompleted {
             turn,
             call_id: call.id.clone(),
@@ -191,6 +212,7 @@ impl Loop<'_> {
                 &self.tools.env,
                 self.deadline,
                 &self.tools.cancel,
+                &self.tools.sandbox,
             )
             .await;
             r.output_tail = self.tools.redactor.apply(&r.output_tail);

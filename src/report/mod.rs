@@ -78,6 +78,27 @@ pub struct CommitInfo {
     pub message: String,
 }
 
+/// One policy denial, as listed in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Denial {
+    pub turn: u32,
+    pub tool: String,
+    pub subject: String,
+    pub rule: String,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct PolicyReport {
+    /// The policy file, or "built-in default".
+    pub source: String,
+    pub sandbox: crate::sandbox::SandboxReport,
+    pub decisions: u32,
+    pub denied: u32,
+    pub denials: Vec<Denial>,
+    /// Why the commit was refused by the diff or .git guard (empty when it was not).
+    pub guard: Vec<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct RetryStats {
     pub total: u32,
@@ -112,6 +133,7 @@ pub struct RunReport {
     pub errors: Vec<ErrorRecord>,
     pub warnings: Vec<String>,
     pub model_retries: RetryStats,
+    pub policy: PolicyReport,
     /// The model's last message.
     pub final_message: String,
 }
@@ -143,6 +165,7 @@ impl RunReport {
             errors: vec![],
             warnings: vec![],
             model_retries: RetryStats::default(),
+            policy: PolicyReport::default(),
             final_message: String::new(),
         }
     }

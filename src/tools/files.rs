@@ -2,11 +2,10 @@
 
 use super::{Effect, ToolContext, ToolDef, io_err, object};
 use crate::error::Code;
+use crate::policy::Access;
 use crate::protocol::ToolOutput;
 use serde::Deserialize;
 use serde_json::json;
-use std::io::Write as _;
-use std::path::Path;
 
 pub const LIST_DIR: ToolDef = ToolDef {
     name: "list_dir",
@@ -59,9 +58,9 @@ pub struct ListArgs {
 }
 
 pub fn list_dir(ctx: &ToolContext, a: ListArgs) -> ToolOutput {
-    let r = match ctx.root.resolve(&a.path) {
+    let r = match ctx.resolve(&a.path, Access::Read) {
         Ok(r) => r,
-        Err(e) => return e.into(),
+        Err(e) => return e,
     };
     let rd = match std::fs::read_dir(&r.abs) {
         Ok(rd) => rd,
@@ -98,11 +97,11 @@ pub struct ReadArgs {
 }
 
 pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
-    let r = match ctx.root.resolve(&a.path) {
+    let r = match ctx.resolve(&a.path, Access::Read) {
         Ok(r) => r,
-        Err(e) => return e.into(),
+        Err(e) => return e,
     };
-    let bytes = match std::fs::read(&r.abs) {
+    let bytes = match super::beneath::read(ctx.root.path(), &r.rel) {
         Ok(b) => b,
         Err(e) => return io_err(&format!("cannot read `{}`", r.rel), &e),
     };
@@ -148,15 +147,15 @@ pub struct WriteArgs {
 }
 
 pub fn write_file(ctx: &ToolContext, a: WriteArgs) -> ToolOutput {
-    let r = match ctx.root.resolve(&a.path) {
+    let r = match ctx.resolve(&a.path, Access::Write) {
         Ok(r) => r,
-        Err(e) => return e.into(),
+        Err(e) => return e,
     };
     if r.abs.is_dir() {
         return ToolOutput::err(Code::InvalidArgs, format!("`{}` is a directory", r.rel));
     }
-    let before = std::fs::read(&r.abs).ok();
-    if let Err(e) = write_atomic(&r.abs, a.content.as_bytes()) {
+    let before = super::beneath::read(ctx.root.path(), &r.rel).ok();
+    if let Err(e) = super::beneath::write_atomic(ctx.root.path(), &r.rel, a.content.as_bytes()) {
         return io_err(&format!("cannot write `{}`", r.rel), &e);
     }
     let id = ctx
@@ -170,21 +169,6 @@ pub fn write_file(ctx: &ToolContext, a: WriteArgs) -> ToolOutput {
         r.rel,
         a.content.lines().count()
     ))
-}
-
-/// Write through a temp file in the same directory and rename it over the target, keeping the
-/// target's permissions.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".hone-tmp").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        std::fs::set_permissions(tmp.path(), meta.permissions())?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The tools the model gets: their schemas, and one dispatch that turns any bad call into an
 //! error result for the model rather than a crash.
 
+pub mod beneath;
 pub mod files;
 pub mod patch;
 pub mod paths;
@@ -8,6 +9,7 @@ pub mod search;
 pub mod shell;
 
 use crate::error::Code;
+use crate::policy::{Access, Decision, Policy, decide_command, decide_path};
 use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
 use crate::redact::Redactor;
 use crate::spec::ToolLimits;
@@ -29,6 +31,50 @@ pub struct ToolContext {
     /// Commands are cut off at the run's deadline.
     pub deadline: Instant,
     pub changes: Mutex<patch::ChangeLog>,
+    pub policy: Policy,
+    pub sandbox: crate::sandbox::Sandbox,
+    /// Every policy decision since the last drain, for the audit trail.
+    pub decisions: Mutex<Vec<Decision>>,
+}
+
+impl ToolContext {
+    fn record(&self, d: &Decision) {
+        if let Ok(mut v) = self.decisions.lock() {
+            v.push(d.clone());
+        }
+    }
+
+    /// Take the decisions recorded since the last call.
+    pub fn drain_decisions(&self) -> Vec<Decision> {
+        self.decisions.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
+    }
+
+    /// Resolve `input` and check it against the path rules for `access`.
+    pub fn resolve(&self, input: &str, access: Access) -> Result<paths::Resolved, ToolOutput> {
+        let r = self.root.resolve(input).map_err(ToolOutput::from)?;
+        if r.rel == "." && access == Access::Read {
+            return Ok(r);
+        }
+        let d = decide_path(&self.policy, &r.rel, access);
+        self.record(&d);
+        if d.allowed { Ok(r) } else { Err(denied(&d)) }
+    }
+
+    /// Whether a read of `rel` is allowed, without recording it (for filtering search results).
+    pub fn readable(&self, rel: &str) -> bool {
+        decide_path(&self.policy, rel, Access::Read).allowed
+    }
+
+    pub fn check_command(&self, cmd: &str) -> Result<(), ToolOutput> {
+        let d = decide_command(&self.policy, cmd);
+        self.record(&d);
+        if d.allowed { Ok(()) } else { Err(denied(&d)) }
+    }
+}
+
+/// The error result for a denial: the code, the rule that matched, and a hint.
+pub fn denied(d: &Decision) -> ToolOutput {
+    ToolOutput::err(Code::PolicyDenied, format!("denied by the policy: `{}` (rule: {}). {}", d.subject, d.rule, d.hint))
 }
 
 /// Whether a tool changes anything (decides retry and rollback behaviour).
@@ -153,6 +199,13 @@ pub(crate) mod testutil {
             cancel: CancellationToken::new(),
             deadline: Instant::now() + std::time::Duration::from_secs(600),
             changes: Mutex::new(patch::ChangeLog::default()),
+            policy: {
+                let mut p = Policy::builtin();
+                p.default_allow = true;
+                p
+            },
+            sandbox: Default::default(),
+            decisions: Mutex::new(Vec::new()),
         }
     }
 

@@ -2,9 +2,10 @@
 //! content, not only their line numbers, so the slightly-off patches models write still apply
 //! when the intended place is unambiguous; otherwise the result is `E_CONFLICT` with a hint.
 
-use super::files::write_atomic;
+use super::beneath;
 use super::{Effect, ToolContext, ToolDef, object};
 use crate::error::Code;
+use crate::policy::Access;
 use crate::protocol::ToolOutput;
 use serde::Deserialize;
 use serde_json::json;
@@ -209,11 +210,11 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
         let Some(path) = f.new_path.as_ref().or(f.old_path.as_ref()) else {
             return ToolOutput::err(Code::InvalidArgs, "a file section has /dev/null on both sides");
         };
-        let r = match ctx.root.resolve(path) {
+        let r = match ctx.resolve(path, Access::Write) {
             Ok(r) => r,
-            Err(e) => return e.into(),
+            Err(e) => return e,
         };
-        let before = std::fs::read(&r.abs).ok();
+        let before = beneath::read(ctx.root.path(), &r.rel).ok();
         let after = if f.new_path.is_none() {
             None
         } else {
@@ -240,8 +241,8 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
     let mut summary = Vec::new();
     for (r, _, after) in &planned {
         let res = match after {
-            Some(bytes) => write_atomic(&r.abs, bytes),
-            None => std::fs::remove_file(&r.abs),
+            Some(bytes) => beneath::write_atomic(ctx.root.path(), &r.rel, bytes),
+            None => beneath::remove(ctx.root.path(), &r.rel),
         };
         if let Err(e) = res {
             return super::io_err(&format!("cannot write `{}`", r.rel), &e);
@@ -267,10 +268,14 @@ pub fn undo(ctx: &ToolContext, _a: UndoArgs) -> ToolOutput {
     let Some((id, files)) = log.changes.pop() else {
         return ToolOutput::err(Code::Conflict, "there is no change to undo");
     };
-    let changed = files
-        .iter()
-        .find(|(rel, _, after)| std::fs::read(ctx.root.path().join(rel)).ok() != *after)
-        .map(|f| f.0.clone());
+    for (rel, _, _) in &files {
+        if let Err(e) = ctx.resolve(rel, Access::Write) {
+            log.changes.push((id, files));
+            return e;
+        }
+    }
+    let changed =
+        files.iter().find(|(rel, _, after)| beneath::read(ctx.root.path(), rel).ok() != *after).map(|f| f.0.clone());
     if let Some(rel) = changed {
         log.changes.push((id, files));
         return ToolOutput::err(
@@ -281,10 +286,9 @@ pub fn undo(ctx: &ToolContext, _a: UndoArgs) -> ToolOutput {
         );
     }
     for (rel, before, _) in &files {
-        let abs = ctx.root.path().join(rel);
         let res = match before {
-            Some(b) => write_atomic(&abs, b),
-            None => std::fs::remove_file(&abs),
+            Some(b) => beneath::write_atomic(ctx.root.path(), rel, b),
+            None => beneath::remove(ctx.root.path(), rel),
         };
         if let Err(e) = res {
             return super::io_err(&format!("cannot restore `{rel}`"), &e);

@@ -3,6 +3,7 @@
 
 use super::{Effect, ToolContext, ToolDef, object};
 use crate::error::Code;
+use crate::policy::Access;
 use crate::protocol::ToolOutput;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::UTF8};
@@ -70,9 +71,9 @@ pub struct GlobArgs {
 }
 
 pub fn glob(ctx: &ToolContext, a: GlobArgs) -> ToolOutput {
-    let base = match ctx.root.resolve(&a.path) {
+    let base = match ctx.resolve(&a.path, Access::Read) {
         Ok(r) => r,
-        Err(e) => return e.into(),
+        Err(e) => return e,
     };
     let matcher = match globset::GlobBuilder::new(&a.pattern).literal_separator(false).build() {
         Ok(g) => g.compile_matcher(),
@@ -113,9 +114,9 @@ pub struct GrepArgs {
 }
 
 pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
-    let base = match ctx.root.resolve(&a.path) {
+    let base = match ctx.resolve(&a.path, Access::Read) {
         Ok(r) => r,
-        Err(e) => return e.into(),
+        Err(e) => return e,
     };
     let matcher = match RegexMatcherBuilder::new().case_insensitive(a.ignore_case).build(&a.pattern) {
         Ok(m) => m,
@@ -132,7 +133,12 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
     let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).line_number(true).build();
     let mut hits = Vec::new();
     let mut truncated = false;
+    let mut withheld = 0;
     for (rel, abs) in walk(ctx.root.path(), &base.abs) {
+        if !ctx.readable(&rel) {
+            withheld += 1;
+            continue;
+        }
         if let Some(f) = &filter {
             if !(f.is_match(&rel) || Path::new(&rel).file_name().is_some_and(|n| f.is_match(n))) {
                 continue;
@@ -162,6 +168,9 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
     }
     if hits.is_empty() {
         out = format!("no matches for `{}`", a.pattern);
+    }
+    if withheld > 0 {
+        out.push_str(&format!("\n[{withheld} file(s) not searched: the policy denies reading them]"));
     }
     ToolOutput::ok(out)
 }

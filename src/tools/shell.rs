@@ -34,12 +34,22 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
     if a.command.trim().is_empty() {
         return ToolOutput::err(Code::InvalidArgs, "the command is empty");
     }
+    if let Err(denied) = ctx.check_command(&a.command) {
+        return denied;
+    }
     let asked = a.timeout_secs.map_or(ctx.limits.cmd_timeout, Duration::from_secs);
     let remaining = ctx.deadline.saturating_duration_since(Instant::now());
     let timeout = asked.min(ctx.limits.cmd_timeout).min(remaining);
-    let res =
-        crate::exec::run(&a.command, ctx.root.path(), &ctx.env, timeout, ctx.limits.max_output_bytes, &ctx.cancel)
-            .await;
+    let res = crate::exec::run(
+        &a.command,
+        ctx.root.path(),
+        &ctx.env,
+        timeout,
+        ctx.limits.max_output_bytes,
+        &ctx.cancel,
+        &ctx.sandbox,
+    )
+    .await;
     let o = match res {
         Ok(o) => o,
         Err(e) => return ToolOutput::err(Code::Io, format!("could not start the command: {e}")),

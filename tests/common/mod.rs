@@ -76,6 +76,16 @@ impl Run {
     }
 }
 
+/// A policy for tests that run arbitrary commands: everything allowed except the usual denials.
+pub const OPEN_POLICY: &str =
+    "version: 1\ncommands:\n  default: allow\n  deny: [\"curl *\", \"wget *\", \"git push *\"]\n";
+
+/// Write `policy` next to the job spec and point the spec at it.
+pub fn with_policy(repo: &repo::TestRepo, yaml: &str, policy: &str) -> String {
+    std::fs::write(repo.dir.path().join("policy.yaml"), policy).unwrap();
+    format!("{yaml}policy: policy.yaml\n")
+}
+
 /// Write `yaml` as `job.yaml` next to the repo and run `hone run` on it.
 pub async fn run_job(repo: &repo::TestRepo, yaml: &str, extra_args: &[&str]) -> Run {
     let spec = repo.dir.path().join("job.yaml");

@@ -31,6 +31,7 @@ async fn the_wall_time_budget_runs_out_and_kills_the_running_command() {
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
         .turn(call("run_cmd", json!({"command": format!("sh -c 'sleep 300; echo {marker}' & sleep 300")})), false);
     let yaml = job_yaml("wall", &mock.base_url, false).replace("max_wall_time: 60s", "max_wall_time: 2s");
+    let yaml = with_policy(&repo, &yaml, OPEN_POLICY);
     let started = std::time::Instant::now();
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 1, "{}", run.stderr);

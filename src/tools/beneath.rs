@@ -1,0 +1,207 @@
+//! File access that stays beneath the repo root even while paths change under it: every open is
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` relative to a directory fd, so a symlink
+//! swapped in after the policy check cannot redirect a read or write outside the repo.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{Error, ErrorKind, Read, Result, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+
+fn cstr(p: &str) -> Result<CString> {
+    CString::new(p).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
+}
+
+/// `openat2(dirfd, rel, flags)` confined beneath `dirfd`.
+fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
+    let path = cstr(if rel.is_empty() { "." } else { rel })?;
+    // SAFETY: open_how is plain data; zeroed then filled.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC) as u64;
+    how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    // SAFETY: valid fd, NUL-terminated path, a pointer to a correctly sized open_how.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            path.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        let e = Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EXDEV) {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!("`{rel}` resolves outside the repo (through a symlink)"),
+            ));
+        }
+        return Err(e);
+    }
+    // SAFETY: the kernel returned a new, owned file descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// The repo root as a directory fd.
+pub fn open_root(root: &Path) -> Result<File> {
+    File::open(root)
+}
+
+/// Read a whole file at `rel` beneath `root`.
+pub fn read(root: &Path, rel: &str) -> Result<Vec<u8>> {
+    let dir = open_root(root)?;
+    let fd = openat2(&dir, rel, libc::O_RDONLY, 0)?;
+    let mut f = File::from(fd);
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// Open (creating as needed) the directory `rel` beneath `root`.
+fn open_dir_all(root: &File, rel: &str) -> Result<OwnedFd> {
+    let mut cur = openat2(root, ".", libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    for comp in rel.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        let name = cstr(comp)?;
+        // SAFETY: valid dir fd and NUL-terminated name.
+        let rc = unsafe { libc::mkdirat(cur.as_raw_fd(), name.as_ptr(), 0o777) };
+        if rc < 0 {
+            let e = Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(e);
+            }
+        }
+        // Each step resolves beneath the directory reached so far (itself beneath the root), so a
+        // symlink swapped into the path cannot lead out.
+        cur = openat2(&cur, comp, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    }
+    Ok(cur)
+}
+
+/// Write `bytes` to `rel` beneath `root` atomically: a temp file in the same (pinned) directory,
+/// then `renameat` over the target. The target's permissions are kept.
+pub fn write_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
+    let root_dir = open_root(root)?;
+    let (parent, name) = match rel.rsplit_once('/') {
+        Some((p, n)) => (p, n),
+        None => ("", rel),
+    };
+    if name.is_empty() || name == "." || name == ".." {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("`{rel}` is not a file name")));
+    }
+    let dir = open_dir_all(&root_dir, parent)?;
+    let mode = openat2(&dir, name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+        .ok()
+        .and_then(|fd| File::from(fd).metadata().ok())
+        .filter(|m| m.is_file())
+        .map_or(0o644, |m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777);
+    let tmp_name = format!(".hone-tmp-{}-{}", std::process::id(), rand::random::<u64>());
+    let tmp_c = cstr(&tmp_name)?;
+    // SAFETY: valid dir fd, NUL-terminated name; O_EXCL|O_NOFOLLOW create a fresh regular file.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            tmp_c.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            mode,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: a new fd the kernel just returned.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    let written = f.write_all(bytes).and_then(|()| f.sync_all());
+    let name_c = cstr(name)?;
+    let res = written.and_then(|()| {
+        // SAFETY: both names are NUL-terminated and relative to the same pinned dir fd.
+        let rc = unsafe { libc::renameat(dir.as_raw_fd(), tmp_c.as_ptr(), dir.as_raw_fd(), name_c.as_ptr()) };
+        if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
+    });
+    if res.is_err() {
+        // SAFETY: removing our own temp file by name in the pinned dir.
+        unsafe { libc::unlinkat(dir.as_raw_fd(), tmp_c.as_ptr(), 0) };
+    }
+    res
+}
+
+/// Remove the file `rel` beneath `root`.
+pub fn remove(root: &Path, rel: &str) -> Result<()> {
+    let root_dir = open_root(root)?;
+    let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    let dir = openat2(&root_dir, if parent.is_empty() { "." } else { parent }, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    let name_c = cstr(name)?;
+    // SAFETY: a NUL-terminated name relative to a pinned dir fd.
+    let rc = unsafe { libc::unlinkat(dir.as_raw_fd(), name_c.as_ptr(), 0) };
+    if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
+}
+
+/// Whether `rel` is a directory beneath `root` (without following a final symlink out).
+pub fn is_dir(root: &Path, rel: &str) -> bool {
+    open_root(root).ok().and_then(|d| openat2(&d, rel, libc::O_PATH | libc::O_DIRECTORY, 0).ok()).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_and_writes_stay_beneath_the_root() {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s3cret").unwrap();
+        std::os::unix::fs::symlink(outside.path(), repo.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("../../../../../../../../", repo.path().join("up")).unwrap();
+        assert!(read(repo.path(), "link/secret").is_err());
+        assert!(read(repo.path(), "up/etc/passwd").is_err());
+        assert!(write_atomic(repo.path(), "link/new", b"x").is_err());
+        assert!(!outside.path().join("new").exists());
+        write_atomic(repo.path(), "a/b/c.txt", b"hello").unwrap();
+        assert_eq!(read(repo.path(), "a/b/c.txt").unwrap(), b"hello");
+        remove(repo.path(), "a/b/c.txt").unwrap();
+        assert!(!repo.path().join("a/b/c.txt").exists());
+    }
+
+    /// Time-of-check/time-of-use: a directory is swapped with a symlink to the outside while
+    /// reads and writes go on. No write may land outside, no read may return outside content.
+    #[test]
+    fn a_symlink_swap_race_never_escapes() {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("f"), "OUTSIDE").unwrap();
+        let d = repo.path().join("d");
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("f"), "inside").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (d2, out2, stop2) = (d.clone(), outside.path().to_path_buf(), stop.clone());
+        let swapper = std::thread::spawn(move || {
+            let real = d2.with_file_name("d.real");
+            let mut swaps = 0u32;
+            while !stop2.load(std::sync::atomic::Ordering::Relaxed) {
+                let _ = std::fs::rename(&d2, &real);
+                let _ = std::os::unix::fs::symlink(&out2, &d2);
+                let _ = std::fs::remove_file(&d2);
+                let _ = std::fs::rename(&real, &d2);
+                swaps += 1;
+            }
+            swaps
+        });
+        let mut escaped_reads = 0;
+        for i in 0..3000 {
+            if let Ok(b) = read(repo.path(), "d/f") {
+                if b == b"OUTSIDE" {
+                    escaped_reads += 1;
+                }
+            }
+            let _ = write_atomic(repo.path(), &format!("d/w{}", i % 7), b"x");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let swaps = swapper.join().unwrap();
+        assert!(swaps > 0);
+        assert_eq!(escaped_reads, 0);
+        let leaked: Vec<_> =
+            std::fs::read_dir(outside.path()).unwrap().filter_map(Result::ok).map(|e| e.file_name()).collect();
+        assert_eq!(leaked.len(), 1, "files written outside the repo: {leaked:?}");
+    }
+}
