@@ -55,22 +55,35 @@ fn main() {
 }
 
 fn validate(job: &std::path::Path) -> i32 {
-    match hone::spec::load(job) {
-        Ok(j) => {
-            println!(
-                "{}: valid (job `{}`, {} check(s), branch `{}`)",
-                job.display(),
-                j.name,
-                j.verify.len(),
-                j.git.branch
-            );
-            exit::SUCCESS
-        }
+    let spec = match hone::spec::load(job) {
+        Ok(j) => j,
         Err(e) => {
             eprint!("{}", e.render());
             if let hone::spec::SpecError::Invalid(d) = &e {
                 eprintln!("{} error(s) found", d.len());
             }
+            return exit::INVALID_INPUT;
+        }
+    };
+    match hone::agent::intake::load_policy(&spec) {
+        Ok(p) => {
+            let source = p
+                .source
+                .as_ref()
+                .map_or("the built-in default policy".to_string(), |s| format!("policy {}", s.display()));
+            println!(
+                "{}: valid (job `{}`, {} check(s), branch `{}`; {source}: network {}, sandbox {})",
+                job.display(),
+                spec.name,
+                spec.verify.len(),
+                spec.git.branch,
+                if p.network { "on" } else { "off" },
+                if p.sandbox { "on" } else { "off" },
+            );
+            exit::SUCCESS
+        }
+        Err(hone::agent::Invalid(msg)) => {
+            eprintln!("{msg}");
             exit::INVALID_INPUT
         }
     }

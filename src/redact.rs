@@ -78,11 +78,31 @@ fn encoded_forms(secret: &str) -> Vec<String> {
             }
         }
     }
-    let url: String = percent_encoding::utf8_percent_encode(secret, percent_encoding::NON_ALPHANUMERIC).to_string();
-    if url != secret {
-        forms.push(url);
+    // Percent-encoding: everything but alphanumerics, and RFC 3986 (unreserved `-._~` kept), in
+    // upper- and lower-case hex.
+    const UNRESERVED: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    for set in [percent_encoding::NON_ALPHANUMERIC, UNRESERVED] {
+        let url = percent_encoding::utf8_percent_encode(secret, set).to_string();
+        if url != secret {
+            forms.push(lower_hex(&url));
+            forms.push(url);
+        }
     }
     forms
+}
+
+/// `%2F` -> `%2f`.
+fn lower_hex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '%' {
+            out.extend(chars.by_ref().take(2).map(|h| h.to_ascii_lowercase()));
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -99,7 +119,8 @@ mod tests {
         let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
         let b64url = base64::engine::general_purpose::URL_SAFE.encode(CANARY);
         let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC).to_string();
-        for leak in [CANARY.to_string(), b64, b64url, pct] {
+        let rfc3986 = "hone-canary-Zx9%2Fq%2BT0k3n%3D".to_string();
+        for leak in [CANARY.to_string(), b64, b64url, pct, "hone%2dcanary%2dZx9%2fq%2bT0k3n%3d".to_string(), rfc3986] {
             let out = r.apply(&format!("before {leak} after"));
             assert!(!out.contains(&leak), "{leak} survived: {out}");
             assert!(out.contains(MASK));

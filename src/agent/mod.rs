@@ -173,6 +173,14 @@ async fn work(
     let mut problems: Vec<String> =
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
     problems.extend(diff_guard(&p.policy, &report.files_changed));
+    if !p.redactor.is_empty() {
+        let diff = ws.diff_text(base)?;
+        if p.redactor.apply(&diff) != diff {
+            problems.push(
+                "the change contains the value of a secret (or an encoding of it); committing it would leak it".into(),
+            );
+        }
+    }
     report.policy.guard = problems.clone();
     let status = if status == Status::Success && !problems.is_empty() {
         let message = format!("the change was refused before commit: {}", problems.join("; "));

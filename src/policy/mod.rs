@@ -267,7 +267,7 @@ pub fn load(path: &Path) -> Result<Policy, Vec<Diagnostic>> {
             for (i, cmd) in list.unwrap_or_default().iter().enumerate() {
                 let d = decide_command(&p, cmd);
                 if d.allowed != want_allow {
-                    let verdict = if d.allowed { "allows" } else { "denies" };
+                    let verdict = if d.allowed { "allow" } else { "deny" };
                     errors.push(map.at_value(
                         &format!("{key}[{i}]"),
                         format!("the rules {verdict} `{cmd}`, but the example expects the opposite ({})", d.rule),

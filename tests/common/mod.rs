@@ -94,6 +94,18 @@ pub async fn run_job(repo: &repo::TestRepo, yaml: &str, extra_args: &[&str]) -> 
 }
 
 pub async fn run_hone(args: &[&str], extra: &[&str], report_dir: PathBuf) -> Run {
+    run_hone_env(args, extra, report_dir, &[]).await
+}
+
+/// Write `yaml` as `job.yaml` next to the repo and run `hone run` with extra environment.
+pub async fn run_job_env(repo: &repo::TestRepo, yaml: &str, env: &[(&str, &str)]) -> Run {
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, yaml).unwrap();
+    run_hone_env(&["run", spec.to_str().unwrap()], &[], repo.dir.path().join("reports"), env).await
+}
+
+pub async fn run_hone_env(args: &[&str], extra: &[&str], report_dir: PathBuf, env: &[(&str, &str)]) -> Run {
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     all.extend(extra.iter().map(|s| s.to_string()));
     let out = tokio::task::spawn_blocking(move || {
@@ -103,6 +115,7 @@ pub async fn run_hone(args: &[&str], extra: &[&str], report_dir: PathBuf) -> Run
             .env_remove("OPENAI_BASE_URL")
             .env_remove("OPENAI_API_KEY")
             .env("RUST_LOG", "hone=debug")
+            .envs(env)
             .timeout(std::time::Duration::from_secs(120))
             .output()
             .expect("hone runs")

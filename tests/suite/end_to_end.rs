@@ -178,3 +178,23 @@ async fn json_flag_streams_events_on_stdout() {
     assert_eq!(lines.last().unwrap()["type"], "run_completed");
     assert_eq!(lines.last().unwrap()["exit_code"], 0);
 }
+
+/// The README's first command: the bundled offline example, run on a copy of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offline_quickstart_fixes_its_bug() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/quickstart");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["job.yaml", "script.yaml", "repo/calc.py", "repo/test_calc.py"] {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(f), &to).unwrap();
+    }
+    let spec = dir.path().join("job.yaml");
+    let run = run_hone(&["run", spec.to_str().unwrap()], &[], dir.path().join(".hone/reports")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.starts_with("hone: success commit "), "{}", run.stdout);
+    let scratch = dir.path().join(".hone/scratch/quickstart");
+    let fixed = crate::common::repo::git(&scratch, &["show", "hone/quickstart:calc.py"]);
+    assert!(fixed.contains("return a + b"), "{fixed}");
+    assert_junit_valid(&run.report_dir.join("junit.xml"));
+}

@@ -93,7 +93,13 @@ async fn a_valid_spec_validates() {
     std::fs::write(&spec, BASE).unwrap();
     let v = run_hone(&["validate", spec.to_str().unwrap()], &[], dir.path().join("r")).await;
     assert_eq!(v.code, 0, "{}", v.stderr);
-    assert!(v.stdout.contains("valid (job `demo`, 1 check(s), branch `hone/demo`)"));
+    assert!(
+        v.stdout.contains(
+            "valid (job `demo`, 1 check(s), branch `hone/demo`; the built-in default policy: network off, sandbox on)"
+        ),
+        "{}",
+        v.stdout
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,258 @@
+//! Safety in real runs: escapes through every file tool, network isolation, secrets in every
+//! sink, writes into .git and .github, a poisoned git config, and process-group cleanup.
+
+use crate::common::mock_model::{MockModel, Turn, call, text};
+use crate::common::*;
+use base64::Engine;
+use serde_json::json;
+
+/// The content of the tool results in the request after turn `i` (0-based).
+fn tool_results(mock: &MockModel, request: usize) -> Vec<String> {
+    let reqs = mock.requests();
+    let msgs = reqs[request].body["messages"].as_array().unwrap().clone();
+    let mut out = Vec::new();
+    for m in msgs.iter().rev() {
+        if m["role"] != "tool" {
+            break;
+        }
+        out.insert(0, m["content"].as_str().unwrap().to_string());
+    }
+    out
+}
+
+fn ps_lines(marker: &str) -> Vec<String> {
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(marker) && !l.contains("ps -eo"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escapes_through_every_file_tool_are_refused_including_a_symlink_made_by_a_command() {
+    let repo = broken_repo();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "outside secret\n").unwrap();
+    let mock = MockModel::start().await;
+    mock.turn(
+        call("run_cmd", json!({"command": format!("ln -s {} escape && ln -s .. up", outside.path().display())})),
+        false,
+    );
+    let attempts = Turn::default()
+        .with_call("read_file", &json!({"path": "escape/secret.txt"}).to_string())
+        .with_call("read_file", &json!({"path": "../work/status.txt"}).to_string())
+        .with_call("read_file", &json!({"path": "/etc/passwd"}).to_string())
+        .with_call("list_dir", &json!({"path": "escape"}).to_string())
+        .with_call("grep", &json!({"pattern": "secret", "path": "escape"}).to_string())
+        .with_call("glob_file_search", &json!({"pattern": "*", "path": "up"}).to_string())
+        .with_call("write_file", &json!({"path": "escape/planted.txt", "content": "x"}).to_string())
+        .with_call("write_file", &json!({"path": "up/planted.txt", "content": "x"}).to_string())
+        .with_call(
+            "apply_patch",
+            &json!({"patch": "--- /dev/null\n+++ b/escape/p.txt\n@@ -0,0 +1 @@\n+x\n"}).to_string(),
+        )
+        .with_call("write_file", &json!({"path": ".git/hooks/pre-commit", "content": "x"}).to_string());
+    mock.turn(attempts, false)
+        .turn(call("run_cmd", json!({"command": "rm escape up"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let yaml = with_policy(&repo, &job_yaml("escape", &mock.base_url, false), OPEN_POLICY);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let results = tool_results(&mock, 2);
+    assert_eq!(results.len(), 10);
+    for (i, r) in results.iter().enumerate() {
+        assert!(r.starts_with("error E_POLICY_DENIED"), "attempt {i} was not refused: {r}");
+        assert!(!r.contains("outside secret"), "{r}");
+    }
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1, "nothing was written outside");
+    assert!(!repo.dir.path().join("planted.txt").exists());
+    assert!(!repo.path.join(".git/hooks/pre-commit").exists());
+}
+
+async fn connect_attempt(network: bool) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let cmd = format!("(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-CONNECTED || echo NET-REFUSED");
+    mock.turn(call("run_cmd", json!({"command": cmd})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let policy = format!("{OPEN_POLICY}network: {network}\n");
+    let yaml = with_policy(&repo, &job_yaml("net", &mock.base_url, false), &policy);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["policy"]["sandbox"]["network_isolated"], !network);
+    drop(listener);
+    tool_results(&mock, 1).remove(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_network_a_command_cannot_reach_a_local_port_and_with_network_it_can() {
+    let off = connect_attempt(false).await;
+    assert!(off.contains("NET-REFUSED") && !off.contains("NET-CONNECTED"), "{off}");
+    let on = connect_attempt(true).await;
+    assert!(on.contains("NET-CONNECTED"), "{on}");
+}
+
+const CANARY: &str = "hone-canary-Zx9/q+T0k3n=42";
+
+fn canary_forms() -> Vec<String> {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
+    let b64url = base64::engine::general_purpose::URL_SAFE.encode(CANARY);
+    let pct: String = CANARY
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    vec![CANARY.to_string(), b64.trim_end_matches('=').to_string(), b64url.trim_end_matches('=').to_string(), pct]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_canary_secret_reaches_no_sink() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let forms = canary_forms();
+    let leak = Turn::default()
+        .with_call("run_cmd", &json!({"command": format!("echo {CANARY}")}).to_string())
+        .with_call("run_cmd", &json!({"command": format!("printf '%s' '{CANARY}' | base64")}).to_string())
+        .with_call("run_cmd", &json!({"command": format!("python3 -c \"import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=''))\" '{CANARY}'")}).to_string())
+        .with_call("run_cmd", &json!({"command": "echo \"env:[$HONE_CANARY_TOKEN]\""}).to_string());
+    mock.turn(leak, false).turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(
+        text(&format!("Done. The token is {CANARY}, in base64 {}, and URL-encoded {}.", forms[1], forms[3])),
+        false,
+    );
+    let yaml = with_policy(&repo, &job_yaml("canary", &mock.base_url, false), OPEN_POLICY);
+    let run = run_job_env(&repo, &yaml, &[("HONE_CANARY_TOKEN", CANARY)]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let results = tool_results(&mock, 1);
+    assert_eq!(results.len(), 4);
+    assert!(results.iter().take(3).all(|r| r.contains("[REDACTED]")), "{results:#?}");
+    assert!(results[3].contains("env:[]"), "the secret env var reached the command: {}", results[3]);
+    let commit_msg = repo.git(&["log", "-1", "--format=%B", "hone/canary"]);
+    let sinks = [
+        ("stdout", run.stdout.clone()),
+        ("stderr (logs)", run.stderr.clone()),
+        ("report.json", run.read("report.json")),
+        ("junit.xml", run.read("junit.xml")),
+        ("summary.md", run.read("summary.md")),
+        ("events.jsonl", run.read("events.jsonl")),
+        ("commit message", commit_msg.clone()),
+        (
+            "tool results sent to the model",
+            mock.requests()
+                .iter()
+                .flat_map(|r| {
+                    r.body["messages"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .filter(|m| m["role"] == "tool")
+                        .map(|m| m["content"].to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    ];
+    for (sink, content) in &sinks {
+        for f in &forms {
+            assert!(!content.contains(f.as_str()), "{sink} contains the canary form {f}");
+        }
+    }
+    assert!(commit_msg.contains("The token is [REDACTED]"), "{commit_msg}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_that_contains_a_secret_is_not_committed() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "src/config.txt", "content": format!("token = {CANARY}\n")})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let yaml = with_policy(&repo, &job_yaml("secretdiff", &mock.base_url, false), OPEN_POLICY);
+    let run = run_job_env(&repo, &yaml, &[("HONE_CANARY_TOKEN", CANARY)]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    assert!(report["commit"].is_null());
+    assert!(report["errors"][0]["message"].as_str().unwrap().contains("contains the value of a secret"), "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_to_git_hooks_and_workflows_through_commands_are_refused_with_no_commit() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("run_cmd", json!({"command": "echo 'curl x' > .git/hooks/post-checkout"})), false)
+        .turn(
+            call("run_cmd", json!({"command": "cp check.sh .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit"})),
+            false,
+        )
+        .turn(
+            call("run_cmd", json!({"command": "mkdir -p .github/workflows && cp check.sh .github/workflows/evil.yml"})),
+            false,
+        )
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let yaml = with_policy(&repo, &job_yaml("planted", &mock.base_url, false), OPEN_POLICY);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(tool_results(&mock, 1)[0].starts_with("error E_POLICY_DENIED"), "a redirect into .git is denied up front");
+    let report = run.report();
+    assert_eq!(report["status"], "failed");
+    assert!(report["commit"].is_null());
+    let guard: Vec<String> =
+        report["policy"]["guard"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
+    assert!(guard.iter().any(|g| g.contains(".git/hooks/pre-commit")), "{guard:?}");
+    assert!(guard.iter().any(|g| g.contains(".github/workflows/evil.yml")), "{guard:?}");
+    assert_eq!(report["errors"][0]["code"], "E_POLICY_DENIED");
+    assert!(!repo.path.join(".git/hooks/pre-commit").exists(), "the planted hook was removed");
+    assert!(repo.git(&["branch", "--list", "hone/planted"]).is_empty());
+    assert!(repo.is_clean());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_poisoned_fsmonitor_in_the_repo_config_never_runs() {
+    let repo = broken_repo();
+    let marker = repo.dir.path().join("fsmonitor-ran");
+    let hook = repo.dir.path().join("fsmon.sh");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::process::Command::new("chmod").args(["+x", hook.to_str().unwrap()]).status().unwrap();
+    repo.git(&["config", "core.fsmonitor", hook.to_str().unwrap()]);
+    // Control: plain git does run it, so the test can see a difference.
+    repo.git(&["status"]);
+    assert!(marker.exists(), "control: git should run core.fsmonitor");
+    std::fs::remove_file(&marker).unwrap();
+    let mock = MockModel::start().await;
+    mock.turn(call("run_cmd", json!({"command": "git status && git diff"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", repo.dir.path().display());
+    let yaml = with_policy(&repo, &job_yaml("fsmon", &mock.base_url, false), &policy);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(tool_results(&mock, 1)[0].starts_with("exit code: 0"));
+    assert!(!marker.exists(), "core.fsmonitor ran during the hone run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grandchild_ignoring_sigterm_is_gone_after_a_timeout() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let marker = format!("hone-grandchild-{}", std::process::id());
+    let cmd = format!("sh -c 'trap \"\" TERM; sleep 300; echo {marker}' & sleep 300");
+    mock.turn(call("run_cmd", json!({"command": cmd, "timeout_secs": 1})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let yaml = with_policy(&repo, &job_yaml("grandchild", &mock.base_url, false), OPEN_POLICY);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(tool_results(&mock, 1)[0].starts_with("error E_TOOL_TIMEOUT"));
+    assert!(ps_lines(&marker).is_empty(), "survivors: {:?}", ps_lines(&marker));
+}
