@@ -139,6 +139,12 @@ pub struct EventRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// The orchestrator moved from one state to another.
+    StateChanged {
+        from: String,
+        to: String,
+        reason: String,
+    },
     RunStarted {
         job: String,
         repo: String,

@@ -5,6 +5,7 @@ pub mod history;
 pub mod intake;
 pub mod prompt;
 pub mod setup;
+pub mod state;
 pub mod turns;
 
 use crate::error::{Code, HoneError};
@@ -16,6 +17,7 @@ use crate::report::{self, CommitInfo, ErrorRecord, RunReport, Status};
 use crate::spec::{self, Job};
 use crate::tools::{self, ToolContext, paths::Root};
 use intake::Prepared;
+use state::{Machine, State};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -46,6 +48,7 @@ pub struct Invalid(pub String);
 pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     let started = Instant::now();
     let started_at = now_rfc3339();
+    let mut machine = Machine::new();
     let p = intake::prepare(&mut opts).await?;
     let job = &p.job;
     let mut report = RunReport::new(&job.name, p.events.run_id(), started_at);
@@ -72,13 +75,22 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         provider: report.provider.clone(),
         model: report.model.clone(),
     });
-    let status = match execute(&p, &mut report, &opts.cancel).await {
+    let status = match execute(&p, &mut report, &mut machine, &opts.cancel).await {
         Ok(s) => s,
         Err(e) => {
             report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
             Status::Error
         }
     };
+    let end = match status {
+        Status::Success | Status::NoChange => State::Done,
+        Status::Cancelled => State::Aborted,
+        _ => State::Failed,
+    };
+    if !machine.state().is_terminal() {
+        turns::enter(&mut machine, &p.events, end, status.as_str());
+    }
+    report.states = machine.history();
     report.status = status;
     report.exit_code = status.exit_code();
     report.duration_ms = started.elapsed().as_millis() as u64;
@@ -98,13 +110,18 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
 }
 
 /// Branch, loop, then commit or save, always putting the user's checkout back.
-async fn execute(p: &Prepared, report: &mut RunReport, cancel: &CancellationToken) -> Result<Status, HoneError> {
+async fn execute(
+    p: &Prepared,
+    report: &mut RunReport,
+    machine: &mut Machine,
+    cancel: &CancellationToken,
+) -> Result<Status, HoneError> {
     let (job, ws) = (&p.job, &p.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
     report.base_sha = base.to_string();
     ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
-    let result = work(p, report, cancel, base).await;
+    let result = work(p, report, machine, cancel, base).await;
     if job.repo.allow_dirty {
         report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     } else {
@@ -125,6 +142,7 @@ async fn execute(p: &Prepared, report: &mut RunReport, cancel: &CancellationToke
 async fn work(
     p: &Prepared,
     report: &mut RunReport,
+    machine: &mut Machine,
     cancel: &CancellationToken,
     base: git2::Oid,
 ) -> Result<Status, HoneError> {
@@ -133,6 +151,9 @@ async fn work(
     let root =
         Root::new(ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
+    turns::enter(machine, &p.events, State::ContextBuilding, "intake passed");
+    let system = prompt::system(job, ws.root());
+    turns::enter(machine, &p.events, State::Executing, "planning is not enabled");
     let ctx = ToolContext {
         root,
         limits: job.tools.clone(),
@@ -152,17 +173,22 @@ async fn work(
         specs: tools::specs(),
         events: &p.events,
         report,
-        messages: vec![Message::system(prompt::system(job, ws.root())), Message::user(prompt::START)],
+        messages: vec![Message::system(system), Message::user(prompt::START)],
         deadline,
+        machine,
     };
     let status = tokio::select! {
         s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
             let message = format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
             lp.report.errors.push(ErrorRecord { code: Code::Budget, message });
+            lp.enter(State::Summarizing, "the wall-time budget ran out");
             Status::BudgetExhausted
         }),
         () = cancel.cancelled() => Status::Cancelled,
     };
+    if status == Status::Cancelled || cancel.is_cancelled() {
+        turns::enter(machine, &p.events, State::Aborted, "cancelled by a signal");
+    }
     let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
     if status == Status::Cancelled {
         report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });

@@ -2,6 +2,7 @@
 //! back until the checks pass or a budget (turns, tokens, fix attempts) runs out.
 
 use super::history;
+use super::state::{Machine, State};
 use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
@@ -21,9 +22,15 @@ pub struct Loop<'a> {
     pub report: &'a mut RunReport,
     pub messages: Vec<Message>,
     pub deadline: Instant,
+    pub machine: &'a mut Machine,
 }
 
 impl Loop<'_> {
+    /// Move the state machine and emit the transition.
+    pub fn enter(&mut self, to: State, reason: impl Into<String>) {
+        enter(self.machine, self.events, to, &reason.into());
+    }
+
     fn fail(&mut self, code: Code, message: impl Into<String>) {
         self.report.errors.push(ErrorRecord { code, message: self.tools.redactor.apply(&message.into()) });
     }
@@ -38,6 +45,7 @@ impl Loop<'_> {
                     Code::Budget,
                     format!("the turn budget ({}) ran out before the task was done", limits.max_turns),
                 );
+                self.enter(State::Summarizing, "the turn budget ran out");
                 return Status::BudgetExhausted;
             }
             if self.report.usage.total_tokens >= limits.max_tokens {
@@ -48,6 +56,7 @@ impl Loop<'_> {
                         limits.max_tokens, self.report.usage.total_tokens
                     ),
                 );
+                self.enter(State::Summarizing, "the token budget ran out");
                 return Status::BudgetExhausted;
             }
             self.report.turns += 1;
@@ -93,6 +102,7 @@ impl Loop<'_> {
                 Err(e) => {
                     let gave_up = e.kind() == "script_exhausted";
                     self.fail(Code::Model, format!("model request failed ({}): {e}", e.kind()));
+                    self.enter(State::Summarizing, format!("the model failed: {}", e.kind()));
                     return if gave_up { Status::Failed } else { Status::Error };
                 }
             };
@@ -122,14 +132,17 @@ impl Loop<'_> {
             // The model says it is done: hone verifies.
             self.report.final_message = self.tools.redactor.apply(&text);
             verify_attempt += 1;
+            self.enter(State::Verifying, format!("the model finished; verification attempt {verify_attempt}"));
             let results = self.verify(verify_attempt).await;
-            if results.iter().all(|r| r.passed) {
-                return Status::Success;
-            }
             if results.iter().any(|r| r.cancelled) {
                 return Status::Cancelled;
             }
+            if results.iter().all(|r| r.passed) {
+                self.enter(State::Summarizing, "every check passes");
+                return Status::Success;
+            }
             let failing: Vec<String> = results.iter().filter(|r| !r.passed).map(|r| r.name.clone()).collect();
+            self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));
             if self.report.fix_attempts >= limits.max_fix_attempts {
                 self.fail(
                     Code::BuildFail,
@@ -139,9 +152,11 @@ impl Loop<'_> {
                         failing.join(", ")
                     ),
                 );
+                self.enter(State::Summarizing, "the fix attempts are used up");
                 return Status::Failed;
             }
             self.report.fix_attempts += 1;
+            self.enter(State::Executing, format!("fix attempt {}", self.report.fix_attempts));
             self.events.emit(Event::FixRequested { attempt: self.report.fix_attempts, failing });
             let fb = verify::feedback(&results, self.report.fix_attempts, limits.max_fix_attempts);
             self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
@@ -233,5 +248,18 @@ impl Loop<'_> {
             }
         }
         results
+    }
+}
+
+/// Move `machine` to `to` and emit the transition. An invalid transition is a bug in hone: it is
+/// logged and refused, never acted on.
+pub fn enter(machine: &mut Machine, events: &Events, to: State, reason: &str) {
+    match machine.go(to, reason) {
+        Ok((from, to)) => events.emit(Event::StateChanged {
+            from: from.as_str().into(),
+            to: to.as_str().into(),
+            reason: reason.into(),
+        }),
+        Err(e) => tracing::error!("{e} ({reason}); this is a bug in hone"),
     }
 }

@@ -134,6 +134,8 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     pub model_retries: RetryStats,
     pub policy: PolicyReport,
+    /// The state machine's history, with timings.
+    pub states: Vec<crate::agent::state::StateSpan>,
     /// The model's last message.
     pub final_message: String,
 }
@@ -166,6 +168,7 @@ impl RunReport {
             warnings: vec![],
             model_retries: RetryStats::default(),
             policy: PolicyReport::default(),
+            states: vec![],
             final_message: String::new(),
         }
     }

@@ -79,6 +79,18 @@ async fn happy_path(stream: bool) {
         assert!(types.iter().any(|x| x == t), "missing event {t}: {types:?}");
     }
     assert!(run.read("summary.md").contains("✅ hone: `happy` — success"));
+    assert_eq!(states(&report), ["INTAKE", "CONTEXT_BUILDING", "EXECUTING", "VERIFYING", "SUMMARIZING", "DONE"]);
+    let changes: Vec<String> = run
+        .events()
+        .iter()
+        .filter(|e| e["type"] == "state_changed")
+        .map(|e| e["to"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(changes, ["CONTEXT_BUILDING", "EXECUTING", "VERIFYING", "SUMMARIZING", "DONE"]);
+}
+
+fn states(report: &serde_json::Value) -> Vec<String> {
+    report["states"].as_array().unwrap().iter().map(|s| s["state"].as_str().unwrap().to_string()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -110,6 +122,20 @@ async fn verify_fails_then_the_model_fixes_it() {
         .map(|v| (v["attempt"].as_u64().unwrap(), v["passed"].as_bool().unwrap()))
         .collect();
     assert_eq!(verify, [(1, false), (2, true)]);
+    assert_eq!(
+        states(&report),
+        [
+            "INTAKE",
+            "CONTEXT_BUILDING",
+            "EXECUTING",
+            "VERIFYING",
+            "RECOVERING",
+            "EXECUTING",
+            "VERIFYING",
+            "SUMMARIZING",
+            "DONE"
+        ]
+    );
     // The third request carries the failure as a user turn: the check, the command and its output.
     let reqs = mock.requests();
     let fb = reqs[2].body["messages"].as_array().unwrap().last().unwrap().clone();
@@ -141,6 +167,8 @@ async fn checks_still_failing_after_the_fix_attempts_fail_the_run_without_a_comm
     assert_eq!(report["status"], "failed");
     assert!(report["commit"].is_null());
     assert_eq!(report["errors"][0]["code"], "E_BUILD_FAIL");
+    assert_eq!(states(&report).last().map(String::as_str), Some("FAILED"));
+    assert!(states(&report).contains(&"SUMMARIZING".to_string()));
     // No commit anywhere on a branch; the work is saved on a private ref; the checkout is restored.
     assert_eq!(repo.git(&["rev-parse", "main"]), base);
     assert!(repo.git(&["branch", "--list", "hone/stillfail"]).is_empty(), "no branch is left behind");

@@ -1,0 +1,187 @@
+//! The orchestrator's state machine (seed 003 §2, minus the interactive states). Every
+//! transition goes through `Machine::go`, which checks it against the one table below, records
+//! it with timings, and hands back the event to emit.
+
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum State {
+    Intake,
+    ContextBuilding,
+    Planning,
+    Executing,
+    Verifying,
+    Recovering,
+    Summarizing,
+    Done,
+    Failed,
+    Aborted,
+    NeedsClarification,
+}
+
+use State::*;
+
+impl State {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Done | Failed | Aborted | NeedsClarification)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Intake => "INTAKE",
+            ContextBuilding => "CONTEXT_BUILDING",
+            Planning => "PLANNING",
+            Executing => "EXECUTING",
+            Verifying => "VERIFYING",
+            Recovering => "RECOVERING",
+            Summarizing => "SUMMARIZING",
+            Done => "DONE",
+            Failed => "FAILED",
+            Aborted => "ABORTED",
+            NeedsClarification => "NEEDS_CLARIFICATION",
+        }
+    }
+}
+
+pub const ALL: [State; 11] = [
+    Intake,
+    ContextBuilding,
+    Planning,
+    Executing,
+    Verifying,
+    Recovering,
+    Summarizing,
+    Done,
+    Failed,
+    Aborted,
+    NeedsClarification,
+];
+
+/// The transition table: every allowed move, and nothing else.
+pub fn allowed(from: State, to: State) -> bool {
+    if from.is_terminal() {
+        return false;
+    }
+    // Cancellation can stop any live state; an infrastructure error can fail any live state.
+    if to == Aborted || to == Failed {
+        return true;
+    }
+    matches!(
+        (from, to),
+        (Intake, ContextBuilding)
+            | (ContextBuilding, Planning)
+            | (ContextBuilding, Executing)
+            | (Planning, Executing)
+            | (Planning, NeedsClarification)
+            | (Executing, Verifying)
+            | (Executing, Recovering)
+            | (Executing, Summarizing)
+            | (Executing, NeedsClarification)
+            | (Verifying, Summarizing)
+            | (Verifying, Recovering)
+            | (Recovering, Executing)
+            | (Recovering, Summarizing)
+            | (Summarizing, Done)
+    )
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StateSpan {
+    pub state: State,
+    /// Milliseconds since the run started.
+    pub entered_ms: u64,
+    pub duration_ms: u64,
+    /// Why the machine entered this state.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid state transition {from:?} -> {to:?}")]
+pub struct InvalidTransition {
+    pub from: State,
+    pub to: State,
+}
+
+pub struct Machine {
+    state: State,
+    started: Instant,
+    history: Vec<StateSpan>,
+}
+
+impl Machine {
+    pub fn new() -> Self {
+        Machine {
+            state: Intake,
+            started: Instant::now(),
+            history: vec![StateSpan { state: Intake, entered_ms: 0, duration_ms: 0, reason: "run started".into() }],
+        }
+    }
+
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Move to `to`, or refuse if the table does not allow it.
+    pub fn go(&mut self, to: State, reason: &str) -> Result<(State, State), InvalidTransition> {
+        let from = self.state;
+        if !allowed(from, to) {
+            return Err(InvalidTransition { from, to });
+        }
+        let now = self.started.elapsed().as_millis() as u64;
+        if let Some(last) = self.history.last_mut() {
+            last.duration_ms = now - last.entered_ms;
+        }
+        self.history.push(StateSpan { state: to, entered_ms: now, duration_ms: 0, reason: reason.into() });
+        self.state = to;
+        Ok((from, to))
+    }
+
+    pub fn history(&self) -> Vec<StateSpan> {
+        self.history.clone()
+    }
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_normal_path_and_recovery_loop_are_allowed() {
+        let mut m = Machine::new();
+        for s in [ContextBuilding, Planning, Executing, Verifying, Recovering, Executing, Verifying, Summarizing, Done]
+        {
+            m.go(s, "test").unwrap();
+        }
+        assert_eq!(m.history().len(), 10);
+        assert!(m.state().is_terminal());
+    }
+
+    #[test]
+    fn terminal_states_have_no_way_out_and_skips_are_refused() {
+        let mut m = Machine::new();
+        assert_eq!(m.go(Verifying, "skip"), Err(InvalidTransition { from: Intake, to: Verifying }));
+        assert_eq!(m.go(Done, "skip"), Err(InvalidTransition { from: Intake, to: Done }));
+        m.go(Aborted, "signal").unwrap();
+        for s in ALL {
+            assert!(m.go(s, "after the end").is_err(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn the_table_is_exactly_as_specified() {
+        // Count the allowed moves: a change to the table must change this test too.
+        let n = ALL.iter().flat_map(|a| ALL.iter().map(move |b| (*a, *b))).filter(|(a, b)| allowed(*a, *b)).count();
+        assert_eq!(n, 14 + 7 * 2);
+        assert!(!allowed(Verifying, Executing), "verification failures go through RECOVERING");
+        assert!(!allowed(Executing, Done), "success goes through VERIFYING and SUMMARIZING");
+        assert!(!allowed(Recovering, Verifying));
+    }
+}
