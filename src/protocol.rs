@@ -188,10 +188,14 @@ pub enum Event {
         check: String,
         command: String,
     },
+    /// A check finished. Attempt 0 is the baseline, taken before any change.
     VerifyCompleted {
         attempt: u32,
         check: String,
         passed: bool,
+        /// It meets its `expect` (for `no-regression`: nothing fails that passed at the baseline).
+        accepted: bool,
+        new_failures: Vec<String>,
         exit_code: Option<i32>,
         timed_out: bool,
         duration_ms: u64,

@@ -151,9 +151,7 @@ async fn work(
     let root =
         Root::new(ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
-    turns::enter(machine, &p.events, State::ContextBuilding, "intake passed");
     let system = prompt::system(job, ws.root());
-    turns::enter(machine, &p.events, State::Executing, "planning is not enabled");
     let ctx = ToolContext {
         root,
         limits: job.tools.clone(),
@@ -177,14 +175,33 @@ async fn work(
         deadline,
         machine,
     };
-    let status = tokio::select! {
-        s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
-            let message = format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
-            lp.report.errors.push(ErrorRecord { code: Code::Budget, message });
-            lp.enter(State::Summarizing, "the wall-time budget ran out");
-            Status::BudgetExhausted
-        }),
-        () = cancel.cancelled() => Status::Cancelled,
+    // The baseline, before any change; then context and execution.
+    let baseline = tokio::select! {
+        r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
+        () = cancel.cancelled() => false,
+    };
+    if baseline && !cancel.is_cancelled() {
+        lp.enter(State::ContextBuilding, "intake passed; baseline taken");
+        lp.enter(State::Executing, "planning is not enabled");
+    }
+    let budget_note = || format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
+    let status = if !baseline {
+        if !cancel.is_cancelled() {
+            lp.report.errors.push(ErrorRecord {
+                code: Code::Budget,
+                message: format!("{} while taking the baseline", budget_note()),
+            });
+        }
+        if cancel.is_cancelled() { Status::Cancelled } else { Status::BudgetExhausted }
+    } else {
+        tokio::select! {
+            s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
+                lp.report.errors.push(ErrorRecord { code: Code::Budget, message: budget_note() });
+                lp.enter(State::Summarizing, "the wall-time budget ran out");
+                Status::BudgetExhausted
+            }),
+            () = cancel.cancelled() => Status::Cancelled,
+        }
     };
     if status == Status::Cancelled || cancel.is_cancelled() {
         turns::enter(machine, &p.events, State::Aborted, "cancelled by a signal");
@@ -270,8 +287,14 @@ fn commit_message(job: &Job, report: &RunReport) -> String {
         body.push_str(report.final_message.trim());
         body.push_str("\n\n");
     }
-    let checks: Vec<String> =
-        report.final_checks().iter().map(|c| format!("- {}: `{}` passed", c.name, c.command)).collect();
+    let checks: Vec<String> = report
+        .final_checks()
+        .iter()
+        .map(|c| {
+            let how = if c.passed { "passed" } else { "no new failures (expect: no-regression)" };
+            format!("- {}: `{}` {how}", c.name, c.command)
+        })
+        .collect();
     if !checks.is_empty() {
         body.push_str("Checks:\n");
         body.push_str(&checks.join("\n"));

@@ -137,11 +137,11 @@ impl Loop<'_> {
             if results.iter().any(|r| r.cancelled) {
                 return Status::Cancelled;
             }
-            if results.iter().all(|r| r.passed) {
-                self.enter(State::Summarizing, "every check passes");
+            if results.iter().all(|r| r.accepted) {
+                self.enter(State::Summarizing, "every check meets its expectation");
                 return Status::Success;
             }
-            let failing: Vec<String> = results.iter().filter(|r| !r.passed).map(|r| r.name.clone()).collect();
+            let failing: Vec<String> = results.iter().filter(|r| !r.accepted).map(|r| r.name.clone()).collect();
             self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));
             if self.report.fix_attempts >= limits.max_fix_attempts {
                 self.fail(
@@ -232,17 +232,27 @@ impl Loop<'_> {
             .await;
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
             r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
+            if attempt > 0 {
+                let base = self.report.baseline.iter().find(|b| b.name == r.name).cloned();
+                verify::judge(&mut r, base.as_ref());
+            }
             self.events.emit(Event::VerifyCompleted {
                 attempt,
                 check: r.name.clone(),
                 passed: r.passed,
+                accepted: r.accepted,
+                new_failures: r.new_failures.clone(),
                 exit_code: r.exit_code,
                 timed_out: r.timed_out,
                 duration_ms: r.duration_ms,
             });
             let cancelled = r.cancelled;
             results.push(r.clone());
-            self.report.verify.push(r);
+            if attempt == 0 {
+                self.report.baseline.push(r);
+            } else {
+                self.report.verify.push(r);
+            }
             if cancelled {
                 break;
             }

@@ -1,30 +1,53 @@
-//! `junit.xml`: one testsuite per run, a testcase per verify command per attempt, and one
-//! testcase for the agent's outcome. Rendered with the `junit-report` crate (Jenkins XSD valid).
+//! `junit.xml`: one testsuite for the run, with a testcase per verify command per attempt and one
+//! for the agent's outcome, plus a `baseline` testsuite with the checks as they were before any
+//! change. Rendered with the `junit-report` crate (valid against the Jenkins junit-10 XSD).
 
 use super::{RunReport, Status};
+use crate::verify::CheckResult;
 use junit_report::{ReportBuilder, TestCase, TestCaseBuilder, TestSuiteBuilder};
 use time::Duration;
 
-pub fn render(r: &RunReport) -> std::io::Result<String> {
-    let mut cases: Vec<TestCase> = Vec::new();
-    for c in &r.verify {
-        let name = format!("{} (attempt {})", c.name, c.attempt);
-        let time = Duration::milliseconds(c.duration_ms as i64);
-        let mut b = if c.passed {
-            TestCaseBuilder::success(&name, time)
-        } else {
-            let why = if c.timed_out {
-                "timed out".to_string()
-            } else {
-                c.exit_code.map_or("killed by a signal".into(), |e| format!("exit code {e}"))
-            };
-            let mut b = TestCaseBuilder::failure(&name, time, "verify", &format!("`{}` failed: {why}", c.command));
-            b.set_trace(&c.output_tail);
-            b
-        };
-        b.set_classname(&format!("hone.{}.verify", r.job)).set_system_out(&c.output_tail);
-        cases.push(b.build());
+fn why(c: &CheckResult) -> String {
+    let how = if c.timed_out {
+        "timed out".to_string()
+    } else {
+        c.exit_code.map_or("killed by a signal".into(), |e| format!("exit code {e}"))
+    };
+    if c.new_failures.is_empty() { how } else { format!("{how}; new failures: {}", c.new_failures.join(", ")) }
+}
+
+fn check_case(job: &str, c: &CheckResult) -> TestCase {
+    let name = format!("{} (attempt {})", c.name, c.attempt);
+    let time = Duration::milliseconds(c.duration_ms as i64);
+    let mut b = if c.accepted {
+        TestCaseBuilder::success(&name, time)
+    } else {
+        let mut b = TestCaseBuilder::failure(&name, time, "verify", &format!("`{}` failed: {}", c.command, why(c)));
+        b.set_trace(&c.output_tail);
+        b
+    };
+    let mut out = c.output_tail.clone();
+    if c.accepted && !c.passed {
+        out = format!("[hone: failed as at the baseline; no new failures (expect: no-regression)]\n{out}");
     }
+    b.set_classname(&format!("hone.{job}.verify")).set_system_out(&out);
+    b.build()
+}
+
+fn baseline_case(job: &str, c: &CheckResult) -> TestCase {
+    let name = format!("{} (baseline)", c.name);
+    let mut b = if c.passed {
+        TestCaseBuilder::success(&name, Duration::milliseconds(c.duration_ms as i64))
+    } else {
+        // A failure that predates the run is recorded, not blamed on it.
+        TestCaseBuilder::skipped_with_cause(&name, "baseline", &format!("failed before any change: {}", why(c)))
+    };
+    b.set_classname(&format!("hone.{job}.baseline")).set_system_out(&c.output_tail);
+    b.build()
+}
+
+pub fn render(r: &RunReport) -> std::io::Result<String> {
+    let mut cases: Vec<TestCase> = r.verify.iter().map(|c| check_case(&r.job, c)).collect();
     let time = Duration::milliseconds(r.duration_ms as i64);
     let mut outcome = match r.status {
         Status::Success | Status::NoChange => TestCaseBuilder::success("outcome", time),
@@ -49,13 +72,23 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
     );
     outcome.set_classname(&format!("hone.{}.agent", r.job)).set_system_out(&out);
     cases.push(outcome.build());
+    let ts = time::OffsetDateTime::parse(&r.started_at, &time::format_description::well_known::Rfc3339).ok();
     let mut suite = TestSuiteBuilder::new(&format!("hone.{}", r.job));
     suite.add_testcases(cases);
-    if let Ok(ts) = time::OffsetDateTime::parse(&r.started_at, &time::format_description::well_known::Rfc3339) {
+    let mut report = ReportBuilder::new();
+    if !r.baseline.is_empty() {
+        let mut base = TestSuiteBuilder::new(&format!("hone.{}.baseline", r.job));
+        base.add_testcases(r.baseline.iter().map(|c| baseline_case(&r.job, c)));
+        if let Some(ts) = ts {
+            base.set_timestamp(ts);
+        }
+        report.add_testsuite(base.build());
+    }
+    if let Some(ts) = ts {
         suite.set_timestamp(ts);
     }
-    let report = ReportBuilder::new().add_testsuite(suite.build()).build();
+    report.add_testsuite(suite.build());
     let mut buf = Vec::new();
-    report.write_xml(&mut buf).map_err(std::io::Error::other)?;
+    report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
     String::from_utf8(buf).map_err(std::io::Error::other)
 }

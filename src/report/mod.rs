@@ -125,6 +125,8 @@ pub struct RunReport {
     pub usage: Usage,
     pub fix_attempts: u32,
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The checks as they were before any change (attempt 0).
+    pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
     pub files_changed: Vec<FileChange>,
     pub commit: Option<CommitInfo>,
@@ -160,6 +162,7 @@ impl RunReport {
             usage: Usage::default(),
             fix_attempts: 0,
             tool_calls: vec![],
+            baseline: vec![],
             verify: vec![],
             files_changed: vec![],
             commit: None,
@@ -173,7 +176,7 @@ impl RunReport {
         }
     }
 
-    /// The last verify attempt's results.
+    /// The last verification round's results.
     pub fn final_checks(&self) -> Vec<&CheckResult> {
         let last = self.verify.iter().map(|c| c.attempt).max().unwrap_or(0);
         self.verify.iter().filter(|c| c.attempt == last).collect()

@@ -3,6 +3,27 @@
 use super::{RunReport, Status};
 use std::fmt::Write as _;
 
+fn cell(c: &crate::verify::CheckResult) -> String {
+    let res = if c.passed {
+        "✅ pass".to_string()
+    } else if c.timed_out {
+        "❌ timed out".into()
+    } else {
+        format!(
+            "{} exit {}",
+            if c.accepted { "➖" } else { "❌" },
+            c.exit_code.map_or("signal".into(), |e| e.to_string())
+        )
+    };
+    match (&c.failing_tests, c.new_failures.is_empty()) {
+        (_, false) => {
+            format!("{res}; new: {}", c.new_failures.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "))
+        }
+        (Some(f), true) if !f.is_empty() => format!("{res}; {} failing", f.len()),
+        _ => res,
+    }
+}
+
 pub fn render(r: &RunReport) -> String {
     let icon = match r.status {
         Status::Success | Status::NoChange => "✅",
@@ -32,17 +53,28 @@ pub fn render(r: &RunReport) -> String {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
-    if !r.verify.is_empty() {
-        let _ = writeln!(s, "\n### Checks\n\n| Check | Attempt | Result | Time |\n|---|---|---|---|");
-        for c in &r.verify {
-            let res = if c.passed {
-                "✅ pass".to_string()
-            } else if c.timed_out {
-                "❌ timed out".into()
-            } else {
-                format!("❌ exit {}", c.exit_code.map_or("signal".into(), |e| e.to_string()))
-            };
-            let _ = writeln!(s, "| `{}` | {} | {res} | {:.1}s |", c.name, c.attempt, c.duration_ms as f64 / 1000.0);
+    if !r.verify.is_empty() || !r.baseline.is_empty() {
+        let _ = writeln!(s, "\n### Checks\n\n| Check | Expect | Baseline | Final | Attempts |\n|---|---|---|---|---|");
+        let names: Vec<&str> =
+            r.baseline.iter().chain(&r.verify).map(|c| c.name.as_str()).fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            });
+        for name in names {
+            let base = r.baseline.iter().find(|c| c.name == name);
+            let last = r.verify.iter().rev().find(|c| c.name == name);
+            let attempts = r.verify.iter().filter(|c| c.name == name).count();
+            let expect = base.or(last).map_or("pass", |c| {
+                if c.expect == crate::spec::Expect::NoRegression { "no-regression" } else { "pass" }
+            });
+            let _ = writeln!(
+                s,
+                "| `{name}` | {expect} | {} | {} | {attempts} |",
+                base.map_or("—".into(), cell),
+                last.map_or("not run".into(), cell)
+            );
         }
     }
     if !r.files_changed.is_empty() {

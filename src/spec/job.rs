@@ -64,6 +64,9 @@ pub struct RetrySpec {
 pub struct VerifySpec {
     pub name: String,
     pub run: String,
+    pub expect: super::raw::Expect,
+    /// A JUnit XML file the command writes (repo-relative), to compare failing test cases.
+    pub junit: Option<String>,
     #[serde(with = "dur_ser")]
     pub timeout: Duration,
 }

@@ -8,7 +8,7 @@ pub mod yaml;
 
 pub use diag::Diagnostic;
 pub use job::*;
-pub use raw::Provider;
+pub use raw::{Expect, Provider};
 
 use raw::RawJob;
 use std::path::{Path, PathBuf};
@@ -274,7 +274,16 @@ impl Checker<'_> {
             if timeout.is_zero() {
                 self.err(&join(&base, "timeout"), "must be more than zero", "for example `10m`");
             }
-            out.push(VerifySpec { name, run, timeout });
+            if let Some(j) = &v.junit {
+                if j.starts_with('/') || j.split('/').any(|c| c == "..") {
+                    self.err(
+                        &join(&base, "junit"),
+                        format!("`{j}` is not a path inside the repo"),
+                        "give the report path relative to the repo root, like `reports/junit.xml`",
+                    );
+                }
+            }
+            out.push(VerifySpec { name, run, expect: v.expect.unwrap_or_default(), junit: v.junit, timeout });
         }
         out
     }

@@ -81,6 +81,19 @@ pub struct RawVerify {
     pub name: Option<String>,
     pub run: Option<String>,
     pub timeout: Option<Dur>,
+    pub expect: Option<Expect>,
+    pub junit: Option<String>,
+}
+
+/// What a check must show at the end of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// It must pass.
+    #[default]
+    Pass,
+    /// It may fail, but no worse than at the baseline.
+    NoRegression,
 }
 
 #[derive(Debug, Default, Deserialize)]

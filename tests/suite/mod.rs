@@ -1,4 +1,6 @@
+mod baseline;
 mod budgets;
+mod cancel;
 mod end_to_end;
 mod model_faults;
 mod policy;

@@ -1,0 +1,183 @@
+//! Runs the job's verify commands (the repo's own lint, test and build), judges them against the
+//! baseline taken before any change, and turns failures into a compact message for the model:
+//! the failing command, new failing tests by name, and the lines that matter.
+
+pub mod junit_in;
+
+use crate::sandbox::Sandbox;
+use crate::spec::{Expect, VerifySpec};
+use serde::Serialize;
+use std::path::Path;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Output kept per check in reports and sent to the model.
+pub const OUTPUT_CAP: usize = 64 * 1024;
+const TAIL_LINES: usize = 40;
+const FEEDBACK_CHARS: usize = 8000;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckResult {
+    /// 0 for the baseline, then 1, 2, … per verification round.
+    pub attempt: u32,
+    pub name: String,
+    pub command: String,
+    pub expect: Expect,
+    /// The command succeeded (exit 0, no timeout).
+    pub passed: bool,
+    /// The check meets its expectation (`pass`, or `no-regression` against the baseline).
+    pub accepted: bool,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration_ms: u64,
+    /// Failing test cases read from the check's JUnit file, when it has one.
+    pub failing_tests: Option<Vec<String>>,
+    /// Failing now but not at the baseline.
+    pub new_failures: Vec<String>,
+    /// The last lines of the output.
+    pub output_tail: String,
+    /// Lines that look like errors (from anywhere in the output), for the model.
+    #[serde(skip)]
+    pub key_lines: Vec<String>,
+}
+
+/// Run one check. The timeout is the check's own, cut short by the run's deadline.
+pub async fn run_check(
+    check: &VerifySpec,
+    attempt: u32,
+    cwd: &Path,
+    env: &[(String, String)],
+    deadline: Instant,
+    cancel: &CancellationToken,
+    sandbox: &Sandbox,
+) -> CheckResult {
+    let junit_path = check.junit.as_ref().map(|j| cwd.join(j));
+    if let Some(p) = &junit_path {
+        let _ = std::fs::remove_file(p); // a stale report from an earlier run must not count
+    }
+    let timeout = check.timeout.min(deadline.saturating_duration_since(Instant::now()));
+    let res = crate::exec::run(&check.run, cwd, env, timeout, OUTPUT_CAP, cancel, sandbox).await;
+    let (passed, exit_code, timed_out, cancelled, duration, output) = match res {
+        Ok(o) => (o.success(), o.exit_code, o.timed_out, o.cancelled, o.duration, o.output),
+        Err(e) => (false, None, false, false, Duration::ZERO, format!("could not start the command: {e}")),
+    };
+    let mut output_tail = tail_lines(&output, TAIL_LINES);
+    if timed_out {
+        output_tail
+            .push_str(&format!("\n[hone: timed out after {} and was killed]", crate::spec::duration::format(timeout)));
+    }
+    let failing_tests = junit_path.as_ref().and_then(|p| read_junit(p, cwd, &mut output_tail));
+    CheckResult {
+        attempt,
+        name: check.name.clone(),
+        command: check.run.clone(),
+        expect: check.expect,
+        passed,
+        accepted: passed,
+        exit_code,
+        timed_out,
+        cancelled,
+        duration_ms: duration.as_millis() as u64,
+        failing_tests,
+        new_failures: vec![],
+        output_tail,
+        key_lines: key_lines(&output),
+    }
+}
+
+/// Read the check's JUnit file (only from inside the repo); note problems in the output tail.
+fn read_junit(path: &Path, root: &Path, note: &mut String) -> Option<Vec<String>> {
+    let inside = path.canonicalize().ok().is_some_and(|p| root.canonicalize().is_ok_and(|r| p.starts_with(r)));
+    let text = if inside { std::fs::read_to_string(path).ok() } else { None };
+    match text.map(|t| junit_in::failing_cases(&t)) {
+        Some(Ok(cases)) => Some(cases),
+        Some(Err(e)) => {
+            note.push_str(&format!("\n[hone: the JUnit file {} is {e}]", path.display()));
+            None
+        }
+        None => {
+            note.push_str(&format!("\n[hone: the check wrote no JUnit file at {}]", path.display()));
+            None
+        }
+    }
+}
+
+/// Judge `r` against its expectation and the baseline result of the same check.
+pub fn judge(r: &mut CheckResult, baseline: Option<&CheckResult>) {
+    if let (Some(now), Some(before)) = (&r.failing_tests, baseline.and_then(|b| b.failing_tests.as_ref())) {
+        r.new_failures = now.iter().filter(|t| !before.contains(t)).cloned().collect();
+    }
+    r.accepted = match (r.expect, baseline) {
+        _ if r.passed => true,
+        _ if r.timed_out || r.cancelled => false,
+        (Expect::Pass, _) | (Expect::NoRegression, None) => false,
+        (Expect::NoRegression, Some(b)) => match (&r.failing_tests, &b.failing_tests) {
+            (Some(_), Some(_)) => r.new_failures.is_empty(),
+            // Without test-case detail, "no worse" can only mean the baseline failed too.
+            _ => !b.passed,
+        },
+    };
+}
+
+pub fn tail_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Lines that usually carry the cause: errors, failed assertions, tracebacks, file:line refs.
+fn key_lines(text: &str) -> Vec<String> {
+    const MARKERS: &[&str] =
+        &["error", "fail", "assert", "traceback", "panicked", "exception", "expected", "warning:", "E   "];
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let low = line.to_lowercase();
+        if MARKERS.iter().any(|m| low.contains(&m.to_lowercase())) && !out.iter().any(|o| o == line) {
+            out.push(line.chars().take(300).collect());
+        }
+        if out.len() >= 30 {
+            break;
+        }
+    }
+    out
+}
+
+/// The user turn sent to the model after a failed verification.
+pub fn feedback(results: &[CheckResult], attempt: u32, max: u32) -> String {
+    let mut msg = format!(
+        "hone ran the verify commands and some did not meet their expectation (fix attempt {attempt} of {max}). Fix the cause, then stop calling tools when done; hone will verify again.\n"
+    );
+    for r in results.iter().filter(|r| !r.accepted) {
+        let how = if r.timed_out {
+            "timed out".to_string()
+        } else {
+            r.exit_code.map_or("was killed".into(), |c| format!("exited with {c}"))
+        };
+        msg.push_str(&format!("\n## check `{}` {how}\n$ {}\n", r.name, r.command));
+        if !r.new_failures.is_empty() {
+            msg.push_str(&format!(
+                "Tests that fail now but passed before your change: {}\n",
+                r.new_failures.join(", ")
+            ));
+        } else if let Some(f) = r.failing_tests.as_ref().filter(|f| !f.is_empty()) {
+            msg.push_str(&format!("Failing tests: {}\n", f.join(", ")));
+        }
+        if !r.key_lines.is_empty() {
+            msg.push_str("Lines that look relevant:\n");
+            msg.push_str(&r.key_lines.join("\n"));
+            msg.push('\n');
+        }
+        msg.push_str("Last lines of output:\n");
+        msg.push_str(&r.output_tail);
+        msg.push('\n');
+    }
+    if msg.chars().count() > FEEDBACK_CHARS {
+        let cut: String = msg.chars().take(FEEDBACK_CHARS).collect();
+        return cut + "\n[... cut; run the failing command with run_cmd to see more ...]";
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests;
