@@ -7,6 +7,7 @@ pub mod prompt;
 pub mod setup;
 pub mod state;
 pub mod turns;
+pub mod watchdog;
 
 use crate::error::{Code, HoneError};
 use crate::events::now_rfc3339;
@@ -174,6 +175,8 @@ async fn work(
         messages: vec![Message::system(system), Message::user(prompt::START)],
         deadline,
         machine,
+        loops: Default::default(),
+        degenerate_streak: 0,
     };
     // The baseline, before any change; then context and execution.
     let baseline = tokio::select! {

@@ -119,6 +119,8 @@ pub fn model(job: &Job) -> Result<Model, String> {
         use_max_completion_tokens: m.provider == Provider::Openai,
         request_timeout: m.request_timeout,
         idle_timeout: m.idle_timeout,
+        text_tools: m.tool_mode == crate::spec::ToolMode::Text,
+        calls: std::sync::atomic::AtomicU32::new(0),
     }))
 }
 

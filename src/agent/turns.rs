@@ -23,12 +23,18 @@ pub struct Loop<'a> {
     pub messages: Vec<Message>,
     pub deadline: Instant,
     pub machine: &'a mut Machine,
+    pub loops: super::watchdog::LoopDetector,
+    pub degenerate_streak: u32,
 }
 
 impl Loop<'_> {
     /// Move the state machine and emit the transition.
     pub fn enter(&mut self, to: State, reason: impl Into<String>) {
         enter(self.machine, self.events, to, &reason.into());
+    }
+
+    fn fault(&mut self, kind: &str) {
+        *self.report.faults.entry(kind.to_string()).or_default() += 1;
     }
 
     fn fail(&mut self, code: Code, message: impl Into<String>) {
@@ -71,6 +77,7 @@ impl Loop<'_> {
             let req = ChatRequest { messages, tools: self.specs.clone() };
             let events = self.events;
             let stats = &mut self.report.model_retries;
+            let faults = &mut self.report.faults;
             let reply = retry::complete(
                 self.model,
                 &req,
@@ -79,6 +86,7 @@ impl Loop<'_> {
                 &self.tools.cancel,
                 |attempt, err, delay| {
                     stats.total += 1;
+                    *faults.entry(err.kind().to_string()).or_default() += 1;
                     *stats.by_kind.entry(err.kind().to_string()).or_default() += 1;
                     tracing::warn!(
                         attempt,
@@ -116,12 +124,49 @@ impl Loop<'_> {
                 usage: reply.usage,
                 duration_ms: started.elapsed().as_millis() as u64,
             });
+            if let Some(why) = super::watchdog::degenerate(&reply.message) {
+                self.fault("repetition");
+                self.degenerate_streak += 1;
+                self.events.emit(Event::ModelRetry {
+                    turn,
+                    attempt: self.degenerate_streak,
+                    class: "retryable".into(),
+                    reason: format!("degenerate answer: {why}"),
+                    delay_ms: 0,
+                });
+                if self.degenerate_streak >= 3 {
+                    self.fail(Code::Model, format!("the model kept producing degenerate answers ({why})"));
+                    self.enter(State::Summarizing, "degenerate answers");
+                    return Status::Failed;
+                }
+                self.messages.push(Message::user(format!(
+                    "Your last answer was discarded: it degenerated into repetition ({why}). Answer again, briefly."
+                )));
+                continue;
+            }
+            self.degenerate_streak = 0;
             let calls = reply.message.tool_calls.clone();
             let text = reply.message.content.clone();
             self.messages.push(reply.message);
             if !calls.is_empty() {
+                let mut streak = 0;
                 for call in &calls {
-                    self.run_tool(turn, call).await;
+                    streak = streak.max(self.run_tool(turn, call).await);
+                }
+                if streak >= super::watchdog::LOOP_FAIL {
+                    self.fault("loop");
+                    self.fail(
+                        Code::Model,
+                        format!("the model repeated the same tool call with the same result {streak} times in a row"),
+                    );
+                    self.enter(State::Summarizing, "the model is stuck in a loop");
+                    return Status::Failed;
+                }
+                if streak >= super::watchdog::LOOP_WARN {
+                    self.fault("loop_warning");
+                    self.messages.push(Message::user(format!(
+                        "You have made the same tool call {streak} times in a row and got the same result each time. It will not change: try a different approach."
+                    )));
                 }
                 continue;
             }
@@ -163,7 +208,8 @@ impl Loop<'_> {
         }
     }
 
-    async fn run_tool(&mut self, turn: u32, call: &crate::protocol::ToolCall) {
+    /// Run one tool call; returns the streak of identical call+result pairs.
+    async fn run_tool(&mut self, turn: u32, call: &crate::protocol::ToolCall) -> usize {
         let args: String = self.tools.redactor.apply(&call.arguments).chars().take(200).collect();
         self.events.emit(Event::ToolCallStarted {
             turn,
@@ -212,7 +258,12 @@ impl Loop<'_> {
             code: out.code,
             duration_ms,
         });
+        if out.code == Some(Code::InvalidArgs) {
+            self.fault("invalid_tool_call");
+        }
+        let streak = self.loops.record(&call.name, &call.arguments, &out.content);
         self.messages.push(Message::tool(call.id.clone(), out.content));
+        streak
     }
 
     /// Run every check once; `attempt` numbers the verification round.

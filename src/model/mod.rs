@@ -4,6 +4,7 @@ pub mod openai;
 pub mod retry;
 pub mod script;
 pub mod stream;
+pub mod textmode;
 
 use crate::protocol::{Message, Reply, ToolSpec};
 use std::time::Duration;

@@ -22,16 +22,26 @@ pub struct OpenAi {
     pub use_max_completion_tokens: bool,
     pub request_timeout: Duration,
     pub idle_timeout: Duration,
+    /// The model has no native tool calling: describe tools in the prompt and parse the text.
+    pub text_tools: bool,
+    pub calls: std::sync::atomic::AtomicU32,
 }
 
 impl OpenAi {
     pub fn body(&self, req: &ChatRequest) -> Value {
+        let plain;
+        let messages = if self.text_tools {
+            plain = super::textmode::to_plain(&req.messages, &req.tools);
+            &plain
+        } else {
+            &req.messages
+        };
         let mut body = json!({
             "model": self.model,
-            "messages": req.messages.iter().map(wire_message).collect::<Vec<_>>(),
+            "messages": messages.iter().map(wire_message).collect::<Vec<_>>(),
             "stream": self.stream,
         });
-        if !req.tools.is_empty() {
+        if !req.tools.is_empty() && !self.text_tools {
             body["tools"] = req
                 .tools
                 .iter()
@@ -75,7 +85,15 @@ impl OpenAi {
             let text = resp.text().await.unwrap_or_default();
             return Err(http_error(status.as_u16(), &text, retry_after));
         }
-        if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }
+        let mut reply = if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }?;
+        if self.text_tools {
+            let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            reply.message = super::textmode::lift(reply.message, n);
+            if !reply.message.tool_calls.is_empty() {
+                reply.finish_reason = crate::protocol::FinishReason::ToolCalls;
+            }
+        }
+        Ok(reply)
     }
 
     async fn read_body(&self, resp: reqwest::Response) -> Result<Reply, ModelError> {

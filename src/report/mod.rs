@@ -135,6 +135,8 @@ pub struct RunReport {
     pub errors: Vec<ErrorRecord>,
     pub warnings: Vec<String>,
     pub model_retries: RetryStats,
+    /// Every fault hone absorbed, by kind: model retries, invalid tool calls, repetition, loops.
+    pub faults: BTreeMap<String, u32>,
     pub policy: PolicyReport,
     /// The state machine's history, with timings.
     pub states: Vec<crate::agent::state::StateSpan>,
@@ -170,6 +172,7 @@ impl RunReport {
             errors: vec![],
             warnings: vec![],
             model_retries: RetryStats::default(),
+            faults: BTreeMap::new(),
             policy: PolicyReport::default(),
             states: vec![],
             final_message: String::new(),

@@ -49,6 +49,9 @@ pub struct ModelSpec {
     #[serde(with = "dur_ser")]
     pub idle_timeout: Duration,
     pub retry: RetrySpec,
+    pub tool_mode: super::raw::ToolMode,
+    /// The model's context window in tokens (explicit, or a default for known model families).
+    pub context_window: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -8,7 +8,7 @@ pub mod yaml;
 
 pub use diag::Diagnostic;
 pub use job::*;
-pub use raw::{Expect, Provider};
+pub use raw::{Expect, Provider, ToolMode};
 
 use raw::RawJob;
 use std::path::{Path, PathBuf};
@@ -225,6 +225,14 @@ impl Checker<'_> {
         if max_output_tokens == 0 {
             self.err("model.max_output_tokens", "must be at least 1", "the default is 4096");
         }
+        let name_for_window = name.clone();
+        if m.context_window.is_some_and(|w| w < 2048) {
+            self.err(
+                "model.context_window",
+                "must be at least 2048 tokens",
+                "the model's context window in tokens, like 128000",
+            );
+        }
         let r = m.retry.unwrap_or_default();
         let retry = RetrySpec {
             max_attempts: r.max_attempts.unwrap_or(5),
@@ -246,6 +254,8 @@ impl Checker<'_> {
             request_timeout: m.request_timeout.map_or(Duration::from_secs(600), |d| d.0),
             idle_timeout: m.idle_timeout.map_or(Duration::from_secs(120), |d| d.0),
             retry,
+            tool_mode: m.tool_mode.unwrap_or_default(),
+            context_window: m.context_window.unwrap_or_else(|| default_context_window(&name_for_window)),
         }
     }
 
@@ -306,6 +316,26 @@ impl Checker<'_> {
         }
         limits
     }
+}
+
+/// Context windows of known model families, in tokens; 32k for anything unknown.
+pub fn default_context_window(model: &str) -> u64 {
+    let m = model.to_ascii_lowercase();
+    let table: &[(&str, u64)] = &[
+        ("gpt-4.1", 1_047_576),
+        ("gpt-5", 400_000),
+        ("gpt-4o", 128_000),
+        ("o3", 200_000),
+        ("o4", 200_000),
+        ("claude", 200_000),
+        ("gemini", 1_000_000),
+        ("qwen2.5-coder", 32_768),
+        ("qwen3", 40_960),
+        ("llama3", 8_192),
+        ("deepseek", 64_000),
+        ("mistral", 32_768),
+    ];
+    table.iter().find(|(p, _)| m.contains(p)).map_or(32_768, |(_, w)| *w)
 }
 
 fn resolve(dir: &Path, p: &str) -> PathBuf {

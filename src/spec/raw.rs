@@ -65,6 +65,19 @@ pub struct RawModel {
     pub request_timeout: Option<Dur>,
     pub idle_timeout: Option<Dur>,
     pub retry: Option<RawRetry>,
+    pub tool_mode: Option<ToolMode>,
+    pub context_window: Option<u64>,
+}
+
+/// How the model calls tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolMode {
+    /// The API's own tool calling.
+    #[default]
+    Native,
+    /// Tools described in the prompt; calls parsed from the answer text.
+    Text,
 }
 
 #[derive(Debug, Default, Deserialize)]

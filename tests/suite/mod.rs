@@ -1,6 +1,7 @@
 mod baseline;
 mod budgets;
 mod cancel;
+mod chaos;
 mod end_to_end;
 mod model_faults;
 mod policy;
