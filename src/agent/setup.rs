@@ -1,7 +1,7 @@
 //! Run set-up that reads the environment: the model client, the secrets to redact, and the
 //! environment commands run with.
 
-use crate::model::{Model, openai::OpenAi, script::Script};
+use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
 use crate::policy::Policy;
 use crate::redact::Redactor;
 use crate::spec::{Job, Provider};
@@ -85,6 +85,34 @@ pub fn model(job: &Job) -> Result<Model, String> {
             .map_err(|diags| diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
     }
     let key = std::env::var(&m.api_key_env).ok().filter(|k| !k.trim().is_empty());
+    let http = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    if m.provider == Provider::Anthropic {
+        let Some(api_key) = key else {
+            return Err(format!(
+                "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your Anthropic API key",
+                m.api_key_env
+            ));
+        };
+        let base =
+            m.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok().filter(|u| !u.trim().is_empty()));
+        let base = base.unwrap_or_else(|| "https://api.anthropic.com".into());
+        let base = base.trim_end_matches('/').trim_end_matches("/v1");
+        return Ok(Model::Anthropic(Anthropic {
+            http,
+            url: format!("{base}/v1/messages"),
+            api_key,
+            model: m.name.clone(),
+            temperature: m.temperature,
+            max_output_tokens: m.max_output_tokens,
+            stream: m.stream,
+            request_timeout: m.request_timeout,
+            idle_timeout: m.idle_timeout,
+        }));
+    }
     if m.provider == Provider::Openai && key.is_none() {
         return Err(format!(
             "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your API key, or for a local OpenAI-compatible server use `provider: openai-compatible`",
@@ -103,11 +131,6 @@ pub fn model(job: &Job) -> Result<Model, String> {
             ));
         }
     };
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     Ok(Model::OpenAi(OpenAi {
         http,
         url: format!("{}/chat/completions", base.trim_end_matches('/')),

@@ -1,5 +1,6 @@
 //! Model clients behind one interface, with failures classified as retryable or permanent.
 
+pub mod anthropic;
 pub mod openai;
 pub mod retry;
 pub mod script;
@@ -55,6 +56,7 @@ impl ModelError {
 /// The configured model client.
 pub enum Model {
     OpenAi(openai::OpenAi),
+    Anthropic(anthropic::Anthropic),
     Script(script::Script),
 }
 
@@ -64,6 +66,7 @@ impl Model {
         let fut = async {
             match self {
                 Model::OpenAi(m) => m.complete(req).await,
+                Model::Anthropic(m) => m.complete(req).await,
                 Model::Script(s) => s.complete(req),
             }
         };

@@ -168,13 +168,6 @@ impl Checker<'_> {
         if m.provider.is_none() && self.map.has("model") && !self.removed.contains("model.provider") {
             self.missing("model.provider", "set `provider:` to openai, anthropic, openai-compatible or script");
         }
-        if provider == Provider::Anthropic {
-            self.err(
-                "model.provider",
-                "the anthropic provider is not available in this build",
-                "use `openai` or `openai-compatible` (an Anthropic-compatible OpenAI endpoint also works)",
-            );
-        }
         let name = match (m.name, provider) {
             (Some(n), _) if !n.trim().is_empty() => n,
             (_, Provider::Script) => "script".into(),
@@ -213,7 +206,8 @@ impl Checker<'_> {
                 self.err("model.temperature", format!("{t} is out of range"), "use a value from 0 to 2");
             }
         }
-        let api_key_env = m.api_key_env.unwrap_or_else(|| "OPENAI_API_KEY".into());
+        let default_key = if provider == Provider::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
+        let api_key_env = m.api_key_env.unwrap_or_else(|| default_key.into());
         if api_key_env.is_empty() || !api_key_env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             self.err(
                 "model.api_key_env",

@@ -77,8 +77,70 @@ impl Turn {
     }
 }
 
+/// Which API the mock speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    OpenAi,
+    Anthropic,
+}
+
+impl Turn {
+    fn stop_reason(&self) -> &'static str {
+        if self.calls.is_empty() { "end_turn" } else { "tool_use" }
+    }
+
+    pub fn anthropic_json(&self, n: usize) -> Value {
+        let mut content = Vec::new();
+        if !self.content.is_empty() {
+            content.push(json!({"type": "text", "text": self.content}));
+        }
+        for (i, (name, args)) in self.calls.iter().enumerate() {
+            let input: Value = serde_json::from_str(args).unwrap_or(json!({"_unparsed": args}));
+            content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": input}));
+        }
+        json!({"id": "msg", "type": "message", "role": "assistant", "content": content, "stop_reason": self.stop_reason(),
+               "usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 20}})
+    }
+
+    /// Anthropic SSE frames (`event:` + `data:`), tool input split in two deltas.
+    pub fn anthropic_sse(&self, n: usize, finish: bool) -> Vec<String> {
+        let f = |ev: &str, data: Value| format!("event: {ev}\ndata: {data}\n\n");
+        let mut out = vec![f(
+            "message_start",
+            json!({"type": "message_start", "message": {"usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 1}}}),
+        )];
+        let mut idx = 0;
+        if !self.content.is_empty() {
+            out.push(f(
+                "content_block_start",
+                json!({"type": "content_block_start", "index": idx, "content_block": {"type": "text", "text": ""}}),
+            ));
+            out.push(f("content_block_delta", json!({"type": "content_block_delta", "index": idx, "delta": {"type": "text_delta", "text": self.content}})));
+            out.push(f("content_block_stop", json!({"type": "content_block_stop", "index": idx})));
+            idx += 1;
+        }
+        for (i, (name, args)) in self.calls.iter().enumerate() {
+            out.push(f("content_block_start", json!({"type": "content_block_start", "index": idx, "content_block": {"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": {}}})));
+            let mid = args.char_indices().map(|(i, _)| i).find(|i| *i >= args.len() / 2).unwrap_or(0);
+            for part in [&args[..mid], &args[mid..]] {
+                out.push(f("content_block_delta", json!({"type": "content_block_delta", "index": idx, "delta": {"type": "input_json_delta", "partial_json": part}})));
+            }
+            out.push(f("content_block_stop", json!({"type": "content_block_stop", "index": idx})));
+            idx += 1;
+        }
+        out.push(f("ping", json!({"type": "ping"})));
+        if finish {
+            out.push(f("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": self.stop_reason()}, "usage": {"output_tokens": 20}})));
+            out.push(f("message_stop", json!({"type": "message_stop"})));
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum Reply {
+    /// Raw SSE frames, sent as they are (then, if `stall`, the connection stays open).
+    Frames(Vec<String>, bool),
     Json(Value),
     Sse(Vec<String>),
     /// Send these chunks, then keep the connection open without sending anything more.
@@ -105,20 +167,31 @@ struct Shared {
 
 pub struct MockModel {
     pub base_url: String,
+    pub dialect: Dialect,
     shared: Arc<Shared>,
 }
 
 impl MockModel {
     pub async fn start() -> MockModel {
+        Self::start_as(Dialect::OpenAi).await
+    }
+
+    pub async fn start_as(dialect: Dialect) -> MockModel {
         let shared = Arc::new(Shared::default());
-        let app =
-            axum::Router::new().route("/v1/chat/completions", axum::routing::post(handle)).with_state(shared.clone());
+        let app = axum::Router::new()
+            .route("/v1/chat/completions", axum::routing::post(handle))
+            .route("/v1/messages", axum::routing::post(handle))
+            .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        MockModel { base_url: format!("http://{addr}/v1"), shared }
+        let base_url = match dialect {
+            Dialect::OpenAi => format!("http://{addr}/v1"),
+            Dialect::Anthropic => format!("http://{addr}"),
+        };
+        MockModel { base_url, dialect, shared }
     }
 
     pub fn push(&self, r: Reply) -> &Self {
@@ -133,7 +206,12 @@ impl MockModel {
             *s += 1;
             *s
         };
-        self.push(if stream { Reply::Sse(t.sse(n, true)) } else { Reply::Json(t.json(n)) })
+        self.push(match (self.dialect, stream) {
+            (Dialect::OpenAi, true) => Reply::Sse(t.sse(n, true)),
+            (Dialect::OpenAi, false) => Reply::Json(t.json(n)),
+            (Dialect::Anthropic, true) => Reply::Frames(t.anthropic_sse(n, true), false),
+            (Dialect::Anthropic, false) => Reply::Json(t.anthropic_json(n)),
+        })
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -147,7 +225,11 @@ impl MockModel {
     /// Every recorded request must have valid tool-call pairing.
     pub fn assert_pairing(&self) {
         for (i, r) in self.requests().iter().enumerate() {
-            if let Err(e) = check_pairing(&r.body["messages"]) {
+            let checked = match self.dialect {
+                Dialect::OpenAi => check_pairing(&r.body["messages"]),
+                Dialect::Anthropic => check_pairing_anthropic(&r.body["messages"]),
+            };
+            if let Err(e) = checked {
                 panic!(
                     "request {i} breaks tool-call pairing: {e}\n{}",
                     serde_json::to_string_pretty(&r.body["messages"]).unwrap()
@@ -192,9 +274,48 @@ pub fn check_pairing(messages: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Anthropic: each assistant `tool_use` is answered by exactly one `tool_result` in the very next
+/// (user) message, roles alternate, and no `tool_result` answers anything else.
+pub fn check_pairing_anthropic(messages: &Value) -> Result<(), String> {
+    let msgs = messages.as_array().ok_or("messages is not an array")?;
+    let mut open: Vec<String> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if i > 0 && msgs[i - 1]["role"] == m["role"] {
+            return Err(format!("messages {} and {i} have the same role", i - 1));
+        }
+        let blocks = m["content"].as_array().cloned().unwrap_or_default();
+        let results: Vec<String> = blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_result")
+            .map(|b| b["tool_use_id"].as_str().unwrap_or("").to_string())
+            .collect();
+        let mut expected = std::mem::take(&mut open);
+        for r in results {
+            let pos = expected
+                .iter()
+                .position(|e| *e == r)
+                .ok_or(format!("tool_result {r} in message {i} answers no open tool_use"))?;
+            expected.remove(pos);
+        }
+        if !expected.is_empty() {
+            return Err(format!("tool_use {expected:?} not answered in message {i}"));
+        }
+        open = blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| b["id"].as_str().unwrap_or("").to_string())
+            .collect();
+    }
+    Ok(())
+}
+
 async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).map(str::to_string);
+    let auth = headers
+        .get("authorization")
+        .or_else(|| headers.get("x-api-key"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     s.requests.lock().unwrap().push(Recorded { body, auth });
     let next = s.queue.lock().unwrap().pop_front();
     match next {
@@ -203,6 +324,7 @@ async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
         }
         Some(Reply::Json(v)) => axum::Json(v).into_response(),
         Some(Reply::Sse(chunks)) => sse(chunks, false),
+        Some(Reply::Frames(frames, stall)) => raw_sse(frames, stall),
         Some(Reply::Stall(chunks)) => sse(chunks, true),
         Some(Reply::Status { code, headers, body }) => {
             let mut r = Response::builder().status(code);
@@ -215,8 +337,11 @@ async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
 }
 
 fn sse(chunks: Vec<String>, stall: bool) -> Response {
-    let frames: Vec<Result<Bytes, std::io::Error>> =
-        chunks.into_iter().map(|c| Ok(Bytes::from(format!("data: {c}\n\n")))).collect();
+    raw_sse(chunks.into_iter().map(|c| format!("data: {c}\n\n")).collect(), stall)
+}
+
+fn raw_sse(frames: Vec<String>, stall: bool) -> Response {
+    let frames: Vec<Result<Bytes, std::io::Error>> = frames.into_iter().map(|c| Ok(Bytes::from(c))).collect();
     let head = futures_util::stream::iter(frames);
     let body = if stall {
         Body::from_stream(futures_util::StreamExt::chain(head, futures_util::stream::pending()))

@@ -1,3 +1,4 @@
+mod anthropic;
 mod baseline;
 mod budgets;
 mod cancel;
