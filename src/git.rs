@@ -141,6 +141,26 @@ impl Workspace {
         Ok(())
     }
 
+    /// Make the work tree match commit `oid` exactly (for rollback to a checkpoint): tracked files
+    /// are restored and files created since are removed. HEAD does not move.
+    pub fn reset_worktree_to(&self, oid: Oid) -> Result<()> {
+        let tree = self.repo.find_commit(oid)?.tree()?;
+        let mut co = git2::build::CheckoutBuilder::new();
+        co.force().remove_untracked(false);
+        self.repo.checkout_tree(tree.as_object(), Some(&mut co))?;
+        let mut index = self.repo.index()?;
+        index.read_tree(&tree)?;
+        index.write()?;
+        for rel in self.dirty_paths()? {
+            let in_tree = tree.get_path(Path::new(&rel)).is_ok();
+            let p = self.root.join(&rel);
+            if !in_tree && p.exists() {
+                let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+            }
+        }
+        Ok(())
+    }
+
     /// Every change in the work tree relative to `base`, with line stats.
     pub fn changes(&self, base: Oid) -> Result<Vec<FileChange>> {
         let tree = self.repo.find_commit(base)?.tree()?;

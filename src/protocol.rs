@@ -139,6 +139,25 @@ pub struct EventRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// The model set or updated its plan.
+    PlanUpdated {
+        turn: u32,
+        plan: serde_json::Value,
+    },
+    /// hone saved the work tree as a checkpoint.
+    Checkpoint {
+        id: u32,
+        label: String,
+        commit: String,
+        failing_checks: usize,
+        failing_tests: usize,
+    },
+    /// hone rolled the work tree back to a checkpoint.
+    Rollback {
+        turn: u32,
+        to_checkpoint: u32,
+        reason: String,
+    },
     /// The orchestrator moved from one state to another.
     StateChanged {
         from: String,

@@ -1,8 +1,10 @@
 //! One `hone run`: intake, the turn loop under the run's budgets, the guards, then commit or save
 //! the work, restore the user's checkout, and write every report.
 
+pub mod checkpoint;
 pub mod history;
 pub mod intake;
+pub mod plan;
 pub mod prompt;
 pub mod setup;
 pub mod state;
@@ -169,14 +171,23 @@ async fn work(
         job,
         model: &p.model,
         tools: &ctx,
-        specs: tools::specs(),
+        specs: tools::specs()
+            .into_iter()
+            .chain(plan::specs().into_iter().filter(|s| job.plan || s.name != "update_plan"))
+            .collect(),
         events: &p.events,
         report,
-        messages: vec![Message::system(system), Message::user(prompt::START)],
+        messages: vec![
+            Message::system(system),
+            Message::user(if job.plan { prompt::START_WITH_PLAN } else { prompt::START }),
+        ],
         deadline,
         machine,
         loops: Default::default(),
         degenerate_streak: 0,
+        ws,
+        base,
+        clarify_requested: false,
     };
     // The baseline, before any change; then context and execution.
     let baseline = tokio::select! {
@@ -185,7 +196,12 @@ async fn work(
     };
     if baseline && !cancel.is_cancelled() {
         lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-        lp.enter(State::Executing, "planning is not enabled");
+        lp.first_checkpoint();
+        if job.plan {
+            lp.enter(State::Planning, "waiting for the model's plan");
+        } else {
+            lp.enter(State::Executing, "planning is off (`plan: false`)");
+        }
     }
     let budget_note = || format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
     let status = if !baseline {

@@ -25,6 +25,7 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
 - Run the checks yourself with run_cmd before you finish, when you can. Commands time out after {cmd_timeout}.\n\
 - Do not commit, push, switch branches or edit .git: hone commits your work after the checks pass.\n\
 - A tool error is information, not the end: read it, adjust, and go on. A denied action will stay denied.\n\
+{plan_rules}- If the task is too ambiguous to do without guessing, call request_clarification with your questions instead of guessing.\n\
 - When the task is done, reply with a short summary of what you changed and why, and call no tools. If it cannot be done, say why plainly and stop.\n",
         task = job.task.trim(),
         root = root.display(),
@@ -33,8 +34,14 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
         shell = crate::exec::shell(),
         fixes = job.limits.max_fix_attempts,
         cmd_timeout = duration::format(job.tools.cmd_timeout),
+        plan_rules = if job.plan {
+            "- Plan first with update_plan, and mark each step done when it is: hone then runs the checks and keeps a checkpoint. A step that makes the checks worse is rolled back, and you replan.\n"
+        } else {
+            ""
+        },
     )
 }
 
 pub const START: &str = "Start on the task now.";
+pub const START_WITH_PLAN: &str = "Start by calling update_plan with your plan: the steps (title, intent, expected files), how you will verify the work, and the risk. Then carry it out, marking each step done as you finish it.";
 pub const CONTINUE_AFTER_LENGTH: &str = "Your last answer was cut off at the output token limit. Continue from where it stopped; keep tool arguments short (use apply_patch for edits).";

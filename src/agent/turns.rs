@@ -25,6 +25,9 @@ pub struct Loop<'a> {
     pub machine: &'a mut Machine,
     pub loops: super::watchdog::LoopDetector,
     pub degenerate_streak: u32,
+    pub ws: &'a crate::git::Workspace,
+    pub base: git2::Oid,
+    pub clarify_requested: bool,
 }
 
 impl Loop<'_> {
@@ -145,6 +148,12 @@ impl Loop<'_> {
                 continue;
             }
             self.degenerate_streak = 0;
+            if self.machine.state() == State::Planning
+                && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
+            {
+                self.report.warnings.push("the model started without making a plan".into());
+                self.enter(State::Executing, "the model started without a plan");
+            }
             let calls = reply.message.tool_calls.clone();
             let text = reply.message.content.clone();
             self.messages.push(reply.message);
@@ -152,6 +161,10 @@ impl Loop<'_> {
                 let mut streak = 0;
                 for call in &calls {
                     streak = streak.max(self.run_tool(turn, call).await);
+                }
+                if self.clarify_requested {
+                    self.enter(State::NeedsClarification, "the model asked for clarification");
+                    return Status::NeedsClarification;
                 }
                 if streak >= super::watchdog::LOOP_FAIL {
                     self.fault("loop");
@@ -203,7 +216,12 @@ impl Loop<'_> {
             self.report.fix_attempts += 1;
             self.enter(State::Executing, format!("fix attempt {}", self.report.fix_attempts));
             self.events.emit(Event::FixRequested { attempt: self.report.fix_attempts, failing });
-            let fb = verify::feedback(&results, self.report.fix_attempts, limits.max_fix_attempts);
+            let mut fb = verify::feedback(&results, self.report.fix_attempts, limits.max_fix_attempts);
+            match self.judge_progress(turn, &format!("verification round {verify_attempt}"), &results) {
+                Ok(Some(note)) => fb.push_str(&note),
+                Ok(None) => {}
+                Err(e) => self.report.warnings.push(format!("checkpoint failed: {e}")),
+            }
             self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         }
     }
@@ -218,7 +236,10 @@ impl Loop<'_> {
             args: args.clone(),
         });
         let started = Instant::now();
-        let out = tools::dispatch(self.tools, call).await;
+        let out = match self.agent_tool(turn, call).await {
+            Some(out) => out,
+            None => tools::dispatch(self.tools, call).await,
+        };
         let duration_ms = started.elapsed().as_millis() as u64;
         for d in self.tools.drain_decisions() {
             let p = &mut self.report.policy;
@@ -266,15 +287,23 @@ impl Loop<'_> {
         streak
     }
 
-    /// Run every check once; `attempt` numbers the verification round.
-    pub async fn verify(&mut self, attempt: u32) -> Vec<verify::CheckResult> {
-        let mut results = Vec::new();
+    /// Run every check once and judge it against the baseline; with `record`, emit events and
+    /// keep the results in the report.
+    pub async fn run_checks(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
+        let mut results: Vec<verify::CheckResult> = Vec::new();
         for check in &self.job.verify {
-            self.events.emit(Event::VerifyStarted { attempt, check: check.name.clone(), command: check.run.clone() });
+            if record {
+                self.events.emit(Event::VerifyStarted {
+                    attempt,
+                    check: check.name.clone(),
+                    command: check.run.clone(),
+                });
+            }
+            let root = self.tools.root.path();
             let mut r = verify::run_check(
                 check,
                 attempt,
-                self.tools.root.path(),
+                root,
                 &self.tools.env,
                 self.deadline,
                 &self.tools.cancel,
@@ -283,10 +312,29 @@ impl Loop<'_> {
             .await;
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
             r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
-            if attempt > 0 {
+            if attempt != 0 || !self.report.baseline.is_empty() {
                 let base = self.report.baseline.iter().find(|b| b.name == r.name).cloned();
                 verify::judge(&mut r, base.as_ref());
             }
+            if record {
+                self.record_check(attempt, &r);
+            }
+            let cancelled = r.cancelled;
+            results.push(r);
+            if cancelled {
+                break;
+            }
+        }
+        results
+    }
+
+    /// Run every check once and record it; `attempt` 0 is the baseline, then verification rounds.
+    pub async fn verify(&mut self, attempt: u32) -> Vec<verify::CheckResult> {
+        self.run_checks(attempt, true).await
+    }
+
+    fn record_check(&mut self, attempt: u32, r: &verify::CheckResult) {
+        {
             self.events.emit(Event::VerifyCompleted {
                 attempt,
                 check: r.name.clone(),
@@ -297,18 +345,12 @@ impl Loop<'_> {
                 timed_out: r.timed_out,
                 duration_ms: r.duration_ms,
             });
-            let cancelled = r.cancelled;
-            results.push(r.clone());
             if attempt == 0 {
-                self.report.baseline.push(r);
+                self.report.baseline.push(r.clone());
             } else {
-                self.report.verify.push(r);
-            }
-            if cancelled {
-                break;
+                self.report.verify.push(r.clone());
             }
         }
-        results
     }
 }
 

@@ -29,6 +29,8 @@ pub enum Status {
     Cancelled,
     /// Infrastructure failure: model API or git.
     Error,
+    /// The model judged the task too ambiguous and asked questions instead of guessing.
+    NeedsClarification,
 }
 
 impl Status {
@@ -36,7 +38,7 @@ impl Status {
         use crate::exit::*;
         match self {
             Status::Success | Status::NoChange => SUCCESS,
-            Status::Failed | Status::BudgetExhausted => TASK_FAILED,
+            Status::Failed | Status::BudgetExhausted | Status::NeedsClarification => TASK_FAILED,
             Status::Cancelled => INTERRUPTED,
             Status::Error => INFRA_FAILURE,
         }
@@ -49,6 +51,7 @@ impl Status {
             Status::BudgetExhausted => "budget_exhausted",
             Status::Cancelled => "cancelled",
             Status::Error => "error",
+            Status::NeedsClarification => "needs_clarification",
         }
     }
 }
@@ -99,6 +102,24 @@ pub struct PolicyReport {
     pub guard: Vec<String>,
 }
 
+/// A snapshot of the work tree that hone can roll back to.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointRecord {
+    pub id: u32,
+    /// What it follows: the baseline, a plan step, or a verification round.
+    pub label: String,
+    pub commit: String,
+    /// (checks not accepted, failing tests) at this point: lower is better.
+    pub score: (usize, usize),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RollbackRecord {
+    pub turn: u32,
+    pub to_checkpoint: u32,
+    pub reason: String,
+}
+
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct RetryStats {
     pub total: u32,
@@ -138,6 +159,12 @@ pub struct RunReport {
     /// Every fault hone absorbed, by kind: model retries, invalid tool calls, repetition, loops.
     pub faults: BTreeMap<String, u32>,
     pub policy: PolicyReport,
+    /// The plan with its final step statuses (null when planning is off or the model made none).
+    pub plan: Option<crate::agent::plan::Plan>,
+    pub checkpoints: Vec<CheckpointRecord>,
+    pub rollbacks: Vec<RollbackRecord>,
+    /// The model's questions, when it stopped with NEEDS_CLARIFICATION.
+    pub clarification: Vec<String>,
     /// The state machine's history, with timings.
     pub states: Vec<crate::agent::state::StateSpan>,
     /// The model's last message.
@@ -175,6 +202,10 @@ impl RunReport {
             faults: BTreeMap::new(),
             policy: PolicyReport::default(),
             states: vec![],
+            plan: None,
+            checkpoints: vec![],
+            rollbacks: vec![],
+            clarification: vec![],
             final_message: String::new(),
         }
     }

@@ -77,6 +77,21 @@ pub fn render(r: &RunReport) -> String {
             );
         }
     }
+    if let Some(p) = &r.plan {
+        let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render());
+        if !p.verification.is_empty() {
+            let _ = writeln!(s, "Verification: {}", p.verification);
+        }
+    }
+    if !r.clarification.is_empty() {
+        let _ = writeln!(s, "\n### Questions for a person\n");
+        for q in &r.clarification {
+            let _ = writeln!(s, "- {q}");
+        }
+    }
+    for rb in &r.rollbacks {
+        let _ = writeln!(s, "\n> ↩️ Rolled back to checkpoint {} (turn {}): {}", rb.to_checkpoint, rb.turn, rb.reason);
+    }
     if !r.files_changed.is_empty() {
         let _ = writeln!(s, "\n### Files changed\n");
         for f in &r.files_changed {

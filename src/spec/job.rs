@@ -18,6 +18,8 @@ pub struct Job {
     pub git: GitSpec,
     pub report_dir: PathBuf,
     pub tools: ToolLimits,
+    /// Ask the model for an explicit plan first (`plan: false` skips it for small jobs).
+    pub plan: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -156,6 +156,7 @@ impl Checker<'_> {
             git,
             report_dir,
             tools,
+            plan: raw.plan.unwrap_or(true),
         }
     }
 

@@ -18,6 +18,7 @@ pub struct RawJob {
     pub git: Option<RawGit>,
     pub report: Option<RawReport>,
     pub tools: Option<RawTools>,
+    pub plan: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

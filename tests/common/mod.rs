@@ -37,6 +37,7 @@ verify:
   - {{ name: check, run: "sh check.sh", timeout: 30s }}
 limits: {{ max_turns: 10, max_wall_time: 60s, max_fix_attempts: 2 }}
 report: {{ dir: reports }}
+plan: false
 "#
     )
 }

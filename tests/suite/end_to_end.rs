@@ -43,7 +43,17 @@ async fn happy_path(stream: bool) {
             r.body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
         assert_eq!(
             tools,
-            ["list_dir", "read_file", "glob_file_search", "grep", "write_file", "apply_patch", "undo_patch", "run_cmd"]
+            [
+                "list_dir",
+                "read_file",
+                "glob_file_search",
+                "grep",
+                "write_file",
+                "apply_patch",
+                "undo_patch",
+                "run_cmd",
+                "request_clarification"
+            ]
         );
         if stream {
             assert_eq!(r.body["stream_options"]["include_usage"], true);

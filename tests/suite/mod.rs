@@ -5,6 +5,7 @@ mod cancel;
 mod chaos;
 mod end_to_end;
 mod model_faults;
+mod plan;
 mod policy;
 mod report_schema;
 mod safety;

@@ -1,0 +1,154 @@
+//! Plans, checkpoints and rollback (seed 003 §1.2, §4.3). The baseline is checkpoint 0. When the
+//! model marks a plan step done, hone runs the checks and saves the work tree on a private ref.
+//! A step or fix attempt that makes the checks worse than the last checkpoint is rolled back to
+//! it, and the model is asked to replan the remaining steps.
+
+use super::plan::{self, PlanArgs};
+use super::state::State;
+use super::turns::Loop;
+use crate::error::Code;
+use crate::protocol::{Event, ToolCall, ToolOutput};
+use crate::report::{CheckpointRecord, RollbackRecord};
+use crate::verify::CheckResult;
+
+impl Loop<'_> {
+    /// Checkpoint 0: the base commit with the baseline's score.
+    pub fn first_checkpoint(&mut self) {
+        if self.report.checkpoints.is_empty() {
+            let score = plan::score(&self.report.baseline);
+            self.report.checkpoints.push(CheckpointRecord {
+                id: 0,
+                label: "baseline".into(),
+                commit: self.base.to_string(),
+                score,
+            });
+        }
+    }
+
+    /// Handle the agent-level tools; `None` for every other tool.
+    pub async fn agent_tool(&mut self, turn: u32, call: &ToolCall) -> Option<ToolOutput> {
+        match call.name.as_str() {
+            "update_plan" if self.job.plan => Some(self.update_plan(turn, call).await),
+            "request_clarification" => Some(self.clarify(call)),
+            _ => None,
+        }
+    }
+
+    fn clarify(&mut self, call: &ToolCall) -> ToolOutput {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Args {
+            questions: Vec<String>,
+        }
+        match serde_json::from_str::<Args>(&call.arguments) {
+            Ok(a) if !a.questions.is_empty() => {
+                self.report.clarification = a.questions.iter().map(|q| self.tools.redactor.apply(q)).collect();
+                self.clarify_requested = true;
+                ToolOutput::ok("Your questions are recorded; the run stops here so a person can answer them.")
+            }
+            Ok(_) => ToolOutput::err(Code::InvalidArgs, "ask at least one question"),
+            Err(e) => ToolOutput::err(
+                Code::InvalidArgs,
+                format!("the arguments of `request_clarification` do not match its schema: {e}"),
+            ),
+        }
+    }
+
+    async fn update_plan(&mut self, turn: u32, call: &ToolCall) -> ToolOutput {
+        let args: PlanArgs = match serde_json::from_str(&call.arguments) {
+            Ok(a) => a,
+            Err(e) => {
+                return ToolOutput::err(
+                    Code::InvalidArgs,
+                    format!("the arguments of `update_plan` do not match its schema: {e}"),
+                );
+            }
+        };
+        let mut p = self.report.plan.clone().unwrap_or_default();
+        let done = match p.update(args) {
+            Ok(d) => d,
+            Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the plan was not updated: {e}")),
+        };
+        self.events.emit(Event::PlanUpdated { turn, plan: serde_json::to_value(&p).unwrap_or_default() });
+        let rendered = p.render();
+        self.report.plan = Some(p);
+        if self.machine.state() == State::Planning {
+            self.enter(State::Executing, "the model made its plan");
+        }
+        if done.is_empty() || self.job.verify.is_empty() {
+            return ToolOutput::ok(format!("Plan updated:\n{rendered}"));
+        }
+        let label = format!("step `{}`", done.join("`, `"));
+        match self.checkpoint_or_rollback(turn, &label).await {
+            Ok(note) => ToolOutput::ok(format!("Plan updated:\n{rendered}{note}")),
+            Err(e) => ToolOutput::err(Code::Git, format!("the plan was updated, but the checkpoint failed: {e}")),
+        }
+    }
+
+    /// Run the checks; keep a checkpoint when they are no worse than the last one, otherwise roll
+    /// back to it. Returns a note for the model.
+    async fn checkpoint_or_rollback(&mut self, turn: u32, label: &str) -> Result<String, String> {
+        let results = self.run_checks(0, false).await;
+        let note = self.judge_progress(turn, label, &results)?;
+        Ok(note.unwrap_or_default())
+    }
+
+    /// Compare `results` with the last checkpoint: roll back when worse (returning the notice for
+    /// the model), or save a new checkpoint.
+    pub fn judge_progress(
+        &mut self,
+        turn: u32,
+        label: &str,
+        results: &[CheckResult],
+    ) -> Result<Option<String>, String> {
+        self.first_checkpoint();
+        let score = plan::score(results);
+        let Some(last) = self.report.checkpoints.last().cloned() else { return Ok(None) };
+        if score > last.score {
+            let oid = git2::Oid::from_str(&last.commit).map_err(|e| e.to_string())?;
+            self.ws.reset_worktree_to(oid).map_err(|e| e.message)?;
+            let reason = format!(
+                "{label} made the checks worse ({} failing check(s), {} failing test(s); checkpoint {} had {} and {})",
+                score.0, score.1, last.id, last.score.0, last.score.1
+            );
+            self.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
+            self.report.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
+            *self.report.faults.entry("rollback".into()).or_default() += 1;
+            let failing: Vec<String> = results
+                .iter()
+                .filter(|r| !r.accepted)
+                .map(|r| {
+                    if r.new_failures.is_empty() {
+                        format!("`{}`", r.name)
+                    } else {
+                        format!("`{}` (new failures: {})", r.name, r.new_failures.join(", "))
+                    }
+                })
+                .collect();
+            return Ok(Some(format!(
+                "\nhone rolled the work tree back to checkpoint {} ({}): {reason}. Failing: {}. Your changes since then are gone. Replan the remaining steps with update_plan, then continue.",
+                last.id,
+                last.label,
+                failing.join(", ")
+            )));
+        }
+        let id = last.id + 1;
+        let refname = format!("refs/hone/{}/checkpoints/{id}", self.job.name);
+        let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.report.run_id);
+        let oid = self
+            .ws
+            .snapshot(self.base, &refname, &msg, &self.job.git.author_name, &self.job.git.author_email)
+            .map_err(|e| e.message)?;
+        self.events.emit(Event::Checkpoint {
+            id,
+            label: label.into(),
+            commit: oid.to_string(),
+            failing_checks: score.0,
+            failing_tests: score.1,
+        });
+        self.report.checkpoints.push(CheckpointRecord { id, label: label.into(), commit: oid.to_string(), score });
+        let state =
+            if score.0 == 0 { "all checks pass".to_string() } else { format!("{} check(s) still failing", score.0) };
+        Ok(Some(format!("\nCheckpoint {id} saved after {label}: {state}.")))
+    }
+}

@@ -1,0 +1,200 @@
+//! The plan (seed 003 §3): steps with title, intent, status and expected files, a verification
+//! strategy and a risk level; the `update_plan` and `request_clarification` tools the model uses;
+//! and the scores that decide whether a checkpoint got worse. Pure: no I/O.
+
+use crate::protocol::ToolSpec;
+use crate::verify::CheckResult;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Done,
+    Blocked,
+    Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub title: String,
+    #[serde(default)]
+    pub intent: String,
+    pub status: StepStatus,
+    #[serde(default)]
+    pub expected_files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    /// How the work will be verified.
+    pub verification: String,
+    pub risk: Risk,
+    /// How many times the model has updated the plan.
+    pub updates: u32,
+}
+
+/// The `update_plan` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanArgs {
+    pub steps: Vec<Step>,
+    #[serde(default)]
+    pub verification: Option<String>,
+    #[serde(default)]
+    pub risk: Option<Risk>,
+}
+
+pub const MAX_STEPS: usize = 30;
+
+impl Plan {
+    /// Replace the plan; returns the titles of steps that became done with this update.
+    pub fn update(&mut self, a: PlanArgs) -> Result<Vec<String>, String> {
+        if a.steps.is_empty() || a.steps.len() > MAX_STEPS {
+            return Err(format!("a plan has 1 to {MAX_STEPS} steps"));
+        }
+        if a.steps.iter().any(|s| s.title.trim().is_empty()) {
+            return Err("every step needs a title".into());
+        }
+        if a.steps.iter().filter(|s| s.status == StepStatus::InProgress).count() > 1 {
+            return Err("at most one step can be in_progress".into());
+        }
+        let newly_done = a
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Done)
+            .filter(|s| !self.steps.iter().any(|o| o.title == s.title && o.status == StepStatus::Done))
+            .map(|s| s.title.clone())
+            .collect();
+        self.steps = a.steps;
+        if let Some(v) = a.verification {
+            self.verification = v;
+        }
+        if let Some(r) = a.risk {
+            self.risk = r;
+        }
+        self.updates += 1;
+        Ok(newly_done)
+    }
+
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        for (i, st) in self.steps.iter().enumerate() {
+            let mark = match st.status {
+                StepStatus::Done => "[x]",
+                StepStatus::InProgress => "[>]",
+                StepStatus::Blocked => "[!]",
+                StepStatus::Skipped => "[-]",
+                StepStatus::Pending => "[ ]",
+            };
+            s.push_str(&format!("{}. {mark} {}\n", i + 1, st.title));
+        }
+        s
+    }
+}
+
+/// How bad a set of check results is: (checks not accepted, failing tests). Lower is better.
+pub fn score(results: &[CheckResult]) -> (usize, usize) {
+    let failing = results.iter().filter(|r| !r.accepted).count();
+    let tests = results.iter().map(|r| r.failing_tests.as_ref().map_or(usize::from(!r.passed), Vec::len)).sum();
+    (failing, tests)
+}
+
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        ToolSpec {
+            name: "update_plan".into(),
+            description: "Set or update your plan: the full list of steps with their status. Call it first, then again whenever a step starts or finishes. When a step is marked done, hone checks the work and keeps a checkpoint.".into(),
+            parameters: json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["steps"],
+                "properties": {
+                    "steps": {"type": "array", "description": "Every step, in order", "items": {
+                        "type": "object", "additionalProperties": false, "required": ["title", "status"],
+                        "properties": {
+                            "title": {"type": "string", "description": "What the step does, briefly"},
+                            "intent": {"type": "string", "description": "Why the step is needed"},
+                            "status": {"type": "string", "enum": ["pending", "in_progress", "done", "blocked", "skipped"], "description": "The step's status"},
+                            "expected_files": {"type": "array", "items": {"type": "string"}, "description": "Files the step will change"}
+                        }
+                    }},
+                    "verification": {"type": "string", "description": "How the work will be verified"},
+                    "risk": {"type": "string", "enum": ["low", "medium", "high"], "description": "The risk of the change"}
+                }
+            }),
+        },
+        ToolSpec {
+            name: "request_clarification".into(),
+            description: "Stop because the task is too ambiguous to do without guessing. Ask the questions a person must answer; the run ends and reports them.".into(),
+            parameters: json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["questions"],
+                "properties": {"questions": {"type": "array", "items": {"type": "string"}, "description": "1 to 3 precise questions"}}
+            }),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(title: &str, status: StepStatus) -> Step {
+        Step { title: title.into(), intent: String::new(), status, expected_files: vec![] }
+    }
+
+    #[test]
+    fn updates_report_newly_done_steps_and_validate() {
+        let mut p = Plan::default();
+        let done = p
+            .update(PlanArgs {
+                steps: vec![step("a", StepStatus::InProgress), step("b", StepStatus::Pending)],
+                verification: Some("tests".into()),
+                risk: Some(Risk::Medium),
+            })
+            .unwrap();
+        assert!(done.is_empty());
+        let done = p
+            .update(PlanArgs {
+                steps: vec![step("a", StepStatus::Done), step("b", StepStatus::InProgress)],
+                verification: None,
+                risk: None,
+            })
+            .unwrap();
+        assert_eq!(done, ["a"]);
+        assert_eq!((p.updates, p.risk, p.verification.as_str()), (2, Risk::Medium, "tests"));
+        let again = p
+            .update(PlanArgs {
+                steps: vec![step("a", StepStatus::Done), step("b", StepStatus::Done)],
+                verification: None,
+                risk: None,
+            })
+            .unwrap();
+        assert_eq!(again, ["b"]);
+        assert!(p.update(PlanArgs { steps: vec![], verification: None, risk: None }).is_err());
+        assert!(
+            p.update(PlanArgs {
+                steps: vec![step("x", StepStatus::InProgress), step("y", StepStatus::InProgress)],
+                verification: None,
+                risk: None
+            })
+            .is_err()
+        );
+        assert_eq!(p.render(), "1. [x] a\n2. [x] b\n");
+    }
+}
