@@ -163,11 +163,16 @@ impl Capture {
     }
 
     pub fn render(&self) -> String {
+        self.render_with("narrow the command (| head, | tail, grep) to see them")
+    }
+
+    /// Render head and tail, with `hint` saying how to see what was cut.
+    pub fn render_with(&self, hint: &str) -> String {
         let kept = self.head.len() + self.tail.len();
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
         if self.total > kept {
             out.push_str(&format!(
-                "\n[... {} bytes omitted from the middle of {} bytes of output; narrow the command (| head, | tail, grep) to see them ...]\n",
+                "\n[... {} bytes omitted from the middle of {} bytes of output; {hint} ...]\n",
                 self.total - kept,
                 self.total
             ));

@@ -173,6 +173,17 @@ pub enum Event {
     },
     TurnStarted {
         turn: u32,
+        /// Estimated prompt tokens of this request.
+        estimated_tokens: u64,
+        /// Share of this request's prefix identical to the previous request's (cacheable).
+        prefix_reuse: f64,
+    },
+    /// The history was compacted to fit the context window.
+    Compacted {
+        turn: u32,
+        before_tokens: u64,
+        after_tokens: u64,
+        reason: String,
     },
     ModelRetry {
         turn: u32,
@@ -258,14 +269,14 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             ts: "2026-01-01T00:00:00Z".into(),
             run_id: "r1".into(),
-            event: Event::TurnStarted { turn: 3 },
+            event: Event::TurnStarted { turn: 3, estimated_tokens: 10, prefix_reuse: 0.5 },
         };
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();
         assert_eq!(v["type"], "turn_started");
         assert_eq!(v["turn"], 3);
         assert_eq!(v["schema_version"], 1);
         let back: EventRecord = serde_json::from_value(v).unwrap();
-        assert!(matches!(back.event, Event::TurnStarted { turn: 3 }));
+        assert!(matches!(back.event, Event::TurnStarted { turn: 3, .. }));
     }
 
     #[test]

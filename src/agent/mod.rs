@@ -2,6 +2,7 @@
 //! the work, restore the user's checkout, and write every report.
 
 pub mod checkpoint;
+pub mod context;
 pub mod history;
 pub mod intake;
 pub mod plan;
@@ -188,7 +189,11 @@ async fn work(
         ws,
         base,
         clarify_requested: false,
+        last_request: Vec::new(),
+        calibration: 1.0,
+        reuse_sum: 0.0,
     };
+    lp.report.context_window = job.model.context_window;
     // The baseline, before any change; then context and execution.
     let baseline = tokio::select! {
         r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),

@@ -1,8 +1,8 @@
 //! The turn loop: ask the model, run its tool calls, and when it stops, verify; feed failures
 //! back until the checks pass or a budget (turns, tokens, fix attempts) runs out.
 
-use super::history;
 use super::state::{Machine, State};
+use super::{context, history};
 use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
@@ -28,9 +28,38 @@ pub struct Loop<'a> {
     pub ws: &'a crate::git::Workspace,
     pub base: git2::Oid,
     pub clarify_requested: bool,
+    /// The previous request's messages, to measure prefix reuse.
+    pub last_request: Vec<Message>,
+    /// Provider tokens per estimated token, from the last usage report.
+    pub calibration: f64,
+    pub reuse_sum: f64,
 }
 
 impl Loop<'_> {
+    /// Compact the history when it nears the context window (or always, when `force`d by a
+    /// context-length error: then to half of what it was).
+    fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
+        let window = self.job.model.context_window;
+        let before = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
+        if !force && (before as f64) < window as f64 * context::COMPACT_AT {
+            return;
+        }
+        let target = if force { (before / 2).max(1024).min(window) } else { window };
+        let target_raw = (target as f64 / self.calibration) as u64;
+        let plan = self.report.plan.as_ref().map(|p| p.render());
+        if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
+            self.messages = c;
+            let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
+            self.report.compactions += 1;
+            self.events.emit(Event::Compacted {
+                turn,
+                before_tokens: before,
+                after_tokens: after,
+                reason: reason.into(),
+            });
+        }
+    }
+
     /// Move the state machine and emit the transition.
     pub fn enter(&mut self, to: State, reason: impl Into<String>) {
         enter(self.machine, self.events, to, &reason.into());
@@ -48,6 +77,7 @@ impl Loop<'_> {
     pub async fn drive(&mut self) -> Status {
         let limits = self.job.limits.clone();
         let mut verify_attempt = 0u32;
+        let mut forced_compactions = 0u32;
         loop {
             if self.report.turns >= limits.max_turns {
                 self.fail(
@@ -70,13 +100,23 @@ impl Loop<'_> {
             }
             self.report.turns += 1;
             let turn = self.report.turns;
-            self.events.emit(Event::TurnStarted { turn });
+            self.maybe_compact(turn, false, "the history neared the context window");
             let started = Instant::now();
             let (messages, repairs) = history::enforce(&self.messages);
             if repairs > 0 {
                 tracing::warn!(repairs, "repaired the tool-call sequence before the request");
                 self.messages = messages.clone();
             }
+            let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
+            let reuse = context::prefix_reuse(&self.last_request, &messages);
+            self.reuse_sum += reuse;
+            self.report.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
+            self.events.emit(Event::TurnStarted {
+                turn,
+                estimated_tokens: estimated,
+                prefix_reuse: (reuse * 1000.0).round() / 1000.0,
+            });
+            self.last_request = messages.clone();
             let req = ChatRequest { messages, tools: self.specs.clone() };
             let events = self.events;
             let stats = &mut self.report.model_retries;
@@ -110,6 +150,13 @@ impl Loop<'_> {
             let reply = match reply {
                 Ok(r) => r,
                 Err(ModelError::Cancelled) => return Status::Cancelled,
+                Err(e) if e.kind() == "context_length" && forced_compactions < 2 => {
+                    forced_compactions += 1;
+                    self.fault("context_length");
+                    tracing::warn!("the provider says the context is too long; compacting and retrying: {e}");
+                    self.maybe_compact(turn, true, "the provider reported a context-length error");
+                    continue;
+                }
                 Err(e) => {
                     let gave_up = e.kind() == "script_exhausted";
                     self.fail(Code::Model, format!("model request failed ({}): {e}", e.kind()));
@@ -117,8 +164,15 @@ impl Loop<'_> {
                     return if gave_up { Status::Failed } else { Status::Error };
                 }
             };
+            forced_compactions = 0;
             if let Some(u) = reply.usage {
                 self.report.usage.add(u);
+                let est = context::estimate(&self.last_request).max(1) as f64;
+                if u.prompt_tokens > 0 {
+                    // Only ever raise the estimate: underestimating overflows the window, overestimating
+                    // merely compacts a little early.
+                    self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
+                }
             }
             self.events.emit(Event::TurnCompleted {
                 turn,

@@ -165,6 +165,12 @@ pub struct RunReport {
     pub rollbacks: Vec<RollbackRecord>,
     /// The model's questions, when it stopped with NEEDS_CLARIFICATION.
     pub clarification: Vec<String>,
+    /// The model's context window used for compaction, in tokens.
+    pub context_window: u64,
+    /// How often the history was compacted.
+    pub compactions: u32,
+    /// The average share of each request's prefix reused from the previous one (prompt caching).
+    pub prefix_reuse_avg: f64,
     /// The state machine's history, with timings.
     pub states: Vec<crate::agent::state::StateSpan>,
     /// The model's last message.
@@ -202,6 +208,9 @@ impl RunReport {
             faults: BTreeMap::new(),
             policy: PolicyReport::default(),
             states: vec![],
+            context_window: 0,
+            compactions: 0,
+            prefix_reuse_avg: 0.0,
             plan: None,
             checkpoints: vec![],
             rollbacks: vec![],

@@ -114,9 +114,51 @@ pub fn effect_of(name: &str) -> Option<Effect> {
     TOOLS.iter().find(|t| t.name == name).map(|t| t.effect)
 }
 
+/// Delays before retrying a read tool that failed with a transient I/O error (seed 003 §4.1).
+pub const READ_RETRY_DELAYS: [std::time::Duration; 3] =
+    [std::time::Duration::from_millis(200), std::time::Duration::from_millis(500), std::time::Duration::from_secs(1)];
+
 /// Run one tool call. Never panics and never fails the run: every problem is an error result.
+/// Idempotent read tools are retried on transient I/O errors; write and exec tools never are.
 pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
-    let out = match call.name.as_str() {
+    let out = if effect_of(&call.name) == Some(Effect::Read) {
+        retry_reads(&READ_RETRY_DELAYS, || run_sync(ctx, call)).await
+    } else {
+        match call.name.as_str() {
+            "run_cmd" => match parse_args(call) {
+                Ok(a) => shell::run_cmd(ctx, a).await,
+                Err(e) => e,
+            },
+            _ => run_sync(ctx, call),
+        }
+    };
+    // A last bound on any result: head and tail, with how to read the rest.
+    let cap = ctx.limits.max_output_bytes.max(ctx.limits.max_read_bytes) + 4096;
+    let content = if out.content.len() > cap {
+        let mut c = crate::exec::Capture::new(cap);
+        c.push(out.content.as_bytes());
+        c.render_with("read smaller ranges (read_file start_line/end_line) or narrow the search")
+    } else {
+        out.content
+    };
+    ToolOutput { content: ctx.redactor.apply(&content), ..out }
+}
+
+/// Call `f` again after each delay while it fails with `E_IO`.
+pub async fn retry_reads(delays: &[std::time::Duration], mut f: impl FnMut() -> ToolOutput) -> ToolOutput {
+    let mut out = f();
+    for d in delays {
+        if out.code != Some(Code::Io) {
+            break;
+        }
+        tokio::time::sleep(*d).await;
+        out = f();
+    }
+    out
+}
+
+fn run_sync(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
+    match call.name.as_str() {
         "list_dir" => with_args(call, |a| files::list_dir(ctx, a)),
         "read_file" => with_args(call, |a| files::read_file(ctx, a)),
         "glob_file_search" => with_args(call, |a| search::glob(ctx, a)),
@@ -124,10 +166,6 @@ pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
         "write_file" => with_args(call, |a| files::write_file(ctx, a)),
         "apply_patch" => with_args(call, |a| patch::apply(ctx, a)),
         "undo_patch" => with_args(call, |a| patch::undo(ctx, a)),
-        "run_cmd" => match parse_args(call) {
-            Ok(a) => shell::run_cmd(ctx, a).await,
-            Err(e) => e,
-        },
         other => {
             let names: Vec<_> = TOOLS.iter().map(|t| t.name).collect();
             let hint = crate::spec::diag::did_you_mean(other, &names)
@@ -138,8 +176,7 @@ pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
                 format!("unknown tool `{other}`.{hint} Available tools: {}", names.join(", ")),
             )
         }
-    };
-    ToolOutput { content: ctx.redactor.apply(&out.content), ..out }
+    }
 }
 
 fn with_args<A: DeserializeOwned>(call: &ToolCall, f: impl FnOnce(A) -> ToolOutput) -> ToolOutput {
@@ -234,6 +271,44 @@ mod tests {
         assert!(out.content.contains("do not match its schema"), "{}", out.content);
         let out = dispatch(&c, &call("read_file", json!({"path": "a", "bogus": 1}))).await;
         assert!(out.content.contains("unknown field `bogus`"), "{}", out.content);
+    }
+
+    #[tokio::test]
+    async fn reads_are_retried_on_io_errors_only() {
+        let delays = [std::time::Duration::ZERO; 3];
+        let mut calls = 0;
+        let out = retry_reads(&delays, || {
+            calls += 1;
+            if calls < 3 { ToolOutput::err(Code::Io, "busy") } else { ToolOutput::ok("data") }
+        })
+        .await;
+        assert_eq!((out.content.as_str(), calls), ("data", 3));
+        let mut calls = 0;
+        let out = retry_reads(&delays, || {
+            calls += 1;
+            ToolOutput::err(Code::NotFound, "no such file")
+        })
+        .await;
+        assert_eq!((out.code, calls), (Some(Code::NotFound), 1), "a missing file is not transient");
+        let mut calls = 0;
+        retry_reads(&delays, || {
+            calls += 1;
+            ToolOutput::err(Code::Io, "still busy")
+        })
+        .await;
+        assert_eq!(calls, 4, "one try and three retries");
+    }
+
+    #[tokio::test]
+    async fn huge_results_are_cut_to_head_and_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (0..2000).map(|i| format!("match line {i}\n")).collect();
+        std::fs::write(dir.path().join("a.txt"), body).unwrap();
+        let c = ctx(dir.path());
+        let out = dispatch(&c, &call("grep", json!({"pattern": "match", "max_results": 1000}))).await;
+        assert!(out.content.len() < 13_000, "{}", out.content.len());
+        assert!(out.content.contains("bytes omitted from the middle") && out.content.contains("narrow the search"));
+        assert!(out.content.starts_with("a.txt:1: match line 0"));
     }
 
     #[test]

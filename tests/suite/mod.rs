@@ -3,6 +3,7 @@ mod baseline;
 mod budgets;
 mod cancel;
 mod chaos;
+mod context;
 mod end_to_end;
 mod model_faults;
 mod plan;

@@ -14,6 +14,7 @@ fn type_ok(v: &Value, ty: &Value) -> bool {
     let one = |t: &str| match t {
         "string" => v.is_string(),
         "integer" => v.is_i64() || v.is_u64(),
+        "number" => v.is_number(),
         "boolean" => v.is_boolean(),
         "array" => v.is_array(),
         "object" => v.is_object(),

@@ -1,0 +1,69 @@
+//! Context management over a long run: compaction keeps every request under the window.
+
+use crate::common::mock_model::{MockModel, Reply, call, text};
+use crate::common::repo::TestRepo;
+use crate::common::*;
+use serde_json::json;
+
+const WINDOW: u64 = 12_000;
+
+fn big_repo() -> TestRepo {
+    let big: String = (1..=3000).map(|i| format!("line {i}: {}\n", "lorem ipsum dolor sit amet ".repeat(2))).collect();
+    TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("big.txt", &big)])
+}
+
+fn yaml(name: &str, url: &str) -> String {
+    job_yaml(name, url, false)
+        .replace("  stream: false\n", &format!("  stream: false\n  context_window: {WINDOW}\n"))
+        .replace("max_turns: 10", "max_turns: 90")
+        .replace("report: { dir: reports }", "report: { dir: reports }\ntools: { max_read_bytes: 6000 }")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_run_with_large_outputs_stays_under_the_window() {
+    let repo = big_repo();
+    let mock = MockModel::start().await;
+    for i in 0..64 {
+        mock.turn(call("read_file", json!({"path": "big.txt", "start_line": 1 + i * 40})), false);
+    }
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("done"), false);
+    let run = run_job(&repo, &yaml("long", &mock.base_url), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 66);
+    for (i, r) in reqs.iter().enumerate() {
+        let size = r.body["messages"].to_string().len() as u64 / 4;
+        assert!(size < WINDOW, "request {i} is ~{size} tokens, over the {WINDOW}-token window");
+    }
+    mock.assert_pairing();
+    let report = run.report();
+    assert!(report["compactions"].as_u64().unwrap() >= 2, "{}", report["compactions"]);
+    let reuse = report["prefix_reuse_avg"].as_f64().unwrap();
+    assert!(reuse > 0.5 && reuse < 1.0, "most requests extend the previous one: {reuse}");
+    // System prompt and task survive compaction verbatim.
+    let last = reqs.last().unwrap().body["messages"].as_array().unwrap().clone();
+    assert_eq!(last[0], reqs[0].body["messages"][0]);
+    assert_eq!(last[1], reqs[0].body["messages"][1]);
+    assert!(last[2]["content"].as_str().unwrap().starts_with("[hone compacted"));
+    assert!(run.events().iter().any(|e| e["type"] == "compacted"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_context_length_error_compacts_and_retries() {
+    let repo = big_repo();
+    let mock = MockModel::start().await;
+    for i in 0..4 {
+        mock.turn(call("read_file", json!({"path": "big.txt", "start_line": 1 + i * 40})), false);
+    }
+    mock.push(Reply::Status { code: 400, headers: vec![], body: r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#.into() });
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("done"), false);
+    let run = run_job(&repo, &yaml("ctxerr", &mock.base_url), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["faults"]["context_length"], 1);
+    assert_eq!(report["compactions"], 1);
+    let reqs = mock.requests();
+    let (failed, retried) = (&reqs[4], &reqs[5]);
+    assert!(retried.body["messages"].to_string().len() < failed.body["messages"].to_string().len() / 2 + 2000);
+    mock.assert_pairing();
+}
