@@ -7,8 +7,10 @@ pub mod history;
 pub mod intake;
 pub mod plan;
 pub mod prompt;
+pub mod repomap;
 pub mod setup;
 pub mod state;
+pub mod summarize;
 pub mod turns;
 pub mod watchdog;
 
@@ -95,6 +97,9 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         turns::enter(&mut machine, &p.events, end, status.as_str());
     }
     report.states = machine.history();
+    if report.summary.is_empty() {
+        report.summary = p.redactor.apply(&summarize::write(&report, status));
+    }
     report.status = status;
     report.exit_code = status.exit_code();
     report.duration_ms = started.elapsed().as_millis() as u64;
@@ -155,7 +160,6 @@ async fn work(
     let root =
         Root::new(ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
-    let system = prompt::system(job, ws.root());
     let ctx = ToolContext {
         root,
         limits: job.tools.clone(),
@@ -178,10 +182,7 @@ async fn work(
             .collect(),
         events: &p.events,
         report,
-        messages: vec![
-            Message::system(system),
-            Message::user(if job.plan { prompt::START_WITH_PLAN } else { prompt::START }),
-        ],
+        messages: vec![],
         deadline,
         machine,
         loops: Default::default(),
@@ -201,6 +202,9 @@ async fn work(
     };
     if baseline && !cancel.is_cancelled() {
         lp.enter(State::ContextBuilding, "intake passed; baseline taken");
+        let map = repomap::build(ws.root(), &job.task, job.repo_map_tokens);
+        let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
+        lp.messages = vec![Message::system(prompt::system(job, ws.root(), &map)), Message::user(start)];
         lp.first_checkpoint();
         if job.plan {
             lp.enter(State::Planning, "waiting for the model's plan");
@@ -261,8 +265,25 @@ async fn work(
 
 /// Commit a verified change, or save unverified work on a private ref.
 fn finish(p: &Prepared, report: &mut RunReport, status: Status, base: git2::Oid) -> Result<Status, HoneError> {
-    let (job, ws) = (&p.job, &p.ws);
     let changed = !report.files_changed.is_empty();
+    let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
+    report.summary = p.redactor.apply(&summarize::write(report, heading_for));
+    let result = finish_inner(p, report, status, base, changed);
+    if !matches!(result, Ok(Status::Success | Status::NoChange)) {
+        // Written again now that the saved ref (if any) is known.
+        report.summary = p.redactor.apply(&summarize::write(report, *result.as_ref().unwrap_or(&Status::Error)));
+    }
+    result
+}
+
+fn finish_inner(
+    p: &Prepared,
+    report: &mut RunReport,
+    status: Status,
+    base: git2::Oid,
+    changed: bool,
+) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
     match status {
         Status::Success if !changed => Ok(Status::NoChange),
         Status::Success if job.git.commit => {
@@ -298,18 +319,13 @@ fn finish(p: &Prepared, report: &mut RunReport, status: Status, base: git2::Oid)
     }
 }
 
-/// First line: a summary of the change; body: what was done and the checks that passed.
+/// First line: a summary of the change; body: the run's summary and the trailers.
 fn commit_message(job: &Job, report: &RunReport) -> String {
     let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let first = first.trim_start_matches(['#', '*', '-', ' ']);
     let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
     if subject.chars().count() > 72 {
         subject = subject.chars().take(69).collect::<String>() + "...";
-    }
-    let mut body = String::new();
-    if !report.final_message.trim().is_empty() {
-        body.push_str(report.final_message.trim());
-        body.push_str("\n\n");
     }
     let checks: Vec<String> = report
         .final_checks()
@@ -319,12 +335,12 @@ fn commit_message(job: &Job, report: &RunReport) -> String {
             format!("- {}: `{}` {how}", c.name, c.command)
         })
         .collect();
-    if !checks.is_empty() {
-        body.push_str("Checks:\n");
-        body.push_str(&checks.join("\n"));
-        body.push_str("\n\n");
-    }
     let task = job.task.trim().lines().next().unwrap_or("");
-    body.push_str(&format!("Task: {task}\n\nHone-Job: {}\nHone-Run: {}\n", job.name, report.run_id));
-    format!("{subject}\n\n{body}")
+    format!(
+        "{subject}\n\n{}\nChecks:\n{}\n\nTask: {task}\n\nHone-Job: {}\nHone-Run: {}\n",
+        report.summary.trim_end(),
+        checks.join("\n"),
+        job.name,
+        report.run_id
+    )
 }

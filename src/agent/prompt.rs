@@ -4,7 +4,7 @@
 use crate::spec::{Job, duration};
 use std::path::Path;
 
-pub fn system(job: &Job, root: &Path) -> String {
+pub fn system(job: &Job, root: &Path, repo_map: &str) -> String {
     let mut checks = String::new();
     for v in &job.verify {
         checks.push_str(&format!("- `{}`: `{}`\n", v.name, v.run));
@@ -18,7 +18,7 @@ pub fn system(job: &Job, root: &Path) -> String {
         "You are hone, an autonomous coding agent. You work alone on a git repository in a CI job: nobody will answer questions, so decide, act and verify.\n\n\
 # Task\n{task}\n\n\
 # Environment\n- Repository root: {root} (every path you give is relative to it)\n- OS: {os} ({arch}); commands run with `{shell} -c`, non-interactively, without stdin\n\n\
-# How your work is checked\nWhen you stop calling tools, hone itself runs these commands in the repository. The task succeeds only if all of them pass:\n{checks}\
+{map}# How your work is checked\nWhen you stop calling tools, hone itself runs these commands in the repository. The task succeeds only if all of them pass:\n{checks}\
 If any fails you get its output and may fix the problem, up to {fixes} time(s).\n\n\
 # Rules\n- Read the relevant code before changing it. Make the smallest change that does the task well.\n\
 - Edit with apply_patch (a unified diff with a few context lines); use write_file for new files or full rewrites.\n\
@@ -34,6 +34,7 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
         shell = crate::exec::shell(),
         fixes = job.limits.max_fix_attempts,
         cmd_timeout = duration::format(job.tools.cmd_timeout),
+        map = if repo_map.is_empty() { String::new() } else { format!("# Repository map\n{repo_map}\n") },
         plan_rules = if job.plan {
             "- Plan first with update_plan, and mark each step done when it is: hone then runs the checks and keeps a checkpoint. A step that makes the checks worse is rolled back, and you replan.\n"
         } else {

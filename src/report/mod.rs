@@ -173,6 +173,8 @@ pub struct RunReport {
     pub prefix_reuse_avg: f64,
     /// The state machine's history, with timings.
     pub states: Vec<crate::agent::state::StateSpan>,
+    /// SUMMARIZING's text: what changed and why, verification, risks, roll-back, blockers.
+    pub summary: String,
     /// The model's last message.
     pub final_message: String,
 }
@@ -215,6 +217,7 @@ impl RunReport {
             checkpoints: vec![],
             rollbacks: vec![],
             clarification: vec![],
+            summary: String::new(),
             final_message: String::new(),
         }
     }

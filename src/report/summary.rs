@@ -111,7 +111,9 @@ pub fn render(r: &RunReport) -> String {
     for w in &r.warnings {
         let _ = writeln!(s, "\n> ⚠️ {w}");
     }
-    if !r.final_message.trim().is_empty() {
+    if !r.summary.trim().is_empty() {
+        let _ = writeln!(s, "\n{}", r.summary.trim_end());
+    } else if !r.final_message.trim().is_empty() {
         let msg: String = r.final_message.chars().take(3000).collect();
         let _ = writeln!(
             s,

@@ -20,6 +20,8 @@ pub struct Job {
     pub tools: ToolLimits,
     /// Ask the model for an explicit plan first (`plan: false` skips it for small jobs).
     pub plan: bool,
+    /// Token budget of the repo map in the system prompt (0: no map).
+    pub repo_map_tokens: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -144,6 +144,7 @@ impl Checker<'_> {
             }
         }
         let policy = raw.policy.map(|p| resolve(dir, &p));
+        let repo_map_tokens = raw.context.and_then(|c| c.repo_map_tokens).unwrap_or(1500);
         Job {
             spec_path: spec_path.to_path_buf(),
             name,
@@ -157,6 +158,7 @@ impl Checker<'_> {
             report_dir,
             tools,
             plan: raw.plan.unwrap_or(true),
+            repo_map_tokens,
         }
     }
 

@@ -19,6 +19,13 @@ pub struct RawJob {
     pub report: Option<RawReport>,
     pub tools: Option<RawTools>,
     pub plan: Option<bool>,
+    pub context: Option<RawContext>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawContext {
+    pub repo_map_tokens: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]

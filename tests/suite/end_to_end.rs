@@ -33,6 +33,12 @@ async fn happy_path(stream: bool) {
     let msg = repo.git(&["log", "-1", "--format=%B", "hone/happy"]);
     assert!(msg.starts_with("hone: Set status.txt to `fixed` so check.sh passes."), "{msg}");
     assert!(msg.contains("- check: `sh check.sh` passed") && msg.contains("Hone-Job: happy"), "{msg}");
+    assert!(
+        msg.contains("### How it was verified")
+            && msg.contains("- `check` (`sh check.sh`): before: fails (exit 1); after: pass"),
+        "{msg}"
+    );
+    assert!(msg.contains("### How to roll back"), "{msg}");
 
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 3);
@@ -188,7 +194,13 @@ async fn checks_still_failing_after_the_fix_attempts_fail_the_run_without_a_comm
     let junit = run.read("junit.xml");
     assert!(junit.contains("<failure") && junit.contains("check (attempt 2)"), "{junit}");
     assert_junit_valid(&run.report_dir.join("junit.xml"));
-    assert!(run.read("summary.md").contains("❌"));
+    let summary = run.read("summary.md");
+    assert!(summary.contains("❌"));
+    assert!(
+        summary.contains("### What blocked the run") && summary.contains("Run `sh check.sh` and fix what fails"),
+        "{summary}"
+    );
+    assert!(summary.contains("git checkout -b wip refs/hone/stillfail/failed"), "{summary}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

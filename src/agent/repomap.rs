@@ -1,0 +1,169 @@
+//! The repo map put into the context (seed 002 uses ctags): the file tree plus the definitions
+//! (functions, classes, methods, types) of the most relevant files, extracted with tree-sitter's
+//! tags queries for Python, Rust, JavaScript, TypeScript and Go, within a token budget.
+
+use std::path::Path;
+use tree_sitter_tags::{TagsConfiguration, TagsContext};
+
+const MAX_FILES_WALKED: usize = 20_000;
+const MAX_FILE_BYTES: u64 = 512 * 1024;
+const MAX_TAGS_PER_FILE: usize = 40;
+
+fn config_for(ext: &str) -> Option<TagsConfiguration> {
+    // TypeScript's tags query only adds TS constructs to JavaScript's, so the two are combined.
+    let ts_query = || format!("{}\n{}", tree_sitter_javascript::TAGS_QUERY, tree_sitter_typescript::TAGS_QUERY);
+    let (lang, query): (tree_sitter::Language, String) = match ext {
+        "py" => (tree_sitter_python::LANGUAGE.into(), tree_sitter_python::TAGS_QUERY.into()),
+        "rs" => (tree_sitter_rust::LANGUAGE.into(), tree_sitter_rust::TAGS_QUERY.into()),
+        "js" | "jsx" | "mjs" | "cjs" => {
+            (tree_sitter_javascript::LANGUAGE.into(), tree_sitter_javascript::TAGS_QUERY.into())
+        }
+        "ts" => (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), ts_query()),
+        "tsx" => (tree_sitter_typescript::LANGUAGE_TSX.into(), ts_query()),
+        "go" => (tree_sitter_go::LANGUAGE.into(), tree_sitter_go::TAGS_QUERY.into()),
+        _ => return None,
+    };
+    TagsConfiguration::new(lang, &query, "").ok()
+}
+
+/// `kind name (line)` for each definition in `source`.
+pub fn definitions(ext: &str, source: &[u8]) -> Vec<String> {
+    let Some(config) = config_for(ext) else { return vec![] };
+    let mut ctx = TagsContext::new();
+    let Ok((tags, _)) = ctx.generate_tags(&config, source, None) else { return vec![] };
+    let mut out = Vec::new();
+    for tag in tags.flatten().filter(|t| t.is_definition) {
+        let name = String::from_utf8_lossy(source.get(tag.name_range.clone()).unwrap_or_default());
+        let kind = config.syntax_type_name(tag.syntax_type_id);
+        out.push(format!("{kind} {name} (L{})", tag.span.start.row + 1));
+        if out.len() >= MAX_TAGS_PER_FILE {
+            break;
+        }
+    }
+    out
+}
+
+/// Rank files: those the task names first, then source over tests, then shallow over deep.
+fn rank(rel: &str, task: &str) -> i64 {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = name.split('.').next().unwrap_or(name);
+    let mut score = 0i64;
+    if task.contains(rel) || task.contains(name) {
+        score += 100;
+    } else if stem.len() >= 3 && task.to_lowercase().contains(&stem.to_lowercase()) {
+        score += 40;
+    }
+    let is_test = rel.contains("test") || rel.contains("spec");
+    if !is_test {
+        score += 5;
+    }
+    score - rel.matches('/').count() as i64
+}
+
+/// The map for `root`, at most about `budget_tokens` tokens (4 characters each).
+pub fn build(root: &Path, task: &str, budget_tokens: usize) -> String {
+    if budget_tokens == 0 {
+        return String::new();
+    }
+    let budget = budget_tokens * 4;
+    let mut files: Vec<(String, u64)> = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .take(MAX_FILES_WALKED)
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(root).ok()?.to_string_lossy().into_owned();
+            Some((rel, e.metadata().map(|m| m.len()).unwrap_or(0)))
+        })
+        .collect();
+    let total = files.len();
+    files.sort_by(|a, b| rank(&b.0, task).cmp(&rank(&a.0, task)).then(a.0.cmp(&b.0)));
+    let mut out = String::new();
+    // The file list takes up to 40% of the budget (less room for the "more files" line).
+    let mut listed = 0;
+    for (rel, _) in &files {
+        if out.len() + rel.len() + 1 > (budget * 2 / 5).saturating_sub(64) {
+            break;
+        }
+        out.push_str(rel);
+        out.push('\n');
+        listed += 1;
+    }
+    if listed < total {
+        out.push_str(&format!("[... {} more files; use glob_file_search ...]\n", total - listed));
+    }
+    const HEADER: &str = "\nDefinitions in the most relevant files:\n";
+    let mut defs = String::new();
+    for (rel, _) in files.iter().filter(|(_, s)| *s <= MAX_FILE_BYTES) {
+        let ext = rel.rsplit('.').next().unwrap_or("");
+        if config_for(ext).is_none() {
+            continue;
+        }
+        let Ok(src) = std::fs::read(root.join(rel)) else { continue };
+        let d = definitions(ext, &src);
+        if d.is_empty() {
+            continue;
+        }
+        let block = format!("{rel}:\n{}\n", d.iter().map(|x| format!("  {x}")).collect::<Vec<_>>().join("\n"));
+        if out.len() + HEADER.len() + defs.len() + block.len() > budget {
+            break;
+        }
+        defs.push_str(&block);
+    }
+    if !defs.is_empty() {
+        out.push_str(HEADER);
+        out.push_str(&defs);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extracts_definitions_for_each_language() {
+        let py = definitions(
+            "py",
+            b"class Calc:\n    def add(self, a, b):\n        return a + b\n\ndef main():\n    pass\n",
+        );
+        assert!(
+            py.contains(&"class Calc (L1)".to_string())
+                && py.iter().any(|d| d.contains("add (L2)"))
+                && py.iter().any(|d| d.contains("main (L5)")),
+            "{py:?}"
+        );
+        let rs = definitions("rs", b"pub struct Job;\nimpl Job {\n    fn run(&self) {}\n}\nfn main() {}\n");
+        assert!(rs.iter().any(|d| d.contains("Job")) && rs.iter().any(|d| d.contains("run (L3)")), "{rs:?}");
+        let go = definitions("go", b"package x\nfunc Add(a, b int) int { return a + b }\n");
+        assert!(go.iter().any(|d| d.contains("Add (L2)")), "{go:?}");
+        let js = definitions("js", b"function add(a, b) { return a + b }\nclass K { m() {} }\n");
+        assert!(js.iter().any(|d| d.contains("add (L1)")) && js.iter().any(|d| d.contains("K")), "{js:?}");
+        let ts = definitions(
+            "ts",
+            b"export function sub(a: number): number { return a }\ninterface Shape { area(): number }\n",
+        );
+        assert!(ts.iter().any(|d| d.contains("sub")), "{ts:?}");
+        assert!(definitions("txt", b"whatever").is_empty());
+        assert!(definitions("py", b"def broken(:\n").len() <= 1, "bad input never panics");
+    }
+
+    #[test]
+    fn the_map_ranks_files_the_task_names_and_respects_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..200 {
+            std::fs::create_dir_all(dir.path().join(format!("pkg{i}"))).unwrap();
+            std::fs::write(dir.path().join(format!("pkg{i}/mod{i}.py")), format!("def f{i}():\n    pass\n")).unwrap();
+        }
+        std::fs::write(dir.path().join("pkg7/parser.py"), "def parse(text):\n    return text\n").unwrap();
+        let map = build(dir.path(), "Fix the bug in parser.py", 500);
+        assert!(map.len() <= 500 * 4, "{}", map.len());
+        assert!(map.starts_with("pkg7/parser.py\n"), "{map}");
+        assert!(map.contains("more files; use glob_file_search"));
+        assert!(map.contains("pkg7/parser.py:\n  function parse (L1)"), "{map}");
+        assert_eq!(build(dir.path(), "x", 0), "");
+    }
+}

@@ -1,0 +1,125 @@
+//! SUMMARIZING: what changed and why, how it was verified (baseline against final), the risks,
+//! how to roll back, and, for a run that did not succeed, what blocked it and what a person
+//! would do next. The text is the commit body and a section of `summary.md`.
+
+use crate::report::{RunReport, Status};
+use std::fmt::Write as _;
+
+fn verdict(c: &crate::verify::CheckResult) -> String {
+    if c.passed {
+        "pass".into()
+    } else if c.accepted {
+        "fails as before (no new failures)".into()
+    } else if c.timed_out {
+        "timed out".into()
+    } else if !c.new_failures.is_empty() {
+        format!("fails (new: {})", c.new_failures.join(", "))
+    } else {
+        format!("fails (exit {})", c.exit_code.map_or("signal".into(), |e| e.to_string()))
+    }
+}
+
+/// The summary in Markdown. `status` is the outcome the run is heading for.
+pub fn write(r: &RunReport, status: Status) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "### What changed and why\n");
+    let said = r.final_message.trim();
+    let _ = writeln!(s, "{}\n", if said.is_empty() { "(the model gave no final message)" } else { said });
+    if !r.files_changed.is_empty() {
+        let (a, d): (usize, usize) = r.files_changed.iter().fold((0, 0), |(a, d), f| (a + f.added, d + f.removed));
+        let names: Vec<String> = r.files_changed.iter().take(20).map(|f| format!("`{}`", f.path)).collect();
+        let more = if r.files_changed.len() > 20 {
+            format!(" and {} more", r.files_changed.len() - 20)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "{} file(s) changed (+{a} −{d}): {}{more}.\n", r.files_changed.len(), names.join(", "));
+    }
+    let _ = writeln!(s, "### How it was verified\n");
+    let last = r.final_checks();
+    if last.is_empty() && r.baseline.is_empty() {
+        let _ = writeln!(s, "No verify commands are configured: the change is unverified.\n");
+    }
+    for c in &r.baseline {
+        let after = last.iter().find(|l| l.name == c.name).map_or("not run".to_string(), |l| verdict(l));
+        let _ = writeln!(s, "- `{}` (`{}`): before: {}; after: {}", c.name, c.command, verdict(c), after);
+    }
+    if !r.rollbacks.is_empty() {
+        let _ = writeln!(s, "- {} rollback(s) to a checkpoint during the run", r.rollbacks.len());
+    }
+    let _ = writeln!(s, "\n### Risks\n");
+    let risk = r.plan.as_ref().map_or("not assessed (no plan)".to_string(), |p| format!("{:?}", p.risk).to_lowercase());
+    let _ = writeln!(s, "- Risk stated in the plan: {risk}");
+    let tolerated: Vec<&str> = last.iter().filter(|c| c.accepted && !c.passed).map(|c| c.name.as_str()).collect();
+    if !tolerated.is_empty() {
+        let _ = writeln!(s, "- Still failing, as before the change (expect: no-regression): {}", tolerated.join(", "));
+    }
+    for w in &r.warnings {
+        let _ = writeln!(s, "- {w}");
+    }
+    if r.policy.denied > 0 {
+        let _ = writeln!(
+            s,
+            "- The policy denied {} action(s) during the run (see report.json `policy.denials`)",
+            r.policy.denied
+        );
+    }
+    let _ = writeln!(s, "\n### How to roll back\n");
+    match status {
+        Status::Success => {
+            let _ = writeln!(
+                s,
+                "Revert the commit (`git revert <commit>`), or delete the branch `{}` and close its PR. Nothing else was changed.",
+                r.branch
+            );
+        }
+        _ => {
+            let _ = writeln!(s, "Nothing was committed on a branch. The user's checkout was restored as it was.");
+        }
+    }
+    if !matches!(status, Status::Success | Status::NoChange) {
+        let _ = writeln!(s, "\n### What blocked the run\n");
+        for e in &r.errors {
+            let _ = writeln!(s, "- {}: {}", e.code, e.message);
+        }
+        for q in &r.clarification {
+            let _ = writeln!(s, "- Question: {q}");
+        }
+        let _ = writeln!(s, "\nManual steps:");
+        for c in last.iter().filter(|c| !c.accepted) {
+            let _ = writeln!(s, "- Run `{}` and fix what fails ({}).", c.command, verdict(c));
+        }
+        if let Some(saved) = &r.saved_ref {
+            let _ = writeln!(
+                s,
+                "- Start from the unverified work: `git checkout -b wip {saved}` (compare with `git diff {} {saved}`).",
+                r.base_sha
+            );
+        }
+        if !r.clarification.is_empty() {
+            let _ = writeln!(s, "- Answer the questions in the task and run the job again.");
+        }
+        let _ = writeln!(s, "- Or refine the task and the limits in the job spec, and run it again.");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::ErrorRecord;
+
+    #[test]
+    fn a_failed_run_says_what_blocked_it_and_what_to_do() {
+        let mut r = RunReport::new("j", "run", "2026-01-01T00:00:00Z".into());
+        r.final_message = "Tried.".into();
+        r.errors.push(ErrorRecord { code: crate::error::Code::BuildFail, message: "checks still failing".into() });
+        r.saved_ref = Some("refs/hone/j/failed".into());
+        let s = write(&r, Status::Failed);
+        assert!(s.contains("### What blocked the run") && s.contains("E_BUILD_FAIL: checks still failing"), "{s}");
+        assert!(s.contains("git checkout -b wip refs/hone/j/failed"));
+        assert!(s.contains("Nothing was committed"));
+        let ok = write(&r, Status::Success);
+        assert!(!ok.contains("What blocked") && ok.contains("git revert"));
+    }
+}
