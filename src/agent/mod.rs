@@ -97,6 +97,7 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         turns::enter(&mut machine, &p.events, end, status.as_str());
     }
     report.states = machine.history();
+    report.classify_faults();
     if report.summary.is_empty() {
         report.summary = p.redactor.apply(&summarize::write(&report, status));
     }

@@ -158,6 +158,10 @@ pub struct RunReport {
     pub model_retries: RetryStats,
     /// Every fault hone absorbed, by kind: model retries, invalid tool calls, repetition, loops.
     pub faults: BTreeMap<String, u32>,
+    /// The same faults by class (seed 001 §3.6): `retryable` (retried as they were),
+    /// `recoverable` (handled by changing course: error results, compaction, rollback, notes) and
+    /// `permanent` (they ended the run).
+    pub fault_classes: BTreeMap<String, u32>,
     pub policy: PolicyReport,
     /// The plan with its final step statuses (null when planning is off or the model made none).
     pub plan: Option<crate::agent::plan::Plan>,
@@ -208,6 +212,7 @@ impl RunReport {
             warnings: vec![],
             model_retries: RetryStats::default(),
             faults: BTreeMap::new(),
+            fault_classes: BTreeMap::new(),
             policy: PolicyReport::default(),
             states: vec![],
             context_window: 0,
@@ -220,6 +225,27 @@ impl RunReport {
             summary: String::new(),
             final_message: String::new(),
         }
+    }
+
+    /// Group `faults` and model errors by class.
+    pub fn classify_faults(&mut self) {
+        const RECOVERABLE: &[&str] = &["invalid_tool_call", "repetition", "loop_warning", "context_length", "rollback"];
+        let mut classes: BTreeMap<String, u32> = BTreeMap::new();
+        for (kind, n) in &self.faults {
+            let class = if kind == "loop" {
+                "permanent"
+            } else if RECOVERABLE.contains(&kind.as_str()) {
+                "recoverable"
+            } else {
+                "retryable"
+            };
+            *classes.entry(class.into()).or_default() += n;
+        }
+        let permanent = self.errors.iter().filter(|e| e.code == Code::Model).count() as u32;
+        if permanent > 0 {
+            *classes.entry("permanent".into()).or_default() += permanent;
+        }
+        self.fault_classes = classes;
     }
 
     /// The last verification round's results.

@@ -39,6 +39,7 @@ async fn a_chaos_sequence_survives_to_success_and_every_fault_is_counted() {
     ] {
         assert_eq!(faults[kind], n, "fault {kind}: {faults}");
     }
+    assert_eq!(report["fault_classes"], json!({"retryable": 5, "recoverable": 3}));
     assert_eq!(mock.remaining(), 0);
     mock.assert_pairing();
     // The degenerate answer never entered the history; a note asked for a new answer.
