@@ -31,6 +31,9 @@ pub enum Command {
         /// Write the JSONL event stream to stdout instead of the one-line result.
         #[arg(long)]
         json: bool,
+        /// Do not push or call the GitHub API: write pr.md and change.patch to the report dir.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Check a job spec (and the policy it names) without running anything. Every error is listed.
     Validate {

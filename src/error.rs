@@ -46,6 +46,9 @@ pub enum Code {
     /// A path does not exist.
     #[serde(rename = "E_NOT_FOUND")]
     NotFound,
+    /// The forge (GitHub) API failed or refused a request.
+    #[serde(rename = "E_FORGE")]
+    Forge,
 }
 
 impl Code {
@@ -64,6 +67,7 @@ impl Code {
             Code::Budget => "E_BUDGET",
             Code::Cancelled => "E_CANCELLED",
             Code::NotFound => "E_NOT_FOUND",
+            Code::Forge => "E_FORGE",
         }
     }
 }
@@ -131,6 +135,7 @@ mod tests {
             Code::Budget,
             Code::Cancelled,
             Code::NotFound,
+            Code::Forge,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -213,6 +213,27 @@ impl Workspace {
         Ok(text)
     }
 
+    /// The unified diff between two commits.
+    pub fn diff_commits(&self, base: Oid, head: Oid) -> Result<String> {
+        let a = self.repo.find_commit(base)?.tree()?;
+        let b = self.repo.find_commit(head)?.tree()?;
+        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
+        let mut text = String::new();
+        diff.print(git2::DiffFormat::Patch, |_, _, line| {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                text.push(line.origin());
+            }
+            text.push_str(&String::from_utf8_lossy(line.content()));
+            true
+        })?;
+        Ok(text)
+    }
+
+    /// Whether `name` is a local branch.
+    pub fn is_branch(&self, name: &str) -> bool {
+        self.repo.find_branch(name, BranchType::Local).is_ok()
+    }
+
     /// Stage the whole work tree (minus excluded paths) and write it as a tree.
     fn stage_all(&self) -> Result<Oid> {
         let mut index = self.repo.index()?;

@@ -30,12 +30,21 @@ fn main() {
     let code = rt.block_on(async move {
         match cli.command {
             Command::Validate { job } => validate(&job),
-            Command::Run { job, repo, report_dir, json } => {
+            Command::Run { job, repo, report_dir, json, dry_run } => {
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
                 let json_out: Option<Box<dyn Write + Send>> =
                     json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
-                let opts = RunOptions { spec: job, repo, report_dir, json_out, cancel, redactor };
+                // Under GitHub Actions, workflow commands go to stdout (stderr with --json, to keep
+                // the JSONL stream clean).
+                let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+                let commands_out: Option<Box<dyn Write + Send>> = match (in_actions, json) {
+                    (false, _) => None,
+                    (true, false) => Some(Box::new(std::io::stdout())),
+                    (true, true) => Some(Box::new(std::io::stderr())),
+                };
+                let opts =
+                    RunOptions { spec: job, repo, report_dir, json_out, cancel, redactor, dry_run, commands_out };
                 match agent::run(opts).await {
                     Ok(outcome) => {
                         if !json {

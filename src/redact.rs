@@ -37,6 +37,11 @@ impl Redactor {
         n.sort_by_key(|s| std::cmp::Reverse(s.len()));
     }
 
+    /// The secret values (and their encoded forms), for `::add-mask::`.
+    pub fn values(&self) -> Vec<String> {
+        self.needles.read().map(|n| n.clone()).unwrap_or_default()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.needles.read().map(|n| n.is_empty()).unwrap_or(true)
     }

@@ -16,6 +16,8 @@ pub mod watchdog;
 
 use crate::error::{Code, HoneError};
 use crate::events::now_rfc3339;
+use crate::forge;
+use crate::git::OriginalHead;
 use crate::guard::{GitGuard, diff_guard};
 use crate::protocol::{Event, Message};
 use crate::redact::Redactor;
@@ -38,6 +40,10 @@ pub struct RunOptions {
     pub json_out: Option<Box<dyn Write + Send>>,
     pub cancel: CancellationToken,
     pub redactor: Redactor,
+    /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
+    pub dry_run: bool,
+    /// Where GitHub Actions workflow commands go (`::add-mask::`, `::error`), under Actions.
+    pub commands_out: Option<Box<dyn Write + Send>>,
 }
 
 /// How the run ended, for the CLI.
@@ -57,6 +63,11 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     let mut machine = Machine::new();
     let p = intake::prepare(&mut opts).await?;
     let job = &p.job;
+    if let Some(out) = opts.commands_out.as_mut() {
+        for line in forge::actions::mask_commands(&p.redactor.values()) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
     let mut report = RunReport::new(&job.name, p.events.run_id(), started_at);
     report.provider = job.model.provider.as_str().into();
     report.model = job.model.name.clone();
@@ -96,6 +107,15 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     if !machine.state().is_terminal() {
         turns::enter(&mut machine, &p.events, end, status.as_str());
     }
+    if matches!(report.status, Status::Success | Status::NoChange)
+        || report.status == Status::Error && report.commit.is_some()
+    {
+        let status = ship(&p, &mut report, opts.dry_run).await;
+        if status != report.status {
+            report.status = status;
+            report.exit_code = status.exit_code();
+        }
+    }
     report.states = machine.history();
     report.classify_faults();
     if report.summary.is_empty() {
@@ -116,7 +136,65 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
             line: format!("hone: error: cannot write reports: {e}"),
         });
     }
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        actions_integration(&p, &report, opts.commands_out.as_mut());
+    }
     Ok(RunOutcome { exit_code: report.exit_code, line: report.one_line(&p.report_dir) })
+}
+
+/// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
+async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool) -> Status {
+    let patch = match (&report.commit, git2::Oid::from_str(&report.base_sha)) {
+        (Some(c), Ok(base)) => git2::Oid::from_str(&c.sha).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
+        _ => None,
+    };
+    let s = forge::Ship {
+        job: &p.job,
+        repo_root: p.ws.root(),
+        report_dir: &p.report_dir,
+        dry_run,
+        base_branch: report.base_branch.clone(),
+    };
+    match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
+        Ok(pr) => {
+            if let Some(n) = &pr.notice {
+                tracing::info!("{n}");
+            }
+            for w in &pr.warnings {
+                report.warnings.push(w.clone());
+            }
+            report.pr = Some(pr);
+            report.status
+        }
+        Err(e) => {
+            report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
+            Status::Error
+        }
+    }
+}
+
+/// Under GitHub Actions: step outputs, the step summary, annotations.
+fn actions_integration(p: &Prepared, report: &RunReport, commands: Option<&mut Box<dyn Write + Send>>) {
+    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
+        let outputs = forge::actions::outputs(report, report.pr.as_ref(), &p.report_dir);
+        let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, p.redactor.apply(&v))).collect();
+        if let Err(e) = forge::actions::write_outputs(std::path::Path::new(&path), &outputs) {
+            tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
+        }
+    }
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        let md = std::fs::read_to_string(p.report_dir.join("summary.md")).unwrap_or_default();
+        let res =
+            std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| writeln!(f, "{md}"));
+        if let Err(e) = res {
+            tracing::warn!("cannot append to GITHUB_STEP_SUMMARY: {e}");
+        }
+    }
+    if let Some(out) = commands {
+        for a in forge::actions::annotations(report, p.ws.root()) {
+            let _ = writeln!(out, "{}", p.redactor.apply(&a));
+        }
+    }
 }
 
 /// Branch, loop, then commit or save, always putting the user's checkout back.
@@ -130,6 +208,12 @@ async fn execute(
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
     report.base_sha = base.to_string();
+    report.base_branch = match (&job.repo.base, &original) {
+        (Some(b), _) if ws.is_branch(b) => b.clone(),
+        (Some(b), _) if b.starts_with("origin/") => b.trim_start_matches("origin/").to_string(),
+        (_, OriginalHead::Branch(b)) => b.clone(),
+        _ => "main".into(),
+    };
     ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
     let result = work(p, report, machine, cancel, base).await;
     if job.repo.allow_dirty {

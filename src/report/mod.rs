@@ -141,6 +141,8 @@ pub struct RunReport {
     pub repo: String,
     pub base: String,
     pub base_sha: String,
+    /// The branch a PR targets: `repo.base` when it is a branch, else the branch hone started on.
+    pub base_branch: String,
     pub branch: String,
     pub turns: u32,
     pub usage: Usage,
@@ -177,6 +179,8 @@ pub struct RunReport {
     pub prefix_reuse_avg: f64,
     /// The state machine's history, with timings.
     pub states: Vec<crate::agent::state::StateSpan>,
+    /// Push and pull request (null when the run had nothing to ship).
+    pub pr: Option<crate::forge::PrReport>,
     /// SUMMARIZING's text: what changed and why, verification, risks, roll-back, blockers.
     pub summary: String,
     /// The model's last message.
@@ -198,6 +202,7 @@ impl RunReport {
             repo: String::new(),
             base: String::new(),
             base_sha: String::new(),
+            base_branch: String::new(),
             branch: String::new(),
             turns: 0,
             usage: Usage::default(),
@@ -223,6 +228,7 @@ impl RunReport {
             rollbacks: vec![],
             clarification: vec![],
             summary: String::new(),
+            pr: None,
             final_message: String::new(),
         }
     }

@@ -22,6 +22,7 @@ pub struct Job {
     pub plan: bool,
     /// Token budget of the repo map in the system prompt (0: no map).
     pub repo_map_tokens: usize,
+    pub pr: PrSpec,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -94,6 +95,28 @@ pub struct GitSpec {
     pub commit: bool,
     pub author_name: String,
     pub author_email: String,
+    pub remote: String,
+    /// The env var holding the token for HTTPS pushes and the GitHub API.
+    pub token_env: String,
+    pub push: bool,
+    /// Branches hone never pushes to (globs), besides the base.
+    pub protected: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PrSpec {
+    pub enabled: super::raw::PrEnabled,
+    pub title: String,
+    pub draft: bool,
+    pub labels: Vec<String>,
+    pub reviewers: Vec<String>,
+    pub team_reviewers: Vec<String>,
+    pub update_existing: bool,
+    pub close_if_empty: bool,
+    pub on_failure: super::raw::OnFailure,
+    /// Autofix mode: the PR to fix in place.
+    pub number: Option<u64>,
+    pub allow_forks: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -128,6 +128,34 @@ impl Checker<'_> {
             commit: g.commit.unwrap_or(true),
             author_name: g.author_name.unwrap_or_else(|| "hone".into()),
             author_email: g.author_email.unwrap_or_else(|| "hone@users.noreply.github.com".into()),
+            remote: g.remote.unwrap_or_else(|| "origin".into()),
+            token_env: g.token_env.unwrap_or_else(|| "GITHUB_TOKEN".into()),
+            push: g.push.unwrap_or(true),
+            protected: g
+                .protected
+                .unwrap_or_else(|| vec!["main".into(), "master".into(), "develop".into(), "release/*".into()]),
+        };
+        if git.protected.iter().any(|p| globset::Glob::new(p).is_ok_and(|g| g.compile_matcher().is_match(&git.branch)))
+        {
+            self.err(
+                "git.branch",
+                format!("`{}` is a protected branch", git.branch),
+                "hone pushes only to its own branches, like `hone/{name}`",
+            );
+        }
+        let r = raw.pr.unwrap_or_default();
+        let pr = PrSpec {
+            enabled: r.enabled.unwrap_or_default(),
+            title: r.title.unwrap_or_else(|| "hone: {summary_title}".into()),
+            draft: r.draft.unwrap_or(false),
+            labels: r.labels.unwrap_or_default(),
+            reviewers: r.reviewers.unwrap_or_default(),
+            team_reviewers: r.team_reviewers.unwrap_or_default(),
+            update_existing: r.update_existing.unwrap_or(true),
+            close_if_empty: r.close_if_empty.unwrap_or(false),
+            on_failure: r.on_failure.unwrap_or_default(),
+            number: r.number,
+            allow_forks: r.allow_forks.unwrap_or(false),
         };
         let report_dir = resolve(dir, raw.report.and_then(|r| r.dir).as_deref().unwrap_or(DEFAULT_REPORT_DIR));
         let t = raw.tools.unwrap_or_default();
@@ -159,6 +187,7 @@ impl Checker<'_> {
             tools,
             plan: raw.plan.unwrap_or(true),
             repo_map_tokens,
+            pr,
         }
     }
 

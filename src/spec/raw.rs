@@ -20,6 +20,7 @@ pub struct RawJob {
     pub tools: Option<RawTools>,
     pub plan: Option<bool>,
     pub context: Option<RawContext>,
+    pub pr: Option<RawPr>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -133,6 +134,55 @@ pub struct RawGit {
     pub commit: Option<bool>,
     pub author_name: Option<String>,
     pub author_email: Option<String>,
+    pub remote: Option<String>,
+    pub token_env: Option<String>,
+    pub push: Option<bool>,
+    pub protected: Option<Vec<String>>,
+}
+
+/// `pr.enabled`: true, false, or "auto" (open a PR when a token is present).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrEnabled {
+    Yes,
+    No,
+    #[default]
+    Auto,
+}
+
+impl<'de> Deserialize<'de> for PrEnabled {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(true) => Ok(PrEnabled::Yes),
+            serde_json::Value::Bool(false) => Ok(PrEnabled::No),
+            serde_json::Value::String(s) if s == "auto" => Ok(PrEnabled::Auto),
+            other => Err(serde::de::Error::custom(format!("expected true, false or \"auto\", found {other}"))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnFailure {
+    #[default]
+    None,
+    Draft,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPr {
+    pub enabled: Option<PrEnabled>,
+    pub title: Option<String>,
+    pub draft: Option<bool>,
+    pub labels: Option<Vec<String>>,
+    pub reviewers: Option<Vec<String>>,
+    pub team_reviewers: Option<Vec<String>>,
+    pub update_existing: Option<bool>,
+    pub close_if_empty: Option<bool>,
+    pub on_failure: Option<OnFailure>,
+    pub number: Option<u64>,
+    pub allow_forks: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

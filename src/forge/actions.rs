@@ -1,0 +1,160 @@
+//! GitHub Actions integration: step outputs in `GITHUB_OUTPUT` (heredoc delimiters, so multi-line
+//! values round-trip), `summary.md` appended to `GITHUB_STEP_SUMMARY`, `::error` annotations for
+//! failing checks, and `::add-mask::` for secret values.
+
+use crate::report::RunReport;
+use std::io::Write;
+use std::path::Path;
+
+/// Append `name<<DELIM` blocks to the file at `path`.
+pub fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+    for (name, value) in pairs {
+        // A delimiter that cannot occur in the value.
+        let mut delim = format!("ghadelimiter_{}", uuid::Uuid::new_v4().simple());
+        while value.contains(&delim) {
+            delim = format!("ghadelimiter_{}", uuid::Uuid::new_v4().simple());
+        }
+        writeln!(f, "{name}<<{delim}\n{value}\n{delim}")?;
+    }
+    Ok(())
+}
+
+/// Read outputs written by `write_outputs` (and `name=value` lines) back: for tests and tools.
+pub fn read_outputs(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if let Some((name, delim)) = line.split_once("<<") {
+            let mut value = Vec::new();
+            for l in lines.by_ref() {
+                if l == delim {
+                    break;
+                }
+                value.push(l);
+            }
+            out.push((name.to_string(), value.join("\n")));
+        } else if let Some((name, value)) = line.split_once('=') {
+            out.push((name.to_string(), value.to_string()));
+        }
+    }
+    out
+}
+
+pub fn outputs(r: &RunReport, pr: Option<&crate::forge::PrReport>, report_dir: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("status", r.status.as_str().to_string()),
+        ("exit-code", r.exit_code.to_string()),
+        ("changed", (!r.files_changed.is_empty() && r.commit.is_some()).to_string()),
+        ("commit", r.commit.as_ref().map(|c| c.sha.clone()).unwrap_or_default()),
+        ("branch", r.branch.clone()),
+        ("pr-number", pr.and_then(|p| p.number).map(|n| n.to_string()).unwrap_or_default()),
+        ("pr-url", pr.and_then(|p| p.url.clone()).unwrap_or_default()),
+        ("pull-request-operation", pr.map_or("none".to_string(), |p| p.operation.clone())),
+        ("report-json", report_dir.join("report.json").display().to_string()),
+        ("junit-path", report_dir.join("junit.xml").display().to_string()),
+        ("summary", r.summary.clone()),
+    ]
+}
+
+/// Escape data for a workflow command.
+fn escape_data(s: &str) -> String {
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+}
+
+fn escape_prop(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// `::error file=…,line=…::` for failing checks, where output names a file in the repo (≤ 10).
+pub fn annotations(r: &RunReport, repo_root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in r.final_checks().into_iter().filter(|c| !c.accepted) {
+        for line in c.output_tail.lines() {
+            let Some((file, lineno, msg)) = locate(line) else { continue };
+            let file = file.trim_start_matches("./");
+            if file.starts_with('/') || file.contains("..") || !repo_root.join(file).is_file() {
+                continue;
+            }
+            let cmd = format!(
+                "::error file={},line={lineno},title={}::{}",
+                escape_prop(file),
+                escape_prop(&format!("hone: {} failed", c.name)),
+                escape_data(msg.trim())
+            );
+            if !out.contains(&cmd) {
+                out.push(cmd);
+            }
+            if out.len() >= 10 {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Find `path:line[:col]: message` (gcc, ruff, eslint unix), `File "path", line N` (Python),
+/// or `--> path:line:col` (rustc) in a line of output.
+fn locate(line: &str) -> Option<(&str, u32, &str)> {
+    let t = line.trim();
+    if let Some(rest) = t.strip_prefix("File \"") {
+        let (file, tail) = rest.split_once("\", line ")?;
+        let num: String = tail.chars().take_while(char::is_ascii_digit).collect();
+        return Some((file, num.parse().ok()?, t));
+    }
+    let t = t.strip_prefix("--> ").unwrap_or(t);
+    let mut parts = t.splitn(4, ':');
+    let file = parts.next()?;
+    let lineno: u32 = parts.next()?.trim().parse().ok()?;
+    if file.is_empty() || file.contains(' ') || !file.contains('.') {
+        return None;
+    }
+    let rest = parts.next().unwrap_or("");
+    let msg = match rest.trim().parse::<u32>() {
+        Ok(_) => parts.next().unwrap_or(t),
+        Err(_) => {
+            if rest.is_empty() {
+                t
+            } else {
+                rest
+            }
+        }
+    };
+    Some((file, lineno, if msg.trim().is_empty() { t } else { msg }))
+}
+
+pub fn mask_commands(values: &[String]) -> Vec<String> {
+    values.iter().filter(|v| !v.contains('\n')).map(|v| format!("::add-mask::{v}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_round_trip_multi_line_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("out");
+        std::fs::write(&p, "earlier=1\n").unwrap();
+        let tricky = "line one\nname<<EOF\nEOF\n%0A literal\n\nend".to_string();
+        write_outputs(&p, &[("summary", tricky.clone()), ("status", "success".into())]).unwrap();
+        let back = read_outputs(&std::fs::read_to_string(&p).unwrap());
+        assert_eq!(
+            back,
+            vec![("earlier".into(), "1".into()), ("summary".into(), tricky), ("status".into(), "success".into())]
+        );
+    }
+
+    #[test]
+    fn locates_files_in_common_formats() {
+        assert_eq!(locate("src/app.py:12:5: F401 unused import"), Some(("src/app.py", 12, " F401 unused import")));
+        assert_eq!(
+            locate("  File \"tests/test_a.py\", line 7, in test_x").map(|l| (l.0, l.1)),
+            Some(("tests/test_a.py", 7))
+        );
+        assert_eq!(locate("   --> src/main.rs:3:9").map(|l| (l.0, l.1)), Some(("src/main.rs", 3)));
+        assert_eq!(locate("Ran 2 tests in 0.001s"), None);
+        assert_eq!(locate("FAILED (failures=1)"), None);
+        assert_eq!(escape_prop("a:b,c\nd%"), "a%3Ab%2Cc%0Ad%25");
+    }
+}

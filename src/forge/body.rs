@@ -1,0 +1,96 @@
+//! The PR title and body, rendered from the run's report. The body carries a hidden marker
+//! (`<!-- hone:job=NAME -->`) by which hone recognises its own PRs, and stays under GitHub's
+//! 65,536-character limit.
+
+use crate::report::RunReport;
+use std::fmt::Write as _;
+
+pub const BODY_LIMIT: usize = 65_536;
+
+pub fn marker(job: &str) -> String {
+    format!("<!-- hone:job={job} -->")
+}
+
+/// Expand `{name}`, `{summary_title}`, `{branch}` and `{status}` in the title template.
+pub fn title(template: &str, r: &RunReport) -> String {
+    let summary_title = r
+        .final_message
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or(&r.job)
+        .trim_start_matches(['#', '*', '-', ' ']);
+    let t = template
+        .replace("{name}", &r.job)
+        .replace("{summary_title}", summary_title)
+        .replace("{branch}", &r.branch)
+        .replace("{status}", r.status.as_str());
+    let t = t.trim();
+    if t.chars().count() > 200 { t.chars().take(197).collect::<String>() + "..." } else { t.to_string() }
+}
+
+pub fn body(r: &RunReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}\n", marker(&r.job));
+    let _ = writeln!(s, "{}\n", r.summary.trim_end());
+    if let Some(p) = &r.plan {
+        let _ = writeln!(s, "### Plan\n\n{}", p.render());
+    }
+    let _ = writeln!(s, "### Verification\n\n| Check | Before (baseline) | After |\n|---|---|---|");
+    let last = r.final_checks();
+    for b in &r.baseline {
+        let after = last.iter().find(|c| c.name == b.name).map_or("not run", |c| {
+            if c.passed {
+                "✅ pass"
+            } else if c.accepted {
+                "➖ no new failures"
+            } else {
+                "❌ fail"
+            }
+        });
+        let before = if b.passed { "✅ pass" } else { "❌ fail" };
+        let _ = writeln!(s, "| `{}` | {before} | {after} |", b.name);
+    }
+    if !r.files_changed.is_empty() {
+        let _ = writeln!(s, "\n### Files changed\n");
+        for f in r.files_changed.iter().take(200) {
+            let _ = writeln!(s, "- `{}` ({}, +{} −{})", f.path, f.status, f.added, f.removed);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n---\n{} turns · {} tokens · {:.0}s · {} `{}` · run `{}`\n",
+        r.turns,
+        r.usage.total_tokens,
+        r.duration_ms as f64 / 1000.0,
+        r.provider,
+        r.model,
+        r.run_id
+    );
+    if s.len() > BODY_LIMIT {
+        let note = "\n\n[... cut to fit GitHub's size limit; the full report is in the job's artifacts ...]\n";
+        let mut cut = BODY_LIMIT - note.len();
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push_str(note);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_has_the_marker_and_stays_under_the_limit() {
+        let mut r = RunReport::new("job-a", "run", "2026-01-01T00:00:00Z".into());
+        r.summary = "x".repeat(100_000);
+        r.final_message = "## Fix the parser\nmore".into();
+        let b = body(&r);
+        assert!(b.starts_with("<!-- hone:job=job-a -->"));
+        assert!(b.len() <= BODY_LIMIT && b.ends_with("artifacts ...]\n"));
+        assert_eq!(title("hone: {summary_title} ({name})", &r), "hone: Fix the parser (job-a)");
+    }
+}

@@ -1,0 +1,186 @@
+//! A small GitHub REST client on octocrab: it paces mutating requests (one at a time, at least
+//! 1 s apart), honours `Retry-After` and `x-ratelimit-reset`, backs off on secondary rate limits,
+//! and counts its retries. `GITHUB_API_URL` (GitHub Enterprise Server) is the base.
+
+use crate::error::{Code, HoneError, Result};
+use http::Method;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+pub const MIN_MUTATION_GAP: Duration = Duration::from_secs(1);
+const MAX_RETRIES: u32 = 4;
+const MAX_WAIT: Duration = Duration::from_secs(120);
+
+pub struct GitHub {
+    oc: octocrab::Octocrab,
+    base: String,
+    pub owner: String,
+    pub repo: String,
+    /// Serializes mutating requests and remembers when the last one went out.
+    last_mutation: Mutex<Option<Instant>>,
+    pub retries: AtomicU32,
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Resp {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+    pub fn message(&self) -> String {
+        let m = self.body.get("message").and_then(Value::as_str).unwrap_or("");
+        let errs = self.body.get("errors").map(Value::to_string).unwrap_or_default();
+        format!("HTTP {}: {m} {errs}", self.status).trim().to_string()
+    }
+}
+
+/// How long a rate-limited response asks us to wait, if it is one.
+pub fn rate_limit_wait(status: u16, headers: &http::HeaderMap, body: &str, now_unix: u64) -> Option<Duration> {
+    let get = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::trim);
+    let secondary = body.to_lowercase().contains("secondary rate limit");
+    let exhausted = get("x-ratelimit-remaining") == Some("0");
+    if !(status == 429 || (status == 403 && (secondary || exhausted || get("retry-after").is_some()))) {
+        return None;
+    }
+    if let Some(s) = get("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(s));
+    }
+    if let Some(reset) = get("x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(reset.saturating_sub(now_unix).max(1)));
+    }
+    // GitHub's advice for secondary limits without headers: wait at least a minute.
+    Some(Duration::from_secs(60))
+}
+
+impl GitHub {
+    pub fn new(api_base: &str, token: &str, owner: &str, repo: &str) -> Result<GitHub> {
+        let base = api_base.trim_end_matches('/').to_string();
+        let oc = octocrab::Octocrab::builder()
+            .base_uri(base.as_str())
+            .map_err(|e| HoneError::new(Code::Spec, format!("bad GitHub API URL `{base}`: {e}")))?
+            .personal_token(token.to_string())
+            .build()
+            .map_err(|e| HoneError::new(Code::Io, format!("cannot set up the GitHub client: {e}")))?;
+        Ok(GitHub {
+            oc,
+            base,
+            owner: owner.into(),
+            repo: repo.into(),
+            last_mutation: Mutex::new(None),
+            retries: AtomicU32::new(0),
+        })
+    }
+
+    /// `/repos/{owner}/{repo}` + `rest`.
+    pub fn repo_path(&self, rest: &str) -> String {
+        format!("/repos/{}/{}{rest}", self.owner, self.repo)
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Resp> {
+        self.call(Method::GET, path, None).await
+    }
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Resp> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+    pub async fn patch(&self, path: &str, body: &Value) -> Result<Resp> {
+        self.call(Method::PATCH, path, Some(body)).await
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Resp> {
+        let mutating = method != Method::GET;
+        // Hold the lock for the whole mutating request: one at a time, spaced out.
+        let mut guard = if mutating { Some(self.last_mutation.lock().await) } else { None };
+        let url = format!("{}{path}", self.base);
+        let mut attempt = 0;
+        loop {
+            if let Some(g) = guard.as_deref() {
+                if let Some(last) = *g {
+                    tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
+                }
+            }
+            let res = match method {
+                Method::GET => self.oc._get(url.as_str()).await,
+                Method::POST => self.oc._post(url.as_str(), body).await,
+                Method::PATCH => self.oc._patch(url.as_str(), body).await,
+                _ => self.oc._delete(url.as_str(), body).await,
+            };
+            if let Some(g) = guard.as_deref_mut() {
+                *g = Some(Instant::now());
+            }
+            let res =
+                res.map_err(|e| HoneError::new(Code::Io, format!("GitHub request {method} {path} failed: {e}")))?;
+            let status = res.status().as_u16();
+            let headers = res.headers().clone();
+            let text = self.oc.body_to_string(res).await.unwrap_or_default();
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            if let Some(wait) = rate_limit_wait(status, &headers, &text, now) {
+                if attempt < MAX_RETRIES && wait <= MAX_WAIT {
+                    attempt += 1;
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(status, wait_s = wait.as_secs(), "GitHub rate limit; retrying {method} {path}");
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+            }
+            let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+            return Ok(Resp { status, body });
+        }
+    }
+}
+
+/// `owner/repo` from `GITHUB_REPOSITORY`, or from a GitHub remote URL.
+pub fn owner_repo(env_repo: Option<&str>, remote_url: Option<&str>) -> Option<(String, String)> {
+    if let Some((o, r)) = env_repo.and_then(|s| s.split_once('/')) {
+        return Some((o.to_string(), r.to_string()));
+    }
+    let url = remote_url?.trim_end_matches('/').trim_end_matches(".git");
+    let tail = url.rsplit_once(':').map(|(_, t)| t).filter(|_| url.starts_with("git@")).unwrap_or(url);
+    let parts: Vec<&str> = tail.rsplit('/').take(2).collect();
+    match parts.as_slice() {
+        [repo, owner] if !owner.is_empty() && !repo.is_empty() => Some((owner.to_string(), repo.to_string())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limit_answers() {
+        let mut h = http::HeaderMap::new();
+        assert_eq!(rate_limit_wait(403, &h, "Resource not accessible", 0), None);
+        assert_eq!(
+            rate_limit_wait(403, &h, "You have exceeded a secondary rate limit", 0),
+            Some(Duration::from_secs(60))
+        );
+        h.insert("retry-after", "3".parse().unwrap());
+        assert_eq!(rate_limit_wait(403, &h, "", 0), Some(Duration::from_secs(3)));
+        let mut h = http::HeaderMap::new();
+        h.insert("x-ratelimit-remaining", "0".parse().unwrap());
+        h.insert("x-ratelimit-reset", "1010".parse().unwrap());
+        assert_eq!(rate_limit_wait(403, &h, "", 1000), Some(Duration::from_secs(10)));
+        assert_eq!(rate_limit_wait(429, &http::HeaderMap::new(), "", 0), Some(Duration::from_secs(60)));
+        assert_eq!(rate_limit_wait(422, &h, "", 0), None);
+    }
+
+    #[test]
+    fn owner_and_repo_from_env_or_remote() {
+        assert_eq!(owner_repo(Some("acme/app"), None), Some(("acme".into(), "app".into())));
+        for url in [
+            "https://github.com/acme/app.git",
+            "https://github.com/acme/app",
+            "git@github.com:acme/app.git",
+            "ssh://git@github.example.com/acme/app.git",
+        ] {
+            assert_eq!(owner_repo(None, Some(url)), Some(("acme".into(), "app".into())), "{url}");
+        }
+        assert_eq!(owner_repo(None, None), None);
+    }
+}

@@ -1,0 +1,207 @@
+//! Shipping a verified commit: `pr.md` and `change.patch` in the report dir, a push of the run's
+//! branch, and a pull request created or updated (never duplicated) on GitHub.
+
+pub mod actions;
+pub mod body;
+pub mod github;
+pub mod push;
+
+use crate::error::{Code, HoneError, Result};
+use crate::report::{RunReport, Status};
+use crate::spec::{Job, raw::PrEnabled};
+use github::GitHub;
+use serde::Serialize;
+use serde_json::json;
+use std::path::Path;
+
+/// What happened to the branch and the PR, for `report.json`.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct PrReport {
+    /// created | updated | closed | none
+    pub operation: String,
+    pub number: Option<u64>,
+    pub url: Option<String>,
+    pub pushed: bool,
+    pub dry_run: bool,
+    /// Why nothing was pushed or opened, when that is the case.
+    pub notice: Option<String>,
+    pub warnings: Vec<String>,
+    /// GitHub requests retried after rate limits.
+    pub retries: u32,
+}
+
+pub struct Ship<'a> {
+    pub job: &'a Job,
+    pub repo_root: &'a Path,
+    pub report_dir: &'a Path,
+    pub dry_run: bool,
+    /// The branch the PR targets.
+    pub base_branch: String,
+}
+
+fn is_network_url(url: &str) -> bool {
+    url.starts_with("https://") || url.starts_with("http://") || url.starts_with("git@") || url.starts_with("ssh://")
+}
+
+impl Ship<'_> {
+    /// Write the artifacts, push, open or update the PR. Errors are infrastructure failures.
+    pub async fn run(&self, r: &RunReport, patch: Option<String>) -> Result<PrReport> {
+        let job = self.job;
+        let mut out = PrReport { operation: "none".into(), dry_run: self.dry_run, ..Default::default() };
+        let committed = r.commit.as_ref();
+        if let (Some(_), Some(patch)) = (committed, &patch) {
+            let title = body::title(&job.pr.title, r);
+            let md = format!("# {title}\n\n{}", body::body(r));
+            std::fs::write(self.report_dir.join("pr.md"), md)
+                .map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
+            std::fs::write(self.report_dir.join("change.patch"), patch)
+                .map_err(|e| HoneError::new(Code::Io, format!("cannot write change.patch: {e}")))?;
+        }
+        if self.dry_run {
+            out.notice =
+                Some("dry run: nothing was pushed and no GitHub API was called; see pr.md and change.patch".into());
+            return Ok(out);
+        }
+        let token = std::env::var(&job.git.token_env).ok().filter(|t| !t.trim().is_empty());
+        let url = push::remote_url(self.repo_root, &job.git.remote);
+        let changed = matches!(r.status, Status::Success) && committed.is_some();
+        if changed && job.git.push {
+            match &url {
+                None => out.notice = Some(format!("no remote `{}`: the branch was not pushed", job.git.remote)),
+                Some(u) if is_network_url(u) && token.is_none() => {
+                    out.notice = Some(format!(
+                        "no token in `{}`: the branch was not pushed; see pr.md and change.patch",
+                        job.git.token_env
+                    ));
+                }
+                Some(_) => {
+                    let branch = &job.git.branch;
+                    push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
+                    let expected = push::remote_head(self.repo_root, &job.git.remote, branch, token.as_deref())?;
+                    push::push(
+                        self.repo_root,
+                        &job.git.remote,
+                        &format!("refs/heads/{branch}"),
+                        branch,
+                        expected.as_deref(),
+                        token.as_deref(),
+                    )?;
+                    out.pushed = true;
+                }
+            }
+        }
+        if job.pr.enabled == PrEnabled::No {
+            return Ok(out);
+        }
+        let Some(token) = token else {
+            if job.pr.enabled == PrEnabled::Yes {
+                out.warnings
+                    .push(format!("`pr.enabled` is true, but `{}` is not set: no PR was opened", job.git.token_env));
+            }
+            return Ok(out);
+        };
+        let Some((owner, repo)) =
+            github::owner_repo(std::env::var("GITHUB_REPOSITORY").ok().as_deref(), url.as_deref())
+        else {
+            out.warnings
+                .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());
+            return Ok(out);
+        };
+        let api = std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into());
+        let gh = GitHub::new(&api, &token, &owner, &repo)?;
+        let result = self.pull_request(&gh, r, changed || (committed.is_some() && out.pushed), &mut out).await;
+        out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
+        result.map(|()| out)
+    }
+
+    async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
+        let path = gh.repo_path(&format!("/pulls?head={}:{}&state=open", gh.owner, self.job.git.branch));
+        let resp = gh.get(&path).await?;
+        if !resp.ok() {
+            return Err(HoneError::new(Code::Forge, format!("listing pull requests failed: {}", resp.message())));
+        }
+        Ok(resp
+            .body
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(|p| Some((p["number"].as_u64()?, p["html_url"].as_str().unwrap_or("").to_string()))))
+    }
+
+    async fn pull_request(&self, gh: &GitHub, r: &RunReport, changed: bool, out: &mut PrReport) -> Result<()> {
+        let pr = &self.job.pr;
+        let existing = self.find_open(gh).await?;
+        if !changed {
+            if let (Some((n, url)), true) = (&existing, pr.close_if_empty) {
+                let resp = gh.patch(&gh.repo_path(&format!("/pulls/{n}")), &json!({"state": "closed"})).await?;
+                if !resp.ok() {
+                    return Err(HoneError::new(Code::Forge, format!("closing PR #{n} failed: {}", resp.message())));
+                }
+                (out.operation, out.number, out.url) = ("closed".into(), Some(*n), Some(url.clone()));
+            }
+            return Ok(());
+        }
+        let title = body::title(&pr.title, r);
+        let text = body::body(r);
+        let number = match existing {
+            Some((n, url)) => {
+                self.update(gh, n, &title, &text, out).await?;
+                out.url = Some(url);
+                n
+            }
+            None => {
+                let create = json!({"title": title, "head": self.job.git.branch, "base": self.base_branch, "body": text, "draft": pr.draft});
+                let resp = gh.post(&gh.repo_path("/pulls"), &create).await?;
+                if resp.status == 422 && resp.message().to_lowercase().contains("already exists") {
+                    let Some((n, url)) = self.find_open(gh).await? else {
+                        return Err(HoneError::new(
+                            Code::Forge,
+                            format!(
+                                "GitHub says a PR already exists, but none is open for the branch: {}",
+                                resp.message()
+                            ),
+                        ));
+                    };
+                    self.update(gh, n, &title, &text, out).await?;
+                    out.url = Some(url);
+                    n
+                } else if resp.ok() {
+                    out.operation = "created".into();
+                    out.url = resp.body["html_url"].as_str().map(str::to_string);
+                    resp.body["number"]
+                        .as_u64()
+                        .ok_or_else(|| HoneError::new(Code::Forge, "GitHub answered without a PR number"))?
+                } else {
+                    return Err(HoneError::new(Code::Forge, format!("creating the PR failed: {}", resp.message())));
+                }
+            }
+        };
+        out.number = Some(number);
+        if !pr.labels.is_empty() {
+            let resp =
+                gh.post(&gh.repo_path(&format!("/issues/{number}/labels")), &json!({"labels": pr.labels})).await?;
+            if !resp.ok() {
+                out.warnings.push(format!("labels were not added: {}", resp.message()));
+            }
+        }
+        if !pr.reviewers.is_empty() || !pr.team_reviewers.is_empty() {
+            let body = json!({"reviewers": pr.reviewers, "team_reviewers": pr.team_reviewers});
+            let resp = gh.post(&gh.repo_path(&format!("/pulls/{number}/requested_reviewers")), &body).await?;
+            if !resp.ok() {
+                out.warnings.push(format!("reviewers were not requested: {}", resp.message()));
+            }
+        }
+        Ok(())
+    }
+
+    async fn update(&self, gh: &GitHub, n: u64, title: &str, text: &str, out: &mut PrReport) -> Result<()> {
+        out.operation = "updated".into();
+        if !self.job.pr.update_existing {
+            return Ok(());
+        }
+        let resp = gh.patch(&gh.repo_path(&format!("/pulls/{n}")), &json!({"title": title, "body": text})).await?;
+        if !resp.ok() {
+            return Err(HoneError::new(Code::Forge, format!("updating PR #{n} failed: {}", resp.message())));
+        }
+        Ok(())
+    }
+}
