@@ -92,13 +92,19 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         provider: report.provider.clone(),
         model: report.model.clone(),
     });
-    let status = match execute(&p, &mut report, &mut machine, &opts.cancel).await {
+    let mut status = match execute(&p, &mut report, &mut machine, &opts.cancel).await {
         Ok(s) => s,
         Err(e) => {
             report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
             Status::Error
         }
     };
+    report.status = status;
+    report.exit_code = status.exit_code();
+    // Only a verified commit (or a verified "nothing to change") is shipped.
+    if matches!(status, Status::Success | Status::NoChange) {
+        status = ship(&p, &mut report, opts.dry_run).await;
+    }
     let end = match status {
         Status::Success | Status::NoChange => State::Done,
         Status::Cancelled => State::Aborted,
@@ -106,15 +112,6 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     };
     if !machine.state().is_terminal() {
         turns::enter(&mut machine, &p.events, end, status.as_str());
-    }
-    if matches!(report.status, Status::Success | Status::NoChange)
-        || report.status == Status::Error && report.commit.is_some()
-    {
-        let status = ship(&p, &mut report, opts.dry_run).await;
-        if status != report.status {
-            report.status = status;
-            report.exit_code = status.exit_code();
-        }
     }
     report.states = machine.history();
     report.classify_faults();

@@ -8,6 +8,7 @@ mod end_to_end;
 mod model_faults;
 mod plan;
 mod policy;
+mod pr;
 mod report_schema;
 mod safety;
 mod spec_errors;

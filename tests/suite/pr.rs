@@ -1,0 +1,308 @@
+//! Push and pull requests against a local bare origin and a mock GitHub API that checks what it
+//! receives (method, path, body, auth).
+
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::*;
+use serde_json::{Value, json};
+use wiremock::matchers::{body_partial_json, header, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const TOKEN: &str = "ghp_testcanary0123456789abcdef";
+
+fn pr_json(n: u64) -> Value {
+    json!({"number": n, "html_url": format!("https://github.example/acme/app/pull/{n}"), "state": "open"})
+}
+
+async fn fixing_model() -> MockModel {
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Set status.txt to fixed."), false);
+    mock
+}
+
+fn yaml(name: &str, model: &str, extra: &str) -> String {
+    format!("{}pr:\n  labels: [automated]\n  reviewers: [octocat]\n{extra}", job_yaml(name, model, false))
+}
+
+async fn run_pr(repo: &crate::common::repo::TestRepo, yaml: &str, gh: &MockServer, extra_env: &[(&str, &str)]) -> Run {
+    let mut env =
+        vec![("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", gh.uri().leak() as &str)];
+    env.extend_from_slice(extra_env);
+    run_job_env(repo, yaml, &env).await
+}
+
+async fn mutations(gh: &MockServer) -> Vec<(String, String, Value)> {
+    gh.received_requests()
+        .await
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.method.as_str() != "GET")
+        .map(|r| {
+            (r.method.to_string(), r.url.path().to_string(), serde_json::from_slice(&r.body).unwrap_or(Value::Null))
+        })
+        .collect()
+}
+
+async fn mount_list(gh: &MockServer, prs: Value) {
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/pulls"))
+        .and(query_param("head", "acme:hone/prjob"))
+        .and(query_param("state", "open"))
+        .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(prs))
+        .mount(gh)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_run_creates_the_pr_and_the_second_updates_it() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    mount_list(&gh, json!([])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .and(body_partial_json(json!({"head": "hone/prjob", "base": "main", "draft": false})))
+        .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(7)))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/7/labels"))
+        .and(body_partial_json(json!({"labels": ["automated"]})))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls/7/requested_reviewers"))
+        .and(body_partial_json(json!({"reviewers": ["octocat"]})))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(7)))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    let model = fixing_model().await;
+    let run = run_pr(&repo, &yaml("prjob", &model.base_url, ""), &gh, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["pr"]["operation"], "created");
+    assert_eq!(report["pr"]["number"], 7);
+    assert_eq!(report["pr"]["pushed"], true);
+    // The branch is on origin, at the commit; the PR body carries the marker and the verification table.
+    let sha = report["commit"]["sha"].as_str().unwrap().to_string();
+    assert_eq!(crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"]), sha);
+    let created = mutations(&gh).await.into_iter().find(|m| m.1 == "/repos/acme/app/pulls").unwrap().2;
+    let body = created["body"].as_str().unwrap();
+    assert!(body.starts_with("<!-- hone:job=prjob -->"), "{body}");
+    assert!(body.contains("| `check` | ❌ fail | ✅ pass |"), "{body}");
+    assert_eq!(created["title"], "hone: Set status.txt to fixed.");
+    gh.verify().await;
+
+    // Second run: the same PR is found and updated; no second PR is created.
+    gh.reset().await;
+    mount_list(&gh, json!([pr_json(7)])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(201))
+        .expect(0)
+        .mount(&gh)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/app/pulls/7"))
+        .and(body_partial_json(json!({"title": "hone: Set status.txt to fixed."})))
+        .respond_with(ResponseTemplate::new(200).set_body_json(pr_json(7)))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/7/labels"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls/7/requested_reviewers"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(7)))
+        .mount(&gh)
+        .await;
+    let model = fixing_model().await;
+    let run2 = run_pr(&repo, &yaml("prjob", &model.base_url, ""), &gh, &[]).await;
+    assert_eq!(run2.code, 0, "{}", run2.stderr);
+    assert_eq!(run2.report()["pr"]["operation"], "updated");
+    let sha2 = run2.report()["commit"]["sha"].as_str().unwrap().to_string();
+    assert_ne!(sha, sha2);
+    assert_eq!(
+        crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"]),
+        sha2,
+        "force-with-lease replaced the branch"
+    );
+    gh.verify().await;
+    // The token is nowhere on disk or in any output.
+    assert!(!std::fs::read_to_string(repo.path.join(".git/config")).unwrap().contains(TOKEN));
+    run.assert_no_secret(TOKEN);
+    run2.assert_no_secret(TOKEN);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_no_change_reports_none_and_can_close_a_stale_pr() {
+    let repo = crate::common::repo::TestRepo::new(&[("status.txt", "fixed\n"), ("check.sh", CHECK_SH)]);
+    let gh = MockServer::start().await;
+    mount_list(&gh, json!([pr_json(9)])).await;
+    let model = MockModel::start().await;
+    model.turn(text("Nothing to do: the check already passes."), false);
+    let run = run_pr(&repo, &yaml("prjob", &model.base_url, ""), &gh, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["status"], "no_change");
+    assert_eq!(run.report()["pr"]["operation"], "none");
+    assert!(mutations(&gh).await.is_empty());
+    // With close_if_empty, the stale PR is closed.
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/app/pulls/9"))
+        .and(body_partial_json(json!({"state": "closed"})))
+        .respond_with(ResponseTemplate::new(200).set_body_json(pr_json(9)))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    let model = MockModel::start().await;
+    model.turn(text("Nothing to do."), false);
+    let run = run_pr(&repo, &yaml("prjob", &model.base_url, "  close_if_empty: true\n"), &gh, &[]).await;
+    assert_eq!(run.report()["pr"]["operation"], "closed");
+    gh.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn already_exists_finds_and_updates_and_a_secondary_rate_limit_is_retried() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    // The first list sees nothing (a race with another run); the second sees the PR.
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&gh)
+        .await;
+    mount_list(&gh, json!([pr_json(11)])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(
+            ResponseTemplate::new(403)
+                .insert_header("retry-after", "1")
+                .set_body_json(json!({"message": "You have exceeded a secondary rate limit."})),
+        )
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST")).and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(422).set_body_json(json!({"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for acme:hone/prjob."}]})))
+        .mount(&gh).await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/app/pulls/11"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(pr_json(11)))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/11/labels"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST")).and(path("/repos/acme/app/pulls/11/requested_reviewers"))
+        .respond_with(ResponseTemplate::new(422).set_body_json(json!({"message": "Reviews may only be requested from collaborators. One or more of the users or teams you specified is not a collaborator of the acme/app repository."})))
+        .mount(&gh).await;
+    let model = fixing_model().await;
+    let run = run_pr(&repo, &yaml("prjob", &model.base_url, ""), &gh, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["pr"]["operation"], "updated");
+    assert_eq!(report["pr"]["number"], 11);
+    assert_eq!(report["pr"]["retries"], 1);
+    assert!(report["pr"]["warnings"][0].as_str().unwrap().contains("reviewers were not requested"), "{}", report["pr"]);
+    assert!(report["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("not a collaborator")));
+    gh.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_writes_the_pr_and_patch_and_calls_nothing() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    let model = fixing_model().await;
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, yaml("prjob", &model.base_url, "")).unwrap();
+    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", gh.uri().leak() as &str)];
+    let run =
+        run_hone_env(&["run", spec.to_str().unwrap(), "--dry-run"], &[], repo.dir.path().join("reports"), &env).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "no API call in a dry run");
+    assert!(crate::common::repo::git(&repo.origin, &["branch", "--list", "hone/prjob"]).is_empty(), "nothing pushed");
+    let pr = run.read("pr.md");
+    assert!(pr.starts_with("# hone: Set status.txt to fixed.\n\n<!-- hone:job=prjob -->"), "{pr}");
+    let patch = run.read("change.patch");
+    assert!(patch.contains("-broken") && patch.contains("+fixed"), "{patch}");
+    let report = run.report();
+    assert_eq!(report["pr"]["dry_run"], true);
+    assert!(report["pr"]["notice"].as_str().unwrap().contains("dry run"));
+}
+
+/// Parse `name<<DELIM … DELIM` and `name=value` blocks, as the Actions runner does.
+fn parse_outputs(text: &str) -> std::collections::HashMap<String, String> {
+    let mut out = std::collections::HashMap::new();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if let Some((k, d)) = l.split_once("<<") {
+            let v: Vec<&str> = lines.by_ref().take_while(|x| *x != d).collect();
+            out.insert(k.to_string(), v.join("\n"));
+        } else if let Some((k, v)) = l.split_once('=') {
+            out.insert(k.to_string(), v.to_string());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_actions_outputs_summary_and_masks_are_written() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    mount_list(&gh, json!([])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(5)))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/5/labels"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls/5/requested_reviewers"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(5)))
+        .mount(&gh)
+        .await;
+    let out_file = repo.dir.path().join("github_output");
+    let sum_file = repo.dir.path().join("step_summary");
+    std::fs::write(&out_file, "previous=step\n").unwrap();
+    let model = fixing_model().await;
+    let (o, s) = (out_file.to_str().unwrap().to_string(), sum_file.to_str().unwrap().to_string());
+    let run = run_pr(
+        &repo,
+        &yaml("prjob", &model.base_url, ""),
+        &gh,
+        &[("GITHUB_ACTIONS", "true"), ("GITHUB_OUTPUT", o.leak()), ("GITHUB_STEP_SUMMARY", s.leak())],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let outputs = parse_outputs(&std::fs::read_to_string(&out_file).unwrap());
+    assert_eq!(outputs["previous"], "step", "earlier outputs are kept");
+    assert_eq!(outputs["status"], "success");
+    assert_eq!(outputs["exit-code"], "0");
+    assert_eq!(outputs["changed"], "true");
+    assert_eq!(outputs["pr-number"], "5");
+    assert_eq!(outputs["pull-request-operation"], "created");
+    assert_eq!(outputs["pr-url"], "https://github.example/acme/app/pull/5");
+    assert!(outputs["report-json"].ends_with("report.json"));
+    let report = run.report();
+    assert_eq!(outputs["summary"], report["summary"].as_str().unwrap(), "multi-line values round-trip exactly");
+    assert!(std::fs::read_to_string(&sum_file).unwrap().contains("✅ hone: `prjob` — success"));
+    assert!(run.stdout.lines().any(|l| l == format!("::add-mask::{TOKEN}")), "{}", run.stdout);
+}
