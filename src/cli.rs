@@ -34,6 +34,15 @@ pub enum Command {
         /// Do not push or call the GitHub API: write pr.md and change.patch to the report dir.
         #[arg(long)]
         dry_run: bool,
+        /// Override the spec's task.
+        #[arg(long)]
+        task: Option<String>,
+        /// Override the spec's model name.
+        #[arg(long)]
+        model: Option<String>,
+        /// Autofix mode: fix this pull request in place (overrides `pr.number`).
+        #[arg(long)]
+        pr: Option<u64>,
     },
     /// Check a job spec (and the policy it names) without running anything. Every error is listed.
     Validate {

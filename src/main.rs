@@ -30,7 +30,7 @@ fn main() {
     let code = rt.block_on(async move {
         match cli.command {
             Command::Validate { job } => validate(&job),
-            Command::Run { job, repo, report_dir, json, dry_run } => {
+            Command::Run { job, repo, report_dir, json, dry_run, task, model, pr } => {
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
                 let json_out: Option<Box<dyn Write + Send>> =
@@ -43,8 +43,19 @@ fn main() {
                     (true, false) => Some(Box::new(std::io::stdout())),
                     (true, true) => Some(Box::new(std::io::stderr())),
                 };
-                let opts =
-                    RunOptions { spec: job, repo, report_dir, json_out, cancel, redactor, dry_run, commands_out };
+                let opts = RunOptions {
+                    spec: job,
+                    repo,
+                    report_dir,
+                    json_out,
+                    cancel,
+                    redactor,
+                    dry_run,
+                    commands_out,
+                    task,
+                    model,
+                    pr,
+                };
                 match agent::run(opts).await {
                     Ok(outcome) => {
                         if !json {

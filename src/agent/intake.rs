@@ -43,6 +43,15 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
     if let Some(d) = opts.report_dir.take() {
         job.report_dir = d;
     }
+    if let Some(t) = opts.task.take().filter(|t| !t.trim().is_empty()) {
+        job.task = t;
+    }
+    if let Some(m) = opts.model.take().filter(|m| !m.trim().is_empty()) {
+        job.model.name = m;
+    }
+    if let Some(n) = opts.pr.take() {
+        job.pr.number = Some(n);
+    }
     let mut policy = load_policy(&job)?;
     let redactor = opts.redactor.clone();
     setup::collect_secrets(&redactor, &job);

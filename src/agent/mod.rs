@@ -44,6 +44,10 @@ pub struct RunOptions {
     pub dry_run: bool,
     /// Where GitHub Actions workflow commands go (`::add-mask::`, `::error`), under Actions.
     pub commands_out: Option<Box<dyn Write + Send>>,
+    /// Overrides from the command line (the Action's inputs).
+    pub task: Option<String>,
+    pub model: Option<String>,
+    pub pr: Option<u64>,
 }
 
 /// How the run ended, for the CLI.
