@@ -229,6 +229,11 @@ impl Workspace {
         Ok(text)
     }
 
+    /// The message of commit `sha`.
+    pub fn commit_message(&self, sha: &str) -> Result<String> {
+        Ok(self.repo.find_commit(Oid::from_str(sha)?)?.message().unwrap_or_default().to_string())
+    }
+
     /// Whether `name` is a local branch.
     pub fn is_branch(&self, name: &str) -> bool {
         self.repo.find_branch(name, BranchType::Local).is_ok()

@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 /// A run ready to start.
 pub struct Prepared {
     pub job: Job,
+    /// Autofix mode: the PR being fixed in place.
+    pub autofix: Option<crate::forge::autofix::Target>,
+    /// Autofix decided to do nothing, and why.
+    pub skip: Option<String>,
     pub model: Model,
     pub ws: Workspace,
     pub policy: Policy,
@@ -93,7 +97,64 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
     events.open_file(&report_dir.join("events.jsonl")).map_err(|e| {
         Invalid(format!("error[E_IO]: cannot write {}: {e}", report_dir.join("events.jsonl").display()))
     })?;
-    Ok(Prepared { job, model, ws, policy, sandbox, sandbox_report, redactor, report_dir, events })
+    let mut prepared = Prepared {
+        job,
+        model,
+        ws,
+        policy,
+        sandbox,
+        sandbox_report,
+        redactor,
+        report_dir,
+        events,
+        autofix: None,
+        skip: None,
+    };
+    autofix(&mut prepared).await?;
+    Ok(prepared)
+}
+
+/// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
+async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
+    use crate::forge::{autofix, github, push};
+    let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+    let Some(number) = p.job.pr.number.or_else(|| if in_actions { autofix::number_from_event() } else { None }) else {
+        return Ok(());
+    };
+    let fail = |m: String| Invalid(format!("error[E_FORGE]: autofix of PR #{number}: {m}"));
+    let token = std::env::var(&p.job.git.token_env)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| fail(format!("`{}` is not set; autofix needs a token", p.job.git.token_env)))?;
+    let url = push::remote_url(p.ws.root(), &p.job.git.remote);
+    let (owner, repo) = github::owner_repo(std::env::var("GITHUB_REPOSITORY").ok().as_deref(), url.as_deref())
+        .ok_or_else(|| fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into()))?;
+    let api = std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into());
+    let gh = github::GitHub::new(&api, &token, &owner, &repo).map_err(|e| fail(e.message))?;
+    let target = match autofix::inspect(&gh, number, p.job.pr.allow_forks).await.map_err(|e| fail(e.message))? {
+        autofix::Decision::Skip(reason) => {
+            p.skip = Some(reason);
+            return Ok(());
+        }
+        autofix::Decision::Fix(t) => t,
+    };
+    let fetched = push::fetch(p.ws.root(), &p.job.git.remote, &target.head_ref, "refs/hone/autofix/head", Some(&token))
+        .map_err(|e| fail(e.message))?;
+    if fetched != target.head_sha {
+        return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
+    }
+    let message = p.ws.commit_message(&fetched).map_err(|e| fail(e.message))?;
+    if autofix::made_by_hone(&message, &p.job.name) {
+        p.skip = Some(format!(
+            "the head commit of PR #{number} was made by hone (trailer `Hone-Job: {}`): nothing to do until someone else pushes",
+            p.job.name
+        ));
+        return Ok(());
+    }
+    p.job.repo.base = Some(fetched);
+    p.job.git.branch = target.head_ref.clone();
+    p.autofix = Some(target);
+    Ok(())
 }
 
 /// Decide the confinement: no network unless the policy allows it (failing when the machine

@@ -96,7 +96,16 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         provider: report.provider.clone(),
         model: report.model.clone(),
     });
-    let mut status = match execute(&p, &mut report, &mut machine, &opts.cancel).await {
+    let executed = match &p.skip {
+        Some(reason) => {
+            report.summary = format!("Skipped: {reason}\n");
+            report.warnings.push(reason.clone());
+            turns::enter(&mut machine, &p.events, State::Summarizing, "nothing to do");
+            Ok(Status::Skipped)
+        }
+        None => execute(&p, &mut report, &mut machine, &opts.cancel).await,
+    };
+    let mut status = match executed {
         Ok(s) => s,
         Err(e) => {
             report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
@@ -110,7 +119,7 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         status = ship(&p, &mut report, opts.dry_run).await;
     }
     let end = match status {
-        Status::Success | Status::NoChange => State::Done,
+        Status::Success | Status::NoChange | Status::Skipped => State::Done,
         Status::Cancelled => State::Aborted,
         _ => State::Failed,
     };
@@ -155,6 +164,7 @@ async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool) -> Status {
         report_dir: &p.report_dir,
         dry_run,
         base_branch: report.base_branch.clone(),
+        autofix: p.autofix.as_ref(),
     };
     match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
         Ok(pr) => {
@@ -210,6 +220,7 @@ async fn execute(
     let base = ws.resolve_base(job.repo.base.as_deref())?;
     report.base_sha = base.to_string();
     report.base_branch = match (&job.repo.base, &original) {
+        _ if p.autofix.is_some() => p.autofix.as_ref().map(|t| t.base_ref.clone()).unwrap_or_default(),
         (Some(b), _) if ws.is_branch(b) => b.clone(),
         (Some(b), _) if b.starts_with("origin/") => b.trim_start_matches("origin/").to_string(),
         (_, OriginalHead::Branch(b)) => b.clone(),

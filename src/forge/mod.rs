@@ -2,6 +2,7 @@
 //! branch, and a pull request created or updated (never duplicated) on GitHub.
 
 pub mod actions;
+pub mod autofix;
 pub mod body;
 pub mod github;
 pub mod push;
@@ -37,6 +38,8 @@ pub struct Ship<'a> {
     pub dry_run: bool,
     /// The branch the PR targets.
     pub base_branch: String,
+    /// Autofix mode: push to this PR's branch and comment, instead of opening a PR.
+    pub autofix: Option<&'a autofix::Target>,
 }
 
 fn is_network_url(url: &str) -> bool {
@@ -77,7 +80,11 @@ impl Ship<'_> {
                 Some(_) => {
                     let branch = &job.git.branch;
                     push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
-                    let expected = push::remote_head(self.repo_root, &job.git.remote, branch, token.as_deref())?;
+                    // Autofix: the lease is the head hone started from, so a concurrent push wins.
+                    let expected = match self.autofix {
+                        Some(t) => Some(t.head_sha.clone()),
+                        None => push::remote_head(self.repo_root, &job.git.remote, branch, token.as_deref())?,
+                    };
                     push::push(
                         self.repo_root,
                         &job.git.remote,
@@ -109,6 +116,20 @@ impl Ship<'_> {
         };
         let api = std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into());
         let gh = GitHub::new(&api, &token, &owner, &repo)?;
+        if let Some(t) = self.autofix {
+            let note = if out.pushed {
+                format!("hone pushed a fix to `{}`.", t.head_ref)
+            } else {
+                "hone found nothing to change.".to_string()
+            };
+            let text = format!("{note}\n\n{}", body::body(r));
+            let result = autofix::upsert_comment(&gh, t.number, &job.name, &text).await;
+            out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
+            out.number = Some(t.number);
+            out.operation = if out.pushed { "updated".into() } else { "none".into() };
+            out.url = result?;
+            return Ok(out);
+        }
         let result = self.pull_request(&gh, r, changed || (committed.is_some() && out.pushed), &mut out).await;
         out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
         result.map(|()| out)

@@ -57,6 +57,13 @@ pub fn remote_head(repo: &Path, remote: &str, branch: &str, token: Option<&str>)
     Ok(out.split_whitespace().next().map(str::to_string))
 }
 
+/// Fetch `branch` from `remote` into `local_ref`; returns the fetched commit.
+pub fn fetch(repo: &Path, remote: &str, branch: &str, local_ref: &str, token: Option<&str>) -> Result<String> {
+    let spec = format!("+refs/heads/{branch}:{local_ref}");
+    run(git(repo, token).args(["fetch", "--no-tags", remote, &spec]), &format!("fetch `{branch}`"))?;
+    run(git(repo, None).args(["rev-parse", local_ref]), "read the fetched commit")
+}
+
 /// Whether `branch` may be pushed: it must be hone's (matches the branch template, or is the PR
 /// branch being autofixed), and never the base or a protected branch.
 pub fn check_branch(branch: &str, base: Option<&str>, protected: &[String], own: bool) -> Result<()> {

@@ -31,13 +31,15 @@ pub enum Status {
     Error,
     /// The model judged the task too ambiguous and asked questions instead of guessing.
     NeedsClarification,
+    /// Nothing was done on purpose (autofix: a fork PR, or hone's own head commit).
+    Skipped,
 }
 
 impl Status {
     pub fn exit_code(self) -> i32 {
         use crate::exit::*;
         match self {
-            Status::Success | Status::NoChange => SUCCESS,
+            Status::Success | Status::NoChange | Status::Skipped => SUCCESS,
             Status::Failed | Status::BudgetExhausted | Status::NeedsClarification => TASK_FAILED,
             Status::Cancelled => INTERRUPTED,
             Status::Error => INFRA_FAILURE,
@@ -52,6 +54,7 @@ impl Status {
             Status::Cancelled => "cancelled",
             Status::Error => "error",
             Status::NeedsClarification => "needs_clarification",
+            Status::Skipped => "skipped",
         }
     }
 }

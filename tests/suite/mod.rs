@@ -1,4 +1,5 @@
 mod anthropic;
+mod autofix;
 mod baseline;
 mod budgets;
 mod cancel;

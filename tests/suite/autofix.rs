@@ -1,0 +1,166 @@
+//! Autofix mode: fix a PR in place, skip hone's own commits, refuse forks, one edited comment.
+
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::repo::git;
+use crate::common::*;
+use serde_json::{Value, json};
+use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const TOKEN: &str = "ghp_autofixcanary0123456789";
+
+/// A repo whose origin has a PR branch `feature/x` with a failing check.
+fn repo_with_pr_branch() -> crate::common::repo::TestRepo {
+    let repo = crate::common::repo::TestRepo::new(&[("status.txt", "fixed\n"), ("check.sh", CHECK_SH)]);
+    repo.git(&["checkout", "-q", "-b", "feature/x"]);
+    std::fs::write(repo.path.join("status.txt"), "broken by the PR\n").unwrap();
+    repo.git(&["commit", "-q", "-am", "feature work"]);
+    repo.git(&["push", "-q", "origin", "feature/x"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo
+}
+
+fn pr(head_sha: &str, head_repo: &str) -> Value {
+    json!({"number": 3, "state": "open", "html_url": "https://github.example/acme/app/pull/3",
+           "head": {"ref": "feature/x", "sha": head_sha, "repo": {"full_name": head_repo}}, "base": {"ref": "main"}})
+}
+
+async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/pulls/3"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(pr(head_sha, head_repo)))
+        .mount(gh)
+        .await;
+}
+
+async fn run_autofix(repo: &crate::common::repo::TestRepo, gh: &MockServer, fix: bool) -> Run {
+    let model = MockModel::start().await;
+    if fix {
+        model
+            .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+            .turn(text("Restored status.txt."), false);
+    }
+    let yaml = job_yaml("autofix", &model.base_url, false);
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, yaml).unwrap();
+    let uri: &'static str = gh.uri().leak();
+    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri)];
+    run_hone_env(&["run", spec.to_str().unwrap(), "--pr", "3"], &[], repo.dir.path().join("reports"), &env).await
+}
+
+fn origin_head(repo: &crate::common::repo::TestRepo) -> String {
+    git(&repo.origin, &["rev-parse", "refs/heads/feature/x"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_pushes_to_the_pr_branch_skips_its_own_commit_and_edits_one_comment() {
+    let repo = repo_with_pr_branch();
+    let head = origin_head(&repo);
+    let gh = MockServer::start().await;
+    mount_pr(&gh, &head, "acme/app").await;
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/issues/3/comments"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/3/comments"))
+        .and(body_string_contains("<!-- hone:autofix job=autofix -->"))
+        .respond_with(
+            ResponseTemplate::new(201).set_body_json(json!({"id": 55, "html_url": "https://github.example/c/55"})),
+        )
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(201))
+        .expect(0)
+        .mount(&gh)
+        .await;
+    let run = run_autofix(&repo, &gh, true).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["pr"]["operation"], "updated");
+    assert_eq!(report["pr"]["number"], 3);
+    // A new commit on the PR branch, on top of its head, with the trailer.
+    let new_head = origin_head(&repo);
+    assert_ne!(new_head, head);
+    assert_eq!(git(&repo.origin, &["rev-parse", &format!("{new_head}^")]), head);
+    let msg = git(&repo.origin, &["log", "-1", "--format=%B", &new_head]);
+    assert!(msg.contains("Hone-Job: autofix"), "{msg}");
+    assert_eq!(git(&repo.origin, &["show", &format!("{new_head}:status.txt")]), "fixed");
+    gh.verify().await;
+
+    // Second run: the head is hone's own commit, so nothing happens.
+    gh.reset().await;
+    mount_pr(&gh, &new_head, "acme/app").await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).expect(0).mount(&gh).await;
+    Mock::given(method("PATCH")).respond_with(ResponseTemplate::new(200)).expect(0).mount(&gh).await;
+    let run = run_autofix(&repo, &gh, false).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["status"], "skipped");
+    assert!(run.report()["summary"].as_str().unwrap().contains("was made by hone"));
+    assert_eq!(origin_head(&repo), new_head);
+    gh.verify().await;
+
+    // Someone pushes again; hone fixes it again and edits its one comment.
+    let human = tempfile::tempdir().unwrap();
+    git(human.path(), &["clone", "-q", "-b", "feature/x", repo.origin.to_str().unwrap(), "c"]);
+    let c = human.path().join("c");
+    std::fs::write(c.join("status.txt"), "broken again\n").unwrap();
+    git(&c, &["commit", "-q", "-am", "more feature work"]);
+    git(&c, &["push", "-q", "origin", "feature/x"]);
+    let human_head = origin_head(&repo);
+    gh.reset().await;
+    mount_pr(&gh, &human_head, "acme/app").await;
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/issues/3/comments"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!([{"id": 54, "body": "LGTM"}, {"id": 55, "body": "<!-- hone:autofix job=autofix -->\nold"}]),
+        ))
+        .mount(&gh)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/app/issues/comments/55"))
+        .and(body_string_contains("hone pushed a fix"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"id": 55, "html_url": "https://github.example/c/55"})),
+        )
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/3/comments"))
+        .respond_with(ResponseTemplate::new(201))
+        .expect(0)
+        .mount(&gh)
+        .await;
+    let run = run_autofix(&repo, &gh, true).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_ne!(origin_head(&repo), human_head);
+    gh.verify().await;
+    run.assert_no_secret(TOKEN);
+    assert!(!std::fs::read_to_string(repo.path.join(".git/config")).unwrap().contains(TOKEN));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_pr_is_refused_with_the_reason_in_the_report() {
+    let repo = repo_with_pr_branch();
+    let head = origin_head(&repo);
+    let gh = MockServer::start().await;
+    mount_pr(&gh, &head, "stranger/app").await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).expect(0).mount(&gh).await;
+    let run = run_autofix(&repo, &gh, false).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["status"], "skipped");
+    assert!(
+        report["summary"].as_str().unwrap().contains("comes from the fork `stranger/app`"),
+        "{}",
+        report["summary"]
+    );
+    assert!(report["summary"].as_str().unwrap().contains("pr.allow_forks"));
+    assert_eq!(origin_head(&repo), head);
+    gh.verify().await;
+}
