@@ -114,9 +114,16 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
     };
     report.status = status;
     report.exit_code = status.exit_code();
-    // Only a verified commit (or a verified "nothing to change") is shipped.
-    if matches!(status, Status::Success | Status::NoChange) {
-        status = ship(&p, &mut report, opts.dry_run).await;
+    // Only a verified commit (or a verified "nothing to change") is shipped, unless the job asks
+    // for failed work as a draft PR.
+    let draft_failure = matches!(status, Status::Failed | Status::BudgetExhausted)
+        && p.job.pr.on_failure == crate::spec::raw::OnFailure::Draft
+        && report.saved_ref.is_some()
+        && p.autofix.is_none()
+        // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
+        && report.policy.guard.is_empty();
+    if matches!(status, Status::Success | Status::NoChange) || draft_failure {
+        status = ship(&p, &mut report, opts.dry_run, draft_failure).await;
     }
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,
@@ -153,9 +160,15 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
 }
 
 /// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
-async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool) -> Status {
-    let patch = match (&report.commit, git2::Oid::from_str(&report.base_sha)) {
-        (Some(c), Ok(base)) => git2::Oid::from_str(&c.sha).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
+async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_failure: bool) -> Status {
+    let partial_ref = if draft_failure { report.saved_ref.clone() } else { None };
+    let head = match (&report.commit, &partial_ref) {
+        (Some(c), _) => Some(c.sha.clone()),
+        (None, Some(r)) => p.ws.resolve_base(Some(r)).ok().map(|o| o.to_string()),
+        _ => None,
+    };
+    let patch = match (head, git2::Oid::from_str(&report.base_sha)) {
+        (Some(h), Ok(base)) => git2::Oid::from_str(&h).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
         _ => None,
     };
     let s = forge::Ship {
@@ -165,6 +178,7 @@ async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool) -> Status {
         dry_run,
         base_branch: report.base_branch.clone(),
         autofix: p.autofix.as_ref(),
+        partial_ref,
     };
     match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
         Ok(pr) => {

@@ -40,6 +40,8 @@ pub struct Ship<'a> {
     pub base_branch: String,
     /// Autofix mode: push to this PR's branch and comment, instead of opening a PR.
     pub autofix: Option<&'a autofix::Target>,
+    /// `pr.on_failure: draft`: the ref holding the unverified work to push as a draft PR.
+    pub partial_ref: Option<String>,
 }
 
 fn is_network_url(url: &str) -> bool {
@@ -52,8 +54,9 @@ impl Ship<'_> {
         let job = self.job;
         let mut out = PrReport { operation: "none".into(), dry_run: self.dry_run, ..Default::default() };
         let committed = r.commit.as_ref();
-        if let (Some(_), Some(patch)) = (committed, &patch) {
-            let title = body::title(&job.pr.title, r);
+        let partial = self.partial_ref.is_some();
+        if let (true, Some(patch)) = (committed.is_some() || partial, &patch) {
+            let title = self.title(r);
             let md = format!("# {title}\n\n{}", body::body(r));
             std::fs::write(self.report_dir.join("pr.md"), md)
                 .map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
@@ -67,7 +70,7 @@ impl Ship<'_> {
         }
         let token = std::env::var(&job.git.token_env).ok().filter(|t| !t.trim().is_empty());
         let url = push::remote_url(self.repo_root, &job.git.remote);
-        let changed = matches!(r.status, Status::Success) && committed.is_some();
+        let changed = (matches!(r.status, Status::Success) && committed.is_some()) || partial;
         if changed && job.git.push {
             match &url {
                 None => out.notice = Some(format!("no remote `{}`: the branch was not pushed", job.git.remote)),
@@ -88,7 +91,7 @@ impl Ship<'_> {
                     push::push(
                         self.repo_root,
                         &job.git.remote,
-                        &format!("refs/heads/{branch}"),
+                        &self.partial_ref.clone().unwrap_or_else(|| format!("refs/heads/{branch}")),
                         branch,
                         expected.as_deref(),
                         token.as_deref(),
@@ -135,6 +138,11 @@ impl Ship<'_> {
         result.map(|()| out)
     }
 
+    fn title(&self, r: &RunReport) -> String {
+        let t = body::title(&self.job.pr.title, r);
+        if self.partial_ref.is_some() { format!("[checks failing] {t}") } else { t }
+    }
+
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
         let path = gh.repo_path(&format!("/pulls?head={}:{}&state=open", gh.owner, self.job.git.branch));
         let resp = gh.get(&path).await?;
@@ -161,7 +169,7 @@ impl Ship<'_> {
             }
             return Ok(());
         }
-        let title = body::title(&pr.title, r);
+        let title = self.title(r);
         let text = body::body(r);
         let number = match existing {
             Some((n, url)) => {
@@ -170,7 +178,7 @@ impl Ship<'_> {
                 n
             }
             None => {
-                let create = json!({"title": title, "head": self.job.git.branch, "base": self.base_branch, "body": text, "draft": pr.draft});
+                let create = json!({"title": title, "head": self.job.git.branch, "base": self.base_branch, "body": text, "draft": pr.draft || self.partial_ref.is_some()});
                 let resp = gh.post(&gh.repo_path("/pulls"), &create).await?;
                 if resp.status == 422 && resp.message().to_lowercase().contains("already exists") {
                     let Some((n, url)) = self.find_open(gh).await? else {

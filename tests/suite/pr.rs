@@ -306,3 +306,63 @@ async fn under_actions_outputs_summary_and_masks_are_written() {
     assert!(std::fs::read_to_string(&sum_file).unwrap().contains("✅ hone: `prjob` — success"));
     assert!(run.stdout.lines().any(|l| l == format!("::add-mask::{TOKEN}")), "{}", run.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_failure_draft_pushes_the_partial_work_as_a_draft_pr_and_still_fails() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    mount_list(&gh, json!([])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .and(body_partial_json(json!({"draft": true, "head": "hone/prjob"})))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(8)))
+        .expect(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/issues/8/labels"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls/8/requested_reviewers"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(8)))
+        .mount(&gh)
+        .await;
+    let model = MockModel::start().await;
+    model
+        .turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(text("I could not finish."), false);
+    let y =
+        yaml("prjob", &model.base_url, "  on_failure: draft\n").replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let run = run_pr(&repo, &y, &gh, &[]).await;
+    assert_eq!(run.code, 1, "a draft PR does not make a failed run a success: {}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["pr"]["operation"], "created");
+    let pushed = crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"]);
+    assert_eq!(pushed, repo.git(&["rev-parse", "refs/hone/prjob/failed"]));
+    let created = mutations(&gh).await.into_iter().find(|m| m.1 == "/repos/acme/app/pulls").unwrap().2;
+    assert!(created["title"].as_str().unwrap().starts_with("[checks failing] "), "{}", created["title"]);
+    assert!(created["body"].as_str().unwrap().contains("### What blocked the run"));
+    gh.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failing_checks_become_annotations_under_actions() {
+    let repo = crate::common::repo::TestRepo::new(&[
+        ("status.txt", "broken\n"),
+        ("check.sh", "echo 'status.txt:1: expected fixed, found broken'; exit 1\n"),
+    ]);
+    let model = MockModel::start().await;
+    model.turn(text("I tried."), false);
+    let y = job_yaml("annot", &model.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let run = run_job_env(&repo, &y, &[("GITHUB_ACTIONS", "true")]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("no annotation in {}", run.stdout));
+    assert_eq!(line, "::error file=status.txt,line=1,title=hone%3A check failed::expected fixed, found broken");
+}
