@@ -199,6 +199,11 @@ impl Workspace {
         let mut opts = git2::DiffOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
         let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
+        self.patch_text(&diff)
+    }
+
+    /// A diff as unified-diff text, leaving out excluded paths.
+    fn patch_text(&self, diff: &git2::Diff<'_>) -> Result<String> {
         let mut text = String::new();
         diff.print(git2::DiffFormat::Patch, |delta, _, line| {
             let path = delta.new_file().path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
@@ -218,15 +223,7 @@ impl Workspace {
         let a = self.repo.find_commit(base)?.tree()?;
         let b = self.repo.find_commit(head)?.tree()?;
         let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
-        let mut text = String::new();
-        diff.print(git2::DiffFormat::Patch, |_, _, line| {
-            if matches!(line.origin(), '+' | '-' | ' ') {
-                text.push(line.origin());
-            }
-            text.push_str(&String::from_utf8_lossy(line.content()));
-            true
-        })?;
-        Ok(text)
+        self.patch_text(&diff)
     }
 
     /// The message of commit `sha`.

@@ -66,18 +66,9 @@ pub fn build(root: &Path, task: &str, budget_tokens: usize) -> String {
         return String::new();
     }
     let budget = budget_tokens * 4;
-    let mut files: Vec<(String, u64)> = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+    let mut files: Vec<(String, u64)> = crate::tools::search::walk(root, root)
         .take(MAX_FILES_WALKED)
-        .filter_map(|e| {
-            let rel = e.path().strip_prefix(root).ok()?.to_string_lossy().into_owned();
-            Some((rel, e.metadata().map(|m| m.len()).unwrap_or(0)))
-        })
+        .map(|(rel, abs)| (rel, std::fs::metadata(abs).map(|m| m.len()).unwrap_or(0)))
         .collect();
     let total = files.len();
     files.sort_by(|a, b| rank(&b.0, task).cmp(&rank(&a.0, task)).then(a.0.cmp(&b.0)));

@@ -38,16 +38,7 @@ impl Script {
     pub fn load(path: &Path) -> Result<Script, Vec<Diagnostic>> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| {
-            vec![Diagnostic {
-                file: file.clone(),
-                line: 1,
-                col: 1,
-                path: String::new(),
-                message: format!("cannot read the model script: {e}"),
-                help: Some("`model.script` is relative to the job spec".into()),
-                source_line: None,
-                width: 1,
-            }]
+            vec![Diagnostic::unreadable(&file, "model script", &e, "`model.script` is relative to the job spec")]
         })?;
         let loaded = yaml::load::<RawScript>(&file, &text).map_err(|d| vec![d])?;
         if !loaded.errors.is_empty() {

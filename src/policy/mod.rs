@@ -170,18 +170,8 @@ impl Policy {
 /// Load and validate a policy file; every problem is reported with its position.
 pub fn load(path: &Path) -> Result<Policy, Vec<Diagnostic>> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![Diagnostic {
-            file: file.clone(),
-            line: 1,
-            col: 1,
-            path: String::new(),
-            message: format!("cannot read the policy file: {e}"),
-            help: Some("`policy:` is relative to the job spec".into()),
-            source_line: None,
-            width: 1,
-        }]
-    })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![Diagnostic::unreadable(&file, "policy file", &e, "`policy:` is relative to the job spec")])?;
     let loaded = yaml::load::<RawPolicy>(&file, &text).map_err(|d| vec![d])?;
     let map = loaded.map;
     let mut errors = loaded.errors;

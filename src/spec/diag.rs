@@ -21,6 +21,20 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A file that cannot be read at all: positioned at 1:1, with `help` saying where it is looked for.
+    pub fn unreadable(file: &str, what: &str, err: &std::io::Error, help: &str) -> Self {
+        Diagnostic {
+            file: file.to_string(),
+            line: 1,
+            col: 1,
+            path: String::new(),
+            message: format!("cannot read the {what}: {err}"),
+            help: Some(help.to_string()),
+            source_line: None,
+            width: 1,
+        }
+    }
+
     /// Render in the style of compilers: location, message, source line, caret, help.
     pub fn render(&self, code: &str) -> String {
         let mut out = String::new();

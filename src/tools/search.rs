@@ -47,7 +47,7 @@ pub const GREP: ToolDef = ToolDef {
 const MAX_FILES: usize = 200;
 
 /// Walk `base` (inside `root`) respecting .gitignore, yielding files with their relative paths.
-fn walk(root: &Path, base: &Path) -> impl Iterator<Item = (String, std::path::PathBuf)> {
+pub fn walk(root: &Path, base: &Path) -> impl Iterator<Item = (String, std::path::PathBuf)> {
     let root = root.to_path_buf();
     ignore::WalkBuilder::new(base)
         .hidden(false)
