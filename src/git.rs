@@ -95,10 +95,10 @@ impl Workspace {
             HoneError::new(Code::Git, format!("the repository has no HEAD commit: {}", e.message()))
                 .hint("make an initial commit first")
         })?;
-        if head.is_branch() {
-            if let Ok(name) = head.shorthand() {
-                return Ok(OriginalHead::Branch(name.to_string()));
-            }
+        if head.is_branch()
+            && let Ok(name) = head.shorthand()
+        {
+            return Ok(OriginalHead::Branch(name.to_string()));
         }
         let oid = head.peel_to_commit()?.id();
         Ok(OriginalHead::Detached(oid.to_string()))
@@ -133,10 +133,11 @@ impl Workspace {
 
     /// Delete hone's `branch` if it still points at `base` (the run committed nothing).
     pub fn drop_branch_if_at(&self, branch: &str, base: Oid) -> Result<()> {
-        if let Ok(mut b) = self.repo.find_branch(branch, BranchType::Local) {
-            if b.get().target() == Some(base) && !b.is_head() {
-                b.delete()?;
-            }
+        if let Ok(mut b) = self.repo.find_branch(branch, BranchType::Local)
+            && b.get().target() == Some(base)
+            && !b.is_head()
+        {
+            b.delete()?;
         }
         Ok(())
     }

@@ -165,12 +165,10 @@ async fn build_sandbox(policy: &Policy, root: &Path) -> Result<(Sandbox, Sandbox
         return Ok((Sandbox::default(), SandboxReport::default()));
     }
     let isolate = !policy.network;
-    if isolate {
-        if let Err(e) = sandbox::probe_netns().await {
-            return Err(Invalid(format!(
-                "error[E_POLICY]: the policy says `network: false`, but this machine cannot run commands without network: {e}\n  = help: allow unprivileged user namespaces (or run as root), set `network: true`, or set `sandbox: off` in the policy to run unconfined on purpose"
-            )));
-        }
+    if isolate && let Err(e) = sandbox::probe_netns().await {
+        return Err(Invalid(format!(
+            "error[E_POLICY]: the policy says `network: false`, but this machine cannot run commands without network: {e}\n  = help: allow unprivileged user namespaces (or run as root), set `network: true`, or set `sandbox: off` in the policy to run unconfined on purpose"
+        )));
     }
     let abi = sandbox::landlock_abi();
     let mut writable: Vec<PathBuf> = vec![root.to_path_buf(), "/tmp".into(), "/var/tmp".into(), "/dev".into()];

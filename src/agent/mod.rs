@@ -2,6 +2,7 @@
 //! the work, restore the user's checkout, and write every report.
 
 pub mod checkpoint;
+pub mod checks;
 pub mod context;
 pub mod history;
 pub mod intake;
@@ -9,6 +10,7 @@ pub mod plan;
 pub mod prompt;
 pub mod repomap;
 pub mod setup;
+pub mod ship;
 pub mod state;
 pub mod summarize;
 pub mod turns;
@@ -22,7 +24,7 @@ use crate::guard::{GitGuard, diff_guard};
 use crate::protocol::{Event, Message};
 use crate::redact::Redactor;
 use crate::report::{self, CommitInfo, ErrorRecord, RunReport, Status};
-use crate::spec::{self, Job};
+use crate::spec;
 use crate::tools::{self, ToolContext, paths::Root};
 use intake::Prepared;
 use state::{Machine, State};
@@ -123,7 +125,7 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
         && report.policy.guard.is_empty();
     if matches!(status, Status::Success | Status::NoChange) || draft_failure {
-        status = ship(&p, &mut report, opts.dry_run, draft_failure).await;
+        status = ship::ship(&p, &mut report, opts.dry_run, draft_failure).await;
     }
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,
@@ -154,72 +156,9 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         });
     }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        actions_integration(&p, &report, opts.commands_out.as_mut());
+        ship::actions_integration(&p, &report, opts.commands_out.as_mut());
     }
     Ok(RunOutcome { exit_code: report.exit_code, line: report.one_line(&p.report_dir) })
-}
-
-/// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
-async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_failure: bool) -> Status {
-    let partial_ref = if draft_failure { report.saved_ref.clone() } else { None };
-    let head = match (&report.commit, &partial_ref) {
-        (Some(c), _) => Some(c.sha.clone()),
-        (None, Some(r)) => p.ws.resolve_base(Some(r)).ok().map(|o| o.to_string()),
-        _ => None,
-    };
-    let patch = match (head, git2::Oid::from_str(&report.base_sha)) {
-        (Some(h), Ok(base)) => git2::Oid::from_str(&h).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
-        _ => None,
-    };
-    let s = forge::Ship {
-        job: &p.job,
-        repo_root: p.ws.root(),
-        report_dir: &p.report_dir,
-        dry_run,
-        base_branch: report.base_branch.clone(),
-        autofix: p.autofix.as_ref(),
-        partial_ref,
-    };
-    match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
-        Ok(pr) => {
-            if let Some(n) = &pr.notice {
-                tracing::info!("{n}");
-            }
-            for w in &pr.warnings {
-                report.warnings.push(w.clone());
-            }
-            report.pr = Some(pr);
-            report.status
-        }
-        Err(e) => {
-            report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
-            Status::Error
-        }
-    }
-}
-
-/// Under GitHub Actions: step outputs, the step summary, annotations.
-fn actions_integration(p: &Prepared, report: &RunReport, commands: Option<&mut Box<dyn Write + Send>>) {
-    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
-        let outputs = forge::actions::outputs(report, report.pr.as_ref(), &p.report_dir);
-        let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, p.redactor.apply(&v))).collect();
-        if let Err(e) = forge::actions::write_outputs(std::path::Path::new(&path), &outputs) {
-            tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
-        }
-    }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        let md = std::fs::read_to_string(p.report_dir.join("summary.md")).unwrap_or_default();
-        let res =
-            std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| writeln!(f, "{md}"));
-        if let Err(e) = res {
-            tracing::warn!("cannot append to GITHUB_STEP_SUMMARY: {e}");
-        }
-    }
-    if let Some(out) = commands {
-        for a in forge::actions::annotations(report, p.ws.root()) {
-            let _ = writeln!(out, "{}", p.redactor.apply(&a));
-        }
-    }
 }
 
 /// Branch, loop, then commit or save, always putting the user's checkout back.
@@ -398,7 +337,7 @@ fn finish_inner(
     match status {
         Status::Success if !changed => Ok(Status::NoChange),
         Status::Success if job.git.commit => {
-            let message = p.redactor.apply(&commit_message(job, report));
+            let message = p.redactor.apply(&summarize::commit_message(job, report));
             let sha = ws.commit(base, &message, &job.git.author_name, &job.git.author_email)?.to_string();
             p.events.emit(Event::Commit {
                 sha: sha.clone(),
@@ -428,30 +367,4 @@ fn finish_inner(
         }
         other => Ok(other),
     }
-}
-
-/// First line: a summary of the change; body: the run's summary and the trailers.
-fn commit_message(job: &Job, report: &RunReport) -> String {
-    let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let first = first.trim_start_matches(['#', '*', '-', ' ']);
-    let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
-    if subject.chars().count() > 72 {
-        subject = subject.chars().take(69).collect::<String>() + "...";
-    }
-    let checks: Vec<String> = report
-        .final_checks()
-        .iter()
-        .map(|c| {
-            let how = if c.passed { "passed" } else { "no new failures (expect: no-regression)" };
-            format!("- {}: `{}` {how}", c.name, c.command)
-        })
-        .collect();
-    let task = job.task.trim().lines().next().unwrap_or("");
-    format!(
-        "{subject}\n\n{}\nChecks:\n{}\n\nTask: {task}\n\nHone-Job: {}\nHone-Run: {}\n",
-        report.summary.trim_end(),
-        checks.join("\n"),
-        job.name,
-        report.run_id
-    )
 }

@@ -36,10 +36,10 @@ pub fn command_env(policy: &Policy) -> Vec<(String, String)> {
         }
     }
     for name in &policy.pass_secrets {
-        if let Ok(v) = std::env::var(name) {
-            if !env.iter().any(|(k, _)| k == name) {
-                env.push((name.clone(), v));
-            }
+        if let Ok(v) = std::env::var(name)
+            && !env.iter().any(|(k, _)| k == name)
+        {
+            env.push((name.clone(), v));
         }
     }
     let git: &[(&str, &str)] = &[

@@ -3,6 +3,7 @@
 //! would do next. The text is the commit body and a section of `summary.md`.
 
 use crate::report::{RunReport, Status};
+use crate::spec::Job;
 use std::fmt::Write as _;
 
 fn verdict(c: &crate::verify::CheckResult) -> String {
@@ -102,6 +103,32 @@ pub fn write(r: &RunReport, status: Status) -> String {
         let _ = writeln!(s, "- Or refine the task and the limits in the job spec, and run it again.");
     }
     s
+}
+
+/// First line: a summary of the change; body: the run's summary and the trailers.
+pub fn commit_message(job: &Job, report: &RunReport) -> String {
+    let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let first = first.trim_start_matches(['#', '*', '-', ' ']);
+    let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
+    if subject.chars().count() > 72 {
+        subject = subject.chars().take(69).collect::<String>() + "...";
+    }
+    let checks: Vec<String> = report
+        .final_checks()
+        .iter()
+        .map(|c| {
+            let how = if c.passed { "passed" } else { "no new failures (expect: no-regression)" };
+            format!("- {}: `{}` {how}", c.name, c.command)
+        })
+        .collect();
+    let task = job.task.trim().lines().next().unwrap_or("");
+    format!(
+        "{subject}\n\n{}\nChecks:\n{}\n\nTask: {task}\n\nHone-Job: {}\nHone-Run: {}\n",
+        report.summary.trim_end(),
+        checks.join("\n"),
+        job.name,
+        report.run_id
+    )
 }
 
 #[cfg(test)]

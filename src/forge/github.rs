@@ -99,10 +99,10 @@ impl GitHub {
         let url = format!("{}{path}", self.base);
         let mut attempt = 0;
         loop {
-            if let Some(g) = guard.as_deref() {
-                if let Some(last) = *g {
-                    tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
-                }
+            if let Some(g) = guard.as_deref()
+                && let Some(last) = *g
+            {
+                tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
             }
             let res = match method {
                 Method::GET => self.oc._get(url.as_str()).await,
@@ -119,14 +119,15 @@ impl GitHub {
             let headers = res.headers().clone();
             let text = self.oc.body_to_string(res).await.unwrap_or_default();
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            if let Some(wait) = rate_limit_wait(status, &headers, &text, now) {
-                if attempt < MAX_RETRIES && wait <= MAX_WAIT {
-                    attempt += 1;
-                    self.retries.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(status, wait_s = wait.as_secs(), "GitHub rate limit; retrying {method} {path}");
-                    tokio::time::sleep(wait).await;
-                    continue;
-                }
+            if let Some(wait) = rate_limit_wait(status, &headers, &text, now)
+                && attempt < MAX_RETRIES
+                && wait <= MAX_WAIT
+            {
+                attempt += 1;
+                self.retries.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(status, wait_s = wait.as_secs(), "GitHub rate limit; retrying {method} {path}");
+                tokio::time::sleep(wait).await;
+                continue;
             }
             let body = serde_json::from_str(&text).unwrap_or(Value::Null);
             return Ok(Resp { status, body });

@@ -225,10 +225,11 @@ fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelEr
 /// `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.
 pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_millis(ms as u64));
-        }
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_millis(ms as u64));
     }
     let v = get("retry-after")?;
     if let Ok(secs) = v.parse::<f64>() {

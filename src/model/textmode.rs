@@ -96,11 +96,11 @@ fn first_object(t: &str) -> Option<String> {
 
 /// Turn a plain answer into a tool call when it carries one.
 pub fn lift(mut message: Message, n: u32) -> Message {
-    if message.tool_calls.is_empty() {
-        if let Some((name, arguments)) = parse(&message.content) {
-            message.tool_calls = vec![ToolCall { id: format!("text_{n}"), name, arguments }];
-            message.content.clear();
-        }
+    if message.tool_calls.is_empty()
+        && let Some((name, arguments)) = parse(&message.content)
+    {
+        message.tool_calls = vec![ToolCall { id: format!("text_{n}"), name, arguments }];
+        message.content.clear();
     }
     message
 }

@@ -191,10 +191,10 @@ fn xargs(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), 
     ];
     let replace = rest.iter().position(|a| a == "-I" || a == "--replace").and_then(|i| rest.get(i + 1)).cloned();
     let args = skip_flags(rest, &with_values);
-    if let (Some(r), Some(first)) = (replace, args.first()) {
-        if first.contains(&r) {
-            return Err("`xargs -I` puts its input in the command name, which cannot be analysed".into());
-        }
+    if let (Some(r), Some(first)) = (replace, args.first())
+        && first.contains(&r)
+    {
+        return Err("`xargs -I` puts its input in the command name, which cannot be analysed".into());
     }
     inner(args, depth, out)
 }

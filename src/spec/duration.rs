@@ -43,11 +43,11 @@ pub fn parse(s: &str) -> Option<Duration> {
 /// Format as the shortest exact form (`90s`, `2m`, `1h`, `1500ms`).
 pub fn format(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         format!("{ms}ms")
-    } else if ms % 3_600_000 == 0 && ms > 0 {
+    } else if ms.is_multiple_of(3_600_000) && ms > 0 {
         format!("{}h", ms / 3_600_000)
-    } else if ms % 60_000 == 0 && ms > 0 {
+    } else if ms.is_multiple_of(60_000) && ms > 0 {
         format!("{}m", ms / 60_000)
     } else {
         format!("{}s", ms / 1000)

@@ -224,19 +224,19 @@ impl Checker<'_> {
                 "remove it, or set `provider: script`",
             );
         }
-        if let Some(u) = &m.base_url {
-            if !(u.starts_with("http://") || u.starts_with("https://")) {
-                self.err(
-                    "model.base_url",
-                    format!("`{u}` is not an http(s) URL"),
-                    "write the API root, like http://localhost:11434/v1",
-                );
-            }
+        if let Some(u) = &m.base_url
+            && !(u.starts_with("http://") || u.starts_with("https://"))
+        {
+            self.err(
+                "model.base_url",
+                format!("`{u}` is not an http(s) URL"),
+                "write the API root, like http://localhost:11434/v1",
+            );
         }
-        if let Some(t) = m.temperature {
-            if !(0.0..=2.0).contains(&t) {
-                self.err("model.temperature", format!("{t} is out of range"), "use a value from 0 to 2");
-            }
+        if let Some(t) = m.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            self.err("model.temperature", format!("{t} is out of range"), "use a value from 0 to 2");
         }
         let default_key = if provider == Provider::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
         let api_key_env = m.api_key_env.unwrap_or_else(|| default_key.into());
@@ -310,14 +310,14 @@ impl Checker<'_> {
             if timeout.is_zero() {
                 self.err(&join(&base, "timeout"), "must be more than zero", "for example `10m`");
             }
-            if let Some(j) = &v.junit {
-                if j.starts_with('/') || j.split('/').any(|c| c == "..") {
-                    self.err(
-                        &join(&base, "junit"),
-                        format!("`{j}` is not a path inside the repo"),
-                        "give the report path relative to the repo root, like `reports/junit.xml`",
-                    );
-                }
+            if let Some(j) = &v.junit
+                && (j.starts_with('/') || j.split('/').any(|c| c == ".."))
+            {
+                self.err(
+                    &join(&base, "junit"),
+                    format!("`{j}` is not a path inside the repo"),
+                    "give the report path relative to the repo root, like `reports/junit.xml`",
+                );
             }
             out.push(VerifySpec { name, run, expect: v.expect.unwrap_or_default(), junit: v.junit, timeout });
         }

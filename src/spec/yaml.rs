@@ -251,12 +251,11 @@ enum Last {
 }
 
 fn split_last(path: &str) -> (String, Last) {
-    if path.ends_with(']') {
-        if let Some(open) = path.rfind('[') {
-            if let Ok(i) = path[open + 1..path.len() - 1].parse() {
-                return (path[..open].to_string(), Last::Index(i));
-            }
-        }
+    if path.ends_with(']')
+        && let Some(open) = path.rfind('[')
+        && let Ok(i) = path[open + 1..path.len() - 1].parse()
+    {
+        return (path[..open].to_string(), Last::Index(i));
     }
     match path.rfind('.') {
         Some(dot) => (path[..dot].to_string(), Last::Key(path[dot + 1..].to_string())),
@@ -404,60 +403,4 @@ impl<'de> Visitor<'de> for NodeVisitor {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(serde::Deserialize, Default, Debug)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
-    struct Inner {
-        a: Option<u32>,
-        b: Option<String>,
-    }
-
-    #[derive(serde::Deserialize, Default, Debug)]
-    #[serde(deny_unknown_fields)]
-    #[allow(dead_code)]
-    struct Doc {
-        x: Option<u32>,
-        inner: Option<Inner>,
-        list: Option<Vec<Inner>>,
-    }
-
-    #[test]
-    fn collects_every_error_with_positions() {
-        let text = "x: nope\ninner:\n  a: 1\n  c: 2\nlist:\n  - a: 1\n  - a: [1]\n    bb: x\n";
-        let l = load::<Doc>("t.yaml", text).unwrap();
-        let got: Vec<_> = l.errors.iter().map(|d| (d.path.clone(), d.line, d.col)).collect();
-        assert_eq!(
-            got,
-            vec![
-                ("x".to_string(), 1, 4),
-                ("inner.c".to_string(), 4, 3),
-                ("list[1].a".to_string(), 7, 8),
-                ("list[1].bb".to_string(), 8, 5),
-            ]
-        );
-        assert_eq!(l.value.inner.unwrap().a, Some(1));
-        assert!(l.errors[3].help.as_deref().unwrap().contains("did you mean `b`"), "{:?}", l.errors[3]);
-    }
-
-    #[test]
-    fn syntax_error_has_position() {
-        let d = load::<Doc>("t.yaml", "x: [1, 2\ny: 3").err().unwrap();
-        assert!(d.line >= 1 && d.message.starts_with("invalid YAML"), "{d:?}");
-    }
-
-    #[test]
-    fn empty_document_is_empty_mapping() {
-        let l = load::<Doc>("t.yaml", "").unwrap();
-        assert!(l.errors.is_empty());
-        assert!(l.value.x.is_none());
-    }
-
-    #[test]
-    fn top_level_non_mapping_is_an_error_not_a_panic() {
-        let l = load::<Doc>("t.yaml", "- 1\n- 2\n").unwrap();
-        assert_eq!(l.errors.len(), 1);
-    }
-}
+mod tests;

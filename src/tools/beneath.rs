@@ -189,10 +189,10 @@ mod tests {
         });
         let mut escaped_reads = 0;
         for i in 0..3000 {
-            if let Ok(b) = read(repo.path(), "d/f") {
-                if b == b"OUTSIDE" {
-                    escaped_reads += 1;
-                }
+            if let Ok(b) = read(repo.path(), "d/f")
+                && b == b"OUTSIDE"
+            {
+                escaped_reads += 1;
             }
             let _ = write_atomic(repo.path(), &format!("d/w{}", i % 7), b"x");
         }

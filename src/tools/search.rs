@@ -139,10 +139,10 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
             withheld += 1;
             continue;
         }
-        if let Some(f) = &filter {
-            if !(f.is_match(&rel) || Path::new(&rel).file_name().is_some_and(|n| f.is_match(n))) {
-                continue;
-            }
+        if let Some(f) = &filter
+            && !(f.is_match(&rel) || Path::new(&rel).file_name().is_some_and(|n| f.is_match(n)))
+        {
+            continue;
         }
         let _ = searcher.search_path(
             &matcher,

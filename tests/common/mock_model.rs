@@ -249,25 +249,23 @@ pub fn check_pairing(messages: &Value) -> Result<(), String> {
         if m["role"] == "tool" {
             return Err(format!("orphan tool message at {i}"));
         }
-        if m["role"] == "assistant" {
-            if let Some(calls) = m["tool_calls"].as_array() {
-                let mut ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap_or("")).collect();
-                let mut j = i + 1;
-                while j < msgs.len() && msgs[j]["role"] == "tool" {
-                    let id = msgs[j]["tool_call_id"].as_str().unwrap_or("");
-                    let pos = ids
-                        .iter()
-                        .position(|x| *x == id)
-                        .ok_or(format!("tool result {id} at {j} answers no open call"))?;
-                    ids.remove(pos);
-                    j += 1;
-                }
-                if !ids.is_empty() {
-                    return Err(format!("calls {ids:?} of message {i} have no result"));
-                }
-                i = j;
-                continue;
+        if m["role"] == "assistant"
+            && let Some(calls) = m["tool_calls"].as_array()
+        {
+            let mut ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap_or("")).collect();
+            let mut j = i + 1;
+            while j < msgs.len() && msgs[j]["role"] == "tool" {
+                let id = msgs[j]["tool_call_id"].as_str().unwrap_or("");
+                let pos =
+                    ids.iter().position(|x| *x == id).ok_or(format!("tool result {id} at {j} answers no open call"))?;
+                ids.remove(pos);
+                j += 1;
             }
+            if !ids.is_empty() {
+                return Err(format!("calls {ids:?} of message {i} have no result"));
+            }
+            i = j;
+            continue;
         }
         i += 1;
     }

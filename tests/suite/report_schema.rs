@@ -41,20 +41,20 @@ fn check(v: &Value, s: &Value, root: &Value, at: &str) -> Result<(), String> {
             Err(format!("{at}: {v} matches no option"))
         };
     }
-    if let Some(t) = s.get("type") {
-        if !type_ok(v, t) {
-            return Err(format!("{at}: {v} is not of type {t}"));
-        }
+    if let Some(t) = s.get("type")
+        && !type_ok(v, t)
+    {
+        return Err(format!("{at}: {v} is not of type {t}"));
     }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            return Err(format!("{at}: {v} is not one of {e:?}"));
-        }
+    if let Some(e) = s.get("enum").and_then(Value::as_array)
+        && !e.contains(v)
+    {
+        return Err(format!("{at}: {v} is not one of {e:?}"));
     }
-    if let Some(c) = s.get("const") {
-        if v != c {
-            return Err(format!("{at}: {v} != {c}"));
-        }
+    if let Some(c) = s.get("const")
+        && v != c
+    {
+        return Err(format!("{at}: {v} != {c}"));
     }
     if let (Some(obj), Some(props)) = (v.as_object(), s.get("properties").and_then(Value::as_object)) {
         for req in s["required"].as_array().into_iter().flatten() {

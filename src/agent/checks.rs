@@ -1,0 +1,74 @@
+//! Running the verify commands from the loop: the baseline, verification rounds and checkpoint
+//! checks, each judged against the baseline, with events and report records.
+
+use super::turns::Loop;
+use crate::protocol::Event;
+use crate::verify;
+
+impl Loop<'_> {
+    /// Run every check once and judge it against the baseline; with `record`, emit events and
+    /// keep the results in the report.
+    pub async fn run_checks(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
+        let mut results: Vec<verify::CheckResult> = Vec::new();
+        for check in &self.job.verify {
+            if record {
+                self.events.emit(Event::VerifyStarted {
+                    attempt,
+                    check: check.name.clone(),
+                    command: check.run.clone(),
+                });
+            }
+            let root = self.tools.root.path();
+            let mut r = verify::run_check(
+                check,
+                attempt,
+                root,
+                &self.tools.env,
+                self.deadline,
+                &self.tools.cancel,
+                &self.tools.sandbox,
+            )
+            .await;
+            r.output_tail = self.tools.redactor.apply(&r.output_tail);
+            r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
+            if attempt != 0 || !self.report.baseline.is_empty() {
+                let base = self.report.baseline.iter().find(|b| b.name == r.name).cloned();
+                verify::judge(&mut r, base.as_ref());
+            }
+            if record {
+                self.record_check(attempt, &r);
+            }
+            let cancelled = r.cancelled;
+            results.push(r);
+            if cancelled {
+                break;
+            }
+        }
+        results
+    }
+
+    /// Run every check once and record it; `attempt` 0 is the baseline, then verification rounds.
+    pub async fn verify(&mut self, attempt: u32) -> Vec<verify::CheckResult> {
+        self.run_checks(attempt, true).await
+    }
+
+    fn record_check(&mut self, attempt: u32, r: &verify::CheckResult) {
+        {
+            self.events.emit(Event::VerifyCompleted {
+                attempt,
+                check: r.name.clone(),
+                passed: r.passed,
+                accepted: r.accepted,
+                new_failures: r.new_failures.clone(),
+                exit_code: r.exit_code,
+                timed_out: r.timed_out,
+                duration_ms: r.duration_ms,
+            });
+            if attempt == 0 {
+                self.report.baseline.push(r.clone());
+            } else {
+                self.report.verify.push(r.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! After the run: shipping a verified commit (push and PR, or autofix push and comment), and the
+//! GitHub Actions integration (outputs, step summary, annotations).
+
+use super::intake::Prepared;
+use crate::forge;
+use crate::report::{ErrorRecord, RunReport, Status};
+use std::io::Write;
+
+/// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
+pub async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_failure: bool) -> Status {
+    let partial_ref = if draft_failure { report.saved_ref.clone() } else { None };
+    let head = match (&report.commit, &partial_ref) {
+        (Some(c), _) => Some(c.sha.clone()),
+        (None, Some(r)) => p.ws.resolve_base(Some(r)).ok().map(|o| o.to_string()),
+        _ => None,
+    };
+    let patch = match (head, git2::Oid::from_str(&report.base_sha)) {
+        (Some(h), Ok(base)) => git2::Oid::from_str(&h).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
+        _ => None,
+    };
+    let s = forge::Ship {
+        job: &p.job,
+        repo_root: p.ws.root(),
+        report_dir: &p.report_dir,
+        dry_run,
+        base_branch: report.base_branch.clone(),
+        autofix: p.autofix.as_ref(),
+        partial_ref,
+    };
+    match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
+        Ok(pr) => {
+            if let Some(n) = &pr.notice {
+                tracing::info!("{n}");
+            }
+            for w in &pr.warnings {
+                report.warnings.push(w.clone());
+            }
+            report.pr = Some(pr);
+            report.status
+        }
+        Err(e) => {
+            report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
+            Status::Error
+        }
+    }
+}
+
+/// Under GitHub Actions: step outputs, the step summary, annotations.
+pub fn actions_integration(p: &Prepared, report: &RunReport, commands: Option<&mut Box<dyn Write + Send>>) {
+    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
+        let outputs = forge::actions::outputs(report, report.pr.as_ref(), &p.report_dir);
+        let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, p.redactor.apply(&v))).collect();
+        if let Err(e) = forge::actions::write_outputs(std::path::Path::new(&path), &outputs) {
+            tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
+        }
+    }
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        let md = std::fs::read_to_string(p.report_dir.join("summary.md")).unwrap_or_default();
+        let res =
+            std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| writeln!(f, "{md}"));
+        if let Err(e) = res {
+            tracing::warn!("cannot append to GITHUB_STEP_SUMMARY: {e}");
+        }
+    }
+    if let Some(out) = commands {
+        for a in forge::actions::annotations(report, p.ws.root()) {
+            let _ = writeln!(out, "{}", p.redactor.apply(&a));
+        }
+    }
+}
