@@ -25,6 +25,8 @@ fn git(repo: &Path, token: Option<&str>) -> Command {
             "-c",
             "core.fsmonitor=false",
             "-c",
+            "core.sshCommand=ssh",
+            "-c",
             "credential.helper=",
             "-c",
             &format!("credential.helper={HELPER}"),
