@@ -55,6 +55,8 @@ fn main() {
                     task,
                     model,
                     pr,
+                    base: None,
+                    github_repo: None,
                 };
                 match agent::run(opts).await {
                     Ok(outcome) => {

@@ -18,6 +18,8 @@ pub struct Prepared {
     pub autofix: Option<crate::forge::autofix::Target>,
     /// Autofix decided to do nothing, and why.
     pub skip: Option<String>,
+    /// `owner/repo` when given explicitly (else `GITHUB_REPOSITORY` or the remote URL).
+    pub github_repo: Option<String>,
     pub model: Model,
     pub ws: Workspace,
     pub policy: Policy,
@@ -55,6 +57,9 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
     }
     if let Some(n) = opts.pr.take() {
         job.pr.number = Some(n);
+    }
+    if let Some(b) = opts.base.take() {
+        job.repo.base = Some(b);
     }
     let mut policy = load_policy(&job)?;
     let redactor = opts.redactor.clone();
@@ -109,6 +114,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
         events,
         autofix: None,
         skip: None,
+        github_repo: opts.github_repo.take(),
     };
     autofix(&mut prepared).await?;
     Ok(prepared)
@@ -127,7 +133,8 @@ async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
         .filter(|t| !t.trim().is_empty())
         .ok_or_else(|| fail(format!("`{}` is not set; autofix needs a token", p.job.git.token_env)))?;
     let url = push::remote_url(p.ws.root(), &p.job.git.remote);
-    let (owner, repo) = github::owner_repo(std::env::var("GITHUB_REPOSITORY").ok().as_deref(), url.as_deref())
+    let env_repo = p.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok());
+    let (owner, repo) = github::owner_repo(env_repo.as_deref(), url.as_deref())
         .ok_or_else(|| fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into()))?;
     let api = std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into());
     let gh = github::GitHub::new(&api, &token, &owner, &repo).map_err(|e| fail(e.message))?;

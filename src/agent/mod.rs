@@ -50,6 +50,10 @@ pub struct RunOptions {
     pub task: Option<String>,
     pub model: Option<String>,
     pub pr: Option<u64>,
+    /// Overrides `repo.base` (fleet: a repository's base branch).
+    pub base: Option<String>,
+    /// `owner/repo` on GitHub, instead of `GITHUB_REPOSITORY` (fleet: each repository's own).
+    pub github_repo: Option<String>,
 }
 
 /// How the run ended, for the CLI.

@@ -26,6 +26,7 @@ pub async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_fai
         base_branch: report.base_branch.clone(),
         autofix: p.autofix.as_ref(),
         partial_ref,
+        github_repo: p.github_repo.clone(),
     };
     match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
         Ok(pr) => {

@@ -19,10 +19,12 @@ pub struct GitHub {
     base: String,
     pub owner: String,
     pub repo: String,
-    /// Serializes mutating requests and remembers when the last one went out.
-    last_mutation: Mutex<Option<Instant>>,
     pub retries: AtomicU32,
 }
+
+/// One queue for mutating requests in the whole process (a fleet runs many repos at once):
+/// it serializes them and remembers when the last one went out.
+static LAST_MUTATION: Mutex<Option<Instant>> = Mutex::const_new(None);
 
 pub struct Resp {
     pub status: u16,
@@ -72,7 +74,6 @@ impl GitHub {
             base,
             owner: owner.into(),
             repo: repo.into(),
-            last_mutation: Mutex::new(None),
             retries: AtomicU32::new(0),
         })
     }
@@ -95,7 +96,7 @@ impl GitHub {
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Resp> {
         let mutating = method != Method::GET;
         // Hold the lock for the whole mutating request: one at a time, spaced out.
-        let mut guard = if mutating { Some(self.last_mutation.lock().await) } else { None };
+        let mut guard = if mutating { Some(LAST_MUTATION.lock().await) } else { None };
         let url = format!("{}{path}", self.base);
         let mut attempt = 0;
         loop {

@@ -42,6 +42,8 @@ pub struct Ship<'a> {
     pub autofix: Option<&'a autofix::Target>,
     /// `pr.on_failure: draft`: the ref holding the unverified work to push as a draft PR.
     pub partial_ref: Option<String>,
+    /// `owner/repo`, when known better than `GITHUB_REPOSITORY` (fleet).
+    pub github_repo: Option<String>,
 }
 
 fn is_network_url(url: &str) -> bool {
@@ -111,7 +113,7 @@ impl Ship<'_> {
             return Ok(out);
         };
         let Some((owner, repo)) =
-            github::owner_repo(std::env::var("GITHUB_REPOSITORY").ok().as_deref(), url.as_deref())
+            github::owner_repo(self.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok()).as_deref(), url.as_deref())
         else {
             out.warnings
                 .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());

@@ -53,6 +53,14 @@ impl ModelError {
     }
 }
 
+/// A process-wide cap on concurrent model requests (a fleet shares one model endpoint).
+static LIMIT: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+
+/// Cap concurrent model requests in this process. The first call wins.
+pub fn set_global_limit(n: usize) {
+    let _ = LIMIT.set(tokio::sync::Semaphore::new(n.max(1)));
+}
+
 /// The configured model client.
 pub enum Model {
     OpenAi(openai::OpenAi),
@@ -64,6 +72,10 @@ impl Model {
     /// One attempt: no retries here (see `retry::complete`).
     pub async fn complete_once(&self, req: &ChatRequest, cancel: &CancellationToken) -> Result<Reply, ModelError> {
         let fut = async {
+            let _permit = match LIMIT.get() {
+                Some(s) => s.acquire().await.ok(),
+                None => None,
+            };
             match self {
                 Model::OpenAi(m) => m.complete(req).await,
                 Model::Anthropic(m) => m.complete(req).await,
