@@ -17,6 +17,19 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum FleetAction {
+    /// Merge the `fleet.json` of several shard workspaces into one aggregate report set.
+    Merge {
+        /// Shard workspace directories (each holding a fleet.json).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where to write the merged reports.
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a job: model tool loop, verification, commit, reports.
     Run {
@@ -43,6 +56,29 @@ pub enum Command {
         /// Autofix mode: fix this pull request in place (overrides `pr.number`).
         #[arg(long)]
         pr: Option<u64>,
+    },
+    /// Run one job across many repositories (a fleet file), concurrently; or merge shard results.
+    #[command(args_conflicts_with_subcommands = true)]
+    Fleet {
+        #[command(subcommand)]
+        action: Option<FleetAction>,
+        /// The fleet file (YAML).
+        file: Option<PathBuf>,
+        /// Skip repositories whose last run in this workspace succeeded with the same job.
+        #[arg(long)]
+        resume: bool,
+        /// Re-run only the repositories whose last run failed.
+        #[arg(long, value_parser = ["failed"])]
+        only: Option<String>,
+        /// No push and no PR for any repository: write every pr.md and change.patch (a preview).
+        #[arg(long)]
+        dry_run: bool,
+        /// Print a GitHub Actions matrix of N shards (JSON) and exit.
+        #[arg(long, value_name = "N")]
+        emit_matrix: Option<usize>,
+        /// Run one shard, written `i/N` (1-based).
+        #[arg(long, value_name = "i/N")]
+        shard: Option<String>,
     },
     /// Check a job spec (and the policy it names) without running anything. Every error is listed.
     Validate {

@@ -7,6 +7,7 @@ pub mod error;
 pub mod events;
 pub mod exec;
 pub mod exit;
+pub mod fleet;
 pub mod forge;
 pub mod git;
 pub mod guard;

@@ -30,6 +30,9 @@ fn main() {
     let code = rt.block_on(async move {
         match cli.command {
             Command::Validate { job } => validate(&job),
+            Command::Fleet { action, file, resume, only, dry_run, emit_matrix, shard } => {
+                fleet(action, file, resume, only.is_some(), dry_run, emit_matrix, shard, redactor).await
+            }
             Command::Run { job, repo, report_dir, json, dry_run, task, model, pr } => {
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
@@ -74,6 +77,63 @@ fn main() {
         }
     });
     std::process::exit(code);
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn fleet(
+    action: Option<hone::cli::FleetAction>,
+    file: Option<std::path::PathBuf>,
+    resume: bool,
+    only_failed: bool,
+    dry_run: bool,
+    emit_matrix: Option<usize>,
+    shard: Option<String>,
+    redactor: Redactor,
+) -> i32 {
+    let report = |r: Result<hone::fleet::FleetOutcome, agent::Invalid>| match r {
+        Ok(o) => {
+            println!("{}", o.line);
+            o.exit_code
+        }
+        Err(agent::Invalid(msg)) => {
+            eprintln!("{msg}");
+            exit::INVALID_INPUT
+        }
+    };
+    if let Some(hone::cli::FleetAction::Merge { dirs, out }) = action {
+        return report(hone::fleet::merge(&dirs, &out));
+    }
+    let Some(file) = file else {
+        eprintln!("error: give a fleet file: hone fleet FLEET.yaml");
+        return exit::INVALID_INPUT;
+    };
+    if let Some(n) = emit_matrix {
+        return match hone::fleet::spec::load(&file) {
+            Ok(f) => {
+                println!("{}", hone::fleet::aggregate::matrix(n, f.targets.len()));
+                exit::SUCCESS
+            }
+            Err(d) => {
+                eprintln!("{}", d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
+                exit::INVALID_INPUT
+            }
+        };
+    }
+    let shard = match shard
+        .as_deref()
+        .map(|s| s.split_once('/').and_then(|(i, n)| Some((i.parse::<usize>().ok()?, n.parse::<usize>().ok()?))))
+    {
+        None => None,
+        Some(Some((i, n))) if i >= 1 && i <= n => Some((i, n)),
+        Some(_) => {
+            eprintln!("error: --shard takes i/N with 1 <= i <= N, like 2/8");
+            return exit::INVALID_INPUT;
+        }
+    };
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor };
+    report(hone::fleet::run(opts).await)
 }
 
 fn validate(job: &std::path::Path) -> i32 {

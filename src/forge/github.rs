@@ -69,13 +69,7 @@ impl GitHub {
             .personal_token(token.to_string())
             .build()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot set up the GitHub client: {e}")))?;
-        Ok(GitHub {
-            oc,
-            base,
-            owner: owner.into(),
-            repo: repo.into(),
-            retries: AtomicU32::new(0),
-        })
+        Ok(GitHub { oc, base, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0) })
     }
 
     /// `/repos/{owner}/{repo}` + `rest`.

@@ -112,9 +112,10 @@ impl Ship<'_> {
             }
             return Ok(out);
         };
-        let Some((owner, repo)) =
-            github::owner_repo(self.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok()).as_deref(), url.as_deref())
-        else {
+        let Some((owner, repo)) = github::owner_repo(
+            self.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok()).as_deref(),
+            url.as_deref(),
+        ) else {
             out.warnings
                 .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());
             return Ok(out);

@@ -6,6 +6,7 @@ mod cancel;
 mod chaos;
 mod context;
 mod end_to_end;
+mod fleet;
 mod model_faults;
 mod plan;
 mod policy;

@@ -1,0 +1,239 @@
+//! Fleet results: each repository's named outcome, and the aggregate reports `fleet.json`,
+//! `fleet-junit.xml` (a testsuite per repository) and `fleet-summary.md`; merging shards.
+
+use junit_report::{ReportBuilder, TestCaseBuilder, TestSuiteBuilder};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// A repository's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepoStatus {
+    Succeeded,
+    PrCreated,
+    PrUpdated,
+    NoChange,
+    Skipped,
+    Failed,
+    Cancelled,
+}
+
+impl RepoStatus {
+    pub fn ok(self) -> bool {
+        !matches!(self, RepoStatus::Failed | RepoStatus::Cancelled)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepoResult {
+    pub id: String,
+    /// The URL or path.
+    pub source: String,
+    pub status: RepoStatus,
+    /// The error code when failed (E_BUILD_FAIL, E_GIT, …).
+    pub code: Option<String>,
+    pub error: Option<String>,
+    pub pr_url: Option<String>,
+    pub duration_ms: u64,
+    pub tokens: u64,
+    pub report_dir: String,
+    /// The job's hash when it ran: `--resume` only trusts results of the same job.
+    pub job_hash: String,
+    /// Carried over from an earlier run by `--resume`.
+    #[serde(default)]
+    pub resumed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FleetReport {
+    pub schema_version: u32,
+    pub job: String,
+    pub job_hash: String,
+    pub started_at: String,
+    pub duration_ms: u64,
+    pub exit_code: i32,
+    pub counts: std::collections::BTreeMap<String, usize>,
+    pub repos: Vec<RepoResult>,
+}
+
+/// 0 when every repository succeeded or had nothing to change; 1 if any failed; 130 if cancelled.
+pub fn exit_code(repos: &[RepoResult], interrupted: bool) -> i32 {
+    if interrupted || repos.iter().any(|r| r.status == RepoStatus::Cancelled) {
+        crate::exit::INTERRUPTED
+    } else if repos.iter().any(|r| r.status == RepoStatus::Failed) {
+        crate::exit::TASK_FAILED
+    } else {
+        crate::exit::SUCCESS
+    }
+}
+
+pub fn build(
+    job: &str,
+    job_hash: &str,
+    started_at: String,
+    duration_ms: u64,
+    mut repos: Vec<RepoResult>,
+    interrupted: bool,
+) -> FleetReport {
+    repos.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut counts = std::collections::BTreeMap::new();
+    for r in &repos {
+        let key = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        *counts.entry(key).or_insert(0) += 1;
+    }
+    FleetReport {
+        schema_version: 1,
+        job: job.into(),
+        job_hash: job_hash.into(),
+        started_at,
+        duration_ms,
+        exit_code: exit_code(&repos, interrupted),
+        counts,
+        repos,
+    }
+}
+
+pub fn write(dir: &Path, r: &FleetReport) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("fleet.json"), serde_json::to_string_pretty(r).map_err(std::io::Error::other)?)?;
+    std::fs::write(dir.join("fleet-junit.xml"), junit(r)?)?;
+    std::fs::write(dir.join("fleet-summary.md"), summary(r))?;
+    Ok(())
+}
+
+pub fn read(dir: &Path) -> std::io::Result<FleetReport> {
+    let text = std::fs::read_to_string(dir.join("fleet.json"))?;
+    serde_json::from_str(&text).map_err(std::io::Error::other)
+}
+
+fn status_str(s: RepoStatus) -> String {
+    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn junit(r: &FleetReport) -> std::io::Result<String> {
+    let mut report = ReportBuilder::new();
+    for repo in &r.repos {
+        let time = time::Duration::milliseconds(repo.duration_ms as i64);
+        let mut case = if repo.status.ok() {
+            TestCaseBuilder::success("run", time)
+        } else {
+            let msg = format!("{}: {}", repo.code.as_deref().unwrap_or("E_?"), repo.error.as_deref().unwrap_or(""));
+            TestCaseBuilder::failure("run", time, &status_str(repo.status), &msg)
+        };
+        case.set_classname(&format!("hone.fleet.{}", repo.id)).set_system_out(&format!(
+            "status: {}\nsource: {}\npr: {}\nreports: {}",
+            status_str(repo.status),
+            repo.source,
+            repo.pr_url.as_deref().unwrap_or("-"),
+            repo.report_dir
+        ));
+        let mut suite = TestSuiteBuilder::new(&format!("hone.fleet.{}", repo.id));
+        suite.add_testcase(case.build());
+        report.add_testsuite(suite.build());
+    }
+    let mut buf = Vec::new();
+    report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
+    String::from_utf8(buf).map_err(std::io::Error::other)
+}
+
+fn summary(r: &FleetReport) -> String {
+    let mut s = String::new();
+    let icon = if r.exit_code == 0 { "✅" } else { "❌" };
+    let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let _ = writeln!(s, "## {icon} hone fleet: `{}` — {} repositories ({})\n", r.job, r.repos.len(), counts.join(", "));
+    let _ = writeln!(s, "| Repository | Status | PR | Time | Tokens | Error |\n|---|---|---|---|---|---|");
+    for repo in &r.repos {
+        let pr = repo.pr_url.as_deref().map(|u| format!("[link]({u})")).unwrap_or_default();
+        let err = repo
+            .error
+            .as_deref()
+            .map(|e| format!("{}: {}", repo.code.as_deref().unwrap_or(""), e.replace('|', "\\|").replace('\n', " ")))
+            .unwrap_or_default();
+        let resumed = if repo.resumed { " (resumed)" } else { "" };
+        let _ = writeln!(
+            s,
+            "| `{}` | {}{resumed} | {pr} | {:.1}s | {} | {err} |",
+            repo.source,
+            status_str(repo.status),
+            repo.duration_ms as f64 / 1000.0,
+            repo.tokens
+        );
+    }
+    s
+}
+
+/// Merge shard reports into one aggregate.
+pub fn merge(reports: Vec<FleetReport>) -> Option<FleetReport> {
+    let first = reports.first()?.clone();
+    let repos: Vec<RepoResult> = reports.iter().flat_map(|r| r.repos.clone()).collect();
+    let duration = reports.iter().map(|r| r.duration_ms).max().unwrap_or(0);
+    Some(build(&first.job, &first.job_hash, first.started_at, duration, repos, false))
+}
+
+/// Shard `i` of `n` (1-based): the targets at positions i-1, i-1+n, … (balanced by count).
+pub fn shard<T: Clone>(items: &[T], i: usize, n: usize) -> Vec<T> {
+    items.iter().enumerate().filter(|(k, _)| k % n == i - 1).map(|(_, t)| t.clone()).collect()
+}
+
+/// `{"include": [{"shard": "1/N"}, …]}` for `strategy.matrix`.
+pub fn matrix(n: usize, total: usize) -> serde_json::Value {
+    let n = n.clamp(1, total.max(1));
+    serde_json::json!({"include": (1..=n).map(|i| serde_json::json!({"shard": format!("{i}/{n}")})).collect::<Vec<_>>()})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(id: &str, status: RepoStatus) -> RepoResult {
+        RepoResult {
+            id: id.into(),
+            source: id.into(),
+            status,
+            code: None,
+            error: None,
+            pr_url: None,
+            duration_ms: 1,
+            tokens: 0,
+            report_dir: String::new(),
+            job_hash: "h".into(),
+            resumed: false,
+        }
+    }
+
+    #[test]
+    fn exit_codes_are_honest() {
+        assert_eq!(exit_code(&[repo("a", RepoStatus::PrCreated), repo("b", RepoStatus::NoChange)], false), 0);
+        assert_eq!(exit_code(&[repo("a", RepoStatus::PrCreated), repo("b", RepoStatus::Failed)], false), 1);
+        assert_eq!(exit_code(&[repo("a", RepoStatus::Cancelled)], false), 130);
+    }
+
+    #[test]
+    fn shards_cover_every_repo_once_and_balance() {
+        let items: Vec<u32> = (0..10).collect();
+        let shards: Vec<Vec<u32>> = (1..=3).map(|i| shard(&items, i, 3)).collect();
+        let mut all: Vec<u32> = shards.concat();
+        all.sort();
+        assert_eq!(all, items);
+        assert_eq!(shards.iter().map(Vec::len).collect::<Vec<_>>(), [4, 3, 3]);
+        assert_eq!(matrix(3, 10)["include"][2]["shard"], "3/3");
+        assert_eq!(matrix(5, 2)["include"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn merge_equals_the_whole() {
+        let a = build("j", "h", "t".into(), 5, vec![repo("b", RepoStatus::Failed)], false);
+        let b = build("j", "h", "t".into(), 7, vec![repo("a", RepoStatus::PrCreated)], false);
+        let m = merge(vec![a, b]).unwrap();
+        let whole = build(
+            "j",
+            "h",
+            "t".into(),
+            7,
+            vec![repo("a", RepoStatus::PrCreated), repo("b", RepoStatus::Failed)],
+            false,
+        );
+        assert_eq!(serde_json::to_value(&m).unwrap(), serde_json::to_value(&whole).unwrap());
+    }
+}

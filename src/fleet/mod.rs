@@ -1,0 +1,326 @@
+//! `hone fleet`: one job across many repositories, run concurrently in one process. Each
+//! repository gets its own work tree and report dir; only the model request limit and the
+//! GitHub mutation queue are shared. The aggregate reports say exactly what happened to each.
+
+pub mod aggregate;
+pub mod spec;
+
+use crate::agent::{self, RunOptions};
+use crate::redact::Redactor;
+use aggregate::{RepoResult, RepoStatus};
+use spec::{Source, Target};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+pub struct FleetOptions {
+    pub file: PathBuf,
+    pub resume: bool,
+    pub only_failed: bool,
+    pub dry_run: bool,
+    /// `(i, n)`: run shard i of n (1-based).
+    pub shard: Option<(usize, usize)>,
+    pub cancel: CancellationToken,
+    pub redactor: Redactor,
+}
+
+pub struct FleetOutcome {
+    pub exit_code: i32,
+    pub line: String,
+}
+
+fn hash_job(text: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    format!("{:016x}", h.finish())
+}
+
+fn git(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]);
+    c
+}
+
+fn run_git(c: &mut Command, what: &str) -> Result<String, String> {
+    let out = c.output().map_err(|e| format!("cannot run git to {what}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    } else {
+        Err(format!("git could not {what}: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+/// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.
+fn prepare_clone(url: &str, dir: &Path, base: Option<&str>) -> Result<(), String> {
+    if !dir.join(".git").exists() {
+        let parent = dir.parent().ok_or("bad workspace path")?;
+        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        run_git(git(parent).args(["clone", "--quiet", "--no-tags", url, &name]), "clone")?;
+    } else {
+        run_git(git(dir).args(["fetch", "--quiet", "--prune", "origin"]), "fetch")?;
+    }
+    let base = match base {
+        Some(b) => b.to_string(),
+        None => {
+            run_git(git(dir).args(["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]), "find the default branch")?
+                .trim_start_matches("origin/")
+                .to_string()
+        }
+    };
+    run_git(
+        git(dir).args(["checkout", "--quiet", "-f", "-B", &base, &format!("origin/{base}")]),
+        "check out the base",
+    )?;
+    run_git(git(dir).args(["clean", "-ffdq"]), "clean")?;
+    Ok(())
+}
+
+/// Turn a finished run's report into the repository's outcome.
+fn result_from_report(t: &Target, report_dir: &Path, job_hash: &str, duration_ms: u64) -> RepoResult {
+    let mut r = RepoResult {
+        id: t.id.clone(),
+        source: match &t.source {
+            Source::Url(u) => u.clone(),
+            Source::Path(p) => p.display().to_string(),
+        },
+        status: RepoStatus::Failed,
+        code: None,
+        error: None,
+        pr_url: None,
+        duration_ms,
+        tokens: 0,
+        report_dir: report_dir.display().to_string(),
+        job_hash: job_hash.into(),
+        resumed: false,
+    };
+    let Ok(text) = std::fs::read_to_string(report_dir.join("report.json")) else {
+        r.code = Some("E_IO".into());
+        r.error = Some("the run wrote no report".into());
+        return r;
+    };
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    r.tokens = v["usage"]["total_tokens"].as_u64().unwrap_or(0);
+    r.pr_url = v["pr"]["url"].as_str().map(str::to_string);
+    r.status = match (v["status"].as_str().unwrap_or(""), v["pr"]["operation"].as_str().unwrap_or("none")) {
+        ("success", "created") => RepoStatus::PrCreated,
+        ("success", "updated") => RepoStatus::PrUpdated,
+        ("success", _) => RepoStatus::Succeeded,
+        ("no_change", _) => RepoStatus::NoChange,
+        ("skipped", _) => RepoStatus::Skipped,
+        ("cancelled", _) => RepoStatus::Cancelled,
+        _ => RepoStatus::Failed,
+    };
+    if !r.status.ok() {
+        r.code = v["errors"][0]["code"].as_str().map(str::to_string);
+        r.error = v["errors"][0]["message"].as_str().map(|m| m.lines().next().unwrap_or("").to_string());
+    }
+    r
+}
+
+fn failed(t: &Target, code: &str, msg: &str, job_hash: &str, report_dir: &Path) -> RepoResult {
+    RepoResult {
+        id: t.id.clone(),
+        source: match &t.source {
+            Source::Url(u) => u.clone(),
+            Source::Path(p) => p.display().to_string(),
+        },
+        status: RepoStatus::Failed,
+        code: Some(code.into()),
+        error: Some(msg.lines().find(|l| !l.trim().is_empty()).unwrap_or(msg).to_string()),
+        pr_url: None,
+        duration_ms: 0,
+        tokens: 0,
+        report_dir: report_dir.display().to_string(),
+        job_hash: job_hash.into(),
+        resumed: false,
+    }
+}
+
+/// Run one repository: prepare its work tree, then the same pipeline as `hone run`.
+async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
+    let report_dir = f.workspace.join("reports").join(&t.id);
+    let _ = std::fs::remove_dir_all(&report_dir);
+    let started = std::time::Instant::now();
+    let repo_dir = match &t.source {
+        Source::Path(p) => p.clone(),
+        Source::Url(u) => {
+            let dir = f.workspace.join("repos").join(&t.id);
+            let (u2, d2, b2) = (u.clone(), dir.clone(), t.base.clone());
+            match tokio::task::spawn_blocking(move || prepare_clone(&u2, &d2, b2.as_deref())).await {
+                Ok(Ok(())) => dir,
+                Ok(Err(e)) => return failed(&t, "E_GIT", &e, &o.job_hash, &report_dir),
+                Err(e) => return failed(&t, "E_GIT", &e.to_string(), &o.job_hash, &report_dir),
+            }
+        }
+    };
+    let github_repo = match &t.source {
+        Source::Url(u) => crate::forge::github::owner_repo(None, Some(u)).map(|(a, b)| format!("{a}/{b}")),
+        Source::Path(_) => None,
+    };
+    let opts = RunOptions {
+        spec: f.job.clone(),
+        repo: Some(repo_dir),
+        report_dir: Some(report_dir.clone()),
+        json_out: None,
+        cancel: o.cancel.child_token(),
+        redactor: o.redactor.clone(),
+        dry_run: o.dry_run,
+        commands_out: None,
+        task: None,
+        model: None,
+        pr: None,
+        base: t.base.clone(),
+        github_repo,
+    };
+    let elapsed = || started.elapsed().as_millis() as u64;
+    match agent::run(opts).await {
+        Ok(_) => result_from_report(&t, &report_dir, &o.job_hash, elapsed()),
+        Err(agent::Invalid(msg)) => {
+            let code = if msg.contains("E_GIT") { "E_GIT" } else { "E_SPEC" };
+            let mut r = failed(&t, code, &o.redactor.apply(&msg), &o.job_hash, &report_dir);
+            r.duration_ms = elapsed();
+            r
+        }
+    }
+}
+
+struct Shared {
+    job_hash: String,
+    cancel: CancellationToken,
+    redactor: Redactor,
+    dry_run: bool,
+}
+
+pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
+    let render = |d: Vec<crate::spec::Diagnostic>| {
+        agent::Invalid(d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"))
+    };
+    let fleet = spec::load(&opts.file).map_err(render)?;
+    let job_text = std::fs::read_to_string(&fleet.job)
+        .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot read the job {}: {e}", fleet.job.display())))?;
+    crate::spec::load(&fleet.job).map_err(|e| agent::Invalid(e.render()))?;
+    let job_hash = hash_job(&job_text);
+    let job_name = crate::spec::load(&fleet.job).map(|j| j.name).unwrap_or_default();
+    let mut targets = fleet.targets.clone();
+    if let Some((i, n)) = opts.shard {
+        targets = aggregate::shard(&targets, i, n);
+    }
+    let previous = aggregate::read(&fleet.workspace).ok();
+    let mut carried: Vec<RepoResult> = Vec::new();
+    if opts.resume || opts.only_failed {
+        let prev: Vec<RepoResult> = previous.map(|p| p.repos).unwrap_or_default();
+        targets.retain(|t| {
+            let last = prev.iter().find(|r| r.id == t.id);
+            let keep_old = match last {
+                Some(r) if opts.only_failed => r.status.ok(),
+                Some(r) => r.status.ok() && r.job_hash == job_hash,
+                None => false,
+            };
+            if let (true, Some(r)) = (keep_old, last) {
+                carried.push(RepoResult { resumed: true, ..r.clone() });
+            }
+            !keep_old
+        });
+    }
+    crate::model::set_global_limit(fleet.model_concurrency);
+    let started = std::time::Instant::now();
+    let started_at = crate::events::now_rfc3339();
+    let total = targets.len();
+    let shared = Arc::new(Shared {
+        job_hash: job_hash.clone(),
+        cancel: opts.cancel.clone(),
+        redactor: opts.redactor.clone(),
+        dry_run: opts.dry_run,
+    });
+    let fleet = Arc::new(fleet);
+    let sem = Arc::new(Semaphore::new(fleet.concurrency));
+    let done = Arc::new(AtomicUsize::new(0));
+    // Runs hold libgit2 handles (not Sync) across awaits, so they are local tasks on one thread;
+    // their work is waiting on the model and on child processes, which overlaps fine.
+    let local = tokio::task::LocalSet::new();
+    let mut handles = Vec::new();
+    for t in targets {
+        let (sem, fleet, shared, done) = (sem.clone(), fleet.clone(), shared.clone(), done.clone());
+        handles.push(local.spawn_local(async move {
+            let Ok(_permit) = sem.acquire_owned().await else { return None };
+            if shared.cancel.is_cancelled() {
+                let mut r = failed(
+                    &t,
+                    "E_CANCELLED",
+                    "not started: the fleet was stopped",
+                    &shared.job_hash,
+                    &fleet.workspace.join("reports").join(&t.id),
+                );
+                r.status = RepoStatus::Cancelled;
+                return Some(r);
+            }
+            tracing::info!("start {}", t.id);
+            let r = run_one(t, fleet.clone(), shared.clone()).await;
+            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+            let how =
+                serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+            tracing::info!("{}: {how} ({:.1}s) — {n}/{total} done", r.id, r.duration_ms as f64 / 1000.0);
+            if fleet.fail_fast && r.status == RepoStatus::Failed {
+                shared.cancel.cancel();
+            }
+            Some(r)
+        }));
+    }
+    let mut results = carried;
+    local
+        .run_until(async {
+            for h in handles {
+                if let Ok(Some(r)) = h.await {
+                    results.push(r);
+                }
+            }
+        })
+        .await;
+    let interrupted = opts.cancel.is_cancelled() && !fleet.fail_fast;
+    let report =
+        aggregate::build(&job_name, &job_hash, started_at, started.elapsed().as_millis() as u64, results, interrupted);
+    aggregate::write(&fleet.workspace, &report)
+        .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot write the fleet reports: {e}")))?;
+    let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let line = format!(
+        "hone fleet: {} repositories: {} (exit {}); reports in {}",
+        report.repos.len(),
+        counts.join(", "),
+        report.exit_code,
+        fleet.workspace.display()
+    );
+    Ok(FleetOutcome { exit_code: report.exit_code, line })
+}
+
+/// `hone fleet merge DIR...`: combine shard results into one aggregate in `out`.
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<FleetOutcome, agent::Invalid> {
+    let mut reports = Vec::new();
+    for d in dirs {
+        reports.push(
+            aggregate::read(d)
+                .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot read {}/fleet.json: {e}", d.display())))?,
+        );
+    }
+    let merged = aggregate::merge(reports)
+        .ok_or_else(|| agent::Invalid("error[E_SPEC]: nothing to merge: give one or more shard directories".into()))?;
+    aggregate::write(out, &merged)
+        .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot write the merged reports: {e}")))?;
+    Ok(FleetOutcome {
+        exit_code: merged.exit_code,
+        line: format!(
+            "hone fleet merge: {} repositories (exit {}); reports in {}",
+            merged.repos.len(),
+            merged.exit_code,
+            out.display()
+        ),
+    })
+}

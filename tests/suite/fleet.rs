@@ -1,0 +1,198 @@
+//! `hone fleet`: many repositories, bounded concurrency, honest aggregate reports, resume,
+//! sharding and merge.
+
+use crate::common::repo::git;
+use crate::common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use wiremock::matchers::{method, path_regex};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
+
+/// Records when each mutating request arrives and answers with a new PR.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Instant>>>);
+
+impl Respond for Recorder {
+    fn respond(&self, r: &Request) -> ResponseTemplate {
+        self.0.lock().unwrap().push(Instant::now());
+        let n = self.0.lock().unwrap().len();
+        let repo = r.url.path().split('/').nth(3).unwrap_or("x").to_string();
+        ResponseTemplate::new(201)
+            .set_body_json(json!({"number": n, "html_url": format!("https://github.example/o/{repo}/pull/{n}")}))
+    }
+}
+
+/// Bare origins for 11 URL targets (one always fails its check, one needs no change) and one
+/// path that is not a repository.
+fn setup(dir: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for i in 0..11 {
+        let work = dir.join(format!("src{i}"));
+        let origin = dir.join(format!("origins/r{i:02}.git"));
+        std::fs::create_dir_all(&work).unwrap();
+        std::fs::create_dir_all(origin.parent().unwrap()).unwrap();
+        git(dir, &["init", "-q", "--bare", origin.to_str().unwrap()]);
+        git(&work, &["init", "-q"]);
+        let (status, check) = match i {
+            3 => ("broken\n", "echo 'this repo can never pass'; exit 1\n".to_string()),
+            5 => ("fixed\n", CHECK_SH.to_string()),
+            _ => ("broken\n", CHECK_SH.to_string()),
+        };
+        std::fs::write(work.join("status.txt"), status).unwrap();
+        std::fs::write(work.join("check.sh"), check).unwrap();
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "initial"]);
+        git(&work, &["push", "-q", origin.to_str().unwrap(), "HEAD:refs/heads/main"]);
+        git(&origin, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        lines.push(format!("  - url: {}", origin.display()));
+    }
+    std::fs::create_dir_all(dir.join("not-a-repo")).unwrap();
+    lines.push("  - path: not-a-repo".into());
+    std::fs::write(dir.join("script.yaml"), SCRIPT).unwrap();
+    std::fs::write(
+        dir.join("job.yaml"),
+        "version: 1\nname: fleetjob\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nlimits: { max_fix_attempts: 0 }\nplan: false\npr: { enabled: true }\n",
+    )
+    .unwrap();
+    lines
+}
+
+fn fleet_file(dir: &Path, lines: &[String], workspace: &str) -> PathBuf {
+    let p = dir.join(format!("fleet-{workspace}.yaml"));
+    std::fs::write(
+        &p,
+        format!("version: 1\njob: job.yaml\nrepos:\n{}\nconcurrency: 4\nworkspace: {workspace}\n", lines.join("\n")),
+    )
+    .unwrap();
+    p
+}
+
+async fn fleet(args: &[&str], dir: &Path, gh: &MockServer) -> Run {
+    let uri: &'static str = gh.uri().leak();
+    run_hone_env(args, &[], dir.join("unused"), &[("GITHUB_TOKEN", "ghp_fleet0123456789"), ("GITHUB_API_URL", uri)])
+        .await
+}
+
+fn statuses(report: &Value) -> Vec<(String, String)> {
+    report["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = setup(dir.path());
+    let gh = MockServer::start().await;
+    let rec = Recorder::default();
+    Mock::given(method("GET"))
+        .and(path_regex("^/repos/[^/]+/[^/]+/pulls$"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path_regex("^/repos/[^/]+/[^/]+/pulls$"))
+        .respond_with(rec.clone())
+        .mount(&gh)
+        .await;
+    let file = fleet_file(dir.path(), &lines, "ws");
+    let run = fleet(&["fleet", file.to_str().unwrap()], dir.path(), &gh).await;
+    assert_eq!(run.code, 1, "one repo failed, so the fleet fails: {}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("12 repositories"), "{}", run.stdout);
+    let ws = dir.path().join("ws");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(ws.join("fleet.json")).unwrap()).unwrap();
+    let st = statuses(&report);
+    let get = |id: &str| st.iter().find(|(i, _)| i.ends_with(id)).map(|(_, s)| s.as_str()).unwrap_or("missing");
+    assert_eq!(get("r03"), "failed");
+    assert_eq!(get("r05"), "no_change");
+    assert_eq!(get("not-a-repo"), "failed");
+    let created = st.iter().filter(|(_, s)| s == "pr_created").count();
+    assert_eq!(created, 9, "{st:?}");
+    let bad =
+        report["repos"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with("not-a-repo")).unwrap();
+    assert_eq!(bad["code"], "E_GIT");
+    assert_eq!(
+        report["repos"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with("r03")).unwrap()["code"],
+        "E_BUILD_FAIL"
+    );
+    // Nine PRs, created one at a time and at least 1 s apart; never two mutations at once.
+    let times = rec.0.lock().unwrap().clone();
+    assert_eq!(times.len(), 9);
+    for w in times.windows(2) {
+        assert!(
+            w[1].duration_since(w[0]) >= std::time::Duration::from_millis(990),
+            "mutations overlapped or were not spaced"
+        );
+    }
+    // No two repos shared a work tree or a report dir.
+    let dirs: std::collections::HashSet<&str> =
+        report["repos"].as_array().unwrap().iter().map(|r| r["report_dir"].as_str().unwrap()).collect();
+    assert_eq!(dirs.len(), 12);
+    let mut trees = std::collections::HashSet::new();
+    for r in report["repos"].as_array().unwrap() {
+        if let Ok(t) = std::fs::read_to_string(Path::new(r["report_dir"].as_str().unwrap()).join("report.json")) {
+            let v: Value = serde_json::from_str(&t).unwrap();
+            assert!(trees.insert(v["repo"].as_str().unwrap().to_string()), "two runs shared a work tree");
+        }
+    }
+    assert_junit_valid(&ws.join("fleet-junit.xml"));
+    assert!(std::fs::read_to_string(ws.join("fleet-summary.md")).unwrap().contains("| Repository | Status |"));
+
+    // --resume: only the failures run again; the others keep their results untouched.
+    let before: Vec<String> = (0..11)
+        .filter(|i| *i != 3)
+        .map(|i| std::fs::read_to_string(ws.join(format!("reports/origins__r{i:02}/report.json"))).unwrap())
+        .collect();
+    let run = fleet(&["fleet", file.to_str().unwrap(), "--resume"], dir.path(), &gh).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let after: Vec<String> = (0..11)
+        .filter(|i| *i != 3)
+        .map(|i| std::fs::read_to_string(ws.join(format!("reports/origins__r{i:02}/report.json"))).unwrap())
+        .collect();
+    assert_eq!(before, after, "successful repos were not touched");
+    assert_eq!(rec.0.lock().unwrap().len(), 9, "no PR was created again");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(ws.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(report["repos"].as_array().unwrap().iter().filter(|r| r["resumed"] == true).count(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = setup(dir.path());
+    let gh = MockServer::start().await;
+    let whole = fleet_file(dir.path(), &lines, "whole");
+    let run = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run"], dir.path(), &gh).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let m = fleet(&["fleet", whole.to_str().unwrap(), "--emit-matrix", "3"], dir.path(), &gh).await;
+    let matrix: Value = serde_json::from_str(m.stdout.trim()).unwrap();
+    let shards: Vec<String> =
+        matrix["include"].as_array().unwrap().iter().map(|s| s["shard"].as_str().unwrap().to_string()).collect();
+    assert_eq!(shards, ["1/3", "2/3", "3/3"]);
+    let mut dirs = Vec::new();
+    for (k, s) in shards.iter().enumerate() {
+        let f = fleet_file(dir.path(), &lines, &format!("shard{k}"));
+        fleet(&["fleet", f.to_str().unwrap(), "--dry-run", "--shard", s], dir.path(), &gh).await;
+        dirs.push(dir.path().join(format!("shard{k}")));
+    }
+    let out = dir.path().join("merged");
+    let mut args = vec!["fleet".to_string(), "merge".into()];
+    args.extend(dirs.iter().map(|d| d.display().to_string()));
+    args.extend(["--out".to_string(), out.display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let merged = fleet(&args, dir.path(), &gh).await;
+    assert_eq!(merged.code, 1, "{}", merged.stderr);
+    let a: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("whole/fleet.json")).unwrap()).unwrap();
+    let b: Value = serde_json::from_str(&std::fs::read_to_string(out.join("fleet.json")).unwrap()).unwrap();
+    assert_eq!(statuses(&a), statuses(&b));
+    assert_eq!(a["counts"], b["counts"]);
+    assert_eq!(a["exit_code"], b["exit_code"]);
+    assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "dry runs call no API");
+}
