@@ -134,7 +134,7 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
     }
     let mut buf = Vec::new();
     report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
-    String::from_utf8(buf).map_err(std::io::Error::other)
+    String::from_utf8(buf).map(|x| crate::report::junit::fix_times(&x)).map_err(std::io::Error::other)
 }
 
 fn summary(r: &FleetReport) -> String {

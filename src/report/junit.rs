@@ -46,6 +46,26 @@ fn baseline_case(job: &str, c: &CheckResult) -> TestCase {
     b.build()
 }
 
+/// junit-report prints times as `f64` seconds, and a sum like 3 + 0.361 prints as
+/// `3.3609999999999998`, which the junit-10 XSD rejects (at most 3 decimals). Rewrite every
+/// `time="…"` attribute with exactly three decimals.
+pub fn fix_times(xml: &str) -> String {
+    let mut out = String::with_capacity(xml.len());
+    let mut rest = xml;
+    while let Some(i) = rest.find(" time=\"") {
+        let (head, tail) = rest.split_at(i + 7);
+        out.push_str(head);
+        let end = tail.find('"').unwrap_or(tail.len());
+        match tail[..end].parse::<f64>() {
+            Ok(v) if v.is_finite() => out.push_str(&format!("{v:.3}")),
+            _ => out.push_str(&tail[..end]),
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 pub fn render(r: &RunReport) -> std::io::Result<String> {
     let mut cases: Vec<TestCase> = r.verify.iter().map(|c| check_case(&r.job, c)).collect();
     let time = Duration::milliseconds(r.duration_ms as i64);
@@ -90,5 +110,19 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
     report.add_testsuite(suite.build());
     let mut buf = Vec::new();
     report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
-    String::from_utf8(buf).map_err(std::io::Error::other)
+    String::from_utf8(buf).map(|x| fix_times(&x)).map_err(std::io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_get_three_decimals() {
+        let x = r#"<testsuite name="a" time="3.3609999999999998"><testcase name="b" time="0.1"/><testcase time="x"/></testsuite>"#;
+        assert_eq!(
+            fix_times(x),
+            r#"<testsuite name="a" time="3.361"><testcase name="b" time="0.100"/><testcase time="x"/></testsuite>"#
+        );
+    }
 }

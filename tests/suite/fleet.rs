@@ -196,3 +196,55 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     assert_eq!(a["exit_code"], b["exit_code"]);
     assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "dry runs call no API");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = setup(dir.path());
+    let marker = format!("hone-fleet-cancel-{}", std::process::id());
+    let started = dir.path().join("started");
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: run_cmd, arguments: {{ command: \"touch {} && sleep 300 && echo {marker}\" }} }}\n",
+        started.display()
+    );
+    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
+    std::fs::write(
+        dir.path().join("policy.yaml"),
+        format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", dir.path().display()),
+    )
+    .unwrap();
+    let job = std::fs::read_to_string(dir.path().join("job.yaml")).unwrap();
+    std::fs::write(dir.path().join("job.yaml"), format!("{job}policy: policy.yaml\n")).unwrap();
+    let file = fleet_file(dir.path(), &lines[..4], "ws");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hone"))
+        .args(["fleet", file.to_str().unwrap()])
+        .env_remove("GITHUB_TOKEN")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let s2 = started.clone();
+    tokio::task::spawn_blocking(move || {
+        let t = Instant::now();
+        while !s2.exists() {
+            assert!(t.elapsed() < std::time::Duration::from_secs(60), "no command started");
+            std::thread::park_timeout(std::time::Duration::from_millis(20));
+        }
+    })
+    .await
+    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
+    assert_eq!(report["exit_code"], 130);
+    assert!(statuses(&report).iter().all(|(_, s)| s == "cancelled"), "{:?}", statuses(&report));
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
+    let alive: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(&marker) && !l.contains("ps -eo"))
+        .map(str::to_string)
+        .collect();
+    assert!(alive.is_empty(), "{alive:?}");
+}
