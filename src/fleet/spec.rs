@@ -172,6 +172,6 @@ mod tests {
         std::fs::write(&p, "version: 1\nrepos:\n  - url: x\n    path: y\nconcurency: 2\n").unwrap();
         let e = load(&p).unwrap_err();
         let paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();
-        assert!(paths.contains(&"concurency") && paths.contains(&"repos[0]"), "{paths:?}");
+        assert!(paths.contains(&"concurency") && paths.contains(&"repos[0]"), "{paths:?} {e:#?}");
     }
 }

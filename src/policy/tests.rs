@@ -237,6 +237,12 @@ fn the_documented_example_loads() {
 }
 
 #[test]
+fn sandbox_off_is_read_as_a_word_not_a_boolean() {
+    let p = load_str("version: 1\nsandbox: off\nnetwork: true\n").unwrap();
+    assert!(!p.sandbox && p.network);
+}
+
+#[test]
 fn examples_that_disagree_with_the_rules_make_the_policy_invalid() {
     let text = ISSUE_EXAMPLE
         .replace(r#"allow: ["python -m pytest -q tests/test_a.py"]"#, r#"allow: ["python -m pytest -q", "make test"]"#);

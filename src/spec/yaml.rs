@@ -98,7 +98,11 @@ pub struct Loaded<T> {
 /// `Loaded::errors`, with `Loaded::value` built from what remained valid.
 pub fn load<T: DeserializeOwned + Default>(file: &str, text: &str) -> Result<Loaded<T>, Diagnostic> {
     let mut map = SourceMap { file: file.to_string(), text: text.to_string(), ..Default::default() };
-    let root: Option<Spanned<Node>> = serde_saphyr::from_str(text).map_err(|e| syntax_error(file, text, &e))?;
+    // YAML 1.2 Core booleans only: `no`, `off` and `y` stay strings (no "Norway problem").
+    let mut options = serde_saphyr::Options::default();
+    options.strict_booleans = true;
+    let root: Option<Spanned<Node>> =
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| syntax_error(file, text, &e))?;
     let mut value = match root {
         Some(node) => to_value(node, String::new(), &mut map),
         None => Value::Null,

@@ -54,3 +54,18 @@ fn top_level_non_mapping_is_an_error_not_a_panic() {
     let l = load::<Doc>("t.yaml", "- 1\n- 2\n").unwrap();
     assert_eq!(l.errors.len(), 1);
 }
+
+#[derive(serde::Deserialize, Default, Debug)]
+#[serde(deny_unknown_fields)]
+struct Words {
+    a: Option<String>,
+    b: Option<String>,
+    c: Option<bool>,
+}
+
+#[test]
+fn only_yaml_1_2_booleans() {
+    let l = load::<Words>("t.yaml", "a: off\nb: no\nc: true\n").unwrap();
+    assert!(l.errors.is_empty(), "{:?}", l.errors);
+    assert_eq!((l.value.a.as_deref(), l.value.b.as_deref(), l.value.c), (Some("off"), Some("no"), Some(true)));
+}
