@@ -64,7 +64,9 @@ fn prepare_clone(url: &str, dir: &Path, base: Option<&str>) -> Result<(), String
         let parent = dir.parent().ok_or("bad workspace path")?;
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        run_git(git(parent).args(["clone", "--quiet", "--no-tags", url, &name]), "clone")?;
+        // A partial clone: blobs are fetched when the run needs them (servers without filter
+        // support, and local paths, fall back to a full clone).
+        run_git(git(parent).args(["clone", "--quiet", "--no-tags", "--filter=blob:none", url, &name]), "clone")?;
     } else {
         run_git(git(dir).args(["fetch", "--quiet", "--prune", "origin"]), "fetch")?;
     }
