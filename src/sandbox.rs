@@ -9,10 +9,47 @@ use tokio::process::Command;
 /// How commands are confined.
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
-    /// Run in a new network namespace (loopback only, not shared with the host).
+    /// Run in a network namespace of their own (loopback only, not shared with the host).
     pub isolate_network: bool,
     /// With Landlock: the only trees commands may write beneath. `None`: no write confinement.
     pub writable: Option<Vec<PathBuf>>,
+    /// One network namespace for all of a run's commands, made once (see `shared_netns`): making a
+    /// namespace per command costs the kernel tens of milliseconds each.
+    pub netns: Option<std::sync::Arc<SharedNetns>>,
+}
+
+/// A network namespace kept alive by open descriptors (its maker has exited).
+#[derive(Debug)]
+pub struct SharedNetns {
+    net: std::os::fd::OwnedFd,
+    /// The user namespace it belongs to, when hone is not root.
+    user: Option<std::os::fd::OwnedFd>,
+}
+
+/// Make a network namespace (loopback up) that later commands join with `setns`.
+pub async fn shared_netns() -> Result<SharedNetns, String> {
+    let mut cmd = Command::new("sleep");
+    cmd.arg("600")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    apply(&mut cmd, &Sandbox { isolate_network: true, writable: None, netns: None }).map_err(|e| e.to_string())?;
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start the namespace holder: {e}"))?;
+    let pid = child.id().ok_or("the namespace holder exited at once")?;
+    let open = |kind: &str| std::fs::File::open(format!("/proc/{pid}/ns/{kind}")).map(std::os::fd::OwnedFd::from);
+    // The namespace is ready once the holder is inside it (its ns link differs from ours).
+    let ours = std::fs::read_link("/proc/self/ns/net").map_err(|e| e.to_string())?;
+    for _ in 0..1000 {
+        match std::fs::read_link(format!("/proc/{pid}/ns/net")) {
+            Ok(l) if l != ours => break,
+            _ => tokio::task::yield_now().await,
+        }
+    }
+    let net = open("net").map_err(|e| format!("cannot open the namespace: {e}"))?;
+    let user = if nix::unistd::getuid().is_root() { None } else { Some(open("user").map_err(|e| e.to_string())?) };
+    let _ = child.kill().await;
+    Ok(SharedNetns { net, user })
 }
 
 /// What the machine provides, as reported in `report.json`.
@@ -32,10 +69,19 @@ pub fn landlock_abi() -> i32 {
     if v < 0 { 0 } else { v as i32 }
 }
 
-/// Check that a new network namespace can be created here, by running `true` in one.
+/// The probe's answer, once per process: a fleet would otherwise pay for a network namespace
+/// per repository just to ask.
+static NETNS_PROBE: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
+
+/// Check (once per process) that a new network namespace can be created here.
 pub async fn probe_netns() -> Result<(), String> {
+    NETNS_PROBE.get_or_init(probe_netns_now).await.clone()
+}
+
+/// Run `true` in a new network namespace.
+async fn probe_netns_now() -> Result<(), String> {
     let mut cmd = Command::new("true");
-    apply(&mut cmd, &Sandbox { isolate_network: true, writable: None }).map_err(|e| e.to_string())?;
+    apply(&mut cmd, &Sandbox { isolate_network: true, writable: None, netns: None }).map_err(|e| e.to_string())?;
     match cmd.status().await {
         Ok(s) if s.success() => Ok(()),
         Ok(s) => Err(format!("a test command in a new network namespace exited with {s}")),
@@ -48,6 +94,10 @@ pub fn apply(cmd: &mut Command, sb: &Sandbox) -> std::io::Result<()> {
     if !sb.isolate_network && sb.writable.is_none() {
         return Ok(());
     }
+    let shared = sb
+        .netns
+        .as_ref()
+        .map(|n| (std::os::fd::AsRawFd::as_raw_fd(&n.net), n.user.as_ref().map(std::os::fd::AsRawFd::as_raw_fd)));
     let mut ruleset = match &sb.writable {
         Some(roots) if landlock_abi() > 0 => Some(build_ruleset(roots).map_err(std::io::Error::other)?),
         _ => None,
@@ -63,7 +113,17 @@ pub fn apply(cmd: &mut Command, sb: &Sandbox) -> std::io::Result<()> {
     // (unshare, writes to /proc/self, ioctl, landlock); it allocates nothing new.
     unsafe {
         cmd.pre_exec(move || {
-            if isolate {
+            if let Some((net, user)) = shared {
+                // Join the run's namespace: user namespace first when not root.
+                if let Some(u) = user {
+                    if libc::setns(u, libc::CLONE_NEWUSER) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                if libc::setns(net, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            } else if isolate {
                 use nix::sched::{CloneFlags, unshare};
                 if root {
                     unshare(CloneFlags::CLONE_NEWNET)?;
@@ -141,6 +201,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_runs_commands_share_one_isolated_namespace_with_loopback() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = std::sync::Arc::new(shared_netns().await.expect("a shared namespace"));
+        let sb = Sandbox { isolate_network: true, writable: None, netns: Some(shared) };
+        let run = |cmd: &'static str| {
+            let (dir, sb) = (dir.path().to_path_buf(), sb.clone());
+            async move {
+                exec::run(cmd, &dir, &env(), std::time::Duration::from_secs(20), 10_000, &CancellationToken::new(), &sb)
+                    .await
+                    .unwrap()
+                    .output
+            }
+        };
+        let a = run("readlink /proc/self/ns/net").await;
+        let b = run("readlink /proc/self/ns/net").await;
+        let host = std::fs::read_link("/proc/self/ns/net").unwrap().display().to_string();
+        assert_eq!(a, b, "both commands are in the run's namespace");
+        assert_ne!(a.trim(), host, "and it is not the host's");
+        // /proc/net reflects the reader's own namespace (sysfs would show the host's).
+        let devs = run("cat /proc/net/dev").await;
+        assert!(devs.contains("lo:"), "{devs}");
+        assert!(!devs.contains("eth0:"), "no host interface: {devs}");
+    }
+
+    #[tokio::test]
     async fn landlock_confines_writes_to_the_given_roots() {
         if landlock_abi() == 0 {
             eprintln!("landlock is not available on this kernel; nothing to test");
@@ -148,7 +233,7 @@ mod tests {
         }
         let repo = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir_in(std::env::var("HOME").unwrap_or("/root".into())).unwrap();
-        let sb = Sandbox { isolate_network: false, writable: Some(vec![repo.path().to_path_buf()]) };
+        let sb = Sandbox { isolate_network: false, writable: Some(vec![repo.path().to_path_buf()]), netns: None };
         let target = outside.path().join("x");
         let cmd = format!("echo in > inside.txt; echo out > {}", target.display());
         let o = exec::run(

@@ -192,5 +192,7 @@ async fn build_sandbox(policy: &Policy, root: &Path) -> Result<(Sandbox, Sandbox
     if abi == 0 {
         tracing::warn!("Landlock is not available on this kernel: command writes are not confined to the repo");
     }
-    Ok((Sandbox { isolate_network: isolate, writable: (abi > 0).then_some(writable) }, report))
+    // One namespace for the whole run; per-command namespaces if it cannot be made.
+    let netns = if isolate { sandbox::shared_netns().await.ok().map(std::sync::Arc::new) } else { None };
+    Ok((Sandbox { isolate_network: isolate, writable: (abi > 0).then_some(writable), netns }, report))
 }

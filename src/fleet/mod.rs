@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 pub struct FleetOptions {
@@ -244,49 +243,61 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         dry_run: opts.dry_run,
     });
     let fleet = Arc::new(fleet);
-    let sem = Arc::new(Semaphore::new(fleet.concurrency));
     let done = Arc::new(AtomicUsize::new(0));
-    // Runs hold libgit2 handles (not Sync) across awaits, so they are local tasks on one thread;
-    // their work is waiting on the model and on child processes, which overlaps fine.
-    let local = tokio::task::LocalSet::new();
-    let mut handles = Vec::new();
-    for t in targets {
-        let (sem, fleet, shared, done) = (sem.clone(), fleet.clone(), shared.clone(), done.clone());
-        handles.push(local.spawn_local(async move {
-            let Ok(_permit) = sem.acquire_owned().await else { return None };
-            if shared.cancel.is_cancelled() {
-                let mut r = failed(
-                    &t,
-                    "E_CANCELLED",
-                    "not started: the fleet was stopped",
-                    &shared.job_hash,
-                    &fleet.workspace.join("reports").join(&t.id),
-                );
-                r.status = RepoStatus::Cancelled;
-                return Some(r);
-            }
-            tracing::info!("start {}", t.id);
-            let r = run_one(t, fleet.clone(), shared.clone()).await;
-            let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-            let how =
-                serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            tracing::info!("{}: {how} ({:.1}s) — {n}/{total} done", r.id, r.duration_ms as f64 / 1000.0);
-            if fleet.fail_fast && r.status == RepoStatus::Failed {
-                shared.cancel.cancel();
-            }
-            Some(r)
-        }));
-    }
-    let mut results = carried;
-    local
-        .run_until(async {
-            for h in handles {
-                if let Ok(Some(r)) = h.await {
-                    results.push(r);
+    // Runs hold libgit2 handles (not Sync) across awaits, so each runs on a worker thread with its
+    // own single-threaded runtime. `concurrency` workers pull from one queue: their synchronous
+    // work (git, files, spawning) then spreads over the cores instead of one thread.
+    let queue = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from(targets)));
+    let (tx, rx) = std::sync::mpsc::channel::<RepoResult>();
+    let mut workers = Vec::new();
+    for _ in 0..fleet.concurrency.min(total.max(1)) {
+        let (queue, fleet, shared, done, tx) = (queue.clone(), fleet.clone(), shared.clone(), done.clone(), tx.clone());
+        workers.push(std::thread::spawn(move || {
+            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+            loop {
+                let Some(t) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { break };
+                let r = if shared.cancel.is_cancelled() {
+                    let mut r = failed(
+                        &t,
+                        "E_CANCELLED",
+                        "not started: the fleet was stopped",
+                        &shared.job_hash,
+                        &fleet.workspace.join("reports").join(&t.id),
+                    );
+                    r.status = RepoStatus::Cancelled;
+                    r
+                } else {
+                    tracing::info!("start {}", t.id);
+                    let r = rt.block_on(run_one(t, fleet.clone(), shared.clone()));
+                    let n = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    let how = serde_json::to_value(r.status)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    tracing::info!("{}: {how} ({:.1}s) — {n}/{total} done", r.id, r.duration_ms as f64 / 1000.0);
+                    if fleet.fail_fast && r.status == RepoStatus::Failed {
+                        shared.cancel.cancel();
+                    }
+                    r
+                };
+                if tx.send(r).is_err() {
+                    break;
                 }
             }
-        })
-        .await;
+        }));
+    }
+    drop(tx);
+    let mut results = carried;
+    let collected = tokio::task::spawn_blocking(move || {
+        let results: Vec<RepoResult> = rx.iter().collect();
+        for w in workers {
+            let _ = w.join();
+        }
+        results
+    })
+    .await
+    .unwrap_or_default();
+    results.extend(collected);
     let interrupted = opts.cancel.is_cancelled() && !fleet.fail_fast;
     let report =
         aggregate::build(&job_name, &job_hash, started_at, started.elapsed().as_millis() as u64, results, interrupted);
