@@ -79,6 +79,9 @@ pub enum Command {
         /// Run one shard, written `i/N` (1-based).
         #[arg(long, value_name = "i/N")]
         shard: Option<String>,
+        /// Stream every run's events to stdout as JSONL, each with a `repo` field.
+        #[arg(long)]
+        json: bool,
     },
     /// Check a job spec (and the policy it names) without running anything. Every error is listed.
     Validate {

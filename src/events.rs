@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 pub struct Events {
     run_id: String,
+    repo: Option<String>,
     redactor: Redactor,
     inner: Mutex<Inner>,
 }
@@ -20,7 +21,13 @@ struct Inner {
 
 impl Events {
     pub fn new(run_id: String, redactor: Redactor, stdout: Option<Box<dyn Write + Send>>) -> Self {
-        Events { run_id, redactor, inner: Mutex::new(Inner { file: None, stdout, records: Vec::new() }) }
+        Events { run_id, repo: None, redactor, inner: Mutex::new(Inner { file: None, stdout, records: Vec::new() }) }
+    }
+
+    /// Tag every event with the repository it belongs to (fleet runs).
+    pub fn with_repo(mut self, repo: Option<String>) -> Self {
+        self.repo = repo;
+        self
     }
 
     /// Start writing `events.jsonl` at `path`, including the events emitted so far.
@@ -46,8 +53,13 @@ impl Events {
     }
 
     pub fn emit(&self, event: Event) {
-        let record =
-            EventRecord { schema_version: SCHEMA_VERSION, ts: now_rfc3339(), run_id: self.run_id.clone(), event };
+        let record = EventRecord {
+            schema_version: SCHEMA_VERSION,
+            ts: now_rfc3339(),
+            run_id: self.run_id.clone(),
+            repo: self.repo.clone(),
+            event,
+        };
         let line = self.line(&record);
         tracing::debug!(target: "hone::events", "{line}");
         let Ok(mut inner) = self.inner.lock() else {
@@ -57,7 +69,8 @@ impl Events {
             let _ = writeln!(f, "{line}").and_then(|()| f.flush());
         }
         if let Some(out) = inner.stdout.as_mut() {
-            let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+            // One write per line, so that concurrent runs (a fleet) never interleave mid-line.
+            let _ = out.write_all(format!("{line}\n").as_bytes()).and_then(|()| out.flush());
         }
         inner.records.push(record);
     }

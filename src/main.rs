@@ -30,8 +30,8 @@ fn main() {
     let code = rt.block_on(async move {
         match cli.command {
             Command::Validate { job } => validate(&job),
-            Command::Fleet { action, file, resume, only, dry_run, emit_matrix, shard } => {
-                fleet(action, file, resume, only.is_some(), dry_run, emit_matrix, shard, redactor).await
+            Command::Fleet { action, file, resume, only, dry_run, emit_matrix, shard, json } => {
+                fleet(action, file, resume, only.is_some(), dry_run, emit_matrix, shard, json, redactor).await
             }
             Command::Run { job, repo, report_dir, json, dry_run, task, model, pr } => {
                 let cancel = CancellationToken::new();
@@ -60,6 +60,7 @@ fn main() {
                     pr,
                     base: None,
                     github_repo: None,
+                    event_repo: None,
                 };
                 match agent::run(opts).await {
                     Ok(outcome) => {
@@ -88,11 +89,14 @@ async fn fleet(
     dry_run: bool,
     emit_matrix: Option<usize>,
     shard: Option<String>,
+    json: bool,
     redactor: Redactor,
 ) -> i32 {
     let report = |r: Result<hone::fleet::FleetOutcome, agent::Invalid>| match r {
         Ok(o) => {
-            println!("{}", o.line);
+            if !json {
+                println!("{}", o.line);
+            }
             o.exit_code
         }
         Err(agent::Invalid(msg)) => {
@@ -132,7 +136,7 @@ async fn fleet(
     };
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
-    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor };
+    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor, json };
     report(hone::fleet::run(opts).await)
 }
 

@@ -132,6 +132,9 @@ pub struct EventRecord {
     /// RFC 3339 UTC timestamp.
     pub ts: String,
     pub run_id: String,
+    /// In a fleet: the repository the run belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
     #[serde(flatten)]
     pub event: Event,
 }
@@ -269,6 +272,7 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             ts: "2026-01-01T00:00:00Z".into(),
             run_id: "r1".into(),
+            repo: None,
             event: Event::TurnStarted { turn: 3, estimated_tokens: 10, prefix_reuse: 0.5 },
         };
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();

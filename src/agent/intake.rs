@@ -98,7 +98,8 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
     std::fs::create_dir_all(&job.report_dir)
         .map_err(|e| Invalid(format!("error[E_IO]: cannot create the report dir {}: {e}", job.report_dir.display())))?;
     let report_dir = job.report_dir.canonicalize().unwrap_or_else(|_| job.report_dir.clone());
-    let events = Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), opts.json_out.take());
+    let events = Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), opts.json_out.take())
+        .with_repo(opts.event_repo.take());
     events.open_file(&report_dir.join("events.jsonl")).map_err(|e| {
         Invalid(format!("error[E_IO]: cannot write {}: {e}", report_dir.join("events.jsonl").display()))
     })?;

@@ -54,6 +54,8 @@ pub struct RunOptions {
     pub base: Option<String>,
     /// `owner/repo` on GitHub, instead of `GITHUB_REPOSITORY` (fleet: each repository's own).
     pub github_repo: Option<String>,
+    /// Tag every event with this repository id (fleet runs under `--json`).
+    pub event_repo: Option<String>,
 }
 
 /// How the run ended, for the CLI.

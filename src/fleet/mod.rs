@@ -24,6 +24,8 @@ pub struct FleetOptions {
     pub shard: Option<(usize, usize)>,
     pub cancel: CancellationToken,
     pub redactor: Redactor,
+    /// Stream every run's events to stdout as JSONL, each tagged with its repository.
+    pub json: bool,
 }
 
 pub struct FleetOutcome {
@@ -171,7 +173,7 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         spec: f.job.clone(),
         repo: Some(repo_dir),
         report_dir: Some(report_dir.clone()),
-        json_out: None,
+        json_out: o.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>),
         cancel: o.cancel.child_token(),
         redactor: o.redactor.clone(),
         dry_run: o.dry_run,
@@ -181,6 +183,7 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         pr: None,
         base: t.base.clone(),
         github_repo,
+        event_repo: Some(t.id.clone()),
     };
     let elapsed = || started.elapsed().as_millis() as u64;
     match agent::run(opts).await {
@@ -195,6 +198,7 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
 }
 
 struct Shared {
+    json: bool,
     job_hash: String,
     cancel: CancellationToken,
     redactor: Redactor,
@@ -241,6 +245,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         cancel: opts.cancel.clone(),
         redactor: opts.redactor.clone(),
         dry_run: opts.dry_run,
+        json: opts.json,
     });
     let fleet = Arc::new(fleet);
     let done = Arc::new(AtomicUsize::new(0));

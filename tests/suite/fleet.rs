@@ -145,13 +145,37 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
     assert_junit_valid(&ws.join("fleet-junit.xml"));
     assert!(std::fs::read_to_string(ws.join("fleet-summary.md")).unwrap().contains("| Repository | Status |"));
 
-    // --resume: only the failures run again; the others keep their results untouched.
+    // --resume: only the failures run again; the others keep their results untouched. r03 can now
+    // pass, and already has an open PR on its branch: the PR is updated, not duplicated.
+    let fix = dir.path().join("fix-r03");
+    git(dir.path(), &["clone", "-q", dir.path().join("origins/r03.git").to_str().unwrap(), fix.to_str().unwrap()]);
+    std::fs::write(fix.join("check.sh"), CHECK_SH).unwrap();
+    git(
+        &fix,
+        &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-am", "make the check passable"],
+    );
+    git(&fix, &["push", "-q", "origin", "main"]);
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/repos/origins/r03/pulls"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!([{"number": 77, "html_url": "https://github.example/o/r03/pull/77"}])),
+        )
+        .with_priority(1)
+        .mount(&gh)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(wiremock::matchers::path("/repos/origins/r03/pulls/77"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"number": 77})))
+        .expect(1)
+        .mount(&gh)
+        .await;
     let before: Vec<String> = (0..11)
         .filter(|i| *i != 3)
         .map(|i| std::fs::read_to_string(ws.join(format!("reports/origins__r{i:02}/report.json"))).unwrap())
         .collect();
     let run = fleet(&["fleet", file.to_str().unwrap(), "--resume"], dir.path(), &gh).await;
-    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.code, 1, "the non-repository still fails: {}", run.stderr);
     let after: Vec<String> = (0..11)
         .filter(|i| *i != 3)
         .map(|i| std::fs::read_to_string(ws.join(format!("reports/origins__r{i:02}/report.json"))).unwrap())
@@ -160,6 +184,9 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
     assert_eq!(rec.0.lock().unwrap().len(), 9, "no PR was created again");
     let report: Value = serde_json::from_str(&std::fs::read_to_string(ws.join("fleet.json")).unwrap()).unwrap();
     assert_eq!(report["repos"].as_array().unwrap().iter().filter(|r| r["resumed"] == true).count(), 10);
+    let st = statuses(&report);
+    assert_eq!(st.iter().find(|(i, _)| i.ends_with("r03")).unwrap().1, "pr_updated");
+    gh.verify().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -195,6 +222,13 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     assert_eq!(a["counts"], b["counts"]);
     assert_eq!(a["exit_code"], b["exit_code"]);
     assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "dry runs call no API");
+    // Under --json, stdout is only events, each tagged with its repository.
+    let j = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run", "--json"], dir.path(), &gh).await;
+    let events: Vec<Value> = j.stdout.lines().map(|l| serde_json::from_str(l).expect("stdout is JSONL only")).collect();
+    assert!(events.iter().all(|e| e["repo"].is_string()), "every event names its repo");
+    let completed: std::collections::HashSet<&str> =
+        events.iter().filter(|e| e["type"] == "run_completed").map(|e| e["repo"].as_str().unwrap()).collect();
+    assert_eq!(completed.len(), 11, "one run_completed per repository that started a run");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
