@@ -222,6 +222,20 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     assert_eq!(a["counts"], b["counts"]);
     assert_eq!(a["exit_code"], b["exit_code"]);
     assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "dry runs call no API");
+    // --only failed: the two failures run again; the other nine are carried over.
+    let again = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run", "--only", "failed"], dir.path(), &gh).await;
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    let a2: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("whole/fleet.json")).unwrap()).unwrap();
+    let rerun: Vec<&str> = a2["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["resumed"] != true)
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rerun.len(), 2, "{rerun:?}");
+    assert!(rerun.iter().any(|i| i.ends_with("r03")) && rerun.iter().any(|i| i.ends_with("not-a-repo")), "{rerun:?}");
     // Under --json, stdout is only events, each tagged with its repository.
     let j = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run", "--json"], dir.path(), &gh).await;
     let events: Vec<Value> = j.stdout.lines().map(|l| serde_json::from_str(l).expect("stdout is JSONL only")).collect();
