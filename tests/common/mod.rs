@@ -149,3 +149,22 @@ pub fn assert_junit_valid(path: &Path) {
         .expect("xmllint must be installed (apt-get install libxml2-utils); .ci/run installs it");
     assert!(out.status.success(), "junit.xml is not valid against the XSD: {}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Command lines of live processes that contain `marker` (to prove nothing outlived a run).
+pub fn survivors(marker: &str) -> Vec<String> {
+    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().expect("ps runs");
+    String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| l.contains(marker) && !l.contains("ps -eo"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// Block until `path` exists (a marker a test's command creates), failing after `limit`.
+pub fn wait_for_file(path: &Path, limit: std::time::Duration) {
+    let start = std::time::Instant::now();
+    while !path.exists() {
+        assert!(start.elapsed() < limit, "{} did not appear within {limit:?}", path.display());
+        std::thread::park_timeout(std::time::Duration::from_millis(20));
+    }
+}

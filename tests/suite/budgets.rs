@@ -42,8 +42,6 @@ async fn the_wall_time_budget_runs_out_and_kills_the_running_command() {
     // The partial work is saved, not committed, and the checkout is restored.
     assert_eq!(report["saved_ref"], "refs/hone/wall/failed");
     assert!(repo.is_clean() && repo.head_branch() == "main");
-    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
-    let survivors: Vec<String> =
-        String::from_utf8_lossy(&ps.stdout).lines().filter(|l| l.contains(&marker)).map(str::to_string).collect();
-    assert!(survivors.is_empty(), "processes outlived the run: {survivors:?}");
+    let alive = survivors(&marker);
+    assert!(alive.is_empty(), "processes outlived the run: {alive:?}");
 }

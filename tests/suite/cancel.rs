@@ -3,17 +3,7 @@
 use crate::common::mock_model::{MockModel, call};
 use crate::common::*;
 use serde_json::json;
-use std::time::{Duration, Instant};
-
-/// Wait for `cond` (polling a file the test controls), failing after `limit`.
-fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < limit, "condition not reached within {limit:?}");
-        std::thread::yield_now();
-        std::thread::park_timeout(Duration::from_millis(20));
-    }
-}
+use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
@@ -35,7 +25,7 @@ async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
         .spawn()
         .unwrap();
     let started2 = started.clone();
-    tokio::task::spawn_blocking(move || wait_for(Duration::from_secs(60), || started2.exists())).await.unwrap();
+    tokio::task::spawn_blocking(move || wait_for_file(&started2, Duration::from_secs(60))).await.unwrap();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
@@ -56,11 +46,6 @@ async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
     assert!(repo.is_clean());
     assert_eq!(report["saved_ref"], "refs/hone/cancel/failed");
     assert_eq!(repo.show("refs/hone/cancel/failed", "status.txt"), "partial");
-    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
-    let alive: Vec<String> = String::from_utf8_lossy(&ps.stdout)
-        .lines()
-        .filter(|l| l.contains(&marker) && !l.contains("ps -eo"))
-        .map(str::to_string)
-        .collect();
-    assert!(alive.is_empty(), "processes outlived the cancelled run: {alive:?}");
+    let alive = survivors(&marker);
+    assert!(alive.is_empty(), "processes outlived the run: {alive:?}");
 }

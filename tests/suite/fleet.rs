@@ -272,15 +272,7 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
         .spawn()
         .unwrap();
     let s2 = started.clone();
-    tokio::task::spawn_blocking(move || {
-        let t = Instant::now();
-        while !s2.exists() {
-            assert!(t.elapsed() < std::time::Duration::from_secs(60), "no command started");
-            std::thread::park_timeout(std::time::Duration::from_millis(20));
-        }
-    })
-    .await
-    .unwrap();
+    tokio::task::spawn_blocking(move || wait_for_file(&s2, std::time::Duration::from_secs(60))).await.unwrap();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
@@ -288,11 +280,6 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
     assert_eq!(report["exit_code"], 130);
     assert!(statuses(&report).iter().all(|(_, s)| s == "cancelled"), "{:?}", statuses(&report));
-    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
-    let alive: Vec<String> = String::from_utf8_lossy(&ps.stdout)
-        .lines()
-        .filter(|l| l.contains(&marker) && !l.contains("ps -eo"))
-        .map(str::to_string)
-        .collect();
-    assert!(alive.is_empty(), "{alive:?}");
+    let alive = survivors(&marker);
+    assert!(alive.is_empty(), "processes outlived the run: {alive:?}");
 }

@@ -20,15 +20,6 @@ fn tool_results(mock: &MockModel, request: usize) -> Vec<String> {
     out
 }
 
-fn ps_lines(marker: &str) -> Vec<String> {
-    let ps = std::process::Command::new("ps").args(["-eo", "args"]).output().unwrap();
-    String::from_utf8_lossy(&ps.stdout)
-        .lines()
-        .filter(|l| l.contains(marker) && !l.contains("ps -eo"))
-        .map(str::to_string)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escapes_through_every_file_tool_are_refused_including_a_symlink_made_by_a_command() {
     let repo = broken_repo();
@@ -254,5 +245,5 @@ async fn a_grandchild_ignoring_sigterm_is_gone_after_a_timeout() {
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(tool_results(&mock, 1)[0].starts_with("error E_TOOL_TIMEOUT"));
-    assert!(ps_lines(&marker).is_empty(), "survivors: {:?}", ps_lines(&marker));
+    assert!(survivors(&marker).is_empty(), "survivors: {:?}", survivors(&marker));
 }
