@@ -212,9 +212,8 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
     let fleet = spec::load(&opts.file).map_err(render)?;
     let job_text = std::fs::read_to_string(&fleet.job)
         .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot read the job {}: {e}", fleet.job.display())))?;
-    crate::spec::load(&fleet.job).map_err(|e| agent::Invalid(e.render()))?;
+    let job_name = crate::spec::load(&fleet.job).map_err(|e| agent::Invalid(e.render()))?.name;
     let job_hash = hash_job(&job_text);
-    let job_name = crate::spec::load(&fleet.job).map(|j| j.name).unwrap_or_default();
     let mut targets = fleet.targets.clone();
     if let Some((i, n)) = opts.shard {
         targets = aggregate::shard(&targets, i, n);
