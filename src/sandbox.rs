@@ -115,10 +115,10 @@ pub fn apply(cmd: &mut Command, sb: &Sandbox) -> std::io::Result<()> {
         cmd.pre_exec(move || {
             if let Some((net, user)) = shared {
                 // Join the run's namespace: user namespace first when not root.
-                if let Some(u) = user {
-                    if libc::setns(u, libc::CLONE_NEWUSER) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                if let Some(u) = user
+                    && libc::setns(u, libc::CLONE_NEWUSER) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
                 }
                 if libc::setns(net, libc::CLONE_NEWNET) != 0 {
                     return Err(std::io::Error::last_os_error());

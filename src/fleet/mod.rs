@@ -258,8 +258,8 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         let (queue, fleet, shared, done, tx) = (queue.clone(), fleet.clone(), shared.clone(), done.clone(), tx.clone());
         workers.push(std::thread::spawn(move || {
             let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-            loop {
-                let Some(t) = queue.lock().ok().and_then(|mut q| q.pop_front()) else { break };
+            // The guard is moved into the closure and dropped before the body runs.
+            while let Some(t) = queue.lock().ok().and_then(|mut q| q.pop_front()) {
                 let r = if shared.cancel.is_cancelled() {
                     let mut r = failed(
                         &t,

@@ -73,7 +73,7 @@ pub fn token_width(src: &str, col: u64, is_key: bool) -> usize {
     match chars.next() {
         Some(q @ ('"' | '\'')) => chars.position(|c| c == q).map_or(rest.chars().count(), |p| p + 2),
         Some(_) => {
-            let w = rest.chars().take_while(|c| !matches!(c, ',' | '}' | ']' | '#') && !(is_key && *c == ':')).count();
+            let w = rest.chars().take_while(|c| !(matches!(c, ',' | '}' | ']' | '#') || is_key && *c == ':')).count();
             let token: String = rest.chars().take(w).collect();
             token.trim_end().chars().count().max(1)
         }

@@ -96,6 +96,7 @@ pub struct Loaded<T> {
 ///
 /// Returns `Err` only when the YAML itself does not parse; type and key errors are in
 /// `Loaded::errors`, with `Loaded::value` built from what remained valid.
+#[allow(clippy::result_large_err)] // one diagnostic, built once per file: size does not matter here
 pub fn load<T: DeserializeOwned + Default>(file: &str, text: &str) -> Result<Loaded<T>, Diagnostic> {
     let mut map = SourceMap { file: file.to_string(), text: text.to_string(), ..Default::default() };
     // YAML 1.2 Core booleans only: `no`, `off` and `y` stay strings (no "Norway problem").

@@ -205,7 +205,9 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
         }
     };
     // Compute every result first, so a patch applies to all its files or to none.
-    let mut planned: Vec<(super::paths::Resolved, Option<Vec<u8>>, Option<Vec<u8>>)> = Vec::new();
+    // (path, content before, content after; None = absent)
+    type Planned = (super::paths::Resolved, Option<Vec<u8>>, Option<Vec<u8>>);
+    let mut planned: Vec<Planned> = Vec::new();
     for f in &files {
         let Some(path) = f.new_path.as_ref().or(f.old_path.as_ref()) else {
             return ToolOutput::err(Code::InvalidArgs, "a file section has /dev/null on both sides");

@@ -124,6 +124,7 @@ pub async fn run_hone_env(args: &[&str], extra: &[&str], report_dir: PathBuf, en
             .env_remove("GITHUB_REPOSITORY")
             .env_remove("GITHUB_API_URL")
             .env_remove("GITHUB_EVENT_PATH")
+            .env_remove("GITHUB_EVENT_NAME")
             .env("RUST_LOG", "hone=debug")
             .envs(env)
             .timeout(std::time::Duration::from_secs(120))

@@ -164,3 +164,34 @@ async fn a_fork_pr_is_refused_with_the_reason_in_the_report() {
     assert_eq!(origin_head(&repo), head);
     gh.verify().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_actions_the_pr_comes_from_the_event_file() {
+    let repo = repo_with_pr_branch();
+    let head = origin_head(&repo);
+    let gh = MockServer::start().await;
+    mount_pr(&gh, &head, "stranger/app").await;
+    let event = repo.dir.path().join("event.json");
+    std::fs::write(&event, r#"{"action": "labeled", "number": 3, "pull_request": {"number": 3}}"#).unwrap();
+    let model = MockModel::start().await;
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, job_yaml("autofix", &model.base_url, false)).unwrap();
+    let (uri, ev): (&'static str, &'static str) = (gh.uri().leak(), event.to_str().unwrap().to_string().leak());
+    let env = [
+        ("GITHUB_TOKEN", TOKEN),
+        ("GITHUB_REPOSITORY", "acme/app"),
+        ("GITHUB_API_URL", uri),
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_EVENT_NAME", "pull_request"),
+        ("GITHUB_EVENT_PATH", ev),
+    ];
+    let run = run_hone_env(&["run", spec.to_str().unwrap()], &[], repo.dir.path().join("reports"), &env).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // PR #3 was read from the event (it is a fork PR here, so it is refused, not fixed).
+    assert_eq!(run.report()["status"], "skipped");
+    assert!(run.report()["summary"].as_str().unwrap().contains("PR #3 comes from the fork"));
+    assert_eq!(
+        gh.received_requests().await.unwrap().iter().filter(|r| r.url.path() == "/repos/acme/app/pulls/3").count(),
+        1
+    );
+}
