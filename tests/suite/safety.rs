@@ -247,3 +247,70 @@ async fn a_grandchild_ignoring_sigterm_is_gone_after_a_timeout() {
     assert!(tool_results(&mock, 1)[0].starts_with("error E_TOOL_TIMEOUT"));
     assert!(survivors(&marker).is_empty(), "survivors: {:?}", survivors(&marker));
 }
+
+/// Without root: commands are isolated through a user namespace, or, where the machine cannot do
+/// that, hone refuses at intake (exit 2) instead of running without a sandbox.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_root_commands_are_isolated_or_the_run_is_refused() {
+    let root = nix::unistd::geteuid().is_root();
+    let as_user = move |args: &[&str]| {
+        let mut c = if root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).args(args);
+            c
+        } else {
+            let mut c = std::process::Command::new(args[0]);
+            c.args(&args[1..]);
+            c
+        };
+        c.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+        c
+    };
+    let can_isolate = as_user(&["unshare", "--user", "--net", "true"]).status().is_ok_and(|s| s.success());
+    let repo = broken_repo();
+    if root {
+        std::process::Command::new("chown")
+            .args(["-R", "65534:65534", repo.dir.path().to_str().unwrap()])
+            .status()
+            .unwrap();
+        std::process::Command::new("chmod").args(["755", repo.dir.path().to_str().unwrap()]).status().unwrap();
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mock = MockModel::start().await;
+    let cmd = format!("(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-CONNECTED || echo NET-REFUSED");
+    mock.turn(call("run_cmd", json!({"command": cmd})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("done"), false);
+    let yaml = with_policy(&repo, &job_yaml("nonroot", &mock.base_url, false), OPEN_POLICY);
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, yaml).unwrap();
+    if root {
+        std::process::Command::new("chown")
+            .args(["-R", "65534:65534", repo.dir.path().to_str().unwrap()])
+            .status()
+            .unwrap();
+    }
+    let hone = env!("CARGO_BIN_EXE_hone");
+    let out = tokio::task::spawn_blocking(move || {
+        let mut c = as_user(&[hone, "run", spec.to_str().unwrap()]);
+        c.env("HONE_TEST_API_KEY", KEY).env("HOME", "/tmp").output().unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    if can_isolate {
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let result = tool_results(&mock, 1).remove(0);
+        assert!(result.contains("NET-REFUSED") && !result.contains("NET-CONNECTED"), "{result}");
+        let report: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(repo.dir.path().join("reports/report.json")).unwrap())
+                .unwrap();
+        assert_eq!(report["policy"]["sandbox"]["network_isolated"], true);
+    } else {
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("cannot run commands without network"), "{stderr}");
+        assert!(mock.requests().is_empty(), "nothing ran unsandboxed");
+    }
+    drop(listener);
+}
