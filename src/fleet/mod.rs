@@ -40,23 +40,13 @@ fn hash_job(text: &str) -> String {
     format!("{:016x}", h.finish())
 }
 
+/// A hardened git command (hooks, fsmonitor and outside config off), as for pushes.
 fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    c.current_dir(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]);
-    c
+    crate::forge::push::git(dir, None)
 }
 
 fn run_git(c: &mut Command, what: &str) -> Result<String, String> {
-    let out = c.output().map_err(|e| format!("cannot run git to {what}: {e}"))?;
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-    } else {
-        Err(format!("git could not {what}: {}", String::from_utf8_lossy(&out.stderr).trim()))
-    }
+    crate::forge::push::run(c, what).map_err(|e| e.message)
 }
 
 /// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.

@@ -136,7 +136,7 @@ impl Ship<'_> {
             out.url = result?;
             return Ok(out);
         }
-        let result = self.pull_request(&gh, r, changed || (committed.is_some() && out.pushed), &mut out).await;
+        let result = self.pull_request(&gh, r, changed, &mut out).await;
         out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
         result.map(|()| out)
     }

@@ -11,7 +11,7 @@ use std::process::Command;
 const HELPER: &str =
     "!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$HONE_GIT_TOKEN\"; }; f";
 
-fn git(repo: &Path, token: Option<&str>) -> Command {
+pub(crate) fn git(repo: &Path, token: Option<&str>) -> Command {
     let mut c = Command::new("git");
     c.current_dir(repo)
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -38,7 +38,7 @@ fn git(repo: &Path, token: Option<&str>) -> Command {
     c
 }
 
-fn run(c: &mut Command, what: &str) -> Result<String> {
+pub(crate) fn run(c: &mut Command, what: &str) -> Result<String> {
     let out = c.output().map_err(|e| HoneError::new(Code::Git, format!("cannot run git to {what}: {e}")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr).trim().to_string();

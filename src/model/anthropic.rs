@@ -1,7 +1,7 @@
 //! The Anthropic Messages API client: `tool_use`/`tool_result` blocks, `cache_control` on the
 //! stable prefix (system prompt and tools), streamed (SSE event names) and not.
 
-use super::openai::retry_after;
+use super::openai::{retry_after, transport_error};
 use super::stream::classify_message;
 use super::{ChatRequest, ModelError, check_reply};
 use crate::protocol::{FinishReason, Message, Reply, Role, ToolCall, Usage};
@@ -245,12 +245,7 @@ impl Anthropic {
                     format!("no response within {}s", self.request_timeout.as_secs()),
                 ));
             }
-            Ok(Err(e)) => {
-                return Err(ModelError::retryable(
-                    if e.is_timeout() { "timeout" } else { "connection" },
-                    format!("request failed: {e}"),
-                ));
-            }
+            Ok(Err(e)) => return Err(transport_error(&e)),
             Ok(Ok(r)) => r,
         };
         let status = resp.status().as_u16();

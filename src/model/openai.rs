@@ -195,7 +195,7 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
     })
 }
 
-fn transport_error(e: &reqwest::Error) -> ModelError {
+pub(super) fn transport_error(e: &reqwest::Error) -> ModelError {
     let kind = if e.is_timeout() {
         "timeout"
     } else if e.is_decode() || e.is_body() {
