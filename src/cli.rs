@@ -14,6 +14,9 @@ pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace). RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// No progress on stderr: only warnings, errors and the result line.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -32,9 +35,13 @@ pub enum FleetAction {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run a job: model tool loop, verification, commit, reports.
+    ///
+    /// Without a job spec, `--task` and `--model` run a one-off job on the repository of the
+    /// current directory, with the defaults of a spec.
     Run {
-        /// The job spec (YAML).
-        job: PathBuf,
+        /// The job spec (YAML). The repository is the git work tree that contains it, unless
+        /// `repo.path` or `--repo` names one.
+        job: Option<PathBuf>,
         /// The repository to work on (overrides `repo.path`).
         #[arg(long)]
         repo: Option<PathBuf>,
@@ -47,12 +54,18 @@ pub enum Command {
         /// Do not push or call the GitHub API: write pr.md and change.patch to the report dir.
         #[arg(long)]
         dry_run: bool,
-        /// Override the spec's task.
+        /// Override the spec's task (or give one the spec lacks).
         #[arg(long)]
         task: Option<String>,
         /// Override the spec's model name.
         #[arg(long)]
         model: Option<String>,
+        /// Override the job's name (and so its branch, `hone/NAME`).
+        #[arg(long)]
+        name: Option<String>,
+        /// A verify command for a one-off job without a spec (repeatable).
+        #[arg(long, value_name = "COMMAND", requires = "task")]
+        verify: Vec<String>,
         /// Autofix mode: fix this pull request in place (overrides `pr.number`).
         #[arg(long)]
         pr: Option<u64>,
@@ -83,9 +96,10 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Check a job spec (and the policy it names) without running anything. Every error is listed.
+    /// Check a job spec (and the policy it names), a fleet file or a policy file without running
+    /// anything. Every error is listed.
     Validate {
-        /// The job spec (YAML).
-        job: PathBuf,
+        /// The file (YAML): what it is is told from its keys.
+        file: PathBuf,
     },
 }

@@ -49,6 +49,12 @@ pub enum Code {
     /// The forge (GitHub) API failed or refused a request.
     #[serde(rename = "E_FORGE")]
     Forge,
+    /// A verify command cannot run at all (not found, not executable, no JUnit file).
+    #[serde(rename = "E_CHECK")]
+    Check,
+    /// The model ended its work as blocked (`finish` with `outcome: blocked`).
+    #[serde(rename = "E_BLOCKED")]
+    Blocked,
 }
 
 impl Code {
@@ -68,6 +74,8 @@ impl Code {
             Code::Cancelled => "E_CANCELLED",
             Code::NotFound => "E_NOT_FOUND",
             Code::Forge => "E_FORGE",
+            Code::Check => "E_CHECK",
+            Code::Blocked => "E_BLOCKED",
         }
     }
 }
@@ -136,6 +144,8 @@ mod tests {
             Code::Cancelled,
             Code::NotFound,
             Code::Forge,
+            Code::Check,
+            Code::Blocked,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

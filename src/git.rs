@@ -39,12 +39,15 @@ pub struct FileChange {
 pub struct Workspace {
     repo: Repository,
     root: PathBuf,
-    /// Repo-relative paths hone never commits or reports as changes (its own report dir).
+    /// Repo-relative paths hone never commits or reports as changes (its own directory, the
+    /// report dir, the checks' JUnit files).
     excluded: Vec<String>,
 }
 
 impl Workspace {
-    pub fn open(path: &Path, excluded_abs: &[PathBuf]) -> Result<Workspace> {
+    /// Open the work tree at `path` (its root). `excluded`: repo-relative paths that are never
+    /// part of the change, never make the tree dirty, and are never removed by a restore.
+    pub fn open(path: &Path, excluded: Vec<String>) -> Result<Workspace> {
         let repo = Repository::open(path).map_err(|e| {
             HoneError::new(Code::Git, format!("`{}` is not a git repository: {}", path.display(), e.message()))
                 .hint("point `repo.path` (or --repo) at a git checkout, or set `repo.scratch: true` to copy a plain directory into a fresh repository")
@@ -54,14 +57,7 @@ impl Workspace {
             .ok_or_else(|| HoneError::new(Code::Git, "the repository is bare").hint("use a checkout with a work tree"))?
             .canonicalize()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
-        let excluded = excluded_abs
-            .iter()
-            .filter_map(|p| {
-                let p = p.canonicalize().unwrap_or_else(|_| p.clone());
-                p.strip_prefix(&root).ok().map(|r| r.to_string_lossy().into_owned())
-            })
-            .filter(|r| !r.is_empty())
-            .collect();
+        let excluded = excluded.into_iter().filter(|r| !r.is_empty()).collect();
         Ok(Workspace { repo, root, excluded })
     }
 

@@ -4,6 +4,7 @@ use clap::Parser;
 use hone::agent::{self, RunOptions};
 use hone::cli::{Cli, Command};
 use hone::exit;
+use hone::progress::Progress;
 use hone::redact::Redactor;
 use std::io::Write;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +20,7 @@ fn main() {
     };
     hone::git::isolate_config();
     let redactor = Redactor::new();
-    init_tracing(cli.verbose, redactor.clone());
+    init_tracing(cli.verbose, cli.quiet, redactor.clone());
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -27,71 +28,62 @@ fn main() {
             std::process::exit(exit::INFRA_FAILURE);
         }
     };
+    let quiet = cli.quiet;
     let code = rt.block_on(async move {
         match cli.command {
-            Command::Validate { job } => validate(&job),
+            Command::Validate { file } => validate(&file),
             Command::Fleet { action, file, resume, only, dry_run, emit_matrix, shard, json } => {
-                fleet(action, file, resume, only.is_some(), dry_run, emit_matrix, shard, json, redactor).await
+                let f = FleetArgs { resume, only_failed: only.is_some(), dry_run, emit_matrix, shard, json, quiet };
+                fleet(action, file, f, redactor).await
             }
-            Command::Run { job, repo, report_dir, json, dry_run, task, model, pr } => {
+            Command::Run { job, repo, report_dir, json, dry_run, task, model, name, verify, pr } => {
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
-                let json_out: Option<Box<dyn Write + Send>> =
-                    json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
+                let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
+                let mut opts = RunOptions::new(job, cancel, redactor);
+                opts.json_out = json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
+                opts.progress = (!quiet).then(|| Progress::stderr(in_actions));
                 // Under GitHub Actions, workflow commands go to stdout (stderr with --json, to keep
                 // the JSONL stream clean).
-                let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-                let commands_out: Option<Box<dyn Write + Send>> = match (in_actions, json) {
+                opts.commands_out = match (in_actions, json) {
                     (false, _) => None,
                     (true, false) => Some(Box::new(std::io::stdout())),
                     (true, true) => Some(Box::new(std::io::stderr())),
                 };
-                let opts = RunOptions {
-                    spec: job,
-                    repo,
-                    report_dir,
-                    json_out,
-                    cancel,
-                    redactor,
-                    dry_run,
-                    commands_out,
-                    task,
-                    model,
-                    pr,
-                    base: None,
-                    github_repo: None,
-                    event_repo: None,
-                };
-                match agent::run(opts).await {
-                    Ok(outcome) => {
-                        if !json {
-                            println!("{}", outcome.line);
-                        }
-                        outcome.exit_code
-                    }
-                    Err(agent::Invalid(msg)) => {
-                        eprintln!("{msg}");
-                        exit::INVALID_INPUT
-                    }
+                (opts.repo, opts.report_dir, opts.dry_run) = (repo, report_dir, dry_run);
+                (opts.task, opts.model, opts.name, opts.verify, opts.pr) = (task, model, name, verify, pr);
+                let outcome = agent::run(opts).await;
+                if let Some(m) = &outcome.message {
+                    eprintln!("{m}");
                 }
+                if !json {
+                    println!("{}", outcome.line);
+                }
+                outcome.exit_code
             }
         }
     });
     std::process::exit(code);
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn fleet(
-    action: Option<hone::cli::FleetAction>,
-    file: Option<std::path::PathBuf>,
+/// `hone fleet`'s flags.
+struct FleetArgs {
     resume: bool,
     only_failed: bool,
     dry_run: bool,
     emit_matrix: Option<usize>,
     shard: Option<String>,
     json: bool,
+    quiet: bool,
+}
+
+async fn fleet(
+    action: Option<hone::cli::FleetAction>,
+    file: Option<std::path::PathBuf>,
+    a: FleetArgs,
     redactor: Redactor,
 ) -> i32 {
+    let FleetArgs { resume, only_failed, dry_run, emit_matrix, shard, json, quiet } = a;
     let report = |r: Result<hone::fleet::FleetOutcome, agent::Invalid>| match r {
         Ok(o) => {
             if !json {
@@ -99,8 +91,8 @@ async fn fleet(
             }
             o.exit_code
         }
-        Err(agent::Invalid(msg)) => {
-            eprintln!("{msg}");
+        Err(e) => {
+            eprintln!("{}", e.message);
             exit::INVALID_INPUT
         }
     };
@@ -136,39 +128,17 @@ async fn fleet(
     };
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
-    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor, json };
+    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor, json, quiet };
     report(hone::fleet::run(opts).await)
 }
 
-fn validate(job: &std::path::Path) -> i32 {
-    let spec = match hone::spec::load(job) {
-        Ok(j) => j,
-        Err(e) => {
-            eprint!("{}", e.render());
-            if let hone::spec::SpecError::Invalid(d) = &e {
-                eprintln!("{} error(s) found", d.len());
-            }
-            return exit::INVALID_INPUT;
-        }
-    };
-    match hone::agent::intake::load_policy(&spec) {
-        Ok(p) => {
-            let source = p
-                .source
-                .as_ref()
-                .map_or("the built-in default policy".to_string(), |s| format!("policy {}", s.display()));
-            println!(
-                "{}: valid (job `{}`, {} check(s), branch `{}`; {source}: network {}, sandbox {})",
-                job.display(),
-                spec.name,
-                spec.verify.len(),
-                spec.git.branch,
-                if p.network { "on" } else { "off" },
-                if p.sandbox { "on" } else { "off" },
-            );
+fn validate(file: &std::path::Path) -> i32 {
+    match hone::validate::validate(file) {
+        Ok(line) => {
+            println!("{line}");
             exit::SUCCESS
         }
-        Err(hone::agent::Invalid(msg)) => {
+        Err(msg) => {
             eprintln!("{msg}");
             exit::INVALID_INPUT
         }
@@ -200,12 +170,14 @@ fn spawn_signal_handler(cancel: CancellationToken) {
     });
 }
 
-/// Logs go to stderr, every line through the redactor.
-fn init_tracing(verbose: u8, redactor: Redactor) {
+/// Logs go to stderr, every line through the redactor. Progress lines cover what info logs
+/// would say, so by default only warnings and errors are logged.
+fn init_tracing(verbose: u8, quiet: bool, redactor: Redactor) {
     use tracing_subscriber::EnvFilter;
-    let default = match verbose {
-        0 => "hone=info",
-        1 => "hone=debug",
+    let default = match (verbose, quiet) {
+        (0, true) => "hone=error",
+        (0, false) => "hone=warn",
+        (1, _) => "hone=debug",
         _ => "hone=trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));

@@ -114,14 +114,17 @@ pub struct ToolOutput {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<Code>,
     pub content: String,
+    /// For a command: its exit code (`None` when it did not run or was killed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 impl ToolOutput {
     pub fn ok(content: impl Into<String>) -> Self {
-        Self { ok: true, code: None, content: content.into() }
+        Self { ok: true, code: None, content: content.into(), exit_code: None }
     }
     pub fn err(code: Code, message: impl Into<String>) -> Self {
-        Self { ok: false, code: Some(code), content: format!("error {code}: {}", message.into()) }
+        Self { ok: false, code: Some(code), content: format!("error {code}: {}", message.into()), exit_code: None }
     }
 }
 
@@ -214,6 +217,9 @@ pub enum Event {
         tool: String,
         ok: bool,
         code: Option<Code>,
+        /// For `run_cmd`: the command's exit code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
         duration_ms: u64,
     },
     VerifyStarted {

@@ -30,8 +30,37 @@ impl Loop<'_> {
         match call.name.as_str() {
             "update_plan" if self.job.plan => Some(self.update_plan(turn, call).await),
             "request_clarification" => Some(self.clarify(call)),
+            "finish" => Some(self.finish_tool(call)),
             _ => None,
         }
+    }
+
+    /// `finish`: the model says how it ended; the loop acts on it after this turn's calls.
+    fn finish_tool(&mut self, call: &ToolCall) -> ToolOutput {
+        use crate::report::{FinishOutcome, FinishRecord};
+        let f: FinishRecord = match serde_json::from_str(&call.arguments) {
+            Ok(f) => f,
+            Err(e) => {
+                return ToolOutput::err(
+                    Code::InvalidArgs,
+                    format!("the arguments of `finish` do not match its schema: {e}"),
+                );
+            }
+        };
+        let reason = f.reason.as_deref().map(str::trim).unwrap_or("");
+        if f.outcome == FinishOutcome::Blocked && reason.is_empty() {
+            return ToolOutput::err(Code::InvalidArgs, "`finish` with outcome `blocked` needs a `reason`");
+        }
+        let red = &self.tools.redactor;
+        let f = FinishRecord { summary: red.apply(&f.summary), reason: f.reason.map(|r| red.apply(&r)), ..f };
+        let note = match f.outcome {
+            FinishOutcome::Done => {
+                "Recorded. hone now runs the checks; if one fails you get its output and can fix it."
+            }
+            FinishOutcome::Blocked => "Recorded: the run ends here as blocked, and your work is saved for a person.",
+        };
+        self.finished = Some(f);
+        ToolOutput::ok(note)
     }
 
     fn clarify(&mut self, call: &ToolCall) -> ToolOutput {
@@ -108,28 +137,21 @@ impl Loop<'_> {
             let oid = git2::Oid::from_str(&last.commit).map_err(|e| e.to_string())?;
             self.ws.reset_worktree_to(oid).map_err(|e| e.message)?;
             let reason = format!(
-                "{label} made the checks worse ({} failing check(s), {} failing test(s); checkpoint {} had {} and {})",
-                score.0, score.1, last.id, last.score.0, last.score.1
+                "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
+                crate::verify::failure_summary(results),
+                score.0,
+                score.1,
+                last.score.0,
+                last.score.1,
+                last.id,
+                last.label
             );
             self.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.report.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
             *self.report.faults.entry("rollback".into()).or_default() += 1;
-            let failing: Vec<String> = results
-                .iter()
-                .filter(|r| !r.accepted)
-                .map(|r| {
-                    if r.new_failures.is_empty() {
-                        format!("`{}`", r.name)
-                    } else {
-                        format!("`{}` (new failures: {})", r.name, r.new_failures.join(", "))
-                    }
-                })
-                .collect();
             return Ok(Some(format!(
-                "\nhone rolled the work tree back to checkpoint {} ({}): {reason}. Failing: {}. Your changes since then are gone. Replan the remaining steps with update_plan, then continue.",
-                last.id,
-                last.label,
-                failing.join(", ")
+                "\nhone rolled the work tree back to checkpoint {} ({}): {reason}. Your changes since then are gone. Replan the remaining steps with update_plan, then continue.",
+                last.id, last.label
             )));
         }
         let id = last.id + 1;

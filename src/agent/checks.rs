@@ -9,6 +9,11 @@ impl Loop<'_> {
     /// Run every check once and judge it against the baseline; with `record`, emit events and
     /// keep the results in the report.
     pub async fn run_checks(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
+        let baseline = attempt == 0 && record;
+        if !baseline && !self.touched {
+            // A command may have changed files: the change existed, whatever happens to it later.
+            self.touched = self.ws.changes(self.base).is_ok_and(|c| !c.is_empty());
+        }
         let mut results: Vec<verify::CheckResult> = Vec::new();
         for check in &self.job.verify {
             if record {
@@ -30,6 +35,7 @@ impl Loop<'_> {
             )
             .await;
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
+            r.junit_error = r.junit_error.map(|e| self.tools.redactor.apply(&e));
             r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
             if attempt != 0 || !self.report.baseline.is_empty() {
                 let base = self.report.baseline.iter().find(|b| b.name == r.name).cloned();

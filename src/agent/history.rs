@@ -7,7 +7,23 @@ use std::collections::HashSet;
 
 pub const INTERRUPTED: &str = "error E_TOOL_INTERRUPTED: the tool call was interrupted before it produced a result";
 
-/// Return a copy of `messages` with valid tool-call pairing, and how many repairs were made.
+/// Replace tool-call arguments that are not a JSON object with `{}`: servers such as llama.cpp's
+/// refuse a whole request whose history holds one (HTTP 500), and the others need an object too.
+/// The tool result already told the model what was wrong. Returns how many were replaced.
+pub fn json_arguments(m: &mut Message) -> usize {
+    let mut replaced = 0;
+    for c in &mut m.tool_calls {
+        let is_object = serde_json::from_str::<serde_json::Value>(&c.arguments).is_ok_and(|v| v.is_object());
+        if !is_object {
+            c.arguments = "{}".into();
+            replaced += 1;
+        }
+    }
+    replaced
+}
+
+/// Return a copy of `messages` with valid tool-call pairing and JSON arguments, and how many
+/// repairs were made.
 pub fn enforce(messages: &[Message]) -> (Vec<Message>, usize) {
     let mut out = Vec::with_capacity(messages.len());
     let mut repairs = 0;
@@ -15,7 +31,10 @@ pub fn enforce(messages: &[Message]) -> (Vec<Message>, usize) {
     while i < messages.len() {
         let m = &messages[i];
         if m.role == Role::Assistant && !m.tool_calls.is_empty() {
-            out.push(m.clone());
+            let mut m = m.clone();
+            repairs += json_arguments(&mut m);
+            out.push(m);
+            let m = &messages[i];
             let expected: Vec<&str> = m.tool_calls.iter().map(|c| c.id.as_str()).collect();
             let mut answered: HashSet<&str> = HashSet::new();
             let mut j = i + 1;
@@ -74,6 +93,25 @@ mod tests {
         let (fixed, repairs) = enforce(&h);
         assert_eq!((fixed, repairs), (h.clone(), 0));
         assert!(is_valid(&h));
+    }
+
+    #[test]
+    fn arguments_that_are_not_a_json_object_are_replaced() {
+        let mut bad = call("a");
+        bad.arguments = "{\"path\": ".into();
+        let mut list = call("b");
+        list.arguments = "[1]".into();
+        let h = vec![
+            Message::assistant("", vec![bad, list, call("c")]),
+            Message::tool("a", "e"),
+            Message::tool("b", "e"),
+            Message::tool("c", "ok"),
+        ];
+        let (fixed, repairs) = enforce(&h);
+        assert_eq!(repairs, 2);
+        let args: Vec<&str> = fixed[0].tool_calls.iter().map(|c| c.arguments.as_str()).collect();
+        assert_eq!(args, ["{}", "{}", "{}"]);
+        assert_eq!(fixed[0].tool_calls[0].id, "a", "ids and names are kept");
     }
 
     #[test]

@@ -1,12 +1,15 @@
-//! Intake: load and check the spec and the policy, build the model client, open the repo, and
-//! set up the sandbox. Everything here is an input problem (exit 2) when it fails.
+//! Intake: load and check the spec and the policy, find the repository and the report dir, build
+//! the model client, open the repo, and set up the sandbox. Everything here is an input problem
+//! (exit 2) when it fails, and is reported in the report dir as far as intake got.
 
-use super::{Invalid, RunOptions, setup};
+use super::{Invalid, RunOptions, locate, setup};
+use crate::error::Code;
 use crate::events::Events;
 use crate::git::Workspace;
 use crate::model::Model;
 use crate::policy::{self, Policy};
 use crate::redact::Redactor;
+use crate::report::dir::ReportDir;
 use crate::sandbox::{self, Sandbox, SandboxReport};
 use crate::spec::{self, Job};
 use std::path::{Path, PathBuf};
@@ -26,32 +29,57 @@ pub struct Prepared {
     pub sandbox: Sandbox,
     pub sandbox_report: SandboxReport,
     pub redactor: Redactor,
-    pub report_dir: PathBuf,
+    pub report_dir: ReportDir,
     pub events: Events,
+}
+
+/// Intake failed: why, and as much as intake knew of where to report it.
+pub struct Failure {
+    pub invalid: Invalid,
+    /// The job's name, when the spec loaded.
+    pub job: Option<String>,
+    /// Where the reports go; `None` when even that could not be settled.
+    pub report_dir: Option<ReportDir>,
+    pub events: Option<Events>,
 }
 
 /// Load the policy the job names (or the built-in one), with the verify commands allowed.
 pub fn load_policy(job: &Job) -> Result<Policy, Invalid> {
     let mut p = match &job.policy {
-        Some(path) => policy::load(path)
-            .map_err(|d| Invalid(d.iter().map(|d| d.render("E_POLICY")).collect::<Vec<_>>().join("\n")))?,
+        Some(path) => policy::load(path).map_err(|d| {
+            Invalid::new(Code::Policy, d.iter().map(|d| d.render("E_POLICY")).collect::<Vec<_>>().join("\n"))
+        })?,
         None => Policy::builtin(),
     };
     p.allow_verify(&job.verify.iter().map(|v| (v.name.clone(), v.run.clone())).collect::<Vec<_>>());
     Ok(p)
 }
 
-pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
-    let mut job = spec::load(&opts.spec).map_err(|e| Invalid(e.render()))?;
-    if let Some(r) = opts.repo.take() {
-        job.repo.path = r;
-    }
-    if let Some(d) = opts.report_dir.take() {
-        job.report_dir = d;
-    }
-    if let Some(t) = opts.task.take().filter(|t| !t.trim().is_empty()) {
-        job.task = t;
-    }
+/// The job from the spec (or the command line alone), with the command line's overrides.
+fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
+    let overrides = spec::Overrides { task: opts.task.take(), name: opts.name.take() };
+    let mut job = match &opts.spec {
+        Some(path) => spec::load_with(path, &overrides).map_err(|e| Invalid::new(Code::Spec, e.render()))?,
+        None => {
+            let task = overrides.task.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+                Invalid::new(
+                    Code::Spec,
+                    "error[E_SPEC]: give a job spec (`hone run JOB.yaml`), or a task and a model (`hone run --task TEXT --model NAME`)",
+                )
+            })?;
+            let model = opts.model.clone().filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+                Invalid::new(Code::Spec, "error[E_SPEC]: `--task` without a job spec needs `--model NAME` too")
+            })?;
+            let a = spec::adhoc::Adhoc {
+                provider: setup::provider_for(&model),
+                task,
+                model,
+                verify: std::mem::take(&mut opts.verify),
+                name: overrides.name.clone(),
+            };
+            spec::adhoc::job(&a, &locate::cwd()).map_err(|e| Invalid::new(Code::Spec, e.render()))?
+        }
+    };
     if let Some(m) = opts.model.take().filter(|m| !m.trim().is_empty()) {
         job.model.name = m;
     }
@@ -61,17 +89,70 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
     if let Some(b) = opts.base.take() {
         job.repo.base = Some(b);
     }
-    let mut policy = load_policy(&job)?;
+    Ok(job)
+}
+
+/// Stage 1: the job, the repository and the report dir, which is cleared of an earlier run's
+/// reports and holds `events.jsonl` from here on.
+fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Failure> {
+    let early = |invalid: Invalid, job: Option<String>, report_dir: Option<ReportDir>| Failure {
+        invalid,
+        job,
+        report_dir,
+        events: None,
+    };
+    let job = match load_job(opts) {
+        Ok(j) => j,
+        Err(e) => return Err(early(e, None, locate::fallback_report_dir(opts))),
+    };
+    let mut job = job;
+    let name = Some(job.name.clone());
+    let root = match locate::repo_root(&job, opts.repo.take()) {
+        Ok(r) => r,
+        Err(e) => return Err(early(e, name, locate::fallback_report_dir(opts))),
+    };
+    job.repo.path = Some(root);
+    let wanted = locate::report_dir_path(&job, opts.report_dir.take());
+    let report_dir = ReportDir::new(&wanted, job.repo.path.as_deref()).and_then(|d| d.prepare().map(|()| d));
+    let report_dir = match report_dir {
+        Ok(d) => d,
+        Err(e) => {
+            let msg = format!("error[E_IO]: cannot use the report dir {}: {e}", wanted.display());
+            return Err(early(Invalid::new(Code::Io, msg), name, None));
+        }
+    };
+    let events = Events::new(
+        uuid::Uuid::new_v4().to_string(),
+        opts.redactor.clone(),
+        opts.json_out.take(),
+        opts.event_repo.take(),
+        opts.progress.take(),
+    );
+    if let Err(e) = report_dir.create("events.jsonl").map(|f| events.attach_file(f)) {
+        let msg = format!("error[E_IO]: cannot write {}/events.jsonl: {e}", report_dir.path().display());
+        return Err(early(Invalid::new(Code::Io, msg), name, Some(report_dir)));
+    }
+    Ok((job, report_dir, events))
+}
+
+pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Failure> {
+    let (job, report_dir, events) = stage_one(opts)?;
+    let name = job.name.clone();
+    let (rd, ev) = (report_dir.clone(), events.clone());
+    let fail = move |invalid: Invalid| Failure {
+        invalid,
+        job: Some(name.clone()),
+        report_dir: Some(rd.clone()),
+        events: Some(ev.clone()),
+    };
     let redactor = opts.redactor.clone();
     setup::collect_secrets(&redactor, &job);
+    let mut policy = load_policy(&job).map_err(&fail)?;
     setup::policy_secrets(&redactor, &policy);
-    let model = setup::model(&job).map_err(Invalid)?;
-    if job.repo.scratch {
-        let dest = job.spec_path.parent().unwrap_or(Path::new(".")).join(".hone/scratch").join(&job.name);
-        crate::git::init_scratch(&job.repo.path, &dest).map_err(|e| Invalid(e.render()))?;
-        job.repo.path = dest;
-    }
-    let ws = Workspace::open(&job.repo.path, std::slice::from_ref(&job.report_dir)).map_err(|e| Invalid(e.render()))?;
+    let model = setup::model(&job).map_err(|m| fail(Invalid::new(Code::Spec, m)))?;
+    let root = job.repo.path.clone().unwrap_or_default();
+    let excluded = locate::exclusions(&root, report_dir.path(), &job);
+    let ws = Workspace::open(&root, excluded).map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     // The model may not edit its own instructions.
     for (path, why) in
         [(Some(&job.spec_path), "protected: the job spec"), (job.policy.as_ref(), "protected: the policy file")]
@@ -84,25 +165,20 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
         }
     }
     if !job.repo.allow_dirty {
-        let dirty = ws.dirty_paths().map_err(|e| Invalid(e.render()))?;
+        let dirty = ws.dirty_paths().map_err(|e| fail(Invalid::new(e.code, e.render())))?;
         if !dirty.is_empty() {
             let list: Vec<_> = dirty.iter().take(10).map(|p| format!("    {p}")).collect();
-            return Err(Invalid(format!(
-                "error[E_GIT]: the work tree at {} has uncommitted changes:\n{}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
-                ws.root().display(),
-                list.join("\n")
+            return Err(fail(Invalid::new(
+                Code::Git,
+                format!(
+                    "error[E_GIT]: the work tree at {} has uncommitted changes:\n{}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
+                    ws.root().display(),
+                    list.join("\n")
+                ),
             )));
         }
     }
-    let (sandbox, sandbox_report) = build_sandbox(&policy, ws.root()).await?;
-    std::fs::create_dir_all(&job.report_dir)
-        .map_err(|e| Invalid(format!("error[E_IO]: cannot create the report dir {}: {e}", job.report_dir.display())))?;
-    let report_dir = job.report_dir.canonicalize().unwrap_or_else(|_| job.report_dir.clone());
-    let events = Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), opts.json_out.take())
-        .with_repo(opts.event_repo.take());
-    events.open_file(&report_dir.join("events.jsonl")).map_err(|e| {
-        Invalid(format!("error[E_IO]: cannot write {}: {e}", report_dir.join("events.jsonl").display()))
-    })?;
+    let (sandbox, sandbox_report) = build_sandbox(&policy, ws.root()).await.map_err(&fail)?;
     let mut prepared = Prepared {
         job,
         model,
@@ -117,7 +193,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Invalid> {
         skip: None,
         github_repo: opts.github_repo.take(),
     };
-    autofix(&mut prepared).await?;
+    autofix(&mut prepared).await.map_err(&fail)?;
     Ok(prepared)
 }
 
@@ -128,7 +204,7 @@ async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
     let Some(number) = p.job.pr.number.or_else(|| if in_actions { autofix::number_from_event() } else { None }) else {
         return Ok(());
     };
-    let fail = |m: String| Invalid(format!("error[E_FORGE]: autofix of PR #{number}: {m}"));
+    let fail = |m: String| Invalid::new(Code::Forge, format!("error[E_FORGE]: autofix of PR #{number}: {m}"));
     let token = std::env::var(&p.job.git.token_env)
         .ok()
         .filter(|t| !t.trim().is_empty())
@@ -174,9 +250,12 @@ async fn build_sandbox(policy: &Policy, root: &Path) -> Result<(Sandbox, Sandbox
     }
     let isolate = !policy.network;
     if isolate && let Err(e) = sandbox::probe_netns().await {
-        return Err(Invalid(format!(
-            "error[E_POLICY]: the policy says `network: false`, but this machine cannot run commands without network: {e}\n  = help: allow unprivileged user namespaces (or run as root), set `network: true`, or set `sandbox: off` in the policy to run unconfined on purpose"
-        )));
+        return Err(Invalid::new(
+            Code::Policy,
+            format!(
+                "error[E_POLICY]: the policy says `network: false`, but this machine cannot run commands without network: {e}\n  = help: allow unprivileged user namespaces (or run as root), set `network: true`, or set `sandbox: off` in the policy to run unconfined on purpose"
+            ),
+        ));
     }
     let abi = sandbox::landlock_abi();
     let mut writable: Vec<PathBuf> = vec![root.to_path_buf(), "/tmp".into(), "/var/tmp".into(), "/dev".into()];

@@ -1,11 +1,14 @@
 //! One `hone run`: intake, the turn loop under the run's budgets, the guards, then commit or save
-//! the work, restore the user's checkout, and write every report.
+//! the work, restore the user's checkout, and write every report, however the run ends.
 
 pub mod checkpoint;
 pub mod checks;
 pub mod context;
+mod execute;
+mod finish;
 pub mod history;
 pub mod intake;
+pub mod locate;
 pub mod plan;
 pub mod prompt;
 pub mod repomap;
@@ -16,30 +19,30 @@ pub mod summarize;
 pub mod turns;
 pub mod watchdog;
 
-use crate::error::{Code, HoneError};
-use crate::events::now_rfc3339;
+use crate::error::Code;
+use crate::events::{Events, now_rfc3339};
 use crate::forge;
-use crate::git::OriginalHead;
-use crate::guard::{GitGuard, diff_guard};
-use crate::protocol::{Event, Message};
+use crate::progress::Progress;
+use crate::protocol::Event;
 use crate::redact::Redactor;
-use crate::report::{self, CommitInfo, ErrorRecord, RunReport, Status};
-use crate::spec;
-use crate::tools::{self, ToolContext, paths::Root};
+use crate::report::dir::ReportDir;
+use crate::report::{self, ErrorRecord, RunReport, Status};
 use intake::Prepared;
 use state::{Machine, State};
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 pub struct RunOptions {
-    pub spec: PathBuf,
+    /// The job spec; `None`: a one-off job from `task` and `model` alone.
+    pub spec: Option<PathBuf>,
     pub repo: Option<PathBuf>,
     pub report_dir: Option<PathBuf>,
     /// Where the JSONL event stream goes under `--json`.
     pub json_out: Option<Box<dyn Write + Send>>,
+    /// Human progress (stderr), unless `--quiet`.
+    pub progress: Option<Progress>,
     pub cancel: CancellationToken,
     pub redactor: Redactor,
     /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
@@ -49,6 +52,9 @@ pub struct RunOptions {
     /// Overrides from the command line (the Action's inputs).
     pub task: Option<String>,
     pub model: Option<String>,
+    pub name: Option<String>,
+    /// Verify commands for a one-off job (no spec).
+    pub verify: Vec<String>,
     pub pr: Option<u64>,
     /// Overrides `repo.base` (fleet: a repository's base branch).
     pub base: Option<String>,
@@ -58,22 +64,104 @@ pub struct RunOptions {
     pub event_repo: Option<String>,
 }
 
-/// How the run ended, for the CLI.
+impl RunOptions {
+    /// Options for running `spec` with nothing overridden.
+    pub fn new(spec: Option<PathBuf>, cancel: CancellationToken, redactor: Redactor) -> Self {
+        RunOptions {
+            spec,
+            repo: None,
+            report_dir: None,
+            json_out: None,
+            progress: None,
+            cancel,
+            redactor,
+            dry_run: false,
+            commands_out: None,
+            task: None,
+            model: None,
+            name: None,
+            verify: vec![],
+            pr: None,
+            base: None,
+            github_repo: None,
+            event_repo: None,
+        }
+    }
+}
+
+/// How the run ended.
 pub struct RunOutcome {
+    pub status: Status,
     pub exit_code: i32,
     /// The one-line result for stdout.
     pub line: String,
+    /// A message for stderr (an input problem, rendered with its position and what to do).
+    pub message: Option<String>,
+    pub report: Box<RunReport>,
 }
 
-/// Input problems found before the run starts: rendered messages for stderr (exit 2).
-#[derive(Debug)]
-pub struct Invalid(pub String);
+/// An input problem found before the run starts: its code and the message rendered for stderr.
+#[derive(Debug, Clone)]
+pub struct Invalid {
+    pub code: Code,
+    pub message: String,
+}
 
-pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
+impl Invalid {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Invalid { code, message: message.into() }
+    }
+}
+
+pub async fn run(mut opts: RunOptions) -> RunOutcome {
     let started = Instant::now();
     let started_at = now_rfc3339();
+    match intake::prepare(&mut opts).await {
+        Ok(p) => run_prepared(p, opts, started, started_at).await,
+        Err(f) => intake_failed(f, &opts.redactor, started, started_at),
+    }
+}
+
+/// An intake failure still ends with reports (where a report dir is known) that say why.
+fn intake_failed(f: intake::Failure, redactor: &Redactor, started: Instant, started_at: String) -> RunOutcome {
+    let events =
+        f.events.unwrap_or_else(|| Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), None, None, None));
+    let mut report = RunReport::new(f.job.as_deref().unwrap_or("hone"), events.run_id(), started_at);
+    report.status = Status::InvalidInput;
+    report.exit_code = Status::InvalidInput.exit_code();
+    report.errors.push(ErrorRecord { code: f.invalid.code, message: redactor.apply(&f.invalid.message) });
+    report.summary = redactor.apply(&summarize::write(&report, Status::InvalidInput));
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    events.emit(Event::RunCompleted {
+        status: report.status.as_str().into(),
+        exit_code: report.exit_code,
+        duration_ms: report.duration_ms,
+    });
+    let mut line = report.one_line(f.report_dir.as_ref().map(ReportDir::path));
+    if let Some(dir) = &f.report_dir
+        && let Err(e) = write_reports(dir, &report, &events, redactor)
+    {
+        line = format!("{line} (the reports could not be written: {e})");
+    }
+    RunOutcome {
+        status: report.status,
+        exit_code: report.exit_code,
+        line: redactor.apply(&line),
+        message: Some(redactor.apply(&f.invalid.message)),
+        report: Box::new(report),
+    }
+}
+
+/// Write `report.json`, `junit.xml`, `summary.md` and the whole `events.jsonl` (replacing the
+/// live one, so nothing a command did to it survives).
+fn write_reports(dir: &ReportDir, report: &RunReport, events: &Events, redactor: &Redactor) -> std::io::Result<()> {
+    events.detach_file();
+    report::write_all(dir, report, redactor)?;
+    dir.write("events.jsonl", events.jsonl().as_bytes())
+}
+
+async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, started_at: String) -> RunOutcome {
     let mut machine = Machine::new();
-    let p = intake::prepare(&mut opts).await?;
     let job = &p.job;
     if let Some(out) = opts.commands_out.as_mut() {
         for line in forge::actions::mask_commands(&p.redactor.values()) {
@@ -111,19 +199,44 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
             turns::enter(&mut machine, &p.events, State::Summarizing, "nothing to do");
             Ok(Status::Skipped)
         }
-        None => execute(&p, &mut report, &mut machine, &opts.cancel).await,
+        None => execute::execute(&p, &mut report, &mut machine, &opts.cancel).await,
     };
-    let mut status = match executed {
+    let status = match executed {
         Ok(s) => s,
         Err(e) => {
             report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
             Status::Error
         }
     };
+    let status = ship_if_verified(&p, &mut report, status, opts.dry_run).await;
+    conclude(&p, &mut report, &mut machine, status, started);
+    let mut outcome = RunOutcome {
+        status: report.status,
+        exit_code: report.exit_code,
+        line: p.redactor.apply(&report.one_line(Some(p.report_dir.path()))),
+        message: None,
+        report: Box::new(RunReport::new("", "", String::new())),
+    };
+    if status == Status::InvalidInput {
+        outcome.message = report.errors.first().map(|e| p.redactor.apply(&e.message));
+    }
+    if let Err(e) = write_reports(&p.report_dir, &report, &p.events, &p.redactor) {
+        tracing::error!("cannot write the reports to {}: {e}", p.report_dir.path().display());
+        outcome.exit_code = crate::exit::INFRA_FAILURE;
+        outcome.line = format!("hone: error: cannot write reports to {}: {e}", p.report_dir.path().display());
+    }
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        ship::actions_integration(&p, &report, opts.commands_out.as_mut());
+    }
+    outcome.report = Box::new(report);
+    outcome
+}
+
+/// Only a verified commit (or a verified "nothing to change") is shipped, unless the job asks
+/// for failed work as a draft PR.
+async fn ship_if_verified(p: &Prepared, report: &mut RunReport, status: Status, dry_run: bool) -> Status {
     report.status = status;
     report.exit_code = status.exit_code();
-    // Only a verified commit (or a verified "nothing to change") is shipped, unless the job asks
-    // for failed work as a draft PR.
     let draft_failure = matches!(status, Status::Failed | Status::BudgetExhausted)
         && p.job.pr.on_failure == crate::spec::raw::OnFailure::Draft
         && report.saved_ref.is_some()
@@ -131,246 +244,37 @@ pub async fn run(mut opts: RunOptions) -> Result<RunOutcome, Invalid> {
         // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
         && report.policy.guard.is_empty();
     if matches!(status, Status::Success | Status::NoChange) || draft_failure {
-        status = ship::ship(&p, &mut report, opts.dry_run, draft_failure).await;
+        return ship::ship(p, report, dry_run, draft_failure).await;
     }
+    status
+}
+
+/// The end of every run that got past intake: the final state, the summary and the timings.
+fn conclude(p: &Prepared, report: &mut RunReport, machine: &mut Machine, status: Status, started: Instant) {
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,
         Status::Cancelled => State::Aborted,
         _ => State::Failed,
     };
     if !machine.state().is_terminal() {
-        turns::enter(&mut machine, &p.events, end, status.as_str());
+        turns::enter(machine, &p.events, end, status.as_str());
     }
     report.states = machine.history();
     report.classify_faults();
     if report.summary.is_empty() {
-        report.summary = p.redactor.apply(&summarize::write(&report, status));
+        report.summary = p.redactor.apply(&summarize::write(report, status));
     }
     report.status = status;
     report.exit_code = status.exit_code();
     report.duration_ms = started.elapsed().as_millis() as u64;
+    if let Some(e) = p.events.file_error() {
+        report
+            .warnings
+            .push(format!("appending to events.jsonl failed during the run ({e}); it was rewritten whole at the end"));
+    }
     p.events.emit(Event::RunCompleted {
         status: status.as_str().into(),
         exit_code: report.exit_code,
         duration_ms: report.duration_ms,
     });
-    if let Err(e) = report::write_all(&p.report_dir, &report, &p.redactor) {
-        tracing::error!("cannot write the reports to {}: {e}", p.report_dir.display());
-        return Ok(RunOutcome {
-            exit_code: crate::exit::INFRA_FAILURE,
-            line: format!("hone: error: cannot write reports: {e}"),
-        });
-    }
-    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        ship::actions_integration(&p, &report, opts.commands_out.as_mut());
-    }
-    Ok(RunOutcome { exit_code: report.exit_code, line: report.one_line(&p.report_dir) })
-}
-
-/// Branch, loop, then commit or save, always putting the user's checkout back.
-async fn execute(
-    p: &Prepared,
-    report: &mut RunReport,
-    machine: &mut Machine,
-    cancel: &CancellationToken,
-) -> Result<Status, HoneError> {
-    let (job, ws) = (&p.job, &p.ws);
-    let original = ws.original_head()?;
-    let base = ws.resolve_base(job.repo.base.as_deref())?;
-    report.base_sha = base.to_string();
-    report.base_branch = match (&job.repo.base, &original) {
-        _ if p.autofix.is_some() => p.autofix.as_ref().map(|t| t.base_ref.clone()).unwrap_or_default(),
-        (Some(b), _) if ws.is_branch(b) => b.clone(),
-        (Some(b), _) if b.starts_with("origin/") => b.trim_start_matches("origin/").to_string(),
-        (_, OriginalHead::Branch(b)) => b.clone(),
-        _ => "main".into(),
-    };
-    ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
-    let result = work(p, report, machine, cancel, base).await;
-    if job.repo.allow_dirty {
-        report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
-    } else {
-        let restored = ws.restore(&original);
-        if report.commit.is_none() {
-            let _ = ws.drop_branch_if_at(&job.git.branch, base);
-        }
-        if let Err(e) = restored {
-            report.errors.push(ErrorRecord {
-                code: Code::Git,
-                message: format!("could not restore the original checkout: {}", e.message),
-            });
-        }
-    }
-    result
-}
-
-async fn work(
-    p: &Prepared,
-    report: &mut RunReport,
-    machine: &mut Machine,
-    cancel: &CancellationToken,
-    base: git2::Oid,
-) -> Result<Status, HoneError> {
-    let (job, ws) = (&p.job, &p.ws);
-    let deadline = Instant::now() + job.limits.max_wall_time;
-    let root =
-        Root::new(ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
-    let git_guard = GitGuard::snapshot(&ws.git_dir());
-    let ctx = ToolContext {
-        root,
-        limits: job.tools.clone(),
-        env: setup::command_env(&p.policy),
-        redactor: p.redactor.clone(),
-        cancel: cancel.child_token(),
-        deadline,
-        changes: Mutex::new(tools::patch::ChangeLog::default()),
-        policy: p.policy.clone(),
-        sandbox: p.sandbox.clone(),
-        decisions: Mutex::new(Vec::new()),
-    };
-    let mut lp = turns::Loop {
-        job,
-        model: &p.model,
-        tools: &ctx,
-        specs: tools::specs()
-            .into_iter()
-            .chain(plan::specs().into_iter().filter(|s| job.plan || s.name != "update_plan"))
-            .collect(),
-        events: &p.events,
-        report,
-        messages: vec![],
-        deadline,
-        machine,
-        loops: Default::default(),
-        degenerate_streak: 0,
-        ws,
-        base,
-        clarify_requested: false,
-        last_request: Vec::new(),
-        calibration: 1.0,
-        reuse_sum: 0.0,
-    };
-    lp.report.context_window = job.model.context_window;
-    // The baseline, before any change; then context and execution.
-    let baseline = tokio::select! {
-        r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
-        () = cancel.cancelled() => false,
-    };
-    if baseline && !cancel.is_cancelled() {
-        lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-        let map = repomap::build(ws.root(), &job.task, job.repo_map_tokens);
-        let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
-        lp.messages = vec![Message::system(prompt::system(job, ws.root(), &map)), Message::user(start)];
-        lp.first_checkpoint();
-        if job.plan {
-            lp.enter(State::Planning, "waiting for the model's plan");
-        } else {
-            lp.enter(State::Executing, "planning is off (`plan: false`)");
-        }
-    }
-    let budget_note = || format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
-    let status = if !baseline {
-        if !cancel.is_cancelled() {
-            lp.report.errors.push(ErrorRecord {
-                code: Code::Budget,
-                message: format!("{} while taking the baseline", budget_note()),
-            });
-        }
-        if cancel.is_cancelled() { Status::Cancelled } else { Status::BudgetExhausted }
-    } else {
-        tokio::select! {
-            s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
-                lp.report.errors.push(ErrorRecord { code: Code::Budget, message: budget_note() });
-                lp.enter(State::Summarizing, "the wall-time budget ran out");
-                Status::BudgetExhausted
-            }),
-            () = cancel.cancelled() => Status::Cancelled,
-        }
-    };
-    if status == Status::Cancelled || cancel.is_cancelled() {
-        turns::enter(machine, &p.events, State::Aborted, "cancelled by a signal");
-    }
-    let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
-    if status == Status::Cancelled {
-        report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
-    }
-    // Guards: nothing planted in .git, nothing written where the policy forbids, nothing too big.
-    let planted = git_guard.check_and_restore();
-    report.files_changed = ws.changes(base)?;
-    let mut problems: Vec<String> =
-        planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
-    problems.extend(diff_guard(&p.policy, &report.files_changed));
-    if !p.redactor.is_empty() {
-        let diff = ws.diff_text(base)?;
-        if p.redactor.apply(&diff) != diff {
-            problems.push(
-                "the change contains the value of a secret (or an encoding of it); committing it would leak it".into(),
-            );
-        }
-    }
-    report.policy.guard = problems.clone();
-    let status = if status == Status::Success && !problems.is_empty() {
-        let message = format!("the change was refused before commit: {}", problems.join("; "));
-        report.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
-        Status::Failed
-    } else {
-        status
-    };
-    finish(p, report, status, base)
-}
-
-/// Commit a verified change, or save unverified work on a private ref.
-fn finish(p: &Prepared, report: &mut RunReport, status: Status, base: git2::Oid) -> Result<Status, HoneError> {
-    let changed = !report.files_changed.is_empty();
-    let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
-    report.summary = p.redactor.apply(&summarize::write(report, heading_for));
-    let result = finish_inner(p, report, status, base, changed);
-    if !matches!(result, Ok(Status::Success | Status::NoChange)) {
-        // Written again now that the saved ref (if any) is known.
-        report.summary = p.redactor.apply(&summarize::write(report, *result.as_ref().unwrap_or(&Status::Error)));
-    }
-    result
-}
-
-fn finish_inner(
-    p: &Prepared,
-    report: &mut RunReport,
-    status: Status,
-    base: git2::Oid,
-    changed: bool,
-) -> Result<Status, HoneError> {
-    let (job, ws) = (&p.job, &p.ws);
-    match status {
-        Status::Success if !changed => Ok(Status::NoChange),
-        Status::Success if job.git.commit => {
-            let message = p.redactor.apply(&summarize::commit_message(job, report));
-            let sha = ws.commit(base, &message, &job.git.author_name, &job.git.author_email)?.to_string();
-            p.events.emit(Event::Commit {
-                sha: sha.clone(),
-                branch: job.git.branch.clone(),
-                files_changed: report.files_changed.len(),
-            });
-            report.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
-            Ok(Status::Success)
-        }
-        Status::Success => {
-            report.warnings.push("`git.commit` is false: the verified change was not committed".into());
-            Ok(Status::Success)
-        }
-        other if changed => {
-            let refname = format!("refs/hone/{}/failed", job.name);
-            let msg = format!(
-                "hone: unverified work of a {} run of {}\n\nRun: {}\n",
-                other.as_str(),
-                job.name,
-                report.run_id
-            );
-            match ws.snapshot(base, &refname, &msg, &job.git.author_name, &job.git.author_email) {
-                Ok(_) => report.saved_ref = Some(refname),
-                Err(e) => report.warnings.push(format!("could not save the unverified work: {}", e.message)),
-            }
-            Ok(other)
-        }
-        other => Ok(other),
-    }
 }

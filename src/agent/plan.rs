@@ -147,6 +147,20 @@ pub fn specs() -> Vec<ToolSpec> {
                 "properties": {"questions": {"type": "array", "items": {"type": "string"}, "description": "1 to 3 precise questions"}}
             }),
         },
+        ToolSpec {
+            name: "finish".into(),
+            description: "End your work. `done`: the task is done; hone then runs the checks (and you may get their failures to fix). `blocked`: the task cannot be done here; give the reason, and the run ends as failed with your work saved for a person.".into(),
+            parameters: json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["outcome", "summary"],
+                "properties": {
+                    "outcome": {"type": "string", "enum": ["done", "blocked"], "description": "done, or blocked when the task cannot be done"},
+                    "summary": {"type": "string", "description": "What you changed and why, in a few sentences (it becomes the commit message)"},
+                    "reason": {"type": "string", "description": "For blocked: what stops the task, and what a person would need to do"}
+                }
+            }),
+        },
     ]
 }
 

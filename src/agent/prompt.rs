@@ -1,10 +1,11 @@
 //! The system prompt: the task, the environment, the checks the model is held to, the tool rules.
 //! It is built once per run and never changes between turns, so provider prompt caching works.
 
+use crate::policy::Policy;
 use crate::spec::{Job, duration};
 use std::path::Path;
 
-pub fn system(job: &Job, root: &Path, repo_map: &str) -> String {
+pub fn system(job: &Job, root: &Path, repo_map: &str, policy: &Policy) -> String {
     let mut checks = String::new();
     for v in &job.verify {
         checks.push_str(&format!("- `{}`: `{}`\n", v.name, v.run));
@@ -26,7 +27,8 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
 - Do not commit, push, switch branches or edit .git: hone commits your work after the checks pass.\n\
 - A tool error is information, not the end: read it, adjust, and go on. A denied action will stay denied.\n\
 {plan_rules}- If the task is too ambiguous to do without guessing, call request_clarification with your questions instead of guessing.\n\
-- When the task is done, reply with a short summary of what you changed and why, and call no tools. If it cannot be done, say why plainly and stop.\n",
+- When the task is done, call finish with outcome `done` and a short summary of what you changed and why. If it cannot be done here, call finish with outcome `blocked` and the reason.\n\n\
+# What the policy allows\nhone enforces these rules; anything else is denied.\n{rules}",
         task = job.task.trim(),
         root = root.display(),
         os = std::env::consts::OS,
@@ -35,6 +37,7 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
         fixes = job.limits.max_fix_attempts,
         cmd_timeout = duration::format(job.tools.cmd_timeout),
         map = if repo_map.is_empty() { String::new() } else { format!("# Repository map\n{repo_map}\n") },
+        rules = crate::policy::describe::for_model(policy),
         plan_rules = if job.plan {
             "- Plan first with update_plan, and mark each step done when it is: hone then runs the checks and keeps a checkpoint. A step that makes the checks worse is rolled back, and you replan.\n"
         } else {

@@ -73,6 +73,19 @@ pub fn policy_secrets(redactor: &Redactor, policy: &Policy) {
     }
 }
 
+/// The provider for a one-off job's `--model NAME`: Anthropic for `claude-*`; an OpenAI-compatible
+/// server when `OPENAI_BASE_URL` is set without `OPENAI_API_KEY`; else OpenAI.
+pub fn provider_for(model: &str) -> &'static str {
+    let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.trim().is_empty());
+    if model.to_ascii_lowercase().starts_with("claude") {
+        "anthropic"
+    } else if set("OPENAI_BASE_URL") && !set("OPENAI_API_KEY") {
+        "openai-compatible"
+    } else {
+        "openai"
+    }
+}
+
 /// Build the model client. Errors are user-facing input problems (exit 2).
 pub fn model(job: &Job) -> Result<Model, String> {
     let m = &job.model;

@@ -49,14 +49,14 @@ pub async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_fai
 /// Under GitHub Actions: step outputs, the step summary, annotations.
 pub fn actions_integration(p: &Prepared, report: &RunReport, commands: Option<&mut Box<dyn Write + Send>>) {
     if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
-        let outputs = forge::actions::outputs(report, report.pr.as_ref(), &p.report_dir);
+        let outputs = forge::actions::outputs(report, report.pr.as_ref(), p.report_dir.path());
         let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, p.redactor.apply(&v))).collect();
         if let Err(e) = forge::actions::write_outputs(std::path::Path::new(&path), &outputs) {
             tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
         }
     }
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        let md = std::fs::read_to_string(p.report_dir.join("summary.md")).unwrap_or_default();
+        let md = p.report_dir.read("summary.md").map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
         let res =
             std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| writeln!(f, "{md}"));
         if let Err(e) = res {

@@ -1,41 +1,104 @@
-//! The turn loop: ask the model, run its tool calls, and when it stops, verify; feed failures
-//! back until the checks pass or a budget (turns, tokens, fix attempts) runs out.
+//! The turn loop: ask the model, run its tool calls, and when it stops (a text answer or the
+//! `finish` tool), verify; feed failures back until the checks pass or a budget (turns, tokens,
+//! fix attempts) runs out.
 
+use super::intake::Prepared;
 use super::state::{Machine, State};
-use super::{context, history};
+use super::{context, history, plan};
 use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
-use crate::protocol::{Event, FinishReason, Message, ToolSpec};
-use crate::report::{Denial, ErrorRecord, RunReport, Status, ToolCallRecord};
+use crate::protocol::{Event, FinishReason, Message, Reply, ToolSpec};
+use crate::report::{Denial, ErrorRecord, FinishRecord, RunReport, Status, ToolCallRecord};
 use crate::spec::Job;
-use crate::tools::{self, ToolContext};
+use crate::tools::{self, Effect, ToolContext};
 use crate::verify;
 use tokio::time::Instant;
 
 pub struct Loop<'a> {
-    pub job: &'a Job,
-    pub model: &'a Model,
-    pub tools: &'a ToolContext,
-    pub specs: Vec<ToolSpec>,
-    pub events: &'a Events,
-    pub report: &'a mut RunReport,
-    pub messages: Vec<Message>,
-    pub deadline: Instant,
-    pub machine: &'a mut Machine,
-    pub loops: super::watchdog::LoopDetector,
-    pub degenerate_streak: u32,
-    pub ws: &'a crate::git::Workspace,
-    pub base: git2::Oid,
-    pub clarify_requested: bool,
+    pub(super) job: &'a Job,
+    model: &'a Model,
+    pub(super) tools: &'a ToolContext,
+    specs: Vec<ToolSpec>,
+    pub(super) events: &'a Events,
+    pub(super) report: &'a mut RunReport,
+    messages: Vec<Message>,
+    pub(super) deadline: Instant,
+    pub(super) machine: &'a mut Machine,
+    loops: super::watchdog::LoopDetector,
+    degenerate_streak: u32,
+    pub(super) ws: &'a crate::git::Workspace,
+    pub(super) base: git2::Oid,
+    pub(super) clarify_requested: bool,
+    /// The model called `finish`: how it said it ended.
+    pub(super) finished: Option<FinishRecord>,
+    /// The model changed the work tree at some point (a write tool, or a change seen by a check).
+    pub(super) touched: bool,
     /// The previous request's messages, to measure prefix reuse.
-    pub last_request: Vec<Message>,
+    last_request: Vec<Message>,
     /// Provider tokens per estimated token, from the last usage report.
-    pub calibration: f64,
-    pub reuse_sum: f64,
+    calibration: f64,
+    reuse_sum: f64,
+    /// Compactions forced by context-length errors in the current turn.
+    forced_compactions: u32,
 }
 
-impl Loop<'_> {
+/// What to do after a model reply.
+enum Next {
+    Continue,
+    Verify,
+    End(Status),
+}
+
+impl<'a> Loop<'a> {
+    pub fn new(
+        p: &'a Prepared,
+        tools: &'a ToolContext,
+        report: &'a mut RunReport,
+        machine: &'a mut Machine,
+        deadline: Instant,
+        base: git2::Oid,
+    ) -> Self {
+        let job = &p.job;
+        report.context_window = job.model.context_window;
+        let specs = tools::specs()
+            .into_iter()
+            .chain(plan::specs().into_iter().filter(|s| job.plan || s.name != "update_plan"))
+            .collect();
+        Loop {
+            job,
+            model: &p.model,
+            tools,
+            specs,
+            events: &p.events,
+            report,
+            messages: vec![],
+            deadline,
+            machine,
+            loops: Default::default(),
+            degenerate_streak: 0,
+            ws: &p.ws,
+            base,
+            clarify_requested: false,
+            finished: None,
+            touched: false,
+            last_request: Vec::new(),
+            calibration: 1.0,
+            reuse_sum: 0.0,
+            forced_compactions: 0,
+        }
+    }
+
+    /// Begin the conversation (system prompt and first user turn) at checkpoint 0.
+    pub fn start(&mut self, messages: Vec<Message>) {
+        self.messages = messages;
+        self.first_checkpoint();
+    }
+
+    pub fn touched(&self) -> bool {
+        self.touched
+    }
+
     /// Compact the history when it nears the context window (or always, when `force`d by a
     /// context-length error: then to half of what it was).
     fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
@@ -65,219 +128,266 @@ impl Loop<'_> {
         enter(self.machine, self.events, to, &reason.into());
     }
 
-    fn fault(&mut self, kind: &str) {
+    pub(super) fn fault(&mut self, kind: &str) {
         *self.report.faults.entry(kind.to_string()).or_default() += 1;
     }
 
-    fn fail(&mut self, code: Code, message: impl Into<String>) {
+    pub(super) fn fail(&mut self, code: Code, message: impl Into<String>) {
         self.report.errors.push(ErrorRecord { code, message: self.tools.redactor.apply(&message.into()) });
     }
 
     /// Drive the loop to an outcome. Wall time and cancellation are enforced by the caller.
     pub async fn drive(&mut self) -> Status {
-        let limits = self.job.limits.clone();
         let mut verify_attempt = 0u32;
-        let mut forced_compactions = 0u32;
         loop {
-            if self.report.turns >= limits.max_turns {
-                self.fail(
-                    Code::Budget,
-                    format!("the turn budget ({}) ran out before the task was done", limits.max_turns),
-                );
-                self.enter(State::Summarizing, "the turn budget ran out");
-                return Status::BudgetExhausted;
-            }
-            if self.report.usage.total_tokens >= limits.max_tokens {
-                self.fail(
-                    Code::Budget,
-                    format!(
-                        "the token budget ({}) ran out: {} used",
-                        limits.max_tokens, self.report.usage.total_tokens
-                    ),
-                );
-                self.enter(State::Summarizing, "the token budget ran out");
-                return Status::BudgetExhausted;
+            if let Some(s) = self.out_of_budget() {
+                return s;
             }
             self.report.turns += 1;
             let turn = self.report.turns;
-            self.maybe_compact(turn, false, "the history neared the context window");
-            let started = Instant::now();
-            let (messages, repairs) = history::enforce(&self.messages);
-            if repairs > 0 {
-                tracing::warn!(repairs, "repaired the tool-call sequence before the request");
-                self.messages = messages.clone();
-            }
-            let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
-            let reuse = context::prefix_reuse(&self.last_request, &messages);
-            self.reuse_sum += reuse;
-            self.report.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
-            self.events.emit(Event::TurnStarted {
-                turn,
-                estimated_tokens: estimated,
-                prefix_reuse: (reuse * 1000.0).round() / 1000.0,
-            });
-            self.last_request = messages.clone();
-            let req = ChatRequest { messages, tools: self.specs.clone() };
-            let events = self.events;
-            let stats = &mut self.report.model_retries;
-            let faults = &mut self.report.faults;
-            let reply = retry::complete(
-                self.model,
-                &req,
-                &self.job.model.retry,
-                self.deadline,
-                &self.tools.cancel,
-                |attempt, err, delay| {
-                    stats.total += 1;
-                    *faults.entry(err.kind().to_string()).or_default() += 1;
-                    *stats.by_kind.entry(err.kind().to_string()).or_default() += 1;
-                    tracing::warn!(
-                        attempt,
-                        kind = err.kind(),
-                        delay_ms = delay.as_millis() as u64,
-                        "model request failed; retrying: {err}"
-                    );
-                    events.emit(Event::ModelRetry {
-                        turn,
-                        attempt,
-                        class: err.class().into(),
-                        reason: err.to_string(),
-                        delay_ms: delay.as_millis() as u64,
-                    });
-                },
-            )
-            .await;
-            let reply = match reply {
-                Ok(r) => r,
-                Err(ModelError::Cancelled) => return Status::Cancelled,
-                Err(e) if e.kind() == "context_length" && forced_compactions < 2 => {
-                    forced_compactions += 1;
-                    self.fault("context_length");
-                    tracing::warn!("the provider says the context is too long; compacting and retrying: {e}");
-                    self.maybe_compact(turn, true, "the provider reported a context-length error");
-                    continue;
-                }
-                Err(e) => {
-                    let gave_up = e.kind() == "script_exhausted";
-                    self.fail(Code::Model, format!("model request failed ({}): {e}", e.kind()));
-                    self.enter(State::Summarizing, format!("the model failed: {}", e.kind()));
-                    return if gave_up { Status::Failed } else { Status::Error };
-                }
+            let reply = match self.request(turn).await {
+                Ok(Some(r)) => r,
+                Ok(None) => continue,
+                Err(s) => return s,
             };
-            forced_compactions = 0;
-            if let Some(u) = reply.usage {
-                self.report.usage.add(u);
-                let est = context::estimate(&self.last_request).max(1) as f64;
-                if u.prompt_tokens > 0 {
-                    // Only ever raise the estimate: underestimating overflows the window, overestimating
-                    // merely compacts a little early.
-                    self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
-                }
+            match self.handle_reply(turn, reply).await {
+                Next::Continue => continue,
+                Next::End(s) => return s,
+                Next::Verify => {}
             }
-            self.events.emit(Event::TurnCompleted {
-                turn,
-                finish_reason: reply.finish_reason.clone(),
-                tool_calls: reply.message.tool_calls.len(),
-                usage: reply.usage,
-                duration_ms: started.elapsed().as_millis() as u64,
-            });
-            if let Some(why) = super::watchdog::degenerate(&reply.message) {
-                self.fault("repetition");
-                self.degenerate_streak += 1;
-                self.events.emit(Event::ModelRetry {
+            verify_attempt += 1;
+            if let Some(s) = self.verify_round(turn, verify_attempt).await {
+                return s;
+            }
+        }
+    }
+
+    fn out_of_budget(&mut self) -> Option<Status> {
+        let limits = &self.job.limits;
+        let why = if self.report.turns >= limits.max_turns {
+            format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
+        } else if self.report.usage.total_tokens >= limits.max_tokens {
+            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.report.usage.total_tokens)
+        } else {
+            return None;
+        };
+        self.fail(Code::Budget, why);
+        self.enter(State::Summarizing, "a budget ran out");
+        Some(Status::BudgetExhausted)
+    }
+
+    /// One model request: `Ok(None)` to ask again (after a compaction), `Err` to end the run.
+    async fn request(&mut self, turn: u32) -> Result<Option<Reply>, Status> {
+        self.maybe_compact(turn, false, "the history neared the context window");
+        let started = Instant::now();
+        let (messages, repairs) = history::enforce(&self.messages);
+        if repairs > 0 {
+            tracing::warn!(repairs, "repaired the tool-call history before the request");
+            self.messages = messages.clone();
+        }
+        let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
+        let reuse = context::prefix_reuse(&self.last_request, &messages);
+        self.reuse_sum += reuse;
+        self.report.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
+        let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
+        self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
+        self.last_request = messages.clone();
+        let req = ChatRequest { messages, tools: self.specs.clone() };
+        let (events, stats, faults) = (self.events, &mut self.report.model_retries, &mut self.report.faults);
+        let reply = retry::complete(
+            self.model,
+            &req,
+            &self.job.model.retry,
+            self.deadline,
+            &self.tools.cancel,
+            |attempt, err, delay| {
+                stats.total += 1;
+                *faults.entry(err.kind().to_string()).or_default() += 1;
+                *stats.by_kind.entry(err.kind().to_string()).or_default() += 1;
+                tracing::debug!(attempt, kind = err.kind(), "model request failed; retrying: {err}");
+                let delay_ms = delay.as_millis() as u64;
+                events.emit(Event::ModelRetry {
                     turn,
-                    attempt: self.degenerate_streak,
-                    class: "retryable".into(),
-                    reason: format!("degenerate answer: {why}"),
-                    delay_ms: 0,
+                    attempt,
+                    class: err.class().into(),
+                    reason: err.to_string(),
+                    delay_ms,
                 });
-                if self.degenerate_streak >= 3 {
-                    self.fail(Code::Model, format!("the model kept producing degenerate answers ({why})"));
-                    self.enter(State::Summarizing, "degenerate answers");
-                    return Status::Failed;
-                }
-                self.messages.push(Message::user(format!(
-                    "Your last answer was discarded: it degenerated into repetition ({why}). Answer again, briefly."
-                )));
-                continue;
+            },
+        )
+        .await;
+        let reply = match reply {
+            Ok(r) => r,
+            Err(ModelError::Cancelled) => return Err(Status::Cancelled),
+            Err(e) if e.kind() == "context_length" && self.forced_compactions < 2 => {
+                self.forced_compactions += 1;
+                self.fault("context_length");
+                tracing::warn!("the provider says the context is too long; compacting and retrying: {e}");
+                self.maybe_compact(turn, true, "the provider reported a context-length error");
+                return Ok(None);
             }
-            self.degenerate_streak = 0;
-            if self.machine.state() == State::Planning
-                && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
-            {
-                self.report.warnings.push("the model started without making a plan".into());
-                self.enter(State::Executing, "the model started without a plan");
+            Err(e) => {
+                let gave_up = e.kind() == "script_exhausted";
+                self.fail(Code::Model, format!("model request failed ({}): {e}", e.kind()));
+                self.enter(State::Summarizing, format!("the model failed: {}", e.kind()));
+                return Err(if gave_up { Status::Failed } else { Status::Error });
             }
-            let calls = reply.message.tool_calls.clone();
-            let text = reply.message.content.clone();
-            self.messages.push(reply.message);
-            if !calls.is_empty() {
-                let mut streak = 0;
-                for call in &calls {
-                    streak = streak.max(self.run_tool(turn, call).await);
-                }
-                if self.clarify_requested {
-                    self.enter(State::NeedsClarification, "the model asked for clarification");
-                    return Status::NeedsClarification;
-                }
-                if streak >= super::watchdog::LOOP_FAIL {
-                    self.fault("loop");
-                    self.fail(
-                        Code::Model,
-                        format!("the model repeated the same tool call with the same result {streak} times in a row"),
-                    );
-                    self.enter(State::Summarizing, "the model is stuck in a loop");
-                    return Status::Failed;
-                }
-                if streak >= super::watchdog::LOOP_WARN {
-                    self.fault("loop_warning");
-                    self.messages.push(Message::user(format!(
-                        "You have made the same tool call {streak} times in a row and got the same result each time. It will not change: try a different approach."
-                    )));
-                }
-                continue;
+        };
+        self.forced_compactions = 0;
+        self.record_usage(turn, &reply, started);
+        Ok(Some(reply))
+    }
+
+    fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
+        if let Some(u) = reply.usage {
+            self.report.usage.add(u);
+            let est = context::estimate(&self.last_request).max(1) as f64;
+            if u.prompt_tokens > 0 {
+                // Only ever raise the estimate: underestimating overflows the window, overestimating
+                // merely compacts a little early.
+                self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
             }
+        }
+        self.events.emit(Event::TurnCompleted {
+            turn,
+            finish_reason: reply.finish_reason.clone(),
+            tool_calls: reply.message.tool_calls.len(),
+            usage: reply.usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+    }
+
+    /// Run the reply's tool calls, or take its text as the model's last word.
+    async fn handle_reply(&mut self, turn: u32, reply: Reply) -> Next {
+        if let Some(why) = super::watchdog::degenerate(&reply.message) {
+            return self.degenerate(turn, why);
+        }
+        self.degenerate_streak = 0;
+        if self.machine.state() == State::Planning && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
+        {
+            self.report.warnings.push("the model started without making a plan".into());
+            self.enter(State::Executing, "the model started without a plan");
+        }
+        let calls = reply.message.tool_calls.clone();
+        let text = reply.message.content.clone();
+        let mut kept = reply.message;
+        // What goes back to the provider holds only JSON arguments; the tool result says what was wrong.
+        history::json_arguments(&mut kept);
+        self.messages.push(kept);
+        if calls.is_empty() {
             if reply.finish_reason == FinishReason::Length {
                 self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
-                continue;
+                return Next::Continue;
             }
-            // The model says it is done: hone verifies.
             self.report.final_message = self.tools.redactor.apply(&text);
-            verify_attempt += 1;
-            self.enter(State::Verifying, format!("the model finished; verification attempt {verify_attempt}"));
-            let results = self.verify(verify_attempt).await;
-            if results.iter().any(|r| r.cancelled) {
-                return Status::Cancelled;
-            }
-            if results.iter().all(|r| r.accepted) {
-                self.enter(State::Summarizing, "every check meets its expectation");
-                return Status::Success;
-            }
-            let failing: Vec<String> = results.iter().filter(|r| !r.accepted).map(|r| r.name.clone()).collect();
-            self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));
-            if self.report.fix_attempts >= limits.max_fix_attempts {
-                self.fail(
-                    Code::BuildFail,
-                    format!(
-                        "checks still failing after {} fix attempt(s): {}",
-                        self.report.fix_attempts,
-                        failing.join(", ")
-                    ),
-                );
-                self.enter(State::Summarizing, "the fix attempts are used up");
-                return Status::Failed;
-            }
-            self.report.fix_attempts += 1;
-            self.enter(State::Executing, format!("fix attempt {}", self.report.fix_attempts));
-            self.events.emit(Event::FixRequested { attempt: self.report.fix_attempts, failing });
-            let mut fb = verify::feedback(&results, self.report.fix_attempts, limits.max_fix_attempts);
-            match self.judge_progress(turn, &format!("verification round {verify_attempt}"), &results) {
-                Ok(Some(note)) => fb.push_str(&note),
-                Ok(None) => {}
-                Err(e) => self.report.warnings.push(format!("checkpoint failed: {e}")),
-            }
-            self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
+            return Next::Verify;
         }
+        let mut streak = 0;
+        for call in &calls {
+            streak = streak.max(self.run_tool(turn, call).await);
+        }
+        if self.clarify_requested {
+            self.enter(State::NeedsClarification, "the model asked for clarification");
+            return Next::End(Status::NeedsClarification);
+        }
+        if let Some(f) = self.finished.clone() {
+            return self.on_finish(f, &text);
+        }
+        self.watch_loops(streak)
+    }
+
+    fn degenerate(&mut self, turn: u32, why: String) -> Next {
+        self.fault("repetition");
+        self.degenerate_streak += 1;
+        self.events.emit(Event::ModelRetry {
+            turn,
+            attempt: self.degenerate_streak,
+            class: "retryable".into(),
+            reason: format!("degenerate answer: {why}"),
+            delay_ms: 0,
+        });
+        if self.degenerate_streak >= 3 {
+            self.fail(Code::Model, format!("the model kept producing degenerate answers ({why})"));
+            self.enter(State::Summarizing, "degenerate answers");
+            return Next::End(Status::Failed);
+        }
+        self.messages.push(Message::user(format!(
+            "Your last answer was discarded: it degenerated into repetition ({why}). Answer again, briefly."
+        )));
+        Next::Continue
+    }
+
+    /// `finish`: `done` goes to verification with its summary as the last word; `blocked` ends
+    /// the run as failed with the model's reason.
+    fn on_finish(&mut self, f: FinishRecord, text: &str) -> Next {
+        self.finished = None;
+        let summary = if f.summary.trim().is_empty() { text.to_string() } else { f.summary.clone() };
+        self.report.final_message = self.tools.redactor.apply(&summary);
+        let blocked = f.reason.clone().filter(|_| f.outcome == crate::report::FinishOutcome::Blocked);
+        self.report.finish = Some(f);
+        match blocked {
+            Some(reason) => {
+                self.fail(Code::Blocked, format!("the model could not do the task: {reason}"));
+                self.enter(State::Summarizing, "the model said it is blocked");
+                Next::End(Status::Failed)
+            }
+            None => Next::Verify,
+        }
+    }
+
+    fn watch_loops(&mut self, streak: usize) -> Next {
+        if streak >= super::watchdog::LOOP_FAIL {
+            self.fault("loop");
+            self.fail(
+                Code::Model,
+                format!("the model repeated the same tool call with the same result {streak} times in a row"),
+            );
+            self.enter(State::Summarizing, "the model is stuck in a loop");
+            return Next::End(Status::Failed);
+        }
+        if streak >= super::watchdog::LOOP_WARN {
+            self.fault("loop_warning");
+            self.messages.push(Message::user(format!(
+                "You have made the same tool call {streak} times in a row and got the same result each time. It will not change: try a different approach."
+            )));
+        }
+        Next::Continue
+    }
+
+    /// The model says it is done: hone verifies. `None` to go on with the model's fix.
+    async fn verify_round(&mut self, turn: u32, attempt: u32) -> Option<Status> {
+        let max_fixes = self.job.limits.max_fix_attempts;
+        self.enter(State::Verifying, format!("the model finished; verification attempt {attempt}"));
+        let results = self.verify(attempt).await;
+        if results.iter().any(|r| r.cancelled) {
+            return Some(Status::Cancelled);
+        }
+        if results.iter().all(|r| r.accepted) {
+            self.enter(State::Summarizing, "every check meets its expectation");
+            return Some(Status::Success);
+        }
+        let failing: Vec<String> = results.iter().filter(|r| !r.accepted).map(|r| r.name.clone()).collect();
+        self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));
+        if self.report.fix_attempts >= max_fixes {
+            let msg = verify::failure_summary(&results);
+            self.fail(
+                Code::BuildFail,
+                format!("checks still failing after {} fix attempt(s): {msg}", self.report.fix_attempts),
+            );
+            self.enter(State::Summarizing, "the fix attempts are used up");
+            return Some(Status::Failed);
+        }
+        self.report.fix_attempts += 1;
+        self.enter(State::Executing, format!("fix attempt {}", self.report.fix_attempts));
+        self.events.emit(Event::FixRequested { attempt: self.report.fix_attempts, failing });
+        let mut fb = verify::feedback(&results, self.report.fix_attempts, max_fixes);
+        match self.judge_progress(turn, &format!("verification round {attempt}"), &results) {
+            Ok(Some(note)) => fb.push_str(&note),
+            Ok(None) => {}
+            Err(e) => self.report.warnings.push(format!("checkpoint failed: {e}")),
+        }
+        self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
+        None
     }
 
     /// Run one tool call; returns the streak of identical call+result pairs.
@@ -294,7 +404,43 @@ impl Loop<'_> {
             Some(out) => out,
             None => tools::dispatch(self.tools, call).await,
         };
+        if out.ok
+            && tools::effect_of(&call.name) == Some(Effect::Write)
+            && call.name != "undo_patch"
+            && self.tools.changes.lock().is_ok_and(|c| c.last_altered())
+        {
+            self.touched = true;
+        }
         let duration_ms = started.elapsed().as_millis() as u64;
+        self.audit(turn, call);
+        self.events.emit(Event::ToolCallCompleted {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: out.ok,
+            code: out.code,
+            exit_code: out.exit_code,
+            duration_ms,
+        });
+        self.report.tool_calls.push(ToolCallRecord {
+            turn,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            ok: out.ok,
+            code: out.code,
+            duration_ms,
+        });
+        if out.code == Some(Code::InvalidArgs) {
+            self.fault("invalid_tool_call");
+        }
+        let streak = self.loops.record(&call.name, &call.arguments, &out.content);
+        self.messages.push(Message::tool(call.id.clone(), out.content));
+        streak
+    }
+
+    /// Record the policy decisions a tool call made, for the report and the audit trail.
+    fn audit(&mut self, turn: u32, call: &crate::protocol::ToolCall) {
         for d in self.tools.drain_decisions() {
             let p = &mut self.report.policy;
             p.decisions += 1;
@@ -316,29 +462,6 @@ impl Loop<'_> {
                 rule: d.rule,
             });
         }
-        self.events.emit(Event::ToolCallCompleted {
-            turn,
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            ok: out.ok,
-            code: out.code,
-            duration_ms,
-        });
-        self.report.tool_calls.push(ToolCallRecord {
-            turn,
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args,
-            ok: out.ok,
-            code: out.code,
-            duration_ms,
-        });
-        if out.code == Some(Code::InvalidArgs) {
-            self.fault("invalid_tool_call");
-        }
-        let streak = self.loops.record(&call.name, &call.arguments, &out.content);
-        self.messages.push(Message::tool(call.id.clone(), out.content));
-        streak
     }
 }
 

@@ -43,6 +43,9 @@ pub struct RepoResult {
     /// Carried over from an earlier run by `--resume`.
     #[serde(default)]
     pub resumed: bool,
+    /// A `--dry-run` preview: nothing was pushed, so `--resume` runs it again.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -199,6 +202,7 @@ mod tests {
             report_dir: String::new(),
             job_hash: "h".into(),
             resumed: false,
+            dry_run: false,
         }
     }
 

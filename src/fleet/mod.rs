@@ -26,6 +26,8 @@ pub struct FleetOptions {
     pub redactor: Redactor,
     /// Stream every run's events to stdout as JSONL, each tagged with its repository.
     pub json: bool,
+    /// No progress lines on stderr.
+    pub quiet: bool,
 }
 
 pub struct FleetOutcome {
@@ -77,46 +79,37 @@ fn prepare_clone(url: &str, dir: &Path, base: Option<&str>) -> Result<(), String
     Ok(())
 }
 
-/// Turn a finished run's report into the repository's outcome.
-fn result_from_report(t: &Target, report_dir: &Path, job_hash: &str, duration_ms: u64) -> RepoResult {
-    let mut r = RepoResult {
-        id: t.id.clone(),
-        source: match &t.source {
-            Source::Url(u) => u.clone(),
-            Source::Path(p) => p.display().to_string(),
-        },
-        status: RepoStatus::Failed,
-        code: None,
-        error: None,
-        pr_url: None,
-        duration_ms,
-        tokens: 0,
-        report_dir: report_dir.display().to_string(),
-        job_hash: job_hash.into(),
-        resumed: false,
-    };
-    let Ok(text) = std::fs::read_to_string(report_dir.join("report.json")) else {
-        r.code = Some("E_IO".into());
-        r.error = Some("the run wrote no report".into());
-        return r;
-    };
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-    r.tokens = v["usage"]["total_tokens"].as_u64().unwrap_or(0);
-    r.pr_url = v["pr"]["url"].as_str().map(str::to_string);
-    r.status = match (v["status"].as_str().unwrap_or(""), v["pr"]["operation"].as_str().unwrap_or("none")) {
-        ("success", "created") => RepoStatus::PrCreated,
-        ("success", "updated") => RepoStatus::PrUpdated,
-        ("success", _) => RepoStatus::Succeeded,
-        ("no_change", _) => RepoStatus::NoChange,
-        ("skipped", _) => RepoStatus::Skipped,
-        ("cancelled", _) => RepoStatus::Cancelled,
+/// Turn a finished run's typed outcome into the repository's outcome.
+fn result_from_outcome(
+    t: &Target,
+    o: &agent::RunOutcome,
+    report_dir: &Path,
+    job_hash: &str,
+    dry_run: bool,
+) -> RepoResult {
+    use crate::report::Status;
+    let report = &o.report;
+    let operation = report.pr.as_ref().map_or("none", |p| p.operation.as_str());
+    let status = match (o.status, operation) {
+        (Status::Success, "created") => RepoStatus::PrCreated,
+        (Status::Success, "updated") => RepoStatus::PrUpdated,
+        (Status::Success, _) => RepoStatus::Succeeded,
+        (Status::NoChange, _) => RepoStatus::NoChange,
+        (Status::Skipped, _) => RepoStatus::Skipped,
+        (Status::Cancelled, _) => RepoStatus::Cancelled,
         _ => RepoStatus::Failed,
     };
-    if !r.status.ok() {
-        r.code = v["errors"][0]["code"].as_str().map(str::to_string);
-        r.error = v["errors"][0]["message"].as_str().map(|m| m.lines().next().unwrap_or("").to_string());
+    let first = report.errors.first().filter(|_| !status.ok());
+    RepoResult {
+        status,
+        code: first.map(|e| e.code.as_str().to_string()),
+        error: first.map(|e| e.message.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string()),
+        pr_url: report.pr.as_ref().and_then(|p| p.url.clone()),
+        duration_ms: report.duration_ms,
+        tokens: report.usage.total_tokens,
+        dry_run,
+        ..failed(t, "", "", job_hash, report_dir)
     }
-    r
 }
 
 fn failed(t: &Target, code: &str, msg: &str, job_hash: &str, report_dir: &Path) -> RepoResult {
@@ -135,6 +128,7 @@ fn failed(t: &Target, code: &str, msg: &str, job_hash: &str, report_dir: &Path) 
         report_dir: report_dir.display().to_string(),
         job_hash: job_hash.into(),
         resumed: false,
+        dry_run: false,
     }
 }
 
@@ -159,36 +153,24 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         Source::Url(u) => crate::forge::github::owner_repo(None, Some(u)).map(|(a, b)| format!("{a}/{b}")),
         Source::Path(_) => None,
     };
-    let opts = RunOptions {
-        spec: f.job.clone(),
-        repo: Some(repo_dir),
-        report_dir: Some(report_dir.clone()),
-        json_out: o.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>),
-        cancel: o.cancel.child_token(),
-        redactor: o.redactor.clone(),
-        dry_run: o.dry_run,
-        commands_out: None,
-        task: None,
-        model: None,
-        pr: None,
-        base: t.base.clone(),
-        github_repo,
-        event_repo: Some(t.id.clone()),
-    };
-    let elapsed = || started.elapsed().as_millis() as u64;
-    match agent::run(opts).await {
-        Ok(_) => result_from_report(&t, &report_dir, &o.job_hash, elapsed()),
-        Err(agent::Invalid(msg)) => {
-            let code = if msg.contains("E_GIT") { "E_GIT" } else { "E_SPEC" };
-            let mut r = failed(&t, code, &o.redactor.apply(&msg), &o.job_hash, &report_dir);
-            r.duration_ms = elapsed();
-            r
-        }
-    }
+    let mut opts = RunOptions::new(Some(f.job.clone()), o.cancel.child_token(), o.redactor.clone());
+    opts.repo = Some(repo_dir);
+    opts.report_dir = Some(report_dir.clone());
+    opts.json_out = o.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
+    opts.dry_run = o.dry_run;
+    opts.base = t.base.clone();
+    opts.github_repo = github_repo;
+    opts.event_repo = Some(t.id.clone());
+    let outcome = agent::run(opts).await;
+    let mut r = result_from_outcome(&t, &outcome, &report_dir, &o.job_hash, o.dry_run);
+    r.duration_ms = started.elapsed().as_millis() as u64;
+    r
 }
 
 struct Shared {
     json: bool,
+    /// Print a line per repository start and finish on stderr.
+    progress: bool,
     job_hash: String,
     cancel: CancellationToken,
     redactor: Redactor,
@@ -196,13 +178,16 @@ struct Shared {
 }
 
 pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
+    use crate::error::Code;
     let render = |d: Vec<crate::spec::Diagnostic>| {
-        agent::Invalid(d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"))
+        agent::Invalid::new(Code::Spec, d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"))
     };
     let fleet = spec::load(&opts.file).map_err(render)?;
-    let job_text = std::fs::read_to_string(&fleet.job)
-        .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot read the job {}: {e}", fleet.job.display())))?;
-    let job_name = crate::spec::load(&fleet.job).map_err(|e| agent::Invalid(e.render()))?.name;
+    let job_text = std::fs::read_to_string(&fleet.job).map_err(|e| {
+        agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot read the job {}: {e}", fleet.job.display()))
+    })?;
+    let job_name =
+        crate::spec::parse(&fleet.job, &job_text).map_err(|e| agent::Invalid::new(Code::Spec, e.render()))?.name;
     let job_hash = hash_job(&job_text);
     let mut targets = fleet.targets.clone();
     if let Some((i, n)) = opts.shard {
@@ -215,6 +200,8 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         targets.retain(|t| {
             let last = prev.iter().find(|r| r.id == t.id);
             let keep_old = match last {
+                // A dry run's result stands only for another dry run: it pushed nothing.
+                Some(r) if r.dry_run && !opts.dry_run => false,
                 Some(r) if opts.only_failed => r.status.ok(),
                 Some(r) => r.status.ok() && r.job_hash == job_hash,
                 None => false,
@@ -235,6 +222,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         redactor: opts.redactor.clone(),
         dry_run: opts.dry_run,
         json: opts.json,
+        progress: !opts.quiet,
     });
     let fleet = Arc::new(fleet);
     let done = Arc::new(AtomicUsize::new(0));
@@ -261,14 +249,20 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
                     r.status = RepoStatus::Cancelled;
                     r
                 } else {
-                    tracing::info!("start {}", t.id);
+                    if shared.progress {
+                        eprintln!("hone fleet: start {}", t.id);
+                    }
                     let r = rt.block_on(run_one(t, fleet.clone(), shared.clone()));
                     let n = done.fetch_add(1, Ordering::SeqCst) + 1;
                     let how = serde_json::to_value(r.status)
                         .ok()
                         .and_then(|v| v.as_str().map(str::to_string))
                         .unwrap_or_default();
-                    tracing::info!("{}: {how} ({:.1}s) — {n}/{total} done", r.id, r.duration_ms as f64 / 1000.0);
+                    if shared.progress {
+                        let secs = r.duration_ms as f64 / 1000.0;
+                        let why = r.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+                        eprintln!("hone fleet: {}: {how}{why} ({secs:.1}s), {n}/{total} done", r.id);
+                    }
                     if fleet.fail_fast && r.status == RepoStatus::Failed {
                         shared.cancel.cancel();
                     }
@@ -296,7 +290,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
     let report =
         aggregate::build(&job_name, &job_hash, started_at, started.elapsed().as_millis() as u64, results, interrupted);
     aggregate::write(&fleet.workspace, &report)
-        .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot write the fleet reports: {e}")))?;
+        .map_err(|e| agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot write the fleet reports: {e}")))?;
     let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let line = format!(
         "hone fleet: {} repositories: {} (exit {}); reports in {}",
@@ -310,17 +304,18 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
 
 /// `hone fleet merge DIR...`: combine shard results into one aggregate in `out`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<FleetOutcome, agent::Invalid> {
+    use crate::error::Code;
     let mut reports = Vec::new();
     for d in dirs {
-        reports.push(
-            aggregate::read(d)
-                .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot read {}/fleet.json: {e}", d.display())))?,
-        );
+        reports.push(aggregate::read(d).map_err(|e| {
+            agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot read {}/fleet.json: {e}", d.display()))
+        })?);
     }
-    let merged = aggregate::merge(reports)
-        .ok_or_else(|| agent::Invalid("error[E_SPEC]: nothing to merge: give one or more shard directories".into()))?;
+    let merged = aggregate::merge(reports).ok_or_else(|| {
+        agent::Invalid::new(Code::Spec, "error[E_SPEC]: nothing to merge: give one or more shard directories")
+    })?;
     aggregate::write(out, &merged)
-        .map_err(|e| agent::Invalid(format!("error[E_IO]: cannot write the merged reports: {e}")))?;
+        .map_err(|e| agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot write the merged reports: {e}")))?;
     Ok(FleetOutcome {
         exit_code: merged.exit_code,
         line: format!(

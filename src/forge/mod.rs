@@ -34,7 +34,7 @@ pub struct PrReport {
 pub struct Ship<'a> {
     pub job: &'a Job,
     pub repo_root: &'a Path,
-    pub report_dir: &'a Path,
+    pub report_dir: &'a crate::report::dir::ReportDir,
     pub dry_run: bool,
     /// The branch the PR targets.
     pub base_branch: String,
@@ -60,9 +60,11 @@ impl Ship<'_> {
         if let (true, Some(patch)) = (committed.is_some() || partial, &patch) {
             let title = self.title(r);
             let md = format!("# {title}\n\n{}", body::body(r));
-            std::fs::write(self.report_dir.join("pr.md"), md)
+            self.report_dir
+                .write("pr.md", md.as_bytes())
                 .map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
-            std::fs::write(self.report_dir.join("change.patch"), patch)
+            self.report_dir
+                .write("change.patch", patch.as_bytes())
                 .map_err(|e| HoneError::new(Code::Io, format!("cannot write change.patch: {e}")))?;
         }
         if self.dry_run {

@@ -116,11 +116,8 @@ fn decide_simple(policy: &Policy, c: &SimpleCmd) -> Decision {
     if policy.default_allow {
         Decision::allow("commands.default: allow".into(), text)
     } else {
-        Decision::deny(
-            "commands.default: deny (no allow rule matches)".into(),
-            text,
-            "only commands the policy allows can run; use the file tools, or the verify commands, instead",
-        )
+        let hint = super::describe::not_allowed_hint(policy, &c.argv);
+        Decision { allowed: false, rule: "commands.default: deny (no allow rule matches)".into(), subject: text, hint }
     }
 }
 

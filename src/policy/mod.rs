@@ -2,6 +2,7 @@
 //! confirmation: what it does not allow is denied with a reason, and the run goes on.
 
 pub mod decide;
+pub mod describe;
 pub mod raw;
 pub mod shell;
 pub mod wrappers;
@@ -120,10 +121,30 @@ fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
+/// The built-in policy's text (`src/policy/builtin.yaml`), shown by `docs/policy.md`.
+pub const BUILTIN_YAML: &str = include_str!("builtin.yaml");
+
 impl Policy {
-    /// The policy used when the job names none: read, edit files in the repo, run the verify
-    /// commands (added with `allow_verify`), nothing else; no network.
+    /// The policy used when the job names none (`builtin.yaml`): read and edit files in the repo,
+    /// run the verify commands (added with `allow_verify`) and read-only inspection commands,
+    /// nothing else; no network.
     pub fn builtin() -> Policy {
+        static BUILTIN: std::sync::OnceLock<Policy> = std::sync::OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                let mut p = parse("(built-in policy)", BUILTIN_YAML).unwrap_or_else(|errors| {
+                    // A unit test keeps this from happening; if it did, deny every command.
+                    tracing::error!("the built-in policy is invalid: {errors:?}; commands are denied");
+                    Policy::base()
+                });
+                p.source = None;
+                p
+            })
+            .clone()
+    }
+
+    /// What every policy starts from: the default path rules and limits, no command allowed.
+    pub fn base() -> Policy {
         let read_deny = rules("default.read_deny", &strs(DEFAULT_READ_DENY)).unwrap_or_default();
         let write_deny = rules("default.write_deny", &strs(DEFAULT_WRITE_DENY)).unwrap_or_default();
         Policy {
@@ -172,12 +193,19 @@ pub fn load(path: &Path) -> Result<Policy, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| vec![Diagnostic::unreadable(&file, "policy file", &e, "`policy:` is relative to the job spec")])?;
-    let loaded = yaml::load::<RawPolicy>(&file, &text).map_err(|d| vec![d])?;
+    let mut p = parse(&file, &text)?;
+    p.source = Some(path.to_path_buf());
+    Ok(p)
+}
+
+/// Validate policy `text` (named `file` in messages); every problem is reported with its position.
+pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
+    let loaded = yaml::load::<RawPolicy>(file, text).map_err(|d| vec![d])?;
     let map = loaded.map;
     let mut errors = loaded.errors;
     let raw = loaded.value;
-    let mut p = Policy::builtin();
-    p.source = Some(path.to_path_buf());
+    let mut p = Policy::base();
+    p.source = Some(PathBuf::from(file));
     match raw.version {
         Some(1) => {}
         Some(v) => errors.push(map.at_value(

@@ -4,7 +4,7 @@
 use super::*;
 
 fn policy() -> Policy {
-    let mut p = Policy::builtin();
+    let mut p = Policy::base();
     for (i, a) in [
         "python -m pytest *",
         "ruff *",
@@ -189,8 +189,12 @@ fn path_rules() {
 }
 
 #[test]
-fn builtin_policy_allows_only_the_verify_commands() {
+fn builtin_policy_allows_the_verify_commands_and_read_only_inspection() {
+    // The built-in policy is a policy file: it loads with no error and its examples hold.
+    let loaded = parse("builtin.yaml", BUILTIN_YAML);
+    assert!(loaded.is_ok(), "{:?}", loaded.err());
     let mut p = Policy::builtin();
+    assert!(p.source.is_none());
     p.allow_verify(&[
         ("test".into(), "python3 -m unittest -q".into()),
         ("lint".into(), "ruff check . && mypy src".into()),
@@ -199,7 +203,15 @@ fn builtin_policy_allows_only_the_verify_commands() {
     assert!(decide_command(&p, "python3 -m unittest -q test_calc").allowed);
     assert!(decide_command(&p, "mypy src").allowed);
     assert!(!decide_command(&p, "python3 -c 'print(1)'").allowed);
-    assert!(!decide_command(&p, "ls").allowed);
+    // The ordinary inspection commands a model reaches for first.
+    for ok in ["ls", "cat app.py | tail -5", "grep -n main app.py", "git diff", "git log -3 --stat", "wc -l a b"] {
+        assert!(decide_command(&p, ok).allowed, "{ok}: {:?}", decide_command(&p, ok));
+    }
+    for bad in ["sed -i s/a/b/ app.py", "git diff --output=x", "git show --ext-diff", "cat .env", "git push"] {
+        assert!(!decide_command(&p, bad).allowed, "{bad}");
+    }
+    let d = decide_command(&p, "git push origin main");
+    assert!(d.hint.contains("`git status *`") && d.hint.contains("`git diff *`"), "{}", d.hint);
     assert!(!p.network && p.sandbox);
 }
 

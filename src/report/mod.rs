@@ -1,6 +1,7 @@
 //! The run report: one serializable record of what happened, written as `report.json`,
 //! `junit.xml` and `summary.md` (the events are already in `events.jsonl`).
 
+pub mod dir;
 pub mod junit;
 pub mod summary;
 
@@ -33,6 +34,9 @@ pub enum Status {
     NeedsClarification,
     /// Nothing was done on purpose (autofix: a fork PR, or hone's own head commit).
     Skipped,
+    /// The run could not start: an invalid spec or policy, a dirty work tree, a check that
+    /// cannot run. The model was never asked anything.
+    InvalidInput,
 }
 
 impl Status {
@@ -43,6 +47,7 @@ impl Status {
             Status::Failed | Status::BudgetExhausted | Status::NeedsClarification => TASK_FAILED,
             Status::Cancelled => INTERRUPTED,
             Status::Error => INFRA_FAILURE,
+            Status::InvalidInput => INVALID_INPUT,
         }
     }
     pub fn as_str(self) -> &'static str {
@@ -55,6 +60,7 @@ impl Status {
             Status::Error => "error",
             Status::NeedsClarification => "needs_clarification",
             Status::Skipped => "skipped",
+            Status::InvalidInput => "invalid_input",
         }
     }
 }
@@ -75,6 +81,26 @@ pub struct ToolCallRecord {
 pub struct ErrorRecord {
     pub code: Code,
     pub message: String,
+}
+
+/// How the model said its work ended (the `finish` tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishOutcome {
+    Done,
+    Blocked,
+}
+
+/// The `finish` call: also the tool's argument type.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinishRecord {
+    pub outcome: FinishOutcome,
+    #[serde(default)]
+    pub summary: String,
+    /// For `blocked`: what stops the task.
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -186,8 +212,10 @@ pub struct RunReport {
     pub pr: Option<crate::forge::PrReport>,
     /// SUMMARIZING's text: what changed and why, verification, risks, roll-back, blockers.
     pub summary: String,
-    /// The model's last message.
+    /// The model's last message (or its `finish` summary).
     pub final_message: String,
+    /// How the model ended its work with `finish` (null when it ended with a plain answer).
+    pub finish: Option<FinishRecord>,
 }
 
 impl RunReport {
@@ -233,6 +261,7 @@ impl RunReport {
             summary: String::new(),
             pr: None,
             final_message: String::new(),
+            finish: None,
         }
     }
 
@@ -263,23 +292,39 @@ impl RunReport {
         self.verify.iter().filter(|c| c.attempt == last).collect()
     }
 
+    /// Why the run did not succeed, in one line: the first error (its code and the start of its
+    /// message).
+    pub fn reason(&self) -> Option<String> {
+        let e = self.errors.first()?;
+        let first = e.message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        let first = first.strip_prefix(&format!("error[{}]: ", e.code)).unwrap_or(first);
+        let short: String = first.chars().take(300).collect();
+        let cut = if short.len() < first.len() { "…" } else { "" };
+        Some(format!("{}: {short}{cut}", e.code))
+    }
+
     /// The one line printed to stdout at the end.
-    pub fn one_line(&self, dir: &Path) -> String {
+    pub fn one_line(&self, dir: Option<&Path>) -> String {
         let what = match (&self.commit, self.status) {
             (Some(c), _) => format!(" commit {} on {}", &c.sha[..c.sha.len().min(12)], c.branch),
             (None, Status::NoChange) => " nothing to change".into(),
             _ => String::new(),
         };
-        format!("hone: {}{what} (exit {}); reports in {}", self.status.as_str(), self.exit_code, dir.display())
+        let why = match self.status {
+            Status::Success | Status::NoChange => None,
+            _ => self.reason(),
+        };
+        let why = why.map(|w| format!(": {w}")).unwrap_or_default();
+        let reports = dir.map_or("no reports written".to_string(), |d| format!("reports in {}", d.display()));
+        format!("hone: {}{what} (exit {}){why}; {reports}", self.status.as_str(), self.exit_code)
     }
 }
 
 /// Write `report.json`, `junit.xml` and `summary.md` into `dir`, every text redacted.
-pub fn write_all(dir: &Path, report: &RunReport, redactor: &Redactor) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+pub fn write_all(dir: &dir::ReportDir, report: &RunReport, redactor: &Redactor) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("report.json"), redactor.apply(&json))?;
-    std::fs::write(dir.join("junit.xml"), redactor.apply(&junit::render(report)?))?;
-    std::fs::write(dir.join("summary.md"), redactor.apply(&summary::render(report)))?;
+    dir.write("report.json", redactor.apply(&json).as_bytes())?;
+    dir.write("junit.xml", redactor.apply(&junit::render(report)?).as_bytes())?;
+    dir.write("summary.md", redactor.apply(&summary::render(report)).as_bytes())?;
     Ok(())
 }

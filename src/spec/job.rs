@@ -16,7 +16,9 @@ pub struct Job {
     pub limits: Limits,
     pub policy: Option<PathBuf>,
     pub git: GitSpec,
-    pub report_dir: PathBuf,
+    /// `report.dir`, resolved against the spec's directory; `None`: `.hone/reports` at the
+    /// repository root.
+    pub report_dir: Option<PathBuf>,
     pub tools: ToolLimits,
     /// Ask the model for an explicit plan first (`plan: false` skips it for small jobs).
     pub plan: bool,
@@ -27,8 +29,9 @@ pub struct Job {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RepoSpec {
-    /// The repository root (resolved against the spec file's directory).
-    pub path: PathBuf,
+    /// `repo.path`, resolved against the spec file's directory; `None`: the git work tree that
+    /// contains the spec.
+    pub path: Option<PathBuf>,
     /// The branch or ref to start from; `None` means the current HEAD.
     pub base: Option<String>,
     /// Allow starting with uncommitted changes (they are left untouched and not committed).

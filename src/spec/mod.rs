@@ -1,5 +1,6 @@
 //! The job spec (version 1): loading, validation with positioned errors, and defaults.
 
+pub mod adhoc;
 pub mod diag;
 pub mod duration;
 pub mod job;
@@ -39,21 +40,47 @@ impl SpecError {
 pub const DEFAULT_BRANCH: &str = "hone/{name}";
 pub const DEFAULT_REPORT_DIR: &str = ".hone/reports";
 
+/// What the command line supplies in place of the spec's own values.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--task`: replaces `task:`, and satisfies a spec that has none.
+    pub task: Option<String>,
+    /// `--name`: replaces `name:` (and so the branch and refs).
+    pub name: Option<String>,
+}
+
 /// Load and validate the job spec at `path`.
 pub fn load(path: &Path) -> Result<Job, SpecError> {
+    load_with(path, &Overrides::default())
+}
+
+/// Load and validate the job spec at `path`, with command-line overrides.
+pub fn load_with(path: &Path, o: &Overrides) -> Result<Job, SpecError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| SpecError::Read { path: path.display().to_string(), source })?;
-    parse(path, &text)
+    parse_with(path, &text, o)
 }
 
 /// Validate spec `text` as if read from `path`.
 pub fn parse(path: &Path, text: &str) -> Result<Job, SpecError> {
+    parse_with(path, text, &Overrides::default())
+}
+
+/// Validate spec `text` as if read from `path`, with command-line overrides.
+pub fn parse_with(path: &Path, text: &str, o: &Overrides) -> Result<Job, SpecError> {
     let file = path.display().to_string();
     let loaded = yaml::load::<RawJob>(&file, text).map_err(|d| SpecError::Invalid(vec![d]))?;
     let mut c = Checker { map: &loaded.map, removed: &loaded.removed, errors: loaded.errors };
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("job").to_string();
-    let job = c.job(loaded.value, path, &dir, stem);
+    let mut raw = loaded.value;
+    if let Some(t) = o.task.as_ref().filter(|t| !t.trim().is_empty()) {
+        raw.task = Some(t.clone());
+    }
+    if let Some(n) = o.name.as_ref().filter(|n| !n.trim().is_empty()) {
+        raw.name = Some(n.clone());
+    }
+    let job = c.job(raw, path, &dir, stem);
     if c.errors.is_empty() {
         Ok(job)
     } else {
@@ -101,12 +128,12 @@ impl Checker<'_> {
             if self.map.has("task") {
                 self.err("task", "the task is empty", "describe what to do, in plain language");
             } else {
-                self.missing("task", "add `task: |` followed by what to do, in plain language");
+                self.missing("task", "add `task: |` followed by what to do, in plain language, or pass `--task TEXT`");
             }
         }
         let r = raw.repo.unwrap_or_default();
         let repo = RepoSpec {
-            path: resolve(dir, r.path.as_deref().unwrap_or(".")),
+            path: r.path.as_deref().map(|p| resolve(dir, p)),
             base: r.base,
             allow_dirty: r.allow_dirty.unwrap_or(false),
             scratch: r.scratch.unwrap_or(false),
@@ -157,7 +184,7 @@ impl Checker<'_> {
             number: r.number,
             allow_forks: r.allow_forks.unwrap_or(false),
         };
-        let report_dir = resolve(dir, raw.report.and_then(|r| r.dir).as_deref().unwrap_or(DEFAULT_REPORT_DIR));
+        let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
         let t = raw.tools.unwrap_or_default();
         let tools = ToolLimits {
             cmd_timeout: t.cmd_timeout.map_or(Duration::from_secs(300), |d| d.0),

@@ -40,7 +40,8 @@ fn the_documented_example_is_valid() {
     assert_eq!(job.verify[1].timeout, Duration::from_secs(600));
     assert_eq!(job.limits.max_wall_time, Duration::from_secs(1200));
     assert_eq!(job.policy.as_deref(), Some(Path::new("dir/hone-policy.yaml")));
-    assert_eq!(job.report_dir, Path::new("dir/.hone/reports"));
+    assert_eq!(job.report_dir.as_deref(), Some(Path::new("dir/.hone/reports")));
+    assert_eq!(job.repo.path.as_deref(), Some(Path::new("dir/.")));
 }
 
 #[test]

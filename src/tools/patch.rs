@@ -44,6 +44,11 @@ impl ChangeLog {
         self.changes.push((self.next_id, files));
         self.next_id
     }
+
+    /// Whether the newest change altered any file's content (writing a file as it was does not).
+    pub fn last_altered(&self) -> bool {
+        self.changes.last().is_some_and(|(_, files)| files.iter().any(|(_, before, after)| before != after))
+    }
 }
 
 /// One file's part of a patch.

@@ -66,7 +66,7 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
     }
     let code = o.exit_code.map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
     let body = format!("exit code: {code}\nduration: {secs:.1}s\n{}", o.output);
-    if o.success() { ToolOutput::ok(body) } else { ToolOutput { ok: false, code: None, content: body } }
+    ToolOutput { ok: o.success(), code: None, content: body, exit_code: o.exit_code }
 }
 
 #[cfg(test)]

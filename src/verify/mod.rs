@@ -34,6 +34,8 @@ pub struct CheckResult {
     pub duration_ms: u64,
     /// Failing test cases read from the check's JUnit file, when it has one.
     pub failing_tests: Option<Vec<String>>,
+    /// The check has `junit:` but its file was missing or unreadable: never accepted.
+    pub junit_error: Option<String>,
     /// Failing now but not at the baseline.
     pub new_failures: Vec<String>,
     /// The last lines of the output.
@@ -68,39 +70,46 @@ pub async fn run_check(
         output_tail
             .push_str(&format!("\n[hone: timed out after {} and was killed]", crate::spec::duration::format(timeout)));
     }
-    let failing_tests = junit_path.as_ref().and_then(|p| read_junit(p, cwd, &mut output_tail));
+    let (failing_tests, junit_error) = match junit_path.as_ref().map(|p| read_junit(p, cwd)) {
+        None => (None, None),
+        Some(Ok(cases)) => (Some(cases), None),
+        Some(Err(e)) => {
+            output_tail.push_str(&format!("\n[hone: {e}]"));
+            (None, Some(e))
+        }
+    };
     CheckResult {
         attempt,
         name: check.name.clone(),
         command: check.run.clone(),
         expect: check.expect,
         passed,
-        accepted: passed,
+        accepted: passed && junit_error.is_none(),
         exit_code,
         timed_out,
         cancelled,
         duration_ms: duration.as_millis() as u64,
         failing_tests,
+        junit_error,
         new_failures: vec![],
         output_tail,
         key_lines: key_lines(&output),
     }
 }
 
-/// Read the check's JUnit file (only from inside the repo); note problems in the output tail.
-fn read_junit(path: &Path, root: &Path, note: &mut String) -> Option<Vec<String>> {
-    let inside = path.canonicalize().ok().is_some_and(|p| root.canonicalize().is_ok_and(|r| p.starts_with(r)));
-    let text = if inside { std::fs::read_to_string(path).ok() } else { None };
-    match text.map(|t| junit_in::failing_cases(&t)) {
-        Some(Ok(cases)) => Some(cases),
-        Some(Err(e)) => {
-            note.push_str(&format!("\n[hone: the JUnit file {} is {e}]", path.display()));
-            None
-        }
-        None => {
-            note.push_str(&format!("\n[hone: the check wrote no JUnit file at {}]", path.display()));
-            None
-        }
+/// Read the check's JUnit file: only a regular file inside the repo, never through a symlink.
+fn read_junit(path: &Path, root: &Path) -> Result<Vec<String>, String> {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let (dir, name) =
+        (rel.parent().unwrap_or(Path::new("")), rel.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let bytes = name.ok_or_else(|| std::io::Error::other("no file name")).and_then(|n| {
+        crate::safe_fs::open_existing_dir_below(root, dir)
+            .and_then(|d| crate::safe_fs::read_regular_at(&d, &n, 64 << 20))
+    });
+    match bytes {
+        Ok(b) => junit_in::failing_cases(&String::from_utf8_lossy(&b))
+            .map_err(|e| format!("the JUnit file {} is {e}", rel.display())),
+        Err(_) => Err(format!("the check wrote no JUnit file at {}", rel.display())),
     }
 }
 
@@ -110,6 +119,8 @@ pub fn judge(r: &mut CheckResult, baseline: Option<&CheckResult>) {
         r.new_failures = now.iter().filter(|t| !before.contains(t)).cloned().collect();
     }
     r.accepted = match (r.expect, baseline) {
+        // A check whose test report is missing proved nothing.
+        _ if r.junit_error.is_some() => false,
         _ if r.passed => true,
         _ if r.timed_out || r.cancelled => false,
         (Expect::Pass, _) | (Expect::NoRegression, None) => false,
@@ -119,6 +130,80 @@ pub fn judge(r: &mut CheckResult, baseline: Option<&CheckResult>) {
             _ => !b.passed,
         },
     };
+}
+
+/// Why a baseline check cannot run at all (and so can judge nothing): not found or not
+/// executable (exit 127 or 126), a Python module that is not installed, or a `junit:` file it
+/// never wrote. Such a check stops the run before the model is asked anything.
+pub fn unrunnable(baseline: &[CheckResult]) -> Option<String> {
+    let why = |r: &CheckResult| -> Option<String> {
+        if let Some(c @ (126 | 127)) = r.exit_code {
+            let what = if c == 127 { "a command in it was not found" } else { "a command in it is not executable" };
+            return Some(format!("`{}` exited with {c} ({what})", r.command));
+        }
+        if let Some(m) = missing_python_module(&r.command, &r.output_tail) {
+            return Some(format!(
+                "`{}` needs the Python module `{m}`, which is not installed (No module named {m})",
+                r.command
+            ));
+        }
+        r.junit_error.as_ref().map(|e| format!("`{}`: {e}", r.command))
+    };
+    let bad: Vec<String> = baseline
+        .iter()
+        .filter_map(|r| {
+            why(r).map(|w| {
+                format!(
+                    "the check `{}` cannot run: {w}\nLast lines of its output:\n{}",
+                    r.name,
+                    tail_lines(&r.output_tail, 10)
+                )
+            })
+        })
+        .collect();
+    (!bad.is_empty()).then(|| {
+        format!(
+            "{}\n  = help: fix the command in the spec's `verify`, or install what it needs before hone runs (for example in an earlier workflow step)",
+            bad.join("\n")
+        )
+    })
+}
+
+/// `python -m MOD ...` whose output says the module is missing.
+fn missing_python_module(command: &str, output: &str) -> Option<String> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let i = words.iter().position(|w| *w == "-m")?;
+    let interpreter = words[..i].last()?;
+    if !interpreter.rsplit('/').next()?.starts_with("python") {
+        return None;
+    }
+    let module = words.get(i + 1)?.to_string();
+    let top = module.split('.').next().unwrap_or(&module);
+    [format!("No module named {module}"), format!("No module named {top}"), format!("No module named '{top}'")]
+        .iter()
+        .any(|needle| output.contains(needle.as_str()))
+        .then_some(module)
+}
+
+/// The checks that are not accepted, with their new failures: `` `tests` (new failures: a, b) ``.
+pub fn failure_summary(results: &[CheckResult]) -> String {
+    let parts: Vec<String> = results
+        .iter()
+        .filter(|r| !r.accepted)
+        .map(|r| {
+            let how = if let Some(e) = &r.junit_error {
+                e.clone()
+            } else if r.timed_out {
+                "timed out".into()
+            } else if !r.new_failures.is_empty() {
+                format!("new failures: {}", r.new_failures.join(", "))
+            } else {
+                r.exit_code.map_or("killed".into(), |c| format!("exit {c}"))
+            };
+            format!("`{}` ({how})", r.name)
+        })
+        .collect();
+    if parts.is_empty() { "no check failed".into() } else { parts.join(", ") }
 }
 
 pub fn tail_lines(text: &str, n: usize) -> String {

@@ -63,6 +63,7 @@ fn result(passed: bool, expect: Expect, failing: Option<&[&str]>) -> CheckResult
         cancelled: false,
         duration_ms: 0,
         failing_tests: failing.map(|f| f.iter().map(|s| s.to_string()).collect()),
+        junit_error: None,
         new_failures: vec![],
         output_tail: String::new(),
         key_lines: vec![],
@@ -132,4 +133,8 @@ async fn junit_files_are_read_and_stale_ones_removed() {
     )
     .await;
     assert!(r.failing_tests.is_none() && r.output_tail.contains("wrote no JUnit file"), "{}", r.output_tail);
+    assert!(r.junit_error.is_some());
+    let mut judged = r.clone();
+    judge(&mut judged, None);
+    assert!(!judged.accepted, "a check whose JUnit file is missing is never accepted, even when it exits 0");
 }

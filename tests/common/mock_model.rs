@@ -163,6 +163,8 @@ struct Shared {
     queue: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
     turns_served: Mutex<usize>,
+    /// Requests refused the way a real server refuses them (see `reject`).
+    rejected: Mutex<Vec<String>>,
 }
 
 pub struct MockModel {
@@ -216,6 +218,11 @@ impl MockModel {
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().unwrap().clone()
+    }
+
+    /// How many requests the mock refused as a real server would (bad tool-call arguments).
+    pub fn rejected(&self) -> usize {
+        self.shared.rejected.lock().unwrap().len()
     }
 
     pub fn remaining(&self) -> usize {
@@ -314,7 +321,12 @@ async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
         .or_else(|| headers.get("x-api-key"))
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    s.requests.lock().unwrap().push(Recorded { body, auth });
+    s.requests.lock().unwrap().push(Recorded { body: body.clone(), auth });
+    if let Some(why) = reject(&body) {
+        s.rejected.lock().unwrap().push(why.clone());
+        let msg = json!({"error": {"code": 500, "message": why, "type": "server_error"}});
+        return (StatusCode::INTERNAL_SERVER_ERROR, msg.to_string()).into_response();
+    }
     let next = s.queue.lock().unwrap().pop_front();
     match next {
         None => {
@@ -332,6 +344,20 @@ async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
             r.body(Body::from(body)).unwrap()
         }
     }
+}
+
+/// What llama.cpp's `llama-server` refuses: a history whose tool-call arguments are not JSON
+/// (HTTP 500 "Failed to parse tool call arguments as JSON").
+fn reject(body: &Value) -> Option<String> {
+    for m in body["messages"].as_array().into_iter().flatten() {
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            let args = c["function"]["arguments"].as_str().unwrap_or("");
+            if let Err(e) = serde_json::from_str::<Value>(args) {
+                return Some(format!("Failed to parse tool call arguments as JSON: {e}"));
+            }
+        }
+    }
+    None
 }
 
 fn sse(chunks: Vec<String>, stall: bool) -> Response {

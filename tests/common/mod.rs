@@ -106,12 +106,30 @@ pub async fn run_job_env(repo: &repo::TestRepo, yaml: &str, env: &[(&str, &str)]
 }
 
 pub async fn run_hone_env(args: &[&str], extra: &[&str], report_dir: PathBuf, env: &[(&str, &str)]) -> Run {
+    run_hone_at(None, args, extra, report_dir, env).await
+}
+
+/// Run hone from `cwd`, the way a user does from inside the repository.
+pub async fn run_in(cwd: &Path, args: &[&str], env: &[(&str, &str)], report_dir: PathBuf) -> Run {
+    run_hone_at(Some(cwd.to_path_buf()), args, &[], report_dir, env).await
+}
+
+async fn run_hone_at(
+    cwd: Option<PathBuf>,
+    args: &[&str],
+    extra: &[&str],
+    report_dir: PathBuf,
+    env: &[(&str, &str)],
+) -> Run {
     let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let mut all: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     all.extend(extra.iter().map(|s| s.to_string()));
     let out = tokio::task::spawn_blocking(move || {
-        assert_cmd::Command::new(env!("CARGO_BIN_EXE_hone"))
-            .args(&all)
+        let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_hone"));
+        if let Some(dir) = cwd {
+            cmd.current_dir(dir);
+        }
+        cmd.args(&all)
             .env("HONE_TEST_API_KEY", KEY)
             .env_remove("OPENAI_BASE_URL")
             .env_remove("OPENAI_API_KEY")

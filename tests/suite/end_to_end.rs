@@ -58,7 +58,8 @@ async fn happy_path(stream: bool) {
                 "apply_patch",
                 "undo_patch",
                 "run_cmd",
-                "request_clarification"
+                "request_clarification",
+                "finish"
             ]
         );
         if stream {

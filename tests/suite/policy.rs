@@ -72,11 +72,15 @@ async fn policy_errors_have_positions_and_suggestions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_default_policy_allows_the_verify_commands_and_nothing_else() {
+async fn the_default_policy_allows_the_verify_commands_and_read_only_inspection_only() {
     let repo = broken_repo();
     let mock = MockModel::start().await;
     mock.turn(call("run_cmd", json!({"command": "sh check.sh"})), false)
-        .turn(call("run_cmd", json!({"command": "cat status.txt"})), false)
+        .turn(call("run_cmd", json!({"command": "sed -i s/broken/fixed/ status.txt"})), false)
+        .turn(
+            call("run_cmd", json!({"command": "cat status.txt | tail -5; grep -n broken status.txt; git diff"})),
+            false,
+        )
         .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("done"), false);
     let run = run_job(&repo, &job_yaml("default", &mock.base_url, false), &[]).await;
@@ -91,6 +95,13 @@ async fn the_default_policy_allows_the_verify_commands_and_nothing_else() {
         "{}",
         result(2)
     );
+    // The denial names what the policy does allow, so the model need not guess.
+    assert!(result(2).contains("`cat *`") && result(2).contains("`sh check.sh *`"), "{}", result(2));
+    assert!(result(3).starts_with("exit code: 0") && result(3).contains("1:broken"), "{}", result(3));
+    // And the system prompt said so before the first command.
+    let system = reqs[0].body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("# What the policy allows") && system.contains("`grep *`"), "{system}");
+    assert!(system.contains("Paths you may not read: `**/.env`"), "{system}");
     let report = run.report();
     assert_eq!(report["policy"]["source"], "built-in default");
     assert_eq!(report["policy"]["sandbox"]["network_isolated"], true);

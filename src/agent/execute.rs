@@ -1,0 +1,169 @@
+//! The run proper: the run's branch, the baseline (a check that cannot run stops here, before
+//! the model is asked anything), the turn loop under the wall-time budget and cancellation, the
+//! guards, then commit or save, always putting the user's checkout back.
+
+use super::intake::Prepared;
+use super::state::{Machine, State};
+use super::{finish, prompt, repomap, setup, turns};
+use crate::error::{Code, HoneError};
+use crate::git::OriginalHead;
+use crate::guard::{GitGuard, diff_guard};
+use crate::protocol::Message;
+use crate::report::{ErrorRecord, RunReport, Status};
+use crate::spec;
+use crate::tools::{self, ToolContext, paths::Root};
+use std::sync::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Branch, loop, then commit or save, always putting the user's checkout back.
+pub async fn execute(
+    p: &Prepared,
+    report: &mut RunReport,
+    machine: &mut Machine,
+    cancel: &CancellationToken,
+) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
+    let original = ws.original_head()?;
+    let base = ws.resolve_base(job.repo.base.as_deref())?;
+    report.base_sha = base.to_string();
+    report.base_branch = match (&job.repo.base, &original) {
+        _ if p.autofix.is_some() => p.autofix.as_ref().map(|t| t.base_ref.clone()).unwrap_or_default(),
+        (Some(b), _) if ws.is_branch(b) => b.clone(),
+        (Some(b), _) if b.starts_with("origin/") => b.trim_start_matches("origin/").to_string(),
+        (_, OriginalHead::Branch(b)) => b.clone(),
+        _ => "main".into(),
+    };
+    ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
+    let result = work(p, report, machine, cancel, base).await;
+    if job.repo.allow_dirty {
+        report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
+    } else {
+        let restored = ws.restore(&original);
+        if report.commit.is_none() {
+            let _ = ws.drop_branch_if_at(&job.git.branch, base);
+        }
+        if let Err(e) = restored {
+            report.errors.push(ErrorRecord {
+                code: Code::Git,
+                message: format!("could not restore the original checkout: {}", e.message),
+            });
+        }
+    }
+    result
+}
+
+fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> Result<ToolContext, HoneError> {
+    let root =
+        Root::new(p.ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
+    Ok(ToolContext {
+        root,
+        limits: p.job.tools.clone(),
+        env: setup::command_env(&p.policy),
+        redactor: p.redactor.clone(),
+        cancel: cancel.child_token(),
+        deadline,
+        changes: Mutex::new(tools::patch::ChangeLog::default()),
+        policy: p.policy.clone(),
+        sandbox: p.sandbox.clone(),
+        decisions: Mutex::new(Vec::new()),
+    })
+}
+
+async fn work(
+    p: &Prepared,
+    report: &mut RunReport,
+    machine: &mut Machine,
+    cancel: &CancellationToken,
+    base: git2::Oid,
+) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
+    let deadline = Instant::now() + job.limits.max_wall_time;
+    let ctx = tool_context(p, cancel, deadline)?;
+    let git_guard = GitGuard::snapshot(&ws.git_dir());
+    let mut lp = turns::Loop::new(p, &ctx, report, machine, deadline, base);
+    // The baseline, before any change; then context and execution.
+    let baseline = tokio::select! {
+        r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
+        () = cancel.cancelled() => false,
+    };
+    let unrunnable = if baseline { crate::verify::unrunnable(&lp.report.baseline) } else { None };
+    if let Some(why) = &unrunnable {
+        lp.report.errors.push(ErrorRecord { code: Code::Check, message: p.redactor.apply(why) });
+        lp.enter(State::Summarizing, "a check cannot run");
+    } else if baseline && !cancel.is_cancelled() {
+        lp.enter(State::ContextBuilding, "intake passed; baseline taken");
+        let map = repomap::build(ws.root(), &job.task, job.repo_map_tokens);
+        let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
+        lp.start(vec![Message::system(prompt::system(job, ws.root(), &map, &p.policy)), Message::user(start)]);
+        if job.plan {
+            lp.enter(State::Planning, "waiting for the model's plan");
+        } else {
+            lp.enter(State::Executing, "planning is off (`plan: false`)");
+        }
+    }
+    let budget_note = || format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
+    let status = if unrunnable.is_some() {
+        Status::InvalidInput
+    } else if !baseline {
+        if !cancel.is_cancelled() {
+            lp.report.errors.push(ErrorRecord {
+                code: Code::Budget,
+                message: format!("{} while taking the baseline", budget_note()),
+            });
+        }
+        if cancel.is_cancelled() { Status::Cancelled } else { Status::BudgetExhausted }
+    } else {
+        tokio::select! {
+            s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
+                lp.report.errors.push(ErrorRecord { code: Code::Budget, message: budget_note() });
+                lp.enter(State::Summarizing, "the wall-time budget ran out");
+                Status::BudgetExhausted
+            }),
+            () = cancel.cancelled() => Status::Cancelled,
+        }
+    };
+    let touched = lp.touched();
+    drop(lp);
+    if status == Status::Cancelled || cancel.is_cancelled() {
+        turns::enter(machine, &p.events, State::Aborted, "cancelled by a signal");
+    }
+    let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
+    if status == Status::Cancelled {
+        report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
+    }
+    let status = guards(p, report, status, base, &git_guard)?;
+    let status = finish::dropped_change(report, status, touched);
+    finish::finish(p, report, status, base)
+}
+
+/// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too
+/// big, no secret in the diff. A success they refuse becomes a failure.
+fn guards(
+    p: &Prepared,
+    report: &mut RunReport,
+    status: Status,
+    base: git2::Oid,
+    git_guard: &GitGuard,
+) -> Result<Status, HoneError> {
+    let planted = git_guard.check_and_restore();
+    report.files_changed = p.ws.changes(base)?;
+    let mut problems: Vec<String> =
+        planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
+    problems.extend(diff_guard(&p.policy, &report.files_changed));
+    if !p.redactor.is_empty() {
+        let diff = p.ws.diff_text(base)?;
+        if p.redactor.apply(&diff) != diff {
+            problems.push(
+                "the change contains the value of a secret (or an encoding of it); committing it would leak it".into(),
+            );
+        }
+    }
+    report.policy.guard = problems.clone();
+    if status == Status::Success && !problems.is_empty() {
+        let message = format!("the change was refused before commit: {}", problems.join("; "));
+        report.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
+        return Ok(Status::Failed);
+    }
+    Ok(status)
+}

@@ -1,0 +1,82 @@
+//! How a run's work ends up: a verified change is committed on the run's branch; unverified work
+//! is saved on a private ref; and a change that no longer exists is never a success.
+
+use super::intake::Prepared;
+use super::summarize;
+use crate::error::{Code, HoneError};
+use crate::protocol::Event;
+use crate::report::{CommitInfo, ErrorRecord, RunReport, Status};
+
+/// A success with nothing left to commit, after the model did change files (every change rolled
+/// back or undone), is a failure that says what happened. `no_change` is only for a model that
+/// changed nothing.
+pub fn dropped_change(report: &mut RunReport, status: Status, touched: bool) -> Status {
+    if status != Status::Success || !report.files_changed.is_empty() || !touched {
+        return status;
+    }
+    let (code, why) = match report.rollbacks.last() {
+        Some(rb) => (Code::BuildFail, format!("the change was rolled back: {}", rb.reason)),
+        None => (Code::Model, "the model changed files and then undid every change".to_string()),
+    };
+    report.errors.push(ErrorRecord {
+        code,
+        message: format!("{why}. The final tree equals the base, so there is no change to commit."),
+    });
+    Status::Failed
+}
+
+/// Commit a verified change, or save unverified work on a private ref.
+pub fn finish(p: &Prepared, report: &mut RunReport, status: Status, base: git2::Oid) -> Result<Status, HoneError> {
+    let changed = !report.files_changed.is_empty();
+    let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
+    report.summary = p.redactor.apply(&summarize::write(report, heading_for));
+    let result = commit_or_save(p, report, status, base, changed);
+    if !matches!(result, Ok(Status::Success | Status::NoChange)) {
+        // Written again now that the saved ref (if any) is known.
+        report.summary = p.redactor.apply(&summarize::write(report, *result.as_ref().unwrap_or(&Status::Error)));
+    }
+    result
+}
+
+fn commit_or_save(
+    p: &Prepared,
+    report: &mut RunReport,
+    status: Status,
+    base: git2::Oid,
+    changed: bool,
+) -> Result<Status, HoneError> {
+    let (job, ws) = (&p.job, &p.ws);
+    match status {
+        Status::Success if !changed => Ok(Status::NoChange),
+        Status::Success if job.git.commit => {
+            let message = p.redactor.apply(&summarize::commit_message(job, report));
+            let sha = ws.commit(base, &message, &job.git.author_name, &job.git.author_email)?.to_string();
+            p.events.emit(Event::Commit {
+                sha: sha.clone(),
+                branch: job.git.branch.clone(),
+                files_changed: report.files_changed.len(),
+            });
+            report.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
+            Ok(Status::Success)
+        }
+        Status::Success => {
+            report.warnings.push("`git.commit` is false: the verified change was not committed".into());
+            Ok(Status::Success)
+        }
+        other if changed && other != Status::InvalidInput => {
+            let refname = format!("refs/hone/{}/failed", job.name);
+            let msg = format!(
+                "hone: unverified work of a {} run of {}\n\nRun: {}\n",
+                other.as_str(),
+                job.name,
+                report.run_id
+            );
+            match ws.snapshot(base, &refname, &msg, &job.git.author_name, &job.git.author_email) {
+                Ok(_) => report.saved_ref = Some(refname),
+                Err(e) => report.warnings.push(format!("could not save the unverified work: {}", e.message)),
+            }
+            Ok(other)
+        }
+        other => Ok(other),
+    }
+}

@@ -1,0 +1,194 @@
+//! Progress for people watching a log (stderr): one line per state change, turn, tool call,
+//! check, retry, rollback and commit. Under GitHub Actions each phase is a collapsible group.
+
+use crate::protocol::Event;
+use crate::redact::Redactor;
+use std::collections::HashMap;
+use std::io::Write;
+
+pub struct Progress {
+    out: Box<dyn Write + Send>,
+    /// Print `::group::`/`::endgroup::` around phases.
+    actions: bool,
+    group_open: bool,
+    /// What each tool call was about (its command or path), by call id, until it completes.
+    pending: HashMap<String, String>,
+}
+
+/// The part of a tool call's arguments worth a log line: its command, path or pattern.
+fn subject(args: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(args).unwrap_or_default();
+    let s = ["command", "path", "pattern", "outcome"]
+        .iter()
+        .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
+        .unwrap_or_else(|| args.to_string());
+    let one_line = s.replace('\n', " ⏎ ");
+    if one_line.chars().count() > 120 { one_line.chars().take(117).collect::<String>() + "..." } else { one_line }
+}
+
+fn secs(ms: u64) -> String {
+    format!("{:.1}s", ms as f64 / 1000.0)
+}
+
+impl Progress {
+    pub fn new(out: Box<dyn Write + Send>, actions: bool) -> Self {
+        Progress { out, actions, group_open: false, pending: HashMap::new() }
+    }
+
+    /// Progress on stderr, with groups when running under GitHub Actions.
+    pub fn stderr(actions: bool) -> Self {
+        Self::new(Box::new(std::io::stderr()), actions)
+    }
+
+    fn line(&mut self, text: &str, redactor: &Redactor) {
+        let _ = writeln!(self.out, "{}", redactor.apply(text));
+    }
+
+    fn phase(&mut self, to: &str, reason: &str, redactor: &Redactor) {
+        let terminal = matches!(to, "DONE" | "FAILED" | "ABORTED" | "NEEDS_CLARIFICATION");
+        if self.actions && self.group_open {
+            self.line("::endgroup::", redactor);
+            self.group_open = false;
+        }
+        if self.actions && !terminal {
+            self.line(&format!("::group::hone {to}: {reason}"), redactor);
+            self.group_open = true;
+        } else {
+            self.line(&format!("── {to}: {reason}"), redactor);
+        }
+    }
+
+    /// Render one event (nothing for events that only matter to machines).
+    pub fn on(&mut self, e: &Event, r: &Redactor) {
+        match e {
+            Event::RunStarted { job, repo, branch, provider, model } => {
+                self.line(&format!("hone: job `{job}` on {repo} (branch {branch}, {provider} {model})"), r)
+            }
+            Event::StateChanged { to, reason, .. } => self.phase(to, reason, r),
+            Event::TurnCompleted { turn, tool_calls, usage, duration_ms, .. } => {
+                let tokens = usage.map_or("no usage reported".into(), |u| {
+                    format!("{} prompt + {} completion tokens", u.prompt_tokens, u.completion_tokens)
+                });
+                self.line(&format!("turn {turn}: {tool_calls} tool call(s), {tokens}, {}", secs(*duration_ms)), r);
+            }
+            Event::ToolCallStarted { call_id, args, .. } => {
+                self.pending.insert(call_id.clone(), subject(args));
+            }
+            Event::ToolCallCompleted { call_id, tool, ok, code, exit_code, duration_ms, .. } => {
+                let what = self.pending.remove(call_id).unwrap_or_default();
+                let result = match (exit_code, code, ok) {
+                    (Some(c), _, _) => format!("exit {c}"),
+                    (None, Some(code), _) => code.to_string(),
+                    (None, None, true) => "ok".into(),
+                    (None, None, false) => "failed".into(),
+                };
+                self.line(&format!("  {tool} {what} → {result} ({})", secs(*duration_ms)), r);
+            }
+            Event::PolicyDecision { subject, allowed: false, rule, .. } => {
+                self.line(&format!("  denied by the policy: {subject} ({rule})"), r)
+            }
+            Event::VerifyCompleted {
+                attempt,
+                check,
+                passed,
+                accepted,
+                new_failures,
+                exit_code,
+                timed_out,
+                duration_ms,
+            } => {
+                let when = if *attempt == 0 { "baseline".to_string() } else { format!("attempt {attempt}") };
+                let how = match (passed, accepted, timed_out) {
+                    (true, _, _) => "pass".to_string(),
+                    (_, _, true) => "timed out".into(),
+                    (false, true, _) => format!("fails as before (exit {})", exit_code.unwrap_or(-1)),
+                    (false, false, _) => {
+                        format!("FAIL (exit {})", exit_code.map_or("signal".into(), |c| c.to_string()))
+                    }
+                };
+                let new = if new_failures.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} new failure(s): {}", new_failures.len(), new_failures.join(", "))
+                };
+                self.line(&format!("check `{check}` ({when}): {how}{new} ({})", secs(*duration_ms)), r);
+            }
+            Event::ModelRetry { attempt, class, reason, delay_ms, .. } => {
+                self.line(&format!("model: {reason} ({class}); retry {attempt} in {}", secs(*delay_ms)), r)
+            }
+            Event::Rollback { to_checkpoint, reason, .. } => {
+                self.line(&format!("rolled back to checkpoint {to_checkpoint}: {reason}"), r)
+            }
+            Event::Checkpoint { id, label, .. } => self.line(&format!("checkpoint {id} saved after {label}"), r),
+            Event::FixRequested { attempt, failing } => {
+                self.line(&format!("fix attempt {attempt}: failing {}", failing.join(", ")), r)
+            }
+            Event::Compacted { before_tokens, after_tokens, .. } => {
+                self.line(&format!("history compacted: {before_tokens} → {after_tokens} tokens"), r)
+            }
+            Event::Commit { sha, branch, files_changed } => {
+                self.line(&format!("committed {} on {branch} ({files_changed} file(s))", &sha[..sha.len().min(12)]), r)
+            }
+            Event::Warning { code, message } => self.line(&format!("warning {code}: {message}"), r),
+            Event::RunCompleted { .. } if self.actions && self.group_open => {
+                self.line("::endgroup::", r);
+                self.group_open = false;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn phases_are_groups_under_actions_and_tool_calls_say_what_they_did() {
+        let buf = Buf::default();
+        let mut p = Progress::new(Box::new(buf.clone()), true);
+        let r = Redactor::new();
+        let state = |to: &str| Event::StateChanged { from: "X".into(), to: to.into(), reason: "why".into() };
+        p.on(&state("EXECUTING"), &r);
+        p.on(
+            &Event::ToolCallStarted {
+                turn: 1,
+                call_id: "c".into(),
+                tool: "run_cmd".into(),
+                args: r#"{"command":"ls -la"}"#.into(),
+            },
+            &r,
+        );
+        p.on(
+            &Event::ToolCallCompleted {
+                turn: 1,
+                call_id: "c".into(),
+                tool: "run_cmd".into(),
+                ok: false,
+                code: None,
+                exit_code: Some(2),
+                duration_ms: 1500,
+            },
+            &r,
+        );
+        p.on(&state("DONE"), &r);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "::group::hone EXECUTING: why\n  run_cmd ls -la → exit 2 (1.5s)\n::endgroup::\n── DONE: why\n"
+        );
+    }
+}
