@@ -18,9 +18,22 @@ pub struct Progress {
 /// The part of a tool call's arguments worth a log line: its command, path or pattern.
 fn subject(args: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(args).unwrap_or_default();
+    // A patch's files, from its `+++` headers (also in arguments cut short, as the event's are).
+    let patched = || {
+        let files: Vec<String> = args
+            .split("+++ ")
+            .skip(1)
+            .map(|rest| rest.split(['\\', '\n', '"']).next().unwrap_or("").trim_start_matches("b/").to_string())
+            .filter(|f| !f.is_empty())
+            .collect();
+        (!files.is_empty()).then(|| files.join(", "))
+    };
+    let planned = || args.contains("\"steps\"").then(|| "(the plan)".to_string());
     let s = ["command", "path", "pattern", "outcome"]
         .iter()
         .find_map(|k| v.get(*k).and_then(|x| x.as_str()).map(str::to_string))
+        .or_else(patched)
+        .or_else(planned)
         .unwrap_or_else(|| args.to_string());
     let one_line = s.replace('\n', " ⏎ ");
     if one_line.chars().count() > 120 { one_line.chars().take(117).collect::<String>() + "..." } else { one_line }

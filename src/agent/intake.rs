@@ -94,12 +94,9 @@ fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
 
 /// Stage 1: the job, the repository and the report dir, which is cleared of an earlier run's
 /// reports and holds `events.jsonl` from here on.
-fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Failure> {
-    let early = |invalid: Invalid, job: Option<String>, report_dir: Option<ReportDir>| Failure {
-        invalid,
-        job,
-        report_dir,
-        events: None,
+fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Box<Failure>> {
+    let early = |invalid: Invalid, job: Option<String>, report_dir: Option<ReportDir>| {
+        Box::new(Failure { invalid, job, report_dir, events: None })
     };
     let job = match load_job(opts) {
         Ok(j) => j,
@@ -135,15 +132,12 @@ fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Failure>
     Ok((job, report_dir, events))
 }
 
-pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Failure> {
+pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     let (job, report_dir, events) = stage_one(opts)?;
     let name = job.name.clone();
     let (rd, ev) = (report_dir.clone(), events.clone());
-    let fail = move |invalid: Invalid| Failure {
-        invalid,
-        job: Some(name.clone()),
-        report_dir: Some(rd.clone()),
-        events: Some(ev.clone()),
+    let fail = move |invalid: Invalid| {
+        Box::new(Failure { invalid, job: Some(name.clone()), report_dir: Some(rd.clone()), events: Some(ev.clone()) })
     };
     let redactor = opts.redactor.clone();
     setup::collect_secrets(&redactor, &job);

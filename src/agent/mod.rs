@@ -118,7 +118,7 @@ pub async fn run(mut opts: RunOptions) -> RunOutcome {
     let started_at = now_rfc3339();
     match intake::prepare(&mut opts).await {
         Ok(p) => run_prepared(p, opts, started, started_at).await,
-        Err(f) => intake_failed(f, &opts.redactor, started, started_at),
+        Err(f) => intake_failed(*f, &opts.redactor, started, started_at),
     }
 }
 

@@ -69,7 +69,33 @@ fn escape_prop(s: &str) -> String {
 /// `::error file=…,line=…::` for failing checks, where output names a file in the repo (≤ 10).
 pub fn annotations(r: &RunReport, repo_root: &Path) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for c in r.final_checks().into_iter().filter(|c| !c.accepted) {
+    let failing: Vec<&crate::verify::CheckResult> = if r.verify.is_empty() {
+        r.baseline.iter().filter(|c| !c.accepted).collect()
+    } else {
+        r.final_checks().into_iter().filter(|c| !c.accepted).collect()
+    };
+    for c in &failing {
+        // Every failing check gets one annotation, with file positions or without.
+        let how = crate::verify::failure_summary(std::slice::from_ref(*c));
+        let last = c.output_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+        out.push(format!(
+            "::error title={}::{}",
+            escape_prop(&format!("hone: check {} failed", c.name)),
+            escape_data(&format!("{how}: `{}`; last line of output: {}", c.command, last.trim()))
+        ));
+    }
+    if !matches!(
+        r.status,
+        crate::report::Status::Success | crate::report::Status::NoChange | crate::report::Status::Skipped
+    ) && let Some(why) = r.reason()
+    {
+        out.push(format!(
+            "::error title={}::{}",
+            escape_prop(&format!("hone: {}", r.status.as_str())),
+            escape_data(&why)
+        ));
+    }
+    for c in failing {
         for line in c.output_tail.lines() {
             let Some((file, lineno, msg)) = locate(line) else { continue };
             let file = file.trim_start_matches("./");

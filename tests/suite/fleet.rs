@@ -283,3 +283,37 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
     let alive = survivors(&marker);
     assert!(alive.is_empty(), "processes outlived the run: {alive:?}");
 }
+
+/// A dry run pushed nothing, so `--resume` must not count it as done: the real run does the work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_after_a_dry_run_does_the_real_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> = setup(dir.path()).into_iter().filter(|l| l.contains("r00") || l.contains("r01")).collect();
+    let gh = MockServer::start().await;
+    let rec = Recorder::default();
+    Mock::given(method("GET"))
+        .and(path_regex("^/repos/[^/]+/[^/]+/pulls$"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path_regex("^/repos/[^/]+/[^/]+/pulls$"))
+        .respond_with(rec.clone())
+        .mount(&gh)
+        .await;
+    let file = fleet_file(dir.path(), &lines, "ws");
+    let preview = fleet(&["fleet", file.to_str().unwrap(), "--dry-run"], dir.path(), &gh).await;
+    assert_eq!(preview.code, 0, "{}", preview.stderr);
+    assert!(rec.0.lock().unwrap().is_empty(), "a dry run opens no PR");
+    let run = fleet(&["fleet", file.to_str().unwrap(), "--resume"], dir.path(), &gh).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
+    assert_eq!(statuses(&report).iter().filter(|(_, s)| s == "pr_created").count(), 2, "{report}");
+    assert_eq!(report["repos"].as_array().unwrap().iter().filter(|r| r["resumed"] == true).count(), 0);
+    assert_eq!(rec.0.lock().unwrap().len(), 2, "both PRs were opened by the real run");
+    for i in ["r00", "r01"] {
+        let origin = dir.path().join(format!("origins/{i}.git"));
+        assert_eq!(git(&origin, &["branch", "--list", "hone/fleetjob"]).trim(), "hone/fleetjob", "{i} was pushed");
+    }
+}

@@ -362,7 +362,7 @@ async fn failing_checks_become_annotations_under_actions() {
     let line = run
         .stdout
         .lines()
-        .find(|l| l.starts_with("::error "))
-        .unwrap_or_else(|| panic!("no annotation in {}", run.stdout));
+        .find(|l| l.starts_with("::error file="))
+        .unwrap_or_else(|| panic!("no annotation with a position in {}", run.stdout));
     assert_eq!(line, "::error file=status.txt,line=1,title=hone%3A check failed::expected fixed, found broken");
 }

@@ -62,9 +62,26 @@ async fn bad_duration() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_task() {
-    let out = errors_for(&BASE.replace("task: |\n  Fix the tests.\n", "")).await;
+    // A run needs a task, from the spec or from --task.
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("job.yaml");
+    std::fs::write(&spec, BASE.replace("task: |\n  Fix the tests.\n", "")).unwrap();
+    let r = run_hone(&["run", spec.to_str().unwrap()], &[], dir.path().join("r")).await;
+    assert_eq!(r.code, 2, "run: {}", r.stderr);
+    let prefix = format!("{}/", dir.path().display());
+    let out: String = r
+        .stderr
+        .replace(&prefix, "")
+        .lines()
+        .filter(|l| l.starts_with("job.yaml") || l.starts_with(' ') || l.starts_with("  ="))
+        .collect::<Vec<_>>()
+        .join("\n");
     assert!(out.contains("at `task`: missing required key `task` at the top level"), "{out}");
     insta::assert_snapshot!(out);
+    // The spec itself is valid: it is meant for runs that give the task (`--task`).
+    let v = run_hone(&["validate", spec.to_str().unwrap()], &[], dir.path().join("r")).await;
+    assert_eq!(v.code, 0, "validate: {}", v.stderr);
+    assert!(v.stdout.contains("it has no `task:`, so every run must give one with --task"), "{}", v.stdout);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,132 @@
+//! The ready-to-copy files under `examples/` work: each spec a workflow names runs (with a
+//! scripted model, from `.github/hone/` in a fresh clone), and every starter policy validates.
+
+use super::first_runs::committed;
+use crate::common::repo::TestRepo;
+use crate::common::*;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+const MODEL_LINE: &str = "model: { provider: openai, name: gpt-4.1 }";
+
+/// The `.github/hone/FILE` paths the workflows name.
+fn named_by_workflows() -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(root().join("workflows")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        for (i, _) in text.match_indices(".github/hone/") {
+            let rest = &text[i + ".github/hone/".len()..];
+            let name: String =
+                rest.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')).collect();
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The quickstart's buggy project, with the example specs copied to `.github/hone/`, each
+/// pointed at the quickstart's scripted model instead of a real one.
+fn repo_with_examples() -> TestRepo {
+    let quick = root().join("examples/quickstart");
+    let script = quick.join("script.yaml");
+    let mut files: Vec<(String, String)> = ["calc.py", "test_calc.py"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read_to_string(quick.join("repo").join(f)).unwrap()))
+        .collect();
+    for e in std::fs::read_dir(root().join("examples/github/hone")).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let scripted = format!("model: {{ provider: script, script: \"{}\" }}", script.display());
+        let text = if text.contains("\nrepos:") {
+            text
+        } else {
+            assert!(text.contains(MODEL_LINE), "{} has no `{MODEL_LINE}` line to swap", p.display());
+            text.replace(MODEL_LINE, &scripted)
+        };
+        files.push((format!(".github/hone/{}", p.file_name().unwrap().to_string_lossy()), text));
+    }
+    let refs: Vec<(&str, &str)> = files.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    TestRepo::new(&refs)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_spec_a_workflow_names_exists_and_runs_from_dot_github() {
+    let named = named_by_workflows();
+    assert_eq!(named, ["autofix.yaml", "fleet.yaml", "issue.yaml"], "the workflows changed: update this test");
+    let repo = repo_with_examples();
+    for (spec, extra) in [
+        ("autofix.yaml", vec![]),
+        ("issue.yaml", vec!["--task", "Resolve issue #7: add() subtracts", "--name", "issue-7"]),
+        ("refactor.yaml", vec![]),
+    ] {
+        let path = format!(".github/hone/{spec}");
+        let mut args = vec!["run", path.as_str(), "--dry-run"];
+        args.extend(extra);
+        let run = run_in(&repo.path, &args, &[], repo.path.join(".hone/reports")).await;
+        assert_eq!(run.code, 0, "{spec}: stdout: {}\nstderr: {}", run.stdout, run.stderr);
+        let branch = run.report()["branch"].as_str().unwrap().to_string();
+        assert_eq!(committed(&repo, &branch), ["calc.py"], "{spec}");
+        assert!(repo.path.join(".hone/reports/pr.md").is_file(), "{spec}: a dry run writes pr.md");
+    }
+    assert!(repo.git(&["branch", "--list", "hone/issue-7"]).contains("hone/issue-7"), "--name names the branch");
+    // The fleet file validates, with the job it names.
+    let v = run_in(&repo.path, &["validate", ".github/hone/fleet.yaml"], &[], repo.path.join("r")).await;
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    assert!(
+        v.stdout.contains("valid fleet file (2 repositories") && v.stdout.contains("job `weekly-refactor`"),
+        "{}",
+        v.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_starter_policy_validates_with_examples_both_ways() {
+    let dir = root().join("examples/policies");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["go.yaml", "node.yaml", "python.yaml", "rust.yaml"]);
+    for n in names {
+        let path = dir.join(&n);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("  examples:\n    allow:") && text.contains("    deny:\n      - "),
+            "{n} shows both ways"
+        );
+        let v = run_hone(&["validate", path.to_str().unwrap()], &[], dir.join("unused")).await;
+        assert_eq!(v.code, 0, "{n}: {}", v.stderr);
+        assert!(v.stdout.contains("valid policy (commands: default deny"), "{n}: {}", v.stdout);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn validate_tells_fleet_and_policy_files_from_job_specs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("job.yaml"), "version: 1\ntask: t\nmodel: { provider: script, script: s.yaml }\n").unwrap();
+    std::fs::write(d.join("fleet.yaml"), "version: 1\njob: job.yaml\nrepos:\n  - path: .\nconcurrency: 2\n").unwrap();
+    std::fs::write(d.join("policy.yaml"), "version: 1\ncommands: { default: deny, allow: [\"ls *\"] }\n").unwrap();
+    let run = |f: &str| {
+        let path = d.join(f).display().to_string();
+        let report = d.join("r");
+        async move { run_hone(&["validate", &path], &[], report).await }
+    };
+    let fleet = run("fleet.yaml").await;
+    assert_eq!(fleet.code, 0, "{}", fleet.stderr);
+    assert!(fleet.stdout.contains("valid fleet file (1 repositories, concurrency 2)"), "{}", fleet.stdout);
+    let policy = run("policy.yaml").await;
+    assert_eq!(policy.code, 0, "{}", policy.stderr);
+    assert!(policy.stdout.contains("valid policy (commands: default deny, 1 allowed"), "{}", policy.stdout);
+    // Errors are reported as what the file is, not as unknown keys of a job spec.
+    std::fs::write(d.join("fleet.yaml"), "version: 1\njob: job.yaml\nrepos:\n  - path: .\nconcurrenc: 2\n").unwrap();
+    let bad = run("fleet.yaml").await;
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("`concurrenc`") && bad.stderr.contains("did you mean `concurrency`"), "{}", bad.stderr);
+    assert!(!bad.stderr.contains("unknown key `repos`"), "{}", bad.stderr);
+}
