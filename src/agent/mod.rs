@@ -1,6 +1,7 @@
 //! One `hone run`: intake, the turn loop under the run's budgets, the guards, then commit or save
 //! the work, restore the user's checkout, and write every report, however the run ends.
 
+mod budget;
 pub mod checkpoint;
 pub mod checks;
 pub mod context;
@@ -16,6 +17,7 @@ pub mod setup;
 pub mod ship;
 pub mod state;
 pub mod summarize;
+mod toolcall;
 pub mod turns;
 pub mod watchdog;
 

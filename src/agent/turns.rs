@@ -9,9 +9,9 @@ use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
 use crate::protocol::{Event, FinishReason, Message, Reply, ToolSpec};
-use crate::report::{Denial, ErrorRecord, FinishRecord, RunReport, Status, ToolCallRecord};
+use crate::report::{ErrorRecord, FinishRecord, RunReport, Status};
 use crate::spec::Job;
-use crate::tools::{self, Effect, ToolContext};
+use crate::tools::{self, ToolContext};
 use crate::verify;
 use tokio::time::Instant;
 
@@ -22,10 +22,10 @@ pub struct Loop<'a> {
     specs: Vec<ToolSpec>,
     pub(super) events: &'a Events,
     pub(super) report: &'a mut RunReport,
-    messages: Vec<Message>,
+    pub(super) messages: Vec<Message>,
     pub(super) deadline: Instant,
     pub(super) machine: &'a mut Machine,
-    loops: super::watchdog::LoopDetector,
+    pub(super) loops: super::watchdog::LoopDetector,
     degenerate_streak: u32,
     pub(super) ws: &'a crate::git::Workspace,
     pub(super) base: git2::Oid,
@@ -35,9 +35,9 @@ pub struct Loop<'a> {
     /// The model changed the work tree at some point (a write tool, or a change seen by a check).
     pub(super) touched: bool,
     /// The previous request's messages, to measure prefix reuse.
-    last_request: Vec<Message>,
+    pub(super) last_request: Vec<Message>,
     /// Provider tokens per estimated token, from the last usage report.
-    calibration: f64,
+    pub(super) calibration: f64,
     reuse_sum: f64,
     /// Compactions forced by context-length errors in the current turn.
     forced_compactions: u32,
@@ -99,30 +99,6 @@ impl<'a> Loop<'a> {
         self.touched
     }
 
-    /// Compact the history when it nears the context window (or always, when `force`d by a
-    /// context-length error: then to half of what it was).
-    fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
-        let window = self.job.model.context_window;
-        let before = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
-        if !force && (before as f64) < window as f64 * context::COMPACT_AT {
-            return;
-        }
-        let target = if force { (before / 2).max(1024).min(window) } else { window };
-        let target_raw = (target as f64 / self.calibration) as u64;
-        let plan = self.report.plan.as_ref().map(|p| p.render());
-        if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
-            self.messages = c;
-            let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
-            self.report.compactions += 1;
-            self.events.emit(Event::Compacted {
-                turn,
-                before_tokens: before,
-                after_tokens: after,
-                reason: reason.into(),
-            });
-        }
-    }
-
     /// Move the state machine and emit the transition.
     pub fn enter(&mut self, to: State, reason: impl Into<String>) {
         enter(self.machine, self.events, to, &reason.into());
@@ -160,20 +136,6 @@ impl<'a> Loop<'a> {
                 return s;
             }
         }
-    }
-
-    fn out_of_budget(&mut self) -> Option<Status> {
-        let limits = &self.job.limits;
-        let why = if self.report.turns >= limits.max_turns {
-            format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
-        } else if self.report.usage.total_tokens >= limits.max_tokens {
-            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.report.usage.total_tokens)
-        } else {
-            return None;
-        };
-        self.fail(Code::Budget, why);
-        self.enter(State::Summarizing, "a budget ran out");
-        Some(Status::BudgetExhausted)
     }
 
     /// One model request: `Ok(None)` to ask again (after a compaction), `Err` to end the run.
@@ -236,25 +198,6 @@ impl<'a> Loop<'a> {
         self.forced_compactions = 0;
         self.record_usage(turn, &reply, started);
         Ok(Some(reply))
-    }
-
-    fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
-        if let Some(u) = reply.usage {
-            self.report.usage.add(u);
-            let est = context::estimate(&self.last_request).max(1) as f64;
-            if u.prompt_tokens > 0 {
-                // Only ever raise the estimate: underestimating overflows the window, overestimating
-                // merely compacts a little early.
-                self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
-            }
-        }
-        self.events.emit(Event::TurnCompleted {
-            turn,
-            finish_reason: reply.finish_reason.clone(),
-            tool_calls: reply.message.tool_calls.len(),
-            usage: reply.usage,
-            duration_ms: started.elapsed().as_millis() as u64,
-        });
     }
 
     /// Run the reply's tool calls, or take its text as the model's last word.
@@ -388,80 +331,6 @@ impl<'a> Loop<'a> {
         }
         self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         None
-    }
-
-    /// Run one tool call; returns the streak of identical call+result pairs.
-    async fn run_tool(&mut self, turn: u32, call: &crate::protocol::ToolCall) -> usize {
-        let args: String = self.tools.redactor.apply(&call.arguments).chars().take(200).collect();
-        self.events.emit(Event::ToolCallStarted {
-            turn,
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            args: args.clone(),
-        });
-        let started = Instant::now();
-        let out = match self.agent_tool(turn, call).await {
-            Some(out) => out,
-            None => tools::dispatch(self.tools, call).await,
-        };
-        if out.ok
-            && tools::effect_of(&call.name) == Some(Effect::Write)
-            && call.name != "undo_patch"
-            && self.tools.changes.lock().is_ok_and(|c| c.last_altered())
-        {
-            self.touched = true;
-        }
-        let duration_ms = started.elapsed().as_millis() as u64;
-        self.audit(turn, call);
-        self.events.emit(Event::ToolCallCompleted {
-            turn,
-            call_id: call.id.clone(),
-            tool: call.name.clone(),
-            ok: out.ok,
-            code: out.code,
-            exit_code: out.exit_code,
-            duration_ms,
-        });
-        self.report.tool_calls.push(ToolCallRecord {
-            turn,
-            id: call.id.clone(),
-            name: call.name.clone(),
-            args,
-            ok: out.ok,
-            code: out.code,
-            duration_ms,
-        });
-        if out.code == Some(Code::InvalidArgs) {
-            self.fault("invalid_tool_call");
-        }
-        let streak = self.loops.record(&call.name, &call.arguments, &out.content);
-        self.messages.push(Message::tool(call.id.clone(), out.content));
-        streak
-    }
-
-    /// Record the policy decisions a tool call made, for the report and the audit trail.
-    fn audit(&mut self, turn: u32, call: &crate::protocol::ToolCall) {
-        for d in self.tools.drain_decisions() {
-            let p = &mut self.report.policy;
-            p.decisions += 1;
-            if !d.allowed {
-                p.denied += 1;
-                p.denials.push(Denial {
-                    turn,
-                    tool: call.name.clone(),
-                    subject: d.subject.clone(),
-                    rule: d.rule.clone(),
-                });
-            }
-            self.events.emit(Event::PolicyDecision {
-                trace_id: format!("{}/{}", self.events.run_id(), call.id),
-                turn,
-                tool: call.name.clone(),
-                subject: d.subject,
-                allowed: d.allowed,
-                rule: d.rule,
-            });
-        }
     }
 }
 

@@ -4,11 +4,13 @@ pub mod adhoc;
 pub mod diag;
 pub mod duration;
 pub mod job;
+mod model;
 pub mod raw;
 pub mod yaml;
 
 pub use diag::Diagnostic;
 pub use job::*;
+pub use model::default_context_window;
 pub use raw::{Expect, Provider, ToolMode};
 
 use raw::RawJob;
@@ -218,100 +220,6 @@ impl Checker<'_> {
         }
     }
 
-    fn model(&mut self, raw: Option<raw::RawModel>, dir: &Path) -> ModelSpec {
-        if raw.is_none() && !self.removed.contains("model") {
-            self.missing("model", "add a `model:` section with at least `provider` and `name`");
-        }
-        let m = raw.unwrap_or_default();
-        let provider = m.provider.unwrap_or(Provider::Openai);
-        if m.provider.is_none() && self.map.has("model") && !self.removed.contains("model.provider") {
-            self.missing("model.provider", "set `provider:` to openai, anthropic, openai-compatible or script");
-        }
-        let name = match (m.name, provider) {
-            (Some(n), _) if !n.trim().is_empty() => n,
-            (_, Provider::Script) => "script".into(),
-            (_, _) => {
-                if self.map.has("model") && !self.removed.contains("model.name") {
-                    self.missing("model.name", "set `name:` to the model id, for example gpt-4.1 or qwen2.5-coder");
-                }
-                String::new()
-            }
-        };
-        let script = m.script.map(|s| resolve(dir, &s));
-        if provider == Provider::Script && script.is_none() && self.map.has("model") {
-            self.missing(
-                "model.script",
-                "`provider: script` replays turns from a file: set `script: path/to/script.yaml`",
-            );
-        }
-        if provider != Provider::Script && script.is_some() {
-            self.err(
-                "model.script",
-                "`script` only applies to `provider: script`",
-                "remove it, or set `provider: script`",
-            );
-        }
-        if let Some(u) = &m.base_url
-            && !(u.starts_with("http://") || u.starts_with("https://"))
-        {
-            self.err(
-                "model.base_url",
-                format!("`{u}` is not an http(s) URL"),
-                "write the API root, like http://localhost:11434/v1",
-            );
-        }
-        if let Some(t) = m.temperature
-            && !(0.0..=2.0).contains(&t)
-        {
-            self.err("model.temperature", format!("{t} is out of range"), "use a value from 0 to 2");
-        }
-        let default_key = if provider == Provider::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
-        let api_key_env = m.api_key_env.unwrap_or_else(|| default_key.into());
-        if api_key_env.is_empty() || !api_key_env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            self.err(
-                "model.api_key_env",
-                format!("`{api_key_env}` is not an environment variable name"),
-                "name the variable that holds the key (e.g. OPENAI_API_KEY), never the key itself",
-            );
-        }
-        let max_output_tokens = m.max_output_tokens.unwrap_or(4096);
-        if max_output_tokens == 0 {
-            self.err("model.max_output_tokens", "must be at least 1", "the default is 4096");
-        }
-        let name_for_window = name.clone();
-        if m.context_window.is_some_and(|w| w < 2048) {
-            self.err(
-                "model.context_window",
-                "must be at least 2048 tokens",
-                "the model's context window in tokens, like 128000",
-            );
-        }
-        let r = m.retry.unwrap_or_default();
-        let retry = RetrySpec {
-            max_attempts: r.max_attempts.unwrap_or(5),
-            initial_delay: r.initial_delay.map_or(Duration::from_secs(1), |d| d.0),
-            max_delay: r.max_delay.map_or(Duration::from_secs(60), |d| d.0),
-        };
-        if retry.max_attempts == 0 {
-            self.err("model.retry.max_attempts", "must be at least 1", "1 means no retries; the default is 5");
-        }
-        ModelSpec {
-            provider,
-            name,
-            base_url: m.base_url,
-            api_key_env,
-            temperature: m.temperature,
-            max_output_tokens,
-            stream: m.stream.unwrap_or(true),
-            script,
-            request_timeout: m.request_timeout.map_or(Duration::from_secs(600), |d| d.0),
-            idle_timeout: m.idle_timeout.map_or(Duration::from_secs(120), |d| d.0),
-            retry,
-            tool_mode: m.tool_mode.unwrap_or_default(),
-            context_window: m.context_window.unwrap_or_else(|| default_context_window(&name_for_window)),
-        }
-    }
-
     fn verify(&mut self, raw: Vec<raw::RawVerify>) -> Vec<VerifySpec> {
         let mut out: Vec<VerifySpec> = Vec::new();
         for (i, v) in raw.into_iter().enumerate() {
@@ -371,27 +279,7 @@ impl Checker<'_> {
     }
 }
 
-/// Context windows of known model families, in tokens; 32k for anything unknown.
-pub fn default_context_window(model: &str) -> u64 {
-    let m = model.to_ascii_lowercase();
-    let table: &[(&str, u64)] = &[
-        ("gpt-4.1", 1_047_576),
-        ("gpt-5", 400_000),
-        ("gpt-4o", 128_000),
-        ("o3", 200_000),
-        ("o4", 200_000),
-        ("claude", 200_000),
-        ("gemini", 1_000_000),
-        ("qwen2.5-coder", 32_768),
-        ("qwen3", 40_960),
-        ("llama3", 8_192),
-        ("deepseek", 64_000),
-        ("mistral", 32_768),
-    ];
-    table.iter().find(|(p, _)| m.contains(p)).map_or(32_768, |(_, w)| *w)
-}
-
-fn resolve(dir: &Path, p: &str) -> PathBuf {
+pub(crate) fn resolve(dir: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
     if p.is_absolute() { p.to_path_buf() } else { dir.join(p) }
 }

@@ -1,0 +1,70 @@
+//! The run's accounting inside the turn loop: the turn and token budgets, usage as the provider
+//! reports it (which calibrates the token estimate), and compaction when the history nears the
+//! model's context window.
+
+use super::context;
+use super::state::State;
+use super::turns::Loop;
+use crate::error::Code;
+use crate::protocol::{Event, Reply};
+use crate::report::Status;
+use tokio::time::Instant;
+
+impl Loop<'_> {
+    /// Compact the history when it nears the context window (or always, when `force`d by a
+    /// context-length error: then to half of what it was).
+    pub(super) fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
+        let window = self.job.model.context_window;
+        let before = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
+        if !force && (before as f64) < window as f64 * context::COMPACT_AT {
+            return;
+        }
+        let target = if force { (before / 2).max(1024).min(window) } else { window };
+        let target_raw = (target as f64 / self.calibration) as u64;
+        let plan = self.report.plan.as_ref().map(|p| p.render());
+        if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
+            self.messages = c;
+            let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
+            self.report.compactions += 1;
+            self.events.emit(Event::Compacted {
+                turn,
+                before_tokens: before,
+                after_tokens: after,
+                reason: reason.into(),
+            });
+        }
+    }
+
+    pub(super) fn out_of_budget(&mut self) -> Option<Status> {
+        let limits = &self.job.limits;
+        let why = if self.report.turns >= limits.max_turns {
+            format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
+        } else if self.report.usage.total_tokens >= limits.max_tokens {
+            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.report.usage.total_tokens)
+        } else {
+            return None;
+        };
+        self.fail(Code::Budget, why);
+        self.enter(State::Summarizing, "a budget ran out");
+        Some(Status::BudgetExhausted)
+    }
+
+    pub(super) fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
+        if let Some(u) = reply.usage {
+            self.report.usage.add(u);
+            let est = context::estimate(&self.last_request).max(1) as f64;
+            if u.prompt_tokens > 0 {
+                // Only ever raise the estimate: underestimating overflows the window, overestimating
+                // merely compacts a little early.
+                self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
+            }
+        }
+        self.events.emit(Event::TurnCompleted {
+            turn,
+            finish_reason: reply.finish_reason.clone(),
+            tool_calls: reply.message.tool_calls.len(),
+            usage: reply.usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+    }
+}

@@ -1,0 +1,85 @@
+//! One tool call from the turn loop: hone's own tools (plan, clarification, finish) first, then
+//! the dispatch; its policy decisions audited; its record, events and result kept.
+
+use super::turns::Loop;
+use crate::error::Code;
+use crate::protocol::{Event, Message, ToolCall};
+use crate::report::{Denial, ToolCallRecord};
+use crate::tools::{self, Effect};
+use tokio::time::Instant;
+
+impl Loop<'_> {
+    /// Run one tool call; returns the streak of identical call+result pairs.
+    pub(super) async fn run_tool(&mut self, turn: u32, call: &ToolCall) -> usize {
+        let args: String = self.tools.redactor.apply(&call.arguments).chars().take(200).collect();
+        self.events.emit(Event::ToolCallStarted {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            args: args.clone(),
+        });
+        let started = Instant::now();
+        let out = match self.agent_tool(turn, call).await {
+            Some(out) => out,
+            None => tools::dispatch(self.tools, call).await,
+        };
+        if out.ok
+            && tools::effect_of(&call.name) == Some(Effect::Write)
+            && call.name != "undo_patch"
+            && self.tools.changes.lock().is_ok_and(|c| c.last_altered())
+        {
+            self.touched = true;
+        }
+        let duration_ms = started.elapsed().as_millis() as u64;
+        self.audit(turn, call);
+        self.events.emit(Event::ToolCallCompleted {
+            turn,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: out.ok,
+            code: out.code,
+            exit_code: out.exit_code,
+            duration_ms,
+        });
+        self.report.tool_calls.push(ToolCallRecord {
+            turn,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            args,
+            ok: out.ok,
+            code: out.code,
+            duration_ms,
+        });
+        if out.code == Some(Code::InvalidArgs) {
+            self.fault("invalid_tool_call");
+        }
+        let streak = self.loops.record(&call.name, &call.arguments, &out.content);
+        self.messages.push(Message::tool(call.id.clone(), out.content));
+        streak
+    }
+
+    /// Record the policy decisions a tool call made, for the report and the audit trail.
+    fn audit(&mut self, turn: u32, call: &ToolCall) {
+        for d in self.tools.drain_decisions() {
+            let p = &mut self.report.policy;
+            p.decisions += 1;
+            if !d.allowed {
+                p.denied += 1;
+                p.denials.push(Denial {
+                    turn,
+                    tool: call.name.clone(),
+                    subject: d.subject.clone(),
+                    rule: d.rule.clone(),
+                });
+            }
+            self.events.emit(Event::PolicyDecision {
+                trace_id: format!("{}/{}", self.events.run_id(), call.id),
+                turn,
+                tool: call.name.clone(),
+                subject: d.subject,
+                allowed: d.allowed,
+                rule: d.rule,
+            });
+        }
+    }
+}
