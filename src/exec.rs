@@ -8,7 +8,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -51,14 +50,13 @@ pub async fn run(
     sandbox: &crate::sandbox::Sandbox,
 ) -> std::io::Result<CmdOutput> {
     let start = Instant::now();
-    let mut command = Command::new(shell());
-    crate::sandbox::apply(&mut command, sandbox)?;
+    let mut command = crate::sandbox::command(sandbox, shell(), &["-c", cmd], cwd)?;
+    // Inside the jail, /tmp is the run's own: a host TMPDIR would not exist there.
+    let jailed = sandbox.jail.is_some();
+    let env = env.iter().map(|(k, v)| (k.as_str(), if jailed && k == "TMPDIR" { "/tmp" } else { v.as_str() }));
     let mut child = command
-        .arg("-c")
-        .arg(cmd)
-        .current_dir(cwd)
         .env_clear()
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .envs(env)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -11,6 +11,7 @@ pub mod fleet;
 pub mod forge;
 pub mod git;
 pub mod guard;
+pub mod jail;
 pub mod model;
 pub mod policy;
 pub mod progress;

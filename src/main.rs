@@ -10,6 +10,10 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 fn main() {
+    // The jail's own processes: single-threaded, before anything else starts.
+    if let Some(code) = hone::jail::dispatch(&std::env::args().collect::<Vec<_>>()) {
+        std::process::exit(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

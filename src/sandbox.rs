@@ -1,254 +1,152 @@
-//! Confinement for commands (Linux): no network (a new network namespace with only loopback),
-//! and Landlock limiting writes to the repo and temp dirs. Probed at intake so that hone never
-//! runs unsandboxed without saying so.
+//! From the policy to the jail: what a run's commands see (the plan: the repository read-write
+//! with `.git` read-only and read-denied paths masked, the system read-only, private temp dirs)
+//! and how a command is started in it. Started at intake, so hone never runs commands unjailed
+//! without saying so; `sandbox: off` is the only way out, and it is reported.
 
+use crate::jail::{Jail, plan::Plan};
+use crate::policy::Policy;
 use serde::Serialize;
-use std::path::PathBuf;
-use tokio::process::Command;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// How commands are confined.
+/// How commands are confined: in the run's jail, or (`sandbox: off`) not at all.
 #[derive(Debug, Clone, Default)]
 pub struct Sandbox {
-    /// Run in a network namespace of their own (loopback only, not shared with the host).
-    pub isolate_network: bool,
-    /// With Landlock: the only trees commands may write beneath. `None`: no write confinement.
-    pub writable: Option<Vec<PathBuf>>,
-    /// One network namespace for all of a run's commands, made once (see `shared_netns`): making a
-    /// namespace per command costs the kernel tens of milliseconds each.
-    pub netns: Option<std::sync::Arc<SharedNetns>>,
+    pub jail: Option<Arc<Jail>>,
 }
 
-/// A network namespace kept alive by open descriptors (its maker has exited).
-#[derive(Debug)]
-pub struct SharedNetns {
-    net: std::os::fd::OwnedFd,
-    /// The user namespace it belongs to, when hone is not root.
-    user: Option<std::os::fd::OwnedFd>,
-}
-
-/// Make a network namespace (loopback up) that later commands join with `setns`.
-pub async fn shared_netns() -> Result<SharedNetns, String> {
-    let mut cmd = Command::new("sleep");
-    cmd.arg("600")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true);
-    apply(&mut cmd, &Sandbox { isolate_network: true, writable: None, netns: None }).map_err(|e| e.to_string())?;
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start the namespace holder: {e}"))?;
-    let pid = child.id().ok_or("the namespace holder exited at once")?;
-    let open = |kind: &str| std::fs::File::open(format!("/proc/{pid}/ns/{kind}")).map(std::os::fd::OwnedFd::from);
-    // The namespace is ready once the holder is inside it (its ns link differs from ours).
-    let ours = std::fs::read_link("/proc/self/ns/net").map_err(|e| e.to_string())?;
-    for _ in 0..1000 {
-        match std::fs::read_link(format!("/proc/{pid}/ns/net")) {
-            Ok(l) if l != ours => break,
-            _ => tokio::task::yield_now().await,
-        }
-    }
-    let net = open("net").map_err(|e| format!("cannot open the namespace: {e}"))?;
-    let user = if nix::unistd::getuid().is_root() { None } else { Some(open("user").map_err(|e| e.to_string())?) };
-    let _ = child.kill().await;
-    Ok(SharedNetns { net, user })
-}
-
-/// What the machine provides, as reported in `report.json`.
+/// What the run's confinement was, as reported in `report.json`.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct SandboxReport {
     pub enabled: bool,
     pub network_isolated: bool,
-    /// The Landlock ABI version enforced, or null when unavailable.
+    /// The Landlock ABI the kernel offers (null when none).
     pub landlock_abi: Option<i32>,
+    /// Where commands may write (inside the jail).
     pub writable: Vec<String>,
+    /// Paths shown empty to commands (read-denied files, credentials, hone's own directory).
+    pub masked: usize,
+    /// Ignored entries that existed before the run, protected from commands' writes.
+    pub protected_ignored: usize,
 }
 
-/// The Landlock ABI the kernel supports (0 when none).
-pub fn landlock_abi() -> i32 {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a number.
-    let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) };
-    if v < 0 { 0 } else { v as i32 }
-}
-
-/// The probe's answer, once per process: a fleet would otherwise pay for a network namespace
-/// per repository just to ask.
-static NETNS_PROBE: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
-
-/// Check (once per process) that a new network namespace can be created here.
-pub async fn probe_netns() -> Result<(), String> {
-    NETNS_PROBE.get_or_init(probe_netns_now).await.clone()
-}
-
-/// Run `true` in a new network namespace.
-async fn probe_netns_now() -> Result<(), String> {
-    let mut cmd = Command::new("true");
-    apply(&mut cmd, &Sandbox { isolate_network: true, writable: None, netns: None }).map_err(|e| e.to_string())?;
-    match cmd.status().await {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(format!("a test command in a new network namespace exited with {s}")),
-        Err(e) => Err(e.to_string()),
+/// A command running `program args` in `cwd`, in the jail when there is one.
+pub fn command(sb: &Sandbox, program: &str, args: &[&str], cwd: &Path) -> std::io::Result<tokio::process::Command> {
+    match &sb.jail {
+        Some(j) => j.command(program, args, cwd),
+        None => {
+            let mut c = tokio::process::Command::new(program);
+            c.args(args).current_dir(cwd);
+            Ok(c)
+        }
     }
 }
 
-/// Configure `cmd` to start inside the sandbox.
-pub fn apply(cmd: &mut Command, sb: &Sandbox) -> std::io::Result<()> {
-    if !sb.isolate_network && sb.writable.is_none() {
-        return Ok(());
+/// What the jail needs to know about the run.
+pub struct Inputs<'a> {
+    pub policy: &'a Policy,
+    pub root: &'a Path,
+    pub git_paths: Vec<PathBuf>,
+    /// Ignored entries (repo-relative) that exist before the run.
+    pub ignored: &'a [String],
+    /// Paths hone writes itself (its directory, the report dir): masked.
+    pub hone_paths: Vec<PathBuf>,
+    /// The `PATH` commands run with.
+    pub path_var: String,
+    pub home: Option<PathBuf>,
+    pub run_id: &'a str,
+}
+
+/// Overlays are per ignored directory; past this many, directories are made read-only instead.
+const MAX_OVERLAYS: usize = 64;
+
+/// The plan for a run, and the Landlock roots.
+pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
+    let staging = tempfile::Builder::new().prefix("hone-root-").tempdir()?.keep();
+    let hone = std::env::current_exe()?.canonicalize()?;
+    let mut covered: Vec<PathBuf> = crate::jail::plan::SYSTEM_DIRS.iter().map(PathBuf::from).collect();
+    covered.extend(i.home.iter().cloned());
+    covered.push(i.root.to_path_buf());
+    let mut masks = read_denied(i.policy, i.root);
+    masks.extend(i.hone_paths.iter().filter(|p| p.exists()).cloned());
+    // A path inside a masked directory is hidden already (and has no mount point to mask).
+    masks.sort();
+    masks.dedup();
+    let nested: Vec<PathBuf> =
+        masks.iter().filter(|m| masks.iter().any(|o| o != *m && m.starts_with(o))).cloned().collect();
+    masks.retain(|m| !nested.contains(m));
+    let (mut ignored_dirs, mut ignored_files) = (Vec::new(), Vec::new());
+    for rel in i.ignored {
+        let p = i.root.join(rel);
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => ignored_dirs.push(p),
+            Ok(m) if m.is_file() => ignored_files.push(p),
+            _ => {}
+        }
     }
-    let shared = sb
-        .netns
-        .as_ref()
-        .map(|n| (std::os::fd::AsRawFd::as_raw_fd(&n.net), n.user.as_ref().map(std::os::fd::AsRawFd::as_raw_fd)));
-    let mut ruleset = match &sb.writable {
-        Some(roots) if landlock_abi() > 0 => Some(build_ruleset(roots).map_err(std::io::Error::other)?),
-        _ => None,
+    let upper = i.root.join(crate::agent::locate::HONE_DIR).join("jail").join(i.run_id);
+    let uid = nix::unistd::getuid().as_raw();
+    let gid = nix::unistd::getgid().as_raw();
+    let plan = Plan {
+        repo: i.root.to_path_buf(),
+        git_dirs: i.git_paths.clone(),
+        ro_dirs: crate::jail::plan::path_dirs(&i.path_var, &covered),
+        home: i.home.clone(),
+        masks,
+        ignored_files,
+        ignored_dirs: ignored_dirs.iter().take(MAX_OVERLAYS).cloned().collect(),
+        upper: Some(upper),
+        writable: i.policy.sandbox_writable.clone(),
+        isolate_network: !i.policy.network,
+        hone,
+        staging,
+        uid,
+        gid,
     };
-    let isolate = sb.isolate_network;
-    // Prepared before fork: the child only makes system calls.
-    let uid = nix::unistd::getuid();
-    let gid = nix::unistd::getgid();
-    let root = uid.is_root();
-    let uid_map = format!("0 {uid} 1\n").into_bytes();
-    let gid_map = format!("0 {gid} 1\n").into_bytes();
-    // SAFETY: the closure runs in the forked child before exec and only makes system calls
-    // (unshare, writes to /proc/self, ioctl, landlock); it allocates nothing new.
-    unsafe {
-        cmd.pre_exec(move || {
-            if let Some((net, user)) = shared {
-                // Join the run's namespace: user namespace first when not root.
-                if let Some(u) = user
-                    && libc::setns(u, libc::CLONE_NEWUSER) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                if libc::setns(net, libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            } else if isolate {
-                use nix::sched::{CloneFlags, unshare};
-                if root {
-                    unshare(CloneFlags::CLONE_NEWNET)?;
-                } else {
-                    unshare(CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNET)?;
-                    write_proc(c"/proc/self/setgroups", b"deny")?;
-                    write_proc(c"/proc/self/uid_map", &uid_map)?;
-                    write_proc(c"/proc/self/gid_map", &gid_map)?;
-                }
-                loopback_up()?;
-            }
-            if let Some(rs) = ruleset.take() {
-                rs.restrict_self().map_err(std::io::Error::other)?;
-            }
-            Ok(())
-        });
-    }
-    Ok(())
+    // Directories past the overlay limit are read-only: protected, if not writable.
+    let mut plan = plan;
+    plan.ignored_files.extend(ignored_dirs.into_iter().skip(MAX_OVERLAYS));
+    let mut writable: Vec<PathBuf> = vec![i.root.to_path_buf(), "/tmp".into(), "/var/tmp".into(), "/dev".into()];
+    writable.extend(i.home.iter().cloned());
+    writable.extend(i.policy.sandbox_writable.iter().cloned());
+    Ok((plan, writable))
 }
 
-fn build_ruleset(roots: &[PathBuf]) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
-    use landlock::{ABI, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, path_beneath_rules};
-    let abi = ABI::V5;
-    let existing: Vec<&PathBuf> = roots.iter().filter(|p| p.exists()).collect();
-    Ruleset::default()
-        .handle_access(AccessFs::from_write(abi))?
-        .create()?
-        .add_rules(path_beneath_rules(existing, AccessFs::from_write(abi)))
+/// Files and directories in the repository (ignored ones too) that the policy forbids reading;
+/// a denied directory is not searched further.
+pub fn read_denied(policy: &Policy, root: &Path) -> Vec<PathBuf> {
+    let found = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (p, r, f) = (policy.clone(), root.to_path_buf(), found.clone());
+    let mut walk = ignore::WalkBuilder::new(root);
+    walk.standard_filters(false).filter_entry(move |e| {
+        if e.file_name() == ".git" {
+            return false;
+        }
+        let rel = e.path().strip_prefix(&r).map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
+        if rel.is_empty() || crate::policy::decide_path(&p, &rel, crate::policy::Access::Read).allowed {
+            return true;
+        }
+        if let Ok(mut v) = f.lock() {
+            v.push(e.path().to_path_buf());
+        }
+        false
+    });
+    walk.build().for_each(drop);
+    let out = found.lock().map(|v| v.clone()).unwrap_or_default();
+    out
 }
 
-fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> std::io::Result<()> {
-    // SAFETY: plain open/write/close on a NUL-terminated path.
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let n = libc::write(fd, data.as_ptr().cast(), data.len());
-        libc::close(fd);
-        if n < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) }
+/// Why the machine cannot jail commands, and what to do about it.
+pub fn remedy() -> String {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+    if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
+        return "AppArmor restricts unprivileged user namespaces here (Ubuntu 23.10 and later, and `ubuntu-latest` GitHub runners): run `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` before hone (the hone Action does it for you)".into();
     }
-}
-
-/// Bring up `lo` in the new namespace, so that tests using 127.0.0.1 among themselves still work.
-fn loopback_up() -> std::io::Result<()> {
-    // SAFETY: an ioctl on a fresh socket with a zeroed, correctly sized ifreq.
-    unsafe {
-        let sock = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if sock < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let mut req: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo\0".iter().enumerate() {
-            req.ifr_name[i] = *b as libc::c_char;
-        }
-        let mut rc = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut req);
-        if rc == 0 {
-            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            rc = libc::ioctl(sock, libc::SIOCSIFFLAGS, &mut req);
-        }
-        let err = std::io::Error::last_os_error();
-        libc::close(sock);
-        if rc < 0 { Err(err) } else { Ok(()) }
+    if read("/proc/sys/user/max_user_namespaces") == "0" {
+        return "user namespaces are disabled: run `sudo sysctl -w user.max_user_namespaces=15000`".into();
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::exec;
-    use tokio_util::sync::CancellationToken;
-
-    fn env() -> Vec<(String, String)> {
-        vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())]
+    if Path::new("/.dockerenv").exists() || read("/proc/1/cgroup").contains("docker") {
+        return "in a container, user namespaces need `--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined` (or `--privileged`)".into();
     }
-
-    #[tokio::test]
-    async fn a_runs_commands_share_one_isolated_namespace_with_loopback() {
-        let dir = tempfile::tempdir().unwrap();
-        let shared = std::sync::Arc::new(shared_netns().await.expect("a shared namespace"));
-        let sb = Sandbox { isolate_network: true, writable: None, netns: Some(shared) };
-        let run = |cmd: &'static str| {
-            let (dir, sb) = (dir.path().to_path_buf(), sb.clone());
-            async move {
-                exec::run(cmd, &dir, &env(), std::time::Duration::from_secs(20), 10_000, &CancellationToken::new(), &sb)
-                    .await
-                    .unwrap()
-                    .output
-            }
-        };
-        let a = run("readlink /proc/self/ns/net").await;
-        let b = run("readlink /proc/self/ns/net").await;
-        let host = std::fs::read_link("/proc/self/ns/net").unwrap().display().to_string();
-        assert_eq!(a, b, "both commands are in the run's namespace");
-        assert_ne!(a.trim(), host, "and it is not the host's");
-        // /proc/net reflects the reader's own namespace (sysfs would show the host's).
-        let devs = run("cat /proc/net/dev").await;
-        assert!(devs.contains("lo:"), "{devs}");
-        assert!(!devs.contains("eth0:"), "no host interface: {devs}");
-    }
-
-    #[tokio::test]
-    async fn landlock_confines_writes_to_the_given_roots() {
-        if landlock_abi() == 0 {
-            eprintln!("landlock is not available on this kernel; nothing to test");
-            return;
-        }
-        let repo = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir_in(std::env::var("HOME").unwrap_or("/root".into())).unwrap();
-        let sb = Sandbox { isolate_network: false, writable: Some(vec![repo.path().to_path_buf()]), netns: None };
-        let target = outside.path().join("x");
-        let cmd = format!("echo in > inside.txt; echo out > {}", target.display());
-        let o = exec::run(
-            &cmd,
-            repo.path(),
-            &env(),
-            std::time::Duration::from_secs(20),
-            10_000,
-            &CancellationToken::new(),
-            &sb,
-        )
-        .await
-        .unwrap();
-        assert!(repo.path().join("inside.txt").exists(), "{}", o.output);
-        assert!(!target.exists(), "a write outside the roots got through: {}", o.output);
-        assert!(o.output.contains("Permission denied"), "{}", o.output);
-    }
+    "allow unprivileged user namespaces on this machine".into()
 }

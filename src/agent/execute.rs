@@ -40,6 +40,12 @@ pub async fn execute(
         report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     } else {
         let restored = ws.restore(&original);
+        // What the run left in ignored paths (build output, caches) goes too.
+        match ws.remove_new_ignored(&p.ignored) {
+            Ok(gone) if !gone.is_empty() => tracing::debug!("removed what the run left in ignored paths: {gone:?}"),
+            Ok(_) => {}
+            Err(e) => report.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
+        }
         if report.commit.is_none() {
             let _ = ws.drop_branch_if_at(&job.git.branch, base);
         }

@@ -12,7 +12,7 @@ use crate::redact::Redactor;
 use crate::report::dir::ReportDir;
 use crate::sandbox::{self, Sandbox, SandboxReport};
 use crate::spec::{self, Job};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A run ready to start.
 pub struct Prepared {
@@ -31,6 +31,8 @@ pub struct Prepared {
     pub redactor: Redactor,
     pub report_dir: ReportDir,
     pub events: Events,
+    /// Ignored entries before the run: anything ignored the run adds is removed at the end.
+    pub ignored: Vec<String>,
 }
 
 /// Intake failed: why, and as much as intake knew of where to report it.
@@ -172,7 +174,9 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             )));
         }
     }
-    let (sandbox, sandbox_report) = build_sandbox(&policy, ws.root()).await.map_err(&fail)?;
+    let ignored = ws.ignored_entries().map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    let (sandbox, sandbox_report) =
+        build_sandbox(&policy, &ws, &report_dir, events.run_id(), &ignored).await.map_err(&fail)?;
     let mut prepared = Prepared {
         job,
         model,
@@ -183,6 +187,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         redactor,
         report_dir,
         events,
+        ignored,
         autofix: None,
         skip: None,
         github_repo: opts.github_repo.take(),
@@ -235,38 +240,56 @@ async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
     Ok(())
 }
 
-/// Decide the confinement: no network unless the policy allows it (failing when the machine
-/// cannot isolate), and Landlock write limits where the kernel has them.
-async fn build_sandbox(policy: &Policy, root: &Path) -> Result<(Sandbox, SandboxReport), Invalid> {
+/// Build the jail (which is also the probe: a machine that cannot jail stops the run here), or
+/// run commands unconfined when the policy says `sandbox: off`.
+async fn build_sandbox(
+    policy: &Policy,
+    ws: &Workspace,
+    report_dir: &ReportDir,
+    run_id: &str,
+    ignored: &[String],
+) -> Result<(Sandbox, SandboxReport), Invalid> {
     if !policy.sandbox {
         tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
         return Ok((Sandbox::default(), SandboxReport::default()));
     }
-    let isolate = !policy.network;
-    if isolate && let Err(e) = sandbox::probe_netns().await {
-        return Err(Invalid::new(
+    let env = setup::command_env(policy);
+    let inputs = sandbox::Inputs {
+        policy,
+        root: ws.root(),
+        git_paths: ws.git_paths(),
+        ignored,
+        hone_paths: vec![ws.root().join(locate::HONE_DIR), report_dir.path().to_path_buf()],
+        path_var: env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default(),
+        home: std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()),
+        run_id,
+    };
+    let fail = |e: String| {
+        let kernel = ["namespace", "uid_map", "setgroups", "Operation not permitted"].iter().any(|k| e.contains(k));
+        let help = if kernel {
+            sandbox::remedy()
+        } else {
+            "this is a fault in hone's jail; please report it with this message".into()
+        };
+        Invalid::new(
             Code::Policy,
             format!(
-                "error[E_POLICY]: the policy says `network: false`, but this machine cannot run commands without network: {e}\n  = help: allow unprivileged user namespaces (or run as root), set `network: true`, or set `sandbox: off` in the policy to run unconfined on purpose"
+                "error[E_POLICY]: this machine cannot jail commands: {e}\n  = help: {help}; or set `sandbox: off` in the policy to run commands unconfined on purpose"
             ),
-        ));
-    }
-    let abi = sandbox::landlock_abi();
-    let mut writable: Vec<PathBuf> = vec![root.to_path_buf(), "/tmp".into(), "/var/tmp".into(), "/dev".into()];
-    if let Some(t) = std::env::var_os("TMPDIR") {
-        writable.push(PathBuf::from(t));
-    }
-    writable.extend(policy.sandbox_writable.iter().cloned());
+        )
+    };
+    let (plan, writable) = sandbox::plan(&inputs).map_err(|e| fail(e.to_string()))?;
     let report = SandboxReport {
         enabled: true,
-        network_isolated: isolate,
-        landlock_abi: (abi > 0).then_some(abi),
-        writable: if abi > 0 { writable.iter().map(|p| p.display().to_string()).collect() } else { vec![] },
+        network_isolated: plan.isolate_network,
+        landlock_abi: Some(crate::jail::landlock::abi()).filter(|a| *a > 0),
+        writable: writable.iter().map(|p| p.display().to_string()).collect(),
+        masked: plan.masks.len(),
+        protected_ignored: plan.ignored_dirs.len() + plan.ignored_files.len(),
     };
-    if abi == 0 {
-        tracing::warn!("Landlock is not available on this kernel: command writes are not confined to the repo");
-    }
-    // One namespace for the whole run; per-command namespaces if it cannot be made.
-    let netns = if isolate { sandbox::shared_netns().await.ok().map(std::sync::Arc::new) } else { None };
-    Ok((Sandbox { isolate_network: isolate, writable: (abi > 0).then_some(writable), netns }, report))
+    let started = tokio::task::spawn_blocking(move || crate::jail::Jail::start(&plan, writable))
+        .await
+        .map_err(|e| fail(e.to_string()))?;
+    let jail = started.map_err(fail)?;
+    Ok((Sandbox { jail: Some(std::sync::Arc::new(jail)) }, report))
 }

@@ -195,15 +195,17 @@ async fn writes_to_git_hooks_and_workflows_through_commands_are_refused_with_no_
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(tool_results(&mock, 1)[0].starts_with("error E_POLICY_DENIED"), "a redirect into .git is denied up front");
+    let planted = &tool_results(&mock, 2)[0];
+    assert!(planted.contains("Read-only file system"), "in the jail .git is read-only: {planted}");
     let report = run.report();
     assert_eq!(report["status"], "failed");
     assert!(report["commit"].is_null());
     let guard: Vec<String> =
         report["policy"]["guard"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
-    assert!(guard.iter().any(|g| g.contains(".git/hooks/pre-commit")), "{guard:?}");
+    assert!(!guard.iter().any(|g| g.contains(".git/")), "nothing was planted, so nothing to put back: {guard:?}");
     assert!(guard.iter().any(|g| g.contains(".github/workflows/evil.yml")), "{guard:?}");
     assert_eq!(report["errors"][0]["code"], "E_POLICY_DENIED");
-    assert!(!repo.path.join(".git/hooks/pre-commit").exists(), "the planted hook was removed");
+    assert!(!repo.path.join(".git/hooks/pre-commit").exists(), "no hook was planted");
     assert!(repo.git(&["branch", "--list", "hone/planted"]).is_empty());
     assert!(repo.is_clean());
 }

@@ -1,0 +1,247 @@
+//! The holder: a process (`hone __jail-holder PLAN`) that makes the run's user, mount, network
+//! and PID namespaces; its child, PID 1 of the run, assembles the file system view of the plan
+//! on a fresh root (with a `/proc` of the run's PID namespace), enters it, says `ready`, and
+//! waits. Every command of the run joins these namespaces.
+
+use super::plan::{DEVICES, ETC_MASKS, HONE_IN_JAIL, Plan, SYSTEM_DIRS};
+use super::sys::{self, step};
+use nix::sched::{CloneFlags, unshare};
+use std::io::{BufRead, Result, Write};
+use std::path::{Path, PathBuf};
+
+/// `hone __jail-holder PLAN_FILE`: prints `child PID` (the run's PID 1, as hone sees it) and
+/// `ready` (or `error: …`), then holds the namespaces until stdin closes. Runs single-threaded,
+/// before anything else in `main`.
+pub fn main(args: &[String]) -> i32 {
+    let plan = args.first().ok_or_else(|| std::io::Error::other("no plan file given")).and_then(|p| {
+        let text = std::fs::read_to_string(p).map_err(|e| step("read the plan", e))?;
+        serde_json::from_str::<Plan>(&text).map_err(|e| step("parse the plan", e))
+    });
+    let plan = match plan.and_then(|p| namespaces(&p).map(|()| p)) {
+        Ok(p) => p,
+        Err(e) => return say(&format!("error: {e}"), 1),
+    };
+    // SAFETY: single-threaded: nothing else runs in this process.
+    match unsafe { nix::unistd::fork() } {
+        Err(e) => say(&format!("error: start the run's first process: {e}"), 1),
+        Ok(nix::unistd::ForkResult::Parent { child }) => {
+            say(&format!("child {child}"), 0);
+            let _ = nix::sys::wait::waitpid(child, None);
+            0
+        }
+        Ok(nix::unistd::ForkResult::Child) => {
+            // PID 1 of the run: if the holder goes, so does the run.
+            // SAFETY: prctl with constant arguments.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+            let code = match build(&plan) {
+                Ok(()) => {
+                    say("ready", 0);
+                    // Hold the namespaces until hone closes our stdin (or dies).
+                    let mut line = String::new();
+                    while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {
+                        line.clear();
+                    }
+                    0
+                }
+                Err(e) => say(&format!("error: {e}"), 1),
+            };
+            // SAFETY: end the child without the parent's exit handlers.
+            unsafe { libc::_exit(code) }
+        }
+    }
+}
+
+fn say(line: &str, code: i32) -> i32 {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+    code
+}
+
+/// The run's user, mount, PID (for the child) and, without network, network namespaces.
+fn namespaces(plan: &Plan) -> Result<()> {
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    if plan.isolate_network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    unshare(flags).map_err(|e| step("create the user, mount, PID and network namespaces", e))?;
+    sys::map_ids(plan.uid, plan.gid)
+}
+
+fn build(plan: &Plan) -> Result<()> {
+    sys::make_private(Path::new("/"))?;
+    let root = &plan.staging;
+    sys::tmpfs(root, "0755", false)?;
+    let at = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
+    base(plan, root, &at)?;
+    home(plan, &at)?;
+    repo(plan, &at)?;
+    for w in &plan.writable {
+        if w.exists() {
+            sys::bind(w, &dir_at(&at(w))?, false)?;
+        }
+    }
+    sys::bind(&plan.hone, &at(Path::new(HONE_IN_JAIL)), true)?;
+    // A /proc of the run's PID namespace (this process is its PID 1): hone is not in it.
+    sys::proc(&at(Path::new("/proc")))?;
+    sys::enter_root(root)?;
+    // The root itself (a tmpfs) takes no writes: only the mounts made writable above do.
+    sys::remount_read_only(Path::new("/"))?;
+    if plan.isolate_network {
+        sys::loopback_up()?;
+    }
+    Ok(())
+}
+
+fn dir_at(p: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(p).map_err(|e| step(format!("create {}", p.display()), e))?;
+    Ok(p.to_path_buf())
+}
+
+fn file_at(p: &Path) -> Result<PathBuf> {
+    if let Some(parent) = p.parent() {
+        dir_at(parent)?;
+    }
+    if !p.exists() {
+        std::fs::write(p, b"").map_err(|e| step(format!("create {}", p.display()), e))?;
+    }
+    Ok(p.to_path_buf())
+}
+
+/// The system trees, `/run` with hone's own files, a minimal `/dev`, private temp dirs, `/proc`.
+fn base(plan: &Plan, root: &Path, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+    let run = dir_at(&at(Path::new("/run")))?;
+    sys::tmpfs(&run, "0755", false)?;
+    file_at(&at(Path::new(HONE_IN_JAIL)))?;
+    let empty_file = file_at(&run.join("hone/empty"))?;
+    dir_at(&run.join("hone/empty.d"))?;
+    std::fs::set_permissions(&empty_file, std::os::unix::fs::PermissionsExt::from_mode(0o444))
+        .map_err(|e| step("make the empty file read-only", e))?;
+    for d in SYSTEM_DIRS.iter().map(Path::new).chain(plan.ro_dirs.iter().map(PathBuf::as_path)) {
+        match std::fs::symlink_metadata(d) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(d).map_err(|e| step(format!("read the link {}", d.display()), e))?;
+                let link = at(d);
+                if let Some(parent) = link.parent() {
+                    dir_at(parent)?;
+                }
+                std::os::unix::fs::symlink(&target, &link).map_err(|e| step(format!("link {}", d.display()), e))?;
+            }
+            Ok(m) if m.is_dir() => sys::bind(d, &dir_at(&at(d))?, true)?,
+            _ => {}
+        }
+    }
+    for f in ETC_MASKS.iter().map(Path::new).filter(|f| f.is_file()) {
+        mask(f, &at(f), root)?;
+    }
+    let dev = dir_at(&at(Path::new("/dev")))?;
+    sys::tmpfs(&dev, "0755", false)?;
+    for d in DEVICES {
+        let host = Path::new("/dev").join(d);
+        if host.exists() {
+            sys::bind(&host, &file_at(&dev.join(d))?, false)?;
+        }
+    }
+    for (name, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(name)).map_err(|e| step(format!("link /dev/{name}"), e))?;
+    }
+    sys::tmpfs(&dir_at(&dev.join("shm"))?, "1777", false)?;
+    // Nothing new can appear in /dev: no device a command could write, not even a fake one.
+    sys::remount_read_only(&dev)?;
+    for t in ["/tmp", "/var/tmp"] {
+        sys::tmpfs(&dir_at(&at(Path::new(t)))?, "1777", false)?;
+    }
+    let var_run = at(Path::new("/var/run"));
+    if !var_run.exists() {
+        std::os::unix::fs::symlink("/run", &var_run).map_err(|e| step("link /var/run", e))?;
+    }
+    dir_at(&at(Path::new("/proc")))?;
+    Ok(())
+}
+
+/// Show `target` (seen at `inside`) empty and read-only: an empty file, or an empty directory.
+/// A symlink is masked where it leads (the link itself then leads to the mask).
+fn mask(target: &Path, inside: &Path, root: &Path) -> Result<()> {
+    if std::fs::symlink_metadata(inside).is_err() {
+        return Ok(()); // not in the jail's view at all
+    }
+    let meta = std::fs::symlink_metadata(target).map_err(|e| step(format!("look at {}", target.display()), e))?;
+    if meta.file_type().is_symlink() {
+        return match target.canonicalize() {
+            Ok(real) if real.starts_with("/") => {
+                let seen = root.join(real.strip_prefix("/").unwrap_or(&real));
+                if std::fs::symlink_metadata(&seen).is_ok() { mask(&real, &seen, root) } else { Ok(()) }
+            }
+            _ => Ok(()),
+        };
+    }
+    if meta.is_dir() {
+        sys::bind(&root.join("run/hone/empty.d"), inside, true)
+    } else {
+        // A file, socket or FIFO: an empty read-only file stands in for it.
+        sys::bind(&root.join("run/hone/empty"), inside, true)
+    }
+}
+
+/// The home directory through an overlay (its writes stay in the jail), credentials masked.
+fn home(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+    let Some(home) = plan.home.as_ref().filter(|h| h.is_dir() && h.as_path() != Path::new("/")) else {
+        return Ok(());
+    };
+    let inside = dir_at(&at(home))?;
+    let scratch = at(Path::new("/run/hone/home"));
+    let (upper, work) = (dir_at(&scratch.join("upper"))?, dir_at(&scratch.join("work"))?);
+    if sys::overlay(home, &upper, &work, &inside).is_err() {
+        sys::bind(home, &inside, true)?;
+    }
+    let root = at(Path::new("/"));
+    for m in super::plan::HOME_MASKS.iter().map(|m| home.join(m)) {
+        if std::fs::symlink_metadata(&m).is_ok() {
+            mask(&m, &at(&m), &root)?;
+        }
+    }
+    Ok(())
+}
+
+/// The repository read-write, its git dirs read-only, ignored entries that existed before the
+/// run protected, and the masks.
+fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+    let root = at(Path::new("/"));
+    sys::bind(&plan.repo, &dir_at(&at(&plan.repo))?, false)?;
+    for (i, d) in plan.ignored_dirs.iter().enumerate() {
+        let overlaid = plan.upper.as_ref().is_some_and(|up| {
+            let (u, w) = (up.join(format!("u{i}")), up.join(format!("w{i}")));
+            std::fs::create_dir_all(&u).is_ok()
+                && std::fs::create_dir_all(&w).is_ok()
+                && sys::overlay(d, &u, &w, &at(d)).is_ok()
+        });
+        if !overlaid {
+            sys::bind(d, &at(d), true)?;
+        }
+    }
+    for f in plan.ignored_files.iter().filter(|f| f.is_file()) {
+        sys::bind(f, &at(f), true)?;
+    }
+    for g in &plan.git_dirs {
+        if std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir() || m.is_file()) {
+            let inside = at(g);
+            if g.is_dir() {
+                dir_at(&inside)?;
+            } else {
+                file_at(&inside)?;
+            }
+            sys::bind(g, &inside, true)?;
+        }
+    }
+    for m in &plan.masks {
+        if std::fs::symlink_metadata(m).is_ok() {
+            mask(m, &at(m), &root)?;
+        }
+    }
+    Ok(())
+}
