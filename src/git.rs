@@ -82,6 +82,28 @@ impl Workspace {
         out
     }
 
+    /// The URL of `remote`, read from the repository's config by hone (no git process runs).
+    pub fn remote_url(&self, remote: &str) -> Option<String> {
+        let r = self.repo.find_remote(remote).ok()?;
+        let push = r.pushurl().ok().flatten();
+        push.or(r.url().ok()).map(str::to_string)
+    }
+
+    /// The object store (a worktree's is its common dir's).
+    pub fn objects_dir(&self) -> PathBuf {
+        let common = self.repo.commondir();
+        common.canonicalize().unwrap_or_else(|_| common.to_path_buf()).join("objects")
+    }
+
+    /// Copy `src_ref` of the repository at `from` (hone's own) into this one as `dst_ref`, in
+    /// process: libgit2's local transport runs no program.
+    pub fn fetch_local(&self, from: &Path, src_ref: &str, dst_ref: &str) -> Result<()> {
+        let url = from.to_str().ok_or_else(|| HoneError::new(Code::Git, "hone's repository path is not UTF-8"))?;
+        let mut remote = self.repo.remote_anonymous(url)?;
+        remote.fetch(&[format!("+{src_ref}:{dst_ref}")], None, None)?;
+        Ok(())
+    }
+
     /// Ignored files and directories in the work tree (a directory stands for its contents),
     /// repo-relative, minus excluded paths.
     pub fn ignored_entries(&self) -> Result<Vec<String>> {

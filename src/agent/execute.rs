@@ -84,7 +84,7 @@ async fn work(
     base: git2::Oid,
 ) -> Result<Status, HoneError> {
     let (job, ws) = (&p.job, &p.ws);
-    let deadline = Instant::now() + job.limits.max_wall_time;
+    let deadline = p.deadline;
     let ctx = tool_context(p, cancel, deadline)?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
     let mut lp = turns::Loop::new(p, &ctx, report, machine, deadline, base);

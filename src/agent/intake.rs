@@ -33,6 +33,8 @@ pub struct Prepared {
     pub events: Events,
     /// Ignored entries before the run: anything ignored the run adds is removed at the end.
     pub ignored: Vec<String>,
+    /// The end of the run's wall-time budget: the loop, commands and git work all stop by then.
+    pub deadline: tokio::time::Instant,
 }
 
 /// Intake failed: why, and as much as intake knew of where to report it.
@@ -136,6 +138,7 @@ fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Box<Fail
 
 pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     let (job, report_dir, events) = stage_one(opts)?;
+    let deadline = tokio::time::Instant::now() + job.limits.max_wall_time;
     let name = job.name.clone();
     let (rd, ev) = (report_dir.clone(), events.clone());
     let fail = move |invalid: Invalid| {
@@ -188,17 +191,18 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         report_dir,
         events,
         ignored,
+        deadline,
         autofix: None,
         skip: None,
         github_repo: opts.github_repo.take(),
     };
-    autofix(&mut prepared).await.map_err(&fail)?;
+    autofix(&mut prepared, &opts.cancel).await.map_err(&fail)?;
     Ok(prepared)
 }
 
 /// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
-async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
-    use crate::forge::{autofix, github, push};
+async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken) -> Result<(), Invalid> {
+    use crate::forge::{autofix, github, remote};
     let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
     let Some(number) = p.job.pr.number.or_else(|| if in_actions { autofix::number_from_event() } else { None }) else {
         return Ok(());
@@ -208,7 +212,7 @@ async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
         .ok()
         .filter(|t| !t.trim().is_empty())
         .ok_or_else(|| fail(format!("`{}` is not set; autofix needs a token", p.job.git.token_env)))?;
-    let url = push::remote_url(p.ws.root(), &p.job.git.remote);
+    let url = p.ws.remote_url(&p.job.git.remote);
     let env_repo = p.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok());
     let (owner, repo) = github::owner_repo(env_repo.as_deref(), url.as_deref())
         .ok_or_else(|| fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into()))?;
@@ -221,8 +225,10 @@ async fn autofix(p: &mut Prepared) -> Result<(), Invalid> {
         }
         autofix::Decision::Fix(t) => t,
     };
-    let fetched = push::fetch(p.ws.root(), &p.job.git.remote, &target.head_ref, "refs/hone/autofix/head", Some(&token))
+    let remote = remote::Remote::open(&p.ws, &p.job.git.remote, Some(token.clone()), p.deadline, cancel)
         .map_err(|e| fail(e.message))?;
+    let fetched =
+        remote.fetch(&p.ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
         return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
     }

@@ -210,7 +210,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
             Status::Error
         }
     };
-    let status = ship_if_verified(&p, &mut report, status, opts.dry_run).await;
+    let status = ship_if_verified(&p, &mut report, status, opts.dry_run, &opts.cancel).await;
     conclude(&p, &mut report, &mut machine, status, started);
     let mut outcome = RunOutcome {
         status: report.status,
@@ -236,7 +236,13 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
 
 /// Only a verified commit (or a verified "nothing to change") is shipped, unless the job asks
 /// for failed work as a draft PR.
-async fn ship_if_verified(p: &Prepared, report: &mut RunReport, status: Status, dry_run: bool) -> Status {
+async fn ship_if_verified(
+    p: &Prepared,
+    report: &mut RunReport,
+    status: Status,
+    dry_run: bool,
+    cancel: &CancellationToken,
+) -> Status {
     report.status = status;
     report.exit_code = status.exit_code();
     let draft_failure = matches!(status, Status::Failed | Status::BudgetExhausted)
@@ -246,7 +252,7 @@ async fn ship_if_verified(p: &Prepared, report: &mut RunReport, status: Status, 
         // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
         && report.policy.guard.is_empty();
     if matches!(status, Status::Success | Status::NoChange) || draft_failure {
-        return ship::ship(p, report, dry_run, draft_failure).await;
+        return ship::ship(p, report, dry_run, draft_failure, cancel).await;
     }
     status
 }

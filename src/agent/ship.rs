@@ -7,7 +7,13 @@ use crate::report::{ErrorRecord, RunReport, Status};
 use std::io::Write;
 
 /// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
-pub async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_failure: bool) -> Status {
+pub async fn ship(
+    p: &Prepared,
+    report: &mut RunReport,
+    dry_run: bool,
+    draft_failure: bool,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Status {
     let partial_ref = if draft_failure { report.saved_ref.clone() } else { None };
     let head = match (&report.commit, &partial_ref) {
         (Some(c), _) => Some(c.sha.clone()),
@@ -20,7 +26,9 @@ pub async fn ship(p: &Prepared, report: &mut RunReport, dry_run: bool, draft_fai
     };
     let s = forge::Ship {
         job: &p.job,
-        repo_root: p.ws.root(),
+        ws: &p.ws,
+        deadline: p.deadline,
+        cancel,
         report_dir: &p.report_dir,
         dry_run,
         base_branch: report.base_branch.clone(),

@@ -10,7 +10,6 @@ use crate::redact::Redactor;
 use aggregate::{RepoResult, RepoStatus};
 use spec::{Source, Target};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
@@ -42,40 +41,37 @@ fn hash_job(text: &str) -> String {
     format!("{:016x}", h.finish())
 }
 
-/// A hardened git command (hooks, fsmonitor and outside config off), as for pushes.
-fn git(dir: &Path) -> Command {
-    crate::forge::push::git(dir, None)
-}
-
-fn run_git(c: &mut Command, what: &str) -> Result<String, String> {
-    crate::forge::push::run(c, what).map_err(|e| e.message)
-}
-
 /// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.
-fn prepare_clone(url: &str, dir: &Path, base: Option<&str>) -> Result<(), String> {
+/// Every git process is bounded by the fleet's cancellation and a per-operation limit.
+async fn prepare_clone(url: &str, dir: &Path, base: Option<&str>, cancel: &CancellationToken) -> Result<(), String> {
+    use crate::forge::remote::{hardened, run};
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let git = |d: &Path, args: &[&str]| {
+        let mut c = hardened(d, None);
+        c.args(args);
+        c
+    };
+    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(|e| e.message) };
     if !dir.join(".git").exists() {
         let parent = dir.parent().ok_or("bad workspace path")?;
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // A partial clone: blobs are fetched when the run needs them (servers without filter
         // support, and local paths, fall back to a full clone).
-        run_git(git(parent).args(["clone", "--quiet", "--no-tags", "--filter=blob:none", url, &name]), "clone")?;
+        go(git(parent, &["clone", "--quiet", "--no-tags", "--filter=blob:none", url, &name]), "clone").await?;
     } else {
-        run_git(git(dir).args(["fetch", "--quiet", "--prune", "origin"]), "fetch")?;
+        go(git(dir, &["fetch", "--quiet", "--prune", "origin"]), "fetch").await?;
     }
     let base = match base {
         Some(b) => b.to_string(),
-        None => {
-            run_git(git(dir).args(["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]), "find the default branch")?
-                .trim_start_matches("origin/")
-                .to_string()
-        }
+        None => go(git(dir, &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]), "find the default branch")
+            .await?
+            .trim_start_matches("origin/")
+            .to_string(),
     };
-    run_git(
-        git(dir).args(["checkout", "--quiet", "-f", "-B", &base, &format!("origin/{base}")]),
-        "check out the base",
-    )?;
-    run_git(git(dir).args(["clean", "-ffdq"]), "clean")?;
+    let start = format!("origin/{base}");
+    go(git(dir, &["checkout", "--quiet", "-f", "-B", &base, &start]), "check out the base").await?;
+    go(git(dir, &["clean", "-ffdq"]), "clean").await?;
     Ok(())
 }
 
@@ -141,11 +137,9 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
             let dir = f.workspace.join("repos").join(&t.id);
-            let (u2, d2, b2) = (u.clone(), dir.clone(), t.base.clone());
-            match tokio::task::spawn_blocking(move || prepare_clone(&u2, &d2, b2.as_deref())).await {
-                Ok(Ok(())) => dir,
-                Ok(Err(e)) => return failed(&t, "E_GIT", &e, &o.job_hash, &report_dir),
-                Err(e) => return failed(&t, "E_GIT", &e.to_string(), &o.job_hash, &report_dir),
+            match prepare_clone(u, &dir, t.base.as_deref(), &o.cancel).await {
+                Ok(()) => dir,
+                Err(e) => return failed(&t, "E_GIT", &e, &o.job_hash, &report_dir),
             }
         }
     };

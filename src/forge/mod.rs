@@ -6,6 +6,7 @@ pub mod autofix;
 pub mod body;
 pub mod github;
 pub mod push;
+pub mod remote;
 
 use crate::error::{Code, HoneError, Result};
 use crate::report::{RunReport, Status};
@@ -13,7 +14,6 @@ use crate::spec::{Job, raw::PrEnabled};
 use github::GitHub;
 use serde::Serialize;
 use serde_json::json;
-use std::path::Path;
 
 /// What happened to the branch and the PR, for `report.json`.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -33,7 +33,10 @@ pub struct PrReport {
 
 pub struct Ship<'a> {
     pub job: &'a Job,
-    pub repo_root: &'a Path,
+    pub ws: &'a crate::git::Workspace,
+    /// Git and GitHub work stays inside the run's wall-time budget and obeys cancellation.
+    pub deadline: tokio::time::Instant,
+    pub cancel: &'a tokio_util::sync::CancellationToken,
     pub report_dir: &'a crate::report::dir::ReportDir,
     pub dry_run: bool,
     /// The branch the PR targets.
@@ -73,7 +76,7 @@ impl Ship<'_> {
             return Ok(out);
         }
         let token = std::env::var(&job.git.token_env).ok().filter(|t| !t.trim().is_empty());
-        let url = push::remote_url(self.repo_root, &job.git.remote);
+        let url = self.ws.remote_url(&job.git.remote);
         let changed = (matches!(r.status, Status::Success) && committed.is_some()) || partial;
         if changed && job.git.push {
             match &url {
@@ -87,19 +90,16 @@ impl Ship<'_> {
                 Some(_) => {
                     let branch = &job.git.branch;
                     push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
+                    let remote =
+                        remote::Remote::open(self.ws, &job.git.remote, token.clone(), self.deadline, self.cancel)?;
                     // Autofix: the lease is the head hone started from, so a concurrent push wins.
                     let expected = match self.autofix {
                         Some(t) => Some(t.head_sha.clone()),
-                        None => push::remote_head(self.repo_root, &job.git.remote, branch, token.as_deref())?,
+                        None => remote.head(branch).await?,
                     };
-                    push::push(
-                        self.repo_root,
-                        &job.git.remote,
-                        &self.partial_ref.clone().unwrap_or_else(|| format!("refs/heads/{branch}")),
-                        branch,
-                        expected.as_deref(),
-                        token.as_deref(),
-                    )?;
+                    let local = self.partial_ref.clone().unwrap_or_else(|| format!("refs/heads/{branch}"));
+                    let oid = self.ws.resolve_base(Some(&local))?.to_string();
+                    remote.push(&oid, branch, expected.as_deref()).await?;
                     out.pushed = true;
                 }
             }

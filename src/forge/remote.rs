@@ -1,0 +1,204 @@
+//! Talking to the remote (ls-remote, push, fetch) from a bare repository hone owns, outside the
+//! work tree, with a config hone writes: the remote's URL (read by hone, never by git), hooks,
+//! fsmonitor and unknown protocols off, and a one-shot credential helper. It borrows the work
+//! tree's objects through `objects/info/alternates`, which are data. So nothing under the work
+//! tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`, credential
+//! helpers) can make hone run a program. Every git process has a timeout, obeys cancellation and
+//! stays inside the run's wall-time budget.
+
+use crate::error::{Code, HoneError, Result};
+use crate::git::Workspace;
+use std::path::Path;
+use std::time::Duration;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The one-shot credential helper: prints the token from the child's environment.
+const HELPER: &str =
+    "!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$HONE_GIT_TOKEN\"; }; f";
+
+/// The longest one git operation may take, within the run's budget.
+const OP_LIMIT: Duration = Duration::from_secs(600);
+
+/// Variables a git process may see: what transports need (proxies, CA bundles, an SSH agent).
+const ENV_PASS: &[&str] = &[
+    "PATH", "HOME", "LANG", "LC_ALL", "SSH_AUTH_SOCK", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+    "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "GIT_SSL_CAINFO", "SSL_CERT_FILE", "SSL_CERT_DIR",
+];
+
+/// The ways a remote URL may reach a server; anything else (`ext::`, `fd::`, other helpers) is
+/// refused, since a remote helper is a program.
+pub fn url_allowed(url: &str) -> bool {
+    let scp_like = url.split_once(':').is_some_and(|(host, path)| {
+        !host.contains('/') && host.contains('@') && !path.starts_with("//")
+    });
+    ["https://", "http://", "ssh://", "git://", "file://"].iter().any(|p| url.starts_with(p))
+        || url.starts_with('/')
+        || url.starts_with("./")
+        || url.starts_with("../")
+        || scp_like
+}
+
+pub struct Remote {
+    dir: tempfile::TempDir,
+    pub url: String,
+    token: Option<String>,
+    deadline: Instant,
+    cancel: CancellationToken,
+}
+
+impl Remote {
+    /// hone's own repository for `remote` of `ws`. Errors when the remote is missing or its URL
+    /// is not a plain transport.
+    pub fn open(
+        ws: &Workspace,
+        remote: &str,
+        token: Option<String>,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<Remote> {
+        let url = ws.remote_url(remote).ok_or_else(|| {
+            HoneError::new(Code::Git, format!("the repository has no remote `{remote}`"))
+                .hint("set `git.remote` to a configured remote, or add one")
+        })?;
+        if !url_allowed(&url) {
+            return Err(HoneError::new(Code::Git, format!("the URL of remote `{remote}` uses a transport hone does not run: {url}"))
+                .hint("use an https, ssh, git or file URL, or a local path"));
+        }
+        let url = if url.starts_with("./") || url.starts_with("../") {
+            ws.root().join(&url).display().to_string()
+        } else {
+            url
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("hone-remote-")
+            .tempdir()
+            .map_err(|e| HoneError::new(Code::Io, format!("cannot make hone's remote repository: {e}")))?;
+        let repo = git2::Repository::init_bare(dir.path())?;
+        let mut cfg = repo.config()?;
+        for (k, v) in [
+            ("core.hooksPath", "/dev/null"),
+            ("core.fsmonitor", "false"),
+            ("core.sshCommand", "ssh"),
+            ("credential.helper", HELPER),
+            ("protocol.allow", "never"),
+            ("protocol.https.allow", "always"),
+            ("protocol.http.allow", "always"),
+            ("protocol.ssh.allow", "always"),
+            ("protocol.git.allow", "always"),
+            ("protocol.file.allow", "always"),
+            ("push.recurseSubmodules", "no"),
+        ] {
+            cfg.set_str(k, v)?;
+        }
+        let alternates = dir.path().join("objects/info/alternates");
+        std::fs::create_dir_all(alternates.parent().unwrap_or(dir.path()))
+            .and_then(|()| std::fs::write(&alternates, format!("{}\n", ws.objects_dir().display())))
+            .map_err(|e| HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}")))?;
+        Ok(Remote { dir, url, token, deadline, cancel: cancel.clone() })
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The commit `branch` points at on the remote, if it exists there.
+    pub async fn head(&self, branch: &str) -> Result<Option<String>> {
+        let out = self.git(&["ls-remote", &self.url.clone(), &format!("refs/heads/{branch}")], "read the remote branch").await?;
+        Ok(out.split_whitespace().next().map(str::to_string))
+    }
+
+    /// Push commit `oid` to `branch`, with force-with-lease on what the remote had.
+    pub async fn push(&self, oid: &str, branch: &str, expected: Option<&str>) -> Result<()> {
+        let lease = format!("--force-with-lease=refs/heads/{branch}:{}", expected.unwrap_or(""));
+        let spec = format!("{oid}:refs/heads/{branch}");
+        self.git(&["push", "--porcelain", &lease, &self.url.clone(), &spec], &format!("push `{branch}`")).await?;
+        Ok(())
+    }
+
+    /// Fetch `branch` into hone's repository; returns the commit. The objects are then copied
+    /// into the work tree's repository in process (libgit2), under `local_ref`.
+    pub async fn fetch(&self, ws: &Workspace, branch: &str, local_ref: &str) -> Result<String> {
+        let spec = format!("+refs/heads/{branch}:refs/hone/fetched");
+        self.git(&["fetch", "--no-tags", &self.url.clone(), &spec], &format!("fetch `{branch}`")).await?;
+        let sha = self.git(&["rev-parse", "refs/hone/fetched"], "read the fetched commit").await?;
+        ws.fetch_local(self.git_dir(), "refs/hone/fetched", local_ref)?;
+        Ok(sha)
+    }
+
+    async fn git(&self, args: &[&str], what: &str) -> Result<String> {
+        let mut c = tokio::process::Command::new("git");
+        c.env_clear()
+            .envs(ENV_PASS.iter().filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))))
+            .env("GIT_DIR", self.dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .current_dir(self.dir.path())
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        if let Some(t) = &self.token {
+            c.env("HONE_GIT_TOKEN", t);
+        }
+        run(c, what, self.deadline, &self.cancel).await
+    }
+}
+
+/// A git command for hone's own clones (fleet workspaces): outside config, hooks, fsmonitor and
+/// unknown protocols off, the token only through the one-shot helper.
+pub fn hardened(dir: &Path, token: Option<&str>) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new("git");
+    c.env_clear()
+        .envs(ENV_PASS.iter().filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.sshCommand=ssh"])
+        .args(["-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always"])
+        .args(["-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always", "-c", "protocol.file.allow=always"])
+        .args(["-c", "credential.helper=", "-c", &format!("credential.helper={HELPER}")]);
+    if let Some(t) = token {
+        c.env("HONE_GIT_TOKEN", t);
+    }
+    c
+}
+
+/// Run a git process to its end, within `deadline` (and at most `OP_LIMIT`), or until `cancel`.
+pub async fn run(mut c: tokio::process::Command, what: &str, deadline: Instant, cancel: &CancellationToken) -> Result<String> {
+    let limit = deadline.min(Instant::now() + OP_LIMIT);
+    if limit <= Instant::now() {
+        return Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out before git could {what}")));
+    }
+    let out = tokio::select! {
+        r = tokio::time::timeout_at(limit, c.output()) => match r {
+            Ok(o) => o.map_err(|e| HoneError::new(Code::Git, format!("cannot run git to {what}: {e}")))?,
+            Err(_) => return Err(HoneError::new(Code::Git, format!("git took too long to {what} and was stopped"))
+                .hint("check the remote's address and the network; the run's wall-time budget bounds it")),
+        },
+        () = cancel.cancelled() => return Err(HoneError::new(Code::Cancelled, format!("cancelled while git was to {what}"))),
+    };
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(HoneError::new(Code::Git, format!("git could not {what}: {err}")));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_transports_are_allowed() {
+        for ok in ["https://github.com/a/b.git", "ssh://git@h/a/b", "git@github.com:a/b.git", "/srv/git/x.git", "../origin.git", "file:///x"] {
+            assert!(url_allowed(ok), "{ok}");
+        }
+        for bad in ["ext::sh -c touch% /tmp/pwned", "fd::17", "foo::bar", "-uhelp", "origin"] {
+            assert!(!url_allowed(bad), "{bad}");
+        }
+    }
+}
