@@ -32,24 +32,56 @@ pub fn diff_guard(policy: &Policy, changes: &[FileChange]) -> Vec<String> {
     problems
 }
 
-/// A snapshot of what in `.git` could make git run code: `config`, `hooks/`, `info/attributes`.
+/// A snapshot of what in `.git` could make git run code: `config`, `hooks/`, `info/`. With the
+/// jail, commands cannot write `.git` at all; this guard is the second line. It reads and writes
+/// only regular files, never follows a symlink and never opens a FIFO: a `hooks` or `info` that
+/// is not a plain directory is reported, not followed.
 pub struct GitGuard {
     git_dir: PathBuf,
     files: BTreeMap<String, Vec<u8>>,
 }
 
+/// `dir` beneath `git_dir` (no symlink followed), or `None` when it is missing or not a plain
+/// directory.
+fn open_dir(git_dir: &Path, dir: &str) -> Option<std::os::fd::OwnedFd> {
+    crate::safe_fs::open_existing_dir_below(git_dir, Path::new(dir)).ok()
+}
+
 fn collect(git_dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    const MAX: u64 = 16 << 20;
     let mut files = BTreeMap::new();
-    for rel in ["config", "info/attributes", "info/exclude"] {
-        if let Ok(b) = std::fs::read(git_dir.join(rel)) {
-            files.insert(rel.to_string(), b);
+    let read = |dir: &std::os::fd::OwnedFd, name: &str| crate::safe_fs::read_regular_at(dir, name, MAX).ok();
+    if let Some(d) = open_dir(git_dir, "") {
+        for (name, kind) in [("config", "config"), ("hooks", "dir"), ("info", "dir")] {
+            match std::fs::symlink_metadata(git_dir.join(name)) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    files.insert(format!("{name} (a symlink)"), vec![]);
+                }
+                Ok(m) if kind == "config" && !m.is_file() => {
+                    files.insert(format!("{name} (not a regular file)"), vec![]);
+                }
+                _ => {}
+            }
+        }
+        if let Some(b) = read(&d, "config") {
+            files.insert("config".into(), b);
         }
     }
-    if let Ok(rd) = std::fs::read_dir(git_dir.join("hooks")) {
+    for sub in ["hooks", "info"] {
+        let Some(d) = open_dir(git_dir, sub) else { continue };
+        let Ok(rd) = std::fs::read_dir(git_dir.join(sub)) else { continue };
         for e in rd.filter_map(Result::ok) {
-            let rel = format!("hooks/{}", e.file_name().to_string_lossy());
-            let bytes = std::fs::read(e.path()).unwrap_or_default();
-            files.insert(rel, bytes);
+            let name = e.file_name().to_string_lossy().into_owned();
+            let rel = format!("{sub}/{name}");
+            match e.file_type() {
+                Ok(t) if t.is_file() => {
+                    files.insert(rel, read(&d, &name).unwrap_or_default());
+                }
+                // A symlink, FIFO, socket or directory in hooks/ or info/ is itself a finding.
+                _ => {
+                    files.insert(format!("{rel} (not a regular file)"), vec![]);
+                }
+            }
         }
     }
     files
@@ -60,29 +92,26 @@ impl GitGuard {
         GitGuard { git_dir: git_dir.to_path_buf(), files: collect(git_dir) }
     }
 
-    /// Put back anything that changed, and say what it was.
+    /// Put back regular files that changed (through directories opened without following a
+    /// symlink), and say what changed. What cannot be put back safely is only reported.
     pub fn check_and_restore(&self) -> Vec<String> {
         let now = collect(&self.git_dir);
         let mut changed = Vec::new();
-        for (rel, bytes) in &now {
-            if self.files.get(rel) != Some(bytes) {
-                changed.push(format!(".git/{rel}"));
-                let p = self.git_dir.join(rel);
-                let _ = match self.files.get(rel) {
-                    Some(orig) => std::fs::write(&p, orig),
-                    None => std::fs::remove_file(&p),
-                };
+        let keys: std::collections::BTreeSet<&String> = now.keys().chain(self.files.keys()).collect();
+        for rel in keys {
+            if now.get(rel) == self.files.get(rel) {
+                continue;
             }
-        }
-        for (rel, bytes) in &self.files {
-            if !now.contains_key(rel) {
-                changed.push(format!(".git/{rel}"));
-                let p = self.git_dir.join(rel);
-                if let Some(parent) = p.parent() {
-                    let _ = std::fs::create_dir_all(parent);
-                }
-                let _ = std::fs::write(&p, bytes);
+            changed.push(format!(".git/{rel}"));
+            if rel.contains(' ') {
+                continue; // not a regular file: never written through
             }
+            let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+            let Some(d) = open_dir(&self.git_dir, dir) else { continue };
+            let _ = match self.files.get(rel) {
+                Some(orig) => crate::safe_fs::write_at(&d, name, orig, 0o644),
+                None => crate::safe_fs::remove_at(&d, name),
+            };
         }
         changed
     }
@@ -128,5 +157,28 @@ mod tests {
         assert!(!git.join("hooks/pre-commit").exists());
         assert_eq!(std::fs::read_to_string(git.join("config")).unwrap(), "[core]\n");
         assert!(git.join("hooks/pre-commit.sample").exists());
+    }
+
+    #[test]
+    fn a_symlinked_hooks_dir_or_config_is_reported_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let git = dir.path();
+        std::fs::create_dir_all(git.join("hooks")).unwrap();
+        std::fs::write(git.join("config"), "[core]\n").unwrap();
+        std::fs::write(git.join("hooks/pre-commit.sample"), "sample").unwrap();
+        std::fs::write(outside.path().join("keep-me"), "x").unwrap();
+        std::fs::write(outside.path().join("config"), "theirs").unwrap();
+        let g = GitGuard::snapshot(git);
+        std::fs::remove_dir_all(git.join("hooks")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), git.join("hooks")).unwrap();
+        std::fs::remove_file(git.join("config")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("config"), git.join("config")).unwrap();
+        let changed = g.check_and_restore();
+        assert!(changed.iter().any(|c| c.contains("hooks (a symlink)")), "{changed:?}");
+        assert!(changed.iter().any(|c| c.contains("config")), "{changed:?}");
+        assert_eq!(std::fs::read_to_string(outside.path().join("config")).unwrap(), "theirs");
+        let names: Vec<_> = std::fs::read_dir(outside.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "nothing written or removed outside: {names:?}");
     }
 }

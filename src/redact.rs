@@ -1,5 +1,7 @@
-//! Secret redaction: every value registered here (and its base64 and URL-encoded forms) is
-//! replaced by `[REDACTED]` before text reaches any sink: logs, events, reports, tool results.
+//! Secret redaction: every value registered here, and its other forms (base64, URL-encoded,
+//! JSON-escaped at any depth, hex, upper- and lower-case, reversed), is replaced by `[REDACTED]`
+//! before text reaches any sink: logs, events, reports, tool results, commit messages. The diff
+//! guard uses the same forms to refuse a change that carries a secret.
 
 use std::sync::{Arc, RwLock};
 
@@ -25,6 +27,7 @@ impl Redactor {
         }
         let mut forms = vec![secret.to_string()];
         forms.extend(encoded_forms(secret));
+        forms.extend(transformed_forms(secret));
         let Ok(mut n) = self.needles.write() else {
             return;
         };
@@ -97,6 +100,30 @@ fn encoded_forms(secret: &str) -> Vec<String> {
     forms
 }
 
+/// Forms a model (or a command it wrote) can turn a secret into with one line of code: escaped
+/// for JSON once, twice or three times (a JSON file inside an event's arguments inside a report),
+/// hex in either case, the whole value upper- or lower-cased, and reversed.
+fn transformed_forms(secret: &str) -> Vec<String> {
+    let mut forms = Vec::new();
+    let mut escaped = secret.to_string();
+    for _ in 0..3 {
+        let next = serde_json::to_string(&escaped).unwrap_or_default();
+        let next = next[1..next.len().saturating_sub(1).max(1)].to_string();
+        if next == escaped {
+            break;
+        }
+        forms.push(next.clone());
+        escaped = next;
+    }
+    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    forms.push(hex.to_ascii_uppercase());
+    forms.push(hex);
+    forms.push(secret.to_uppercase());
+    forms.push(secret.to_lowercase());
+    forms.push(secret.chars().rev().collect());
+    forms
+}
+
 /// `%2F` -> `%2f`.
 fn lower_hex(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -140,6 +167,29 @@ mod tests {
             let enc = base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
             let out = r.apply(&enc);
             assert!(out.contains(MASK), "prefix {prefix:?}: {enc} -> {out}");
+        }
+    }
+
+    #[test]
+    fn masks_json_escaped_hex_case_changed_and_reversed_forms() {
+        let secret = r#"s3cr"et\Tok_9"#;
+        let r = Redactor::new();
+        r.add(secret);
+        let once = serde_json::to_string(secret).unwrap();
+        let twice = serde_json::to_string(&once).unwrap();
+        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+        for (what, text) in [
+            ("json", once.clone()),
+            ("json twice", twice),
+            ("hex", hex.clone()),
+            ("HEX", hex.to_uppercase()),
+            ("upper", secret.to_uppercase()),
+            ("lower", secret.to_lowercase()),
+            ("reversed", secret.chars().rev().collect()),
+        ] {
+            let out = r.apply(&format!("x {text} y"));
+            assert!(!out.contains(&text), "{what} form survived: {out}");
+            assert!(out.contains(MASK), "{what}: {out}");
         }
     }
 

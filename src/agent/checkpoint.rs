@@ -84,8 +84,9 @@ impl Loop<'_> {
     }
 
     async fn update_plan(&mut self, turn: u32, call: &ToolCall) -> ToolOutput {
-        let args: PlanArgs = match serde_json::from_str(&call.arguments) {
-            Ok(a) => a,
+        let args: PlanArgs = match serde_json::from_str::<PlanArgs>(&call.arguments) {
+            // The plan reaches the PR body and commit messages: no secret in it.
+            Ok(a) => a.redacted(&self.tools.redactor),
             Err(e) => {
                 return ToolOutput::err(
                     Code::InvalidArgs,

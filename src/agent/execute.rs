@@ -138,30 +138,33 @@ async fn work(
     if status == Status::Cancelled {
         report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
     }
-    let status = guards(p, report, status, base, &git_guard)?;
+    let (status, may_save) = guards(p, report, status, base, &git_guard)?;
     let status = finish::dropped_change(report, status, touched);
-    finish::finish(p, report, status, base)
+    finish::finish(p, report, status, base, may_save)
 }
 
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too
-/// big, no secret in the diff. A success they refuse becomes a failure.
+/// big, no secret in the diff. A success they refuse becomes a failure. The second value is
+/// false when the work must not be saved anywhere (it carries a secret).
 fn guards(
     p: &Prepared,
     report: &mut RunReport,
     status: Status,
     base: git2::Oid,
     git_guard: &GitGuard,
-) -> Result<Status, HoneError> {
+) -> Result<(Status, bool), HoneError> {
     let planted = git_guard.check_and_restore();
     report.files_changed = p.ws.changes(base)?;
     let mut problems: Vec<String> =
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
     problems.extend(diff_guard(&p.policy, &report.files_changed));
+    let mut secret = false;
     if !p.redactor.is_empty() {
         let diff = p.ws.diff_text(base)?;
         if p.redactor.apply(&diff) != diff {
+            secret = true;
             problems.push(
-                "the change contains the value of a secret (or an encoding of it); committing it would leak it".into(),
+                "the change contains the value of a secret (or an encoding of it); committing it would leak it, so it is not saved either".into(),
             );
         }
     }
@@ -169,7 +172,7 @@ fn guards(
     if status == Status::Success && !problems.is_empty() {
         let message = format!("the change was refused before commit: {}", problems.join("; "));
         report.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
-        return Ok(Status::Failed);
+        return Ok((Status::Failed, !secret));
     }
-    Ok(status)
+    Ok((status, !secret))
 }

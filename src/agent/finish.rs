@@ -25,12 +25,19 @@ pub fn dropped_change(report: &mut RunReport, status: Status, touched: bool) -> 
     Status::Failed
 }
 
-/// Commit a verified change, or save unverified work on a private ref.
-pub fn finish(p: &Prepared, report: &mut RunReport, status: Status, base: git2::Oid) -> Result<Status, HoneError> {
+/// Commit a verified change, or save unverified work on a private ref (unless `may_save` is
+/// false: work that carries a secret is saved nowhere).
+pub fn finish(
+    p: &Prepared,
+    report: &mut RunReport,
+    status: Status,
+    base: git2::Oid,
+    may_save: bool,
+) -> Result<Status, HoneError> {
     let changed = !report.files_changed.is_empty();
     let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
     report.summary = p.redactor.apply(&summarize::write(report, heading_for));
-    let result = commit_or_save(p, report, status, base, changed);
+    let result = commit_or_save(p, report, status, base, changed && may_save);
     if !matches!(result, Ok(Status::Success | Status::NoChange)) {
         // Written again now that the saved ref (if any) is known.
         report.summary = p.redactor.apply(&summarize::write(report, *result.as_ref().unwrap_or(&Status::Error)));

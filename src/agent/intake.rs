@@ -227,8 +227,7 @@ async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken)
     };
     let remote = remote::Remote::open(&p.ws, &p.job.git.remote, Some(token.clone()), p.deadline, cancel)
         .map_err(|e| fail(e.message))?;
-    let fetched =
-        remote.fetch(&p.ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
+    let fetched = remote.fetch(&p.ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
         return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
     }

@@ -60,6 +60,23 @@ pub struct PlanArgs {
 
 pub const MAX_STEPS: usize = 30;
 
+impl PlanArgs {
+    /// The same plan with every secret (in any registered form) masked.
+    pub fn redacted(self, r: &crate::redact::Redactor) -> PlanArgs {
+        let steps = self
+            .steps
+            .into_iter()
+            .map(|s| Step {
+                title: r.apply(&s.title),
+                intent: r.apply(&s.intent),
+                expected_files: s.expected_files.iter().map(|f| r.apply(f)).collect(),
+                ..s
+            })
+            .collect();
+        PlanArgs { steps, verification: self.verification.map(|v| r.apply(&v)), risk: self.risk }
+    }
+}
+
 impl Plan {
     /// Replace the plan; returns the titles of steps that became done with this update.
     pub fn update(&mut self, a: PlanArgs) -> Result<Vec<String>, String> {

@@ -20,7 +20,7 @@ impl Loop<'_> {
         });
         let started = Instant::now();
         let out = match self.agent_tool(turn, call).await {
-            Some(out) => out,
+            Some(out) => crate::protocol::ToolOutput { content: self.tools.redactor.apply(&out.content), ..out },
             None => tools::dispatch(self.tools, call).await,
         };
         if out.ok

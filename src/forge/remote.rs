@@ -22,16 +22,30 @@ const OP_LIMIT: Duration = Duration::from_secs(600);
 
 /// Variables a git process may see: what transports need (proxies, CA bundles, an SSH agent).
 const ENV_PASS: &[&str] = &[
-    "PATH", "HOME", "LANG", "LC_ALL", "SSH_AUTH_SOCK", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
-    "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "GIT_SSL_CAINFO", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "SSH_AUTH_SOCK",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "NO_PROXY",
+    "no_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "GIT_SSL_CAINFO",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
 ];
 
 /// The ways a remote URL may reach a server; anything else (`ext::`, `fd::`, other helpers) is
 /// refused, since a remote helper is a program.
 pub fn url_allowed(url: &str) -> bool {
-    let scp_like = url.split_once(':').is_some_and(|(host, path)| {
-        !host.contains('/') && host.contains('@') && !path.starts_with("//")
-    });
+    let scp_like = url
+        .split_once(':')
+        .is_some_and(|(host, path)| !host.contains('/') && host.contains('@') && !path.starts_with("//"));
     ["https://", "http://", "ssh://", "git://", "file://"].iter().any(|p| url.starts_with(p))
         || url.starts_with('/')
         || url.starts_with("./")
@@ -62,8 +76,11 @@ impl Remote {
                 .hint("set `git.remote` to a configured remote, or add one")
         })?;
         if !url_allowed(&url) {
-            return Err(HoneError::new(Code::Git, format!("the URL of remote `{remote}` uses a transport hone does not run: {url}"))
-                .hint("use an https, ssh, git or file URL, or a local path"));
+            return Err(HoneError::new(
+                Code::Git,
+                format!("the URL of remote `{remote}` uses a transport hone does not run: {url}"),
+            )
+            .hint("use an https, ssh, git or file URL, or a local path"));
         }
         let url = if url.starts_with("./") || url.starts_with("../") {
             ws.root().join(&url).display().to_string()
@@ -94,7 +111,9 @@ impl Remote {
         let alternates = dir.path().join("objects/info/alternates");
         std::fs::create_dir_all(alternates.parent().unwrap_or(dir.path()))
             .and_then(|()| std::fs::write(&alternates, format!("{}\n", ws.objects_dir().display())))
-            .map_err(|e| HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}")))?;
+            .map_err(|e| {
+                HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}"))
+            })?;
         Ok(Remote { dir, url, token, deadline, cancel: cancel.clone() })
     }
 
@@ -104,7 +123,9 @@ impl Remote {
 
     /// The commit `branch` points at on the remote, if it exists there.
     pub async fn head(&self, branch: &str) -> Result<Option<String>> {
-        let out = self.git(&["ls-remote", &self.url.clone(), &format!("refs/heads/{branch}")], "read the remote branch").await?;
+        let out = self
+            .git(&["ls-remote", &self.url.clone(), &format!("refs/heads/{branch}")], "read the remote branch")
+            .await?;
         Ok(out.split_whitespace().next().map(str::to_string))
     }
 
@@ -159,7 +180,14 @@ pub fn hardened(dir: &Path, token: Option<&str>) -> tokio::process::Command {
         .kill_on_drop(true)
         .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.sshCommand=ssh"])
         .args(["-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always"])
-        .args(["-c", "protocol.ssh.allow=always", "-c", "protocol.git.allow=always", "-c", "protocol.file.allow=always"])
+        .args([
+            "-c",
+            "protocol.ssh.allow=always",
+            "-c",
+            "protocol.git.allow=always",
+            "-c",
+            "protocol.file.allow=always",
+        ])
         .args(["-c", "credential.helper=", "-c", &format!("credential.helper={HELPER}")]);
     if let Some(t) = token {
         c.env("HONE_GIT_TOKEN", t);
@@ -168,7 +196,12 @@ pub fn hardened(dir: &Path, token: Option<&str>) -> tokio::process::Command {
 }
 
 /// Run a git process to its end, within `deadline` (and at most `OP_LIMIT`), or until `cancel`.
-pub async fn run(mut c: tokio::process::Command, what: &str, deadline: Instant, cancel: &CancellationToken) -> Result<String> {
+pub async fn run(
+    mut c: tokio::process::Command,
+    what: &str,
+    deadline: Instant,
+    cancel: &CancellationToken,
+) -> Result<String> {
     let limit = deadline.min(Instant::now() + OP_LIMIT);
     if limit <= Instant::now() {
         return Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out before git could {what}")));
@@ -194,7 +227,14 @@ mod tests {
 
     #[test]
     fn only_plain_transports_are_allowed() {
-        for ok in ["https://github.com/a/b.git", "ssh://git@h/a/b", "git@github.com:a/b.git", "/srv/git/x.git", "../origin.git", "file:///x"] {
+        for ok in [
+            "https://github.com/a/b.git",
+            "ssh://git@h/a/b",
+            "git@github.com:a/b.git",
+            "/srv/git/x.git",
+            "../origin.git",
+            "file:///x",
+        ] {
             assert!(url_allowed(ok), "{ok}");
         }
         for bad in ["ext::sh -c touch% /tmp/pwned", "fd::17", "foo::bar", "-uhelp", "origin"] {

@@ -51,12 +51,32 @@ fn words_match(p: &[PWord], argv: &[String]) -> bool {
     }
 }
 
-/// Deny patterns also match the program's base name (`/usr/bin/curl` is `curl`); allow
-/// patterns match only the words as written.
+/// Deny patterns match the words from any position on, each with the program's base name
+/// (`/usr/bin/curl` is `curl`): a runner the analysis does not know (`taskset 1 curl x`) still
+/// runs `curl x`. Allow patterns match only the words as written, from the start.
 fn deny_match<'a>(deny: &'a [Pattern], cmd: &SimpleCmd) -> Option<&'a Pattern> {
-    let mut base = cmd.argv.clone();
-    base[0] = basename(&cmd.argv[0]).to_string();
-    deny.iter().find(|p| words_match(&p.words, &cmd.argv) || words_match(&p.words, &base))
+    (0..cmd.argv.len()).find_map(|k| {
+        let tail = &cmd.argv[k..];
+        let mut base = tail.to_vec();
+        base[0] = basename(&tail[0]).to_string();
+        deny.iter().find(|p| words_match(&p.words, tail) || words_match(&p.words, &base))
+    })
+}
+
+/// Whether a glob argument (`.en?`, `*.pem`) could name a read-denied file: it is matched, the
+/// way bash matches it (a leading dot is literal), against a sample name for each rule. A bare
+/// `*` is not: it would refuse `grep x *` everywhere.
+fn glob_reads_denied(policy: &Policy, arg: &str) -> Option<String> {
+    let last = arg.rsplit('/').next().unwrap_or(arg);
+    if !last.contains(['*', '?', '[']) || last.chars().filter(|c| !"*?[]".contains(*c)).count() < 2 {
+        return None;
+    }
+    let g = globset::GlobBuilder::new(last).literal_separator(true).build().ok()?.compile_matcher();
+    policy.read_deny.iter().find_map(|r| {
+        let sample_last = r.glob.rsplit('/').next().unwrap_or(&r.glob).replace(['*', '?'], "x");
+        let hidden_ok = last.starts_with('.') || !sample_last.starts_with('.');
+        (hidden_ok && g.is_match(&sample_last)).then(|| format!("{} `{}`", r.key, r.glob))
+    })
 }
 
 /// May the model run `cmdline`? Every simple command inside it must be allowed.
@@ -108,6 +128,13 @@ fn decide_simple(policy: &Policy, c: &SimpleCmd) -> Decision {
         let d = decide_path(policy, r, Access::Read);
         if !d.allowed {
             return Decision { subject: format!("{text} (reads {r})"), ..d };
+        }
+        if let Some(rule) = glob_reads_denied(policy, r) {
+            return Decision::deny(
+                rule,
+                format!("{text} (reads {r})"),
+                "this glob can match a file that may hold secrets",
+            );
         }
     }
     if let Some(p) = policy.allow.iter().find(|p| words_match(&p.words, &c.argv)) {

@@ -1,8 +1,10 @@
 //! The policy file: what the model may run, read, write and reach. It replaces every interactive
 //! confirmation: what it does not allow is denied with a reason, and the run goes on.
 
+pub mod braces;
 pub mod decide;
 pub mod describe;
+pub mod interpreters;
 pub mod raw;
 pub mod shell;
 pub mod wrappers;

@@ -196,7 +196,7 @@ impl Walker<'_> {
             s.prefix.iter().flat_map(|p| p.0.iter()).chain(s.suffix.iter().flat_map(|p| p.0.iter())).collect();
         let mut words: Vec<(String, bool)> = Vec::new();
         if let Some(name) = &s.word_or_name {
-            words.push(self.word(&name.value)?);
+            words.extend(self.words(&name.value)?);
         }
         for item in items {
             match item {
@@ -204,7 +204,7 @@ impl Walker<'_> {
                     let mut target = Some(&mut cmd);
                     self.redirect(r, &mut target)?;
                 }
-                Item::Word(w) => words.push(self.word(&w.value)?),
+                Item::Word(w) => words.extend(self.words(&w.value)?),
                 Item::AssignmentWord(a, _) => self.assignment(a)?,
                 Item::ProcessSubstitution(_, sub) => self.list(&sub.list)?,
             }
@@ -223,7 +223,7 @@ impl Walker<'_> {
         }
         cmd.argv = words.iter().map(|(w, _)| w.clone()).collect();
         cmd.dynamic = words.iter().map(|(_, d)| *d).collect();
-        wrappers::unwrap(&cmd, self.depth, self.out)?;
+        wrappers::unwrap(&mut cmd, self.depth, self.out)?;
         self.out.push(cmd);
         Ok(())
     }
@@ -290,12 +290,26 @@ impl Walker<'_> {
     /// The static value of a word (or its source text), and whether it has expansions.
     /// Command substitutions inside it are analysed as commands in their own right.
     fn word(&mut self, raw: &str) -> Result<(String, bool), String> {
+        Ok(self.words(raw)?.swap_remove(0))
+    }
+
+    /// The words `raw` becomes: one, or several when bash would brace-expand it.
+    fn words(&mut self, raw: &str) -> Result<Vec<(String, bool)>, String> {
         let pieces =
             word::parse(raw, &ParserOptions::default()).map_err(|e| format!("cannot parse the word `{raw}` ({e})"))?;
         let mut text = String::new();
         let mut dynamic = false;
         self.pieces(raw, &pieces, &mut text, &mut dynamic)?;
-        Ok((text, dynamic))
+        let unquoted_braces = pieces.iter().any(|p| matches!(&p.piece, WordPiece::Text(t) if t.contains('{')))
+            && super::braces::has_braces(&text);
+        if !unquoted_braces {
+            return Ok(vec![(text, dynamic)]);
+        }
+        if dynamic {
+            return Err(format!("`{raw}` brace-expands words computed at run time, which cannot be checked"));
+        }
+        let expanded = super::braces::expand(&text).ok_or_else(|| format!("`{raw}` expands to too many words"))?;
+        Ok(expanded.into_iter().map(|w| (w, false)).collect())
     }
 
     fn pieces(

@@ -1,7 +1,9 @@
 //! Commands that run other commands: shells with `-c`, `env`, `timeout`, `nice`, `xargs`,
-//! `find -exec`, `sudo` and friends. Their inner commands are analysed too, so wrapping a denied
-//! command never hides it. Also refuses known escape hatches (`git -c`, `sed e`, `awk system`).
+//! `find -exec`, `sudo`, `taskset` and friends. Their inner commands are analysed too, so
+//! wrapping a denied command never hides it. Programs with command languages of their own (git,
+//! sed, awk, tar) are checked in `interpreters.rs`; aliases are refused.
 
+use super::interpreters;
 use super::shell::{SimpleCmd, analyse_into, is_dangerous_var};
 
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"];
@@ -10,14 +12,52 @@ fn basename(s: &str) -> &str {
     s.rsplit('/').next().unwrap_or(s)
 }
 
-/// Analyse what `cmd` runs in turn, appending those commands to `out`.
-pub fn unwrap(cmd: &SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+/// Analyse what `cmd` runs in turn, appending those commands to `out` (and files it writes
+/// through its options to its `writes`).
+pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+    let name = basename(&cmd.argv[0]).to_string();
+    match name.as_str() {
+        "git" => return interpreters::git(cmd),
+        "sed" | "gsed" => return interpreters::sed(cmd),
+        "awk" | "gawk" | "mawk" | "nawk" => return interpreters::awk(cmd),
+        "tar" | "gtar" | "bsdtar" => return interpreters::tar(cmd),
+        "find" => find_writes(cmd),
+        _ => {}
+    }
     let argv = &cmd.argv;
-    let name = basename(&argv[0]);
+    let name = name.as_str();
     let rest = &argv[1..];
     let dyn_rest = &cmd.dynamic[1..];
     match name {
         "eval" => Err("uses `eval`, which runs text that cannot be analysed".into()),
+        "alias" | "unalias" => Err("defines aliases, which cannot be analysed; write the command out".into()),
+        "shopt" if rest.iter().any(|a| a == "expand_aliases") => {
+            Err("turns on aliases, which cannot be analysed; write the command out".into())
+        }
+        "taskset" => {
+            let args = skip_flags(rest, &["-c", "--cpu-list", "-p", "--pid"]);
+            let mask_given = rest.iter().any(|a| a == "-c" || a == "--cpu-list" || a.starts_with("-c"));
+            inner(if mask_given { args } else { args.get(1..).unwrap_or(&[]) }, depth, out)
+        }
+        "setarch" | "linux32" | "linux64" | "i386" | "x86_64" => {
+            let args = if name == "setarch" { rest.get(1..).unwrap_or(&[]) } else { rest };
+            inner(skip_flags(args, &["--uname-2.6"]), depth, out)
+        }
+        "prlimit" | "chrt" | "numactl" | "cgexec" | "nsenter" | "firejail" | "systemd-run" | "strace" | "ltrace" => {
+            let with_values: &[&str] = match name {
+                "prlimit" => &["-p", "--pid"],
+                "numactl" => &["-C", "-N", "-m", "-i", "-p"],
+                "cgexec" => &["-g"],
+                "nsenter" => &["-t", "--target"],
+                "strace" | "ltrace" => &["-o", "-e", "-p", "-s", "-a"],
+                _ => &[],
+            };
+            let mut args = skip_flags(rest, with_values);
+            if name == "chrt" && !args.is_empty() {
+                args = &args[1..];
+            }
+            inner(args, depth, out)
+        }
         _ if SHELLS.contains(&name) => shell(name, rest, dyn_rest, depth, out),
         "env" => env(rest, dyn_rest, depth, out),
         "exec" | "command" | "builtin" => {
@@ -47,17 +87,26 @@ pub fn unwrap(cmd: &SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Result
         }
         "xargs" => xargs(rest, depth, out),
         "find" => find(rest, depth, out),
+        "source" | "." => Ok(()), // runs a file, like `bash script.sh`: matched as written
         "watch" => script(&skip_flags(rest, &["-n", "-d", "--interval"]).join(" "), depth, out),
         "flock" | "su" | "runuser" | "script" => match rest.iter().position(|a| a == "-c" || a == "--command") {
             Some(i) => script(rest.get(i + 1).map_or("", String::as_str), depth, out),
             None if name == "flock" => inner(skip_flags(rest, &["-w", "-E"]).get(1..).unwrap_or(&[]), depth, out),
             None => Ok(()),
         },
-        "git" => git(rest),
-        "sed" | "gsed" => sed(rest),
-        "awk" | "gawk" | "mawk" | "nawk" => awk(rest),
         _ => Ok(()),
     }
+}
+
+/// `find`'s output actions write the file they name: `-fprint`, `-fprint0`, `-fprintf`, `-fls`.
+fn find_writes(cmd: &mut SimpleCmd) {
+    let targets: Vec<String> = cmd
+        .argv
+        .windows(2)
+        .filter(|w| matches!(w[0].as_str(), "-fprint" | "-fprint0" | "-fprintf" | "-fls"))
+        .map(|w| w[1].clone())
+        .collect();
+    cmd.writes.extend(targets);
 }
 
 /// Skip leading options; `with_values` take the next word as their value.
@@ -132,19 +181,21 @@ fn env(rest: &[String], dynamic: &[bool], depth: usize, out: &mut Vec<SimpleCmd>
         if dynamic.get(i).copied().unwrap_or(false) {
             return Err("`env` with arguments computed at run time cannot be analysed".into());
         }
-        if a == "-S"
-            || a == "--split-string"
-            || a.starts_with("--split-string=")
-            || (a.starts_with("-S") && a.len() > 2)
-        {
-            let text = if let Some(v) = a.strip_prefix("--split-string=") {
-                v.to_string()
-            } else if a.len() > 2 && a.starts_with("-S") {
-                a[2..].to_string()
-            } else {
-                rest.get(i + 1).cloned().unwrap_or_default()
-            };
-            return script(&text, depth, out);
+        if a == "--split-string" || a.starts_with("--split-string=") {
+            let text = a.strip_prefix("--split-string=").map(str::to_string);
+            return script(&text.unwrap_or_else(|| rest.get(i + 1).cloned().unwrap_or_default()), depth, out);
+        }
+        // A cluster of short options (`-iS'…'`, `-vu NAME`): `S` splits the rest into a command.
+        if a.starts_with('-') && !a.starts_with("--") && a.len() > 1 {
+            let flags: Vec<char> = a[1..].chars().collect();
+            if let Some(k) = flags.iter().position(|c| *c == 'S') {
+                let tail: String = flags[k + 1..].iter().collect();
+                let text = if tail.is_empty() { rest.get(i + 1).cloned().unwrap_or_default() } else { tail };
+                return script(&text, depth, out);
+            }
+            let takes_value = flags.last().is_some_and(|c| matches!(c, 'u' | 'C'));
+            i += if takes_value { 2 } else { 1 };
+            continue;
         }
         if a == "-u" || a == "--unset" || a == "-C" || a == "--chdir" {
             i += 2;
@@ -213,76 +264,6 @@ fn find(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), S
             i = end;
         }
         i += 1;
-    }
-    Ok(())
-}
-
-fn git(rest: &[String]) -> Result<(), String> {
-    for (i, a) in rest.iter().enumerate() {
-        if a == "-c"
-            || a.starts_with("--config-env")
-            || a.starts_with("--exec-path")
-            || (a.starts_with("-c") && a.len() > 2)
-        {
-            return Err("`git -c`/`--config-env`/`--exec-path` can make git run arbitrary programs (core.sshCommand, alias.*, …)".into());
-        }
-        if !a.starts_with('-') {
-            let sub = a.as_str();
-            let tail = &rest[i + 1..];
-            let runs = match sub {
-                "rebase" => tail.iter().any(|t| t == "-x" || t.starts_with("--exec")),
-                "bisect" => tail.first().is_some_and(|t| t == "run"),
-                "submodule" => tail.iter().any(|t| t == "foreach"),
-                "filter-branch" => true,
-                "difftool" | "mergetool" => {
-                    tail.iter().any(|t| t == "-x" || t.starts_with("--extcmd") || t.starts_with("--tool"))
-                }
-                _ => false,
-            };
-            if runs {
-                return Err(format!("`git {sub}` with this form runs arbitrary commands"));
-            }
-            return Ok(());
-        }
-        if a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" {
-            continue;
-        }
-    }
-    Ok(())
-}
-
-/// GNU sed's `e` command and `s///e` flag run shell commands; `w`/`W` write files.
-fn sed(rest: &[String]) -> Result<(), String> {
-    for a in rest.iter().filter(|a| !a.starts_with('-')) {
-        for cmd in a.split([';', '\n']).map(str::trim) {
-            let body = cmd.trim_start_matches(|c: char| c.is_ascii_digit() || matches!(c, ',' | '$' | '!' | ' '));
-            if body == "e" || body.starts_with("e ") {
-                return Err("sed's `e` command runs shell commands".into());
-            }
-            if let Some(rest) = body.strip_prefix('s') {
-                let mut chars = rest.chars();
-                if let Some(delim) = chars.next() {
-                    let parts: Vec<&str> = rest[delim.len_utf8()..].split(delim).collect();
-                    if parts.len() >= 3 && parts[2].contains('e') {
-                        return Err("sed's `s///e` flag runs shell commands".into());
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-fn awk(rest: &[String]) -> Result<(), String> {
-    for a in rest.iter().filter(|a| !a.starts_with('-')) {
-        if a.contains("system")
-            || a.contains("| getline")
-            || a.contains("|getline")
-            || a.contains("print |")
-            || a.contains("printf |")
-        {
-            return Err("awk's `system()` and command pipes run shell commands".into());
-        }
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::io::{Error, ErrorKind, Read, Result, Write};
+use std::io::{Error, ErrorKind, Read, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
@@ -50,10 +50,13 @@ pub fn open_root(root: &Path) -> Result<File> {
 }
 
 /// Read a whole file at `rel` beneath `root`.
+/// Only a regular file is read: a FIFO or device is never waited on (the open does not block,
+/// and anything but a regular file is refused before a read).
 pub fn read(root: &Path, rel: &str) -> Result<Vec<u8>> {
     let dir = open_root(root)?;
-    let fd = openat2(&dir, rel, libc::O_RDONLY, 0)?;
+    let fd = openat2(&dir, rel, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
     let mut f = File::from(fd);
+    crate::safe_fs::regular(&f, rel)?;
     let mut buf = Vec::new();
     f.read_to_end(&mut buf)?;
     Ok(buf)
@@ -96,34 +99,7 @@ pub fn write_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
         .and_then(|fd| File::from(fd).metadata().ok())
         .filter(|m| m.is_file())
         .map_or(0o644, |m| std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o7777);
-    let tmp_name = format!(".hone-tmp-{}-{}", std::process::id(), rand::random::<u64>());
-    let tmp_c = cstr(&tmp_name)?;
-    // SAFETY: valid dir fd, NUL-terminated name; O_EXCL|O_NOFOLLOW create a fresh regular file.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            tmp_c.as_ptr(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            mode,
-        )
-    };
-    if fd < 0 {
-        return Err(Error::last_os_error());
-    }
-    // SAFETY: a new fd the kernel just returned.
-    let mut f = unsafe { File::from_raw_fd(fd) };
-    let written = f.write_all(bytes).and_then(|()| f.sync_all());
-    let name_c = cstr(name)?;
-    let res = written.and_then(|()| {
-        // SAFETY: both names are NUL-terminated and relative to the same pinned dir fd.
-        let rc = unsafe { libc::renameat(dir.as_raw_fd(), tmp_c.as_ptr(), dir.as_raw_fd(), name_c.as_ptr()) };
-        if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
-    });
-    if res.is_err() {
-        // SAFETY: removing our own temp file by name in the pinned dir.
-        unsafe { libc::unlinkat(dir.as_raw_fd(), tmp_c.as_ptr(), 0) };
-    }
-    res
+    crate::safe_fs::write_at(&dir, name, bytes, mode)
 }
 
 /// Remove the file `rel` beneath `root`.
@@ -145,6 +121,16 @@ pub fn is_dir(root: &Path, rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let repo = tempfile::tempdir().unwrap();
+        let fifo = std::ffi::CString::new(repo.path().join("f").to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let e = read(repo.path(), "f").unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+    }
 
     #[test]
     fn reads_and_writes_stay_beneath_the_root() {

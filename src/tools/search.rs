@@ -135,6 +135,10 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
     let mut truncated = false;
     let mut withheld = 0;
     for (rel, abs) in walk(ctx.root.path(), &base.abs) {
+        // Only regular files are searched: a FIFO would block the open.
+        if !std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_file()) {
+            continue;
+        }
         if !ctx.readable(&rel) {
             withheld += 1;
             continue;
