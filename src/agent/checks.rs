@@ -14,6 +14,16 @@ impl Loop<'_> {
             // A command may have changed files: the change existed, whatever happens to it later.
             self.touched = self.ws.changes(self.base).is_ok_and(|c| !c.is_empty());
         }
+        // What the checks themselves leave in the work tree is theirs, not the model's change.
+        let before = self.ws.dirty_entries().unwrap_or_default();
+        let results = self.run_each_check(attempt, record).await;
+        if let Err(e) = self.ws.mark_artifacts(&before) {
+            self.report.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
+        }
+        results
+    }
+
+    async fn run_each_check(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
         let mut results: Vec<verify::CheckResult> = Vec::new();
         for check in &self.job.verify {
             if record {

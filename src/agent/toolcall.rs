@@ -29,6 +29,10 @@ impl Loop<'_> {
             && self.tools.changes.lock().is_ok_and(|c| c.last_altered())
         {
             self.touched = true;
+            // A file the model wrote is its change, even where a check had left one.
+            for rel in self.tools.changes.lock().map(|c| c.last_paths()).unwrap_or_default() {
+                self.ws.claim(&rel);
+            }
         }
         let duration_ms = started.elapsed().as_millis() as u64;
         self.audit(turn, call);

@@ -254,10 +254,7 @@ fn sed_script(script: &str) -> Result<(), String> {
             }
             // Text and labels run to the end of the line.
             'a' | 'i' | 'c' | 'r' | 'R' | ':' | 'b' | 't' | 'T' | 'q' | 'Q' | 'l' | 'L' | 'v' => {
-                while i < c.len()
-                    && c[i] != '\n'
-                    && (c[i] != ';' || matches!(c.get(i.wrapping_sub(1)), Some('\\')))
-                {
+                while i < c.len() && c[i] != '\n' && (c[i] != ';' || matches!(c.get(i.wrapping_sub(1)), Some('\\'))) {
                     i += 1;
                 }
             }

@@ -45,6 +45,11 @@ impl ChangeLog {
         self.next_id
     }
 
+    /// The files the newest change touched.
+    pub fn last_paths(&self) -> Vec<String> {
+        self.changes.last().map(|(_, files)| files.iter().map(|f| f.0.clone()).collect()).unwrap_or_default()
+    }
+
     /// Whether the newest change altered any file's content (writing a file as it was does not).
     pub fn last_altered(&self) -> bool {
         self.changes.last().is_some_and(|(_, files)| files.iter().any(|(_, before, after)| before != after))

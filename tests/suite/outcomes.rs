@@ -168,3 +168,27 @@ async fn tool_arguments_that_are_not_json_never_go_back_to_the_provider() {
     assert!(result.contains("E_INVALID_ARGS") && result.contains("not valid JSON"), "{result}");
     assert_eq!(committed(&repo, "hone/badjson"), ["status.txt"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_checks_leave_behind_is_never_the_change() {
+    // A check that writes a log and a cache in the repository (no .gitignore): the model did
+    // nothing, so nothing is committed and the run is `no_change`.
+    let mock = MockModel::start().await;
+    let check = "echo ran >> check.log; mkdir -p .test-cache && date > .test-cache/last; sh check.sh";
+    let spec = user_spec("leftovers", &mock.base_url).replace(
+        r#"  - { name: check, run: "sh check.sh", timeout: 30s }"#,
+        &format!("  - {{ name: check, run: \"{check}\", expect: no-regression, timeout: 30s }}"),
+    );
+    let repo = user_repo("job.yaml", &spec, &[]);
+    mock.turn(text("Nothing I can do."), false);
+    let run = run_user(&repo, &["run", "job.yaml"]).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert_eq!(run.report()["status"], "no_change");
+    assert!(repo.git(&["branch", "--list", "hone/leftovers"]).is_empty(), "a commit of the check's files was made");
+    assert!(!repo.path.join("check.log").exists() && !repo.path.join(".test-cache").exists(), "the leftovers stayed");
+    // The model's real change is committed without them.
+    fix(&mock);
+    let run = run_user(&repo, &["run", "job.yaml"]).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert_eq!(committed(&repo, "hone/leftovers"), ["status.txt"]);
+}

@@ -3,8 +3,14 @@
 //! libgit2 runs no hooks, no fsmonitor and no `core.sshCommand`, and hone stops it from
 //! reading system, XDG and global config, so a poisoned repo or machine config runs nothing.
 
+mod changes;
+mod ignored;
+mod scratch;
+
+pub use scratch::init_scratch;
+
 use crate::error::{Code, HoneError, Result};
-use git2::{BranchType, Oid, Repository, Signature, Status, StatusOptions};
+use git2::{BranchType, Oid, Repository, Signature};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -42,6 +48,9 @@ pub struct Workspace {
     /// Repo-relative paths hone never commits or reports as changes (its own directory, the
     /// report dir, the checks' JUnit files).
     excluded: Vec<String>,
+    /// What the verify commands left in the work tree (logs, caches, coverage): not the model's
+    /// change, so never committed; removed with everything else when the checkout is restored.
+    artifacts: std::sync::Mutex<Vec<String>>,
 }
 
 impl Workspace {
@@ -58,7 +67,7 @@ impl Workspace {
             .canonicalize()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
         let excluded = excluded.into_iter().filter(|r| !r.is_empty()).collect();
-        Ok(Workspace { repo, root, excluded })
+        Ok(Workspace { repo, root, excluded, artifacts: Default::default() })
     }
 
     pub fn root(&self) -> &Path {
@@ -104,67 +113,9 @@ impl Workspace {
         Ok(())
     }
 
-    /// Ignored files and directories in the work tree (a directory stands for its contents),
-    /// repo-relative, minus excluded paths.
-    pub fn ignored_entries(&self) -> Result<Vec<String>> {
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(false).include_ignored(true).recurse_ignored_dirs(false);
-        let statuses = self.repo.statuses(Some(&mut opts))?;
-        Ok(statuses
-            .iter()
-            .filter(|s| s.status().is_ignored())
-            .filter_map(|s| s.path().ok().map(|p| p.trim_end_matches('/').to_string()))
-            .filter(|p| !self.is_excluded(p))
-            .collect())
-    }
-
-    /// Remove ignored entries that are not in `before`: what the run left in ignored paths.
-    /// Nothing is followed: a symlink is removed itself, and a path under one is left alone.
-    pub fn remove_new_ignored(&self, before: &[String]) -> Result<Vec<String>> {
-        let mut removed = Vec::new();
-        for rel in self.ignored_entries()? {
-            if before.contains(&rel) || before.iter().any(|b| rel.starts_with(&format!("{b}/"))) {
-                continue;
-            }
-            let p = self.root.join(&rel);
-            let parent_is_real = p.parent().is_some_and(|parent| {
-                parent.strip_prefix(&self.root).is_ok_and(|r| {
-                    r.ancestors().all(|a| {
-                        a.as_os_str().is_empty()
-                            || std::fs::symlink_metadata(self.root.join(a)).is_ok_and(|m| m.is_dir())
-                    })
-                })
-            });
-            if !parent_is_real {
-                continue;
-            }
-            let gone = match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
-                Ok(_) => std::fs::remove_file(&p),
-                Err(_) => continue,
-            };
-            if gone.is_ok() {
-                removed.push(rel);
-            }
-        }
-        Ok(removed)
-    }
-
     fn is_excluded(&self, rel: &str) -> bool {
-        self.excluded.iter().any(|e| rel == e || rel.starts_with(&format!("{e}/")))
-    }
-
-    /// Uncommitted changes and untracked (not ignored) files, minus excluded paths.
-    pub fn dirty_paths(&self) -> Result<Vec<String>> {
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).include_ignored(false);
-        let statuses = self.repo.statuses(Some(&mut opts))?;
-        Ok(statuses
-            .iter()
-            .filter(|s| s.status() != Status::CURRENT && !s.status().is_ignored())
-            .filter_map(|s| s.path().ok().map(str::to_string))
-            .filter(|p| !self.is_excluded(p))
-            .collect())
+        let under = |e: &String| rel == e || rel.starts_with(&format!("{e}/"));
+        self.excluded.iter().any(under) || self.artifacts.lock().is_ok_and(|a| a.iter().any(under))
     }
 
     pub fn original_head(&self) -> Result<OriginalHead> {
@@ -239,71 +190,6 @@ impl Workspace {
         Ok(())
     }
 
-    /// Every change in the work tree relative to `base`, with line stats.
-    pub fn changes(&self, base: Oid) -> Result<Vec<FileChange>> {
-        let tree = self.repo.find_commit(base)?.tree()?;
-        let mut opts = git2::DiffOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
-        let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
-        let mut out = Vec::new();
-        for (i, delta) in diff.deltas().enumerate() {
-            let path = delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if self.is_excluded(&path) {
-                continue;
-            }
-            let status = match delta.status() {
-                git2::Delta::Added | git2::Delta::Untracked => "added",
-                git2::Delta::Deleted => "deleted",
-                git2::Delta::Renamed => "renamed",
-                git2::Delta::Typechange => "typechange",
-                _ => "modified",
-            };
-            let (added, removed) = git2::Patch::from_diff(&diff, i)?
-                .map(|p| p.line_stats().map(|(_, a, r)| (a, r)).unwrap_or((0, 0)))
-                .unwrap_or((0, 0));
-            out.push(FileChange { path, status: status.into(), added, removed });
-        }
-        Ok(out)
-    }
-
-    /// The unified diff of the work tree against `base` (excluded paths left out).
-    pub fn diff_text(&self, base: Oid) -> Result<String> {
-        let tree = self.repo.find_commit(base)?.tree()?;
-        let mut opts = git2::DiffOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
-        let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
-        self.patch_text(&diff)
-    }
-
-    /// A diff as unified-diff text, leaving out excluded paths.
-    fn patch_text(&self, diff: &git2::Diff<'_>) -> Result<String> {
-        let mut text = String::new();
-        diff.print(git2::DiffFormat::Patch, |delta, _, line| {
-            let path = delta.new_file().path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-            if !self.is_excluded(&path) {
-                if matches!(line.origin(), '+' | '-' | ' ') {
-                    text.push(line.origin());
-                }
-                text.push_str(&String::from_utf8_lossy(line.content()));
-            }
-            true
-        })?;
-        Ok(text)
-    }
-
-    /// The unified diff between two commits.
-    pub fn diff_commits(&self, base: Oid, head: Oid) -> Result<String> {
-        let a = self.repo.find_commit(base)?.tree()?;
-        let b = self.repo.find_commit(head)?.tree()?;
-        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
-        self.patch_text(&diff)
-    }
-
     /// The message of commit `sha`.
     pub fn commit_message(&self, sha: &str) -> Result<String> {
         Ok(self.repo.find_commit(Oid::from_str(sha)?)?.message().unwrap_or_default().to_string())
@@ -317,7 +203,8 @@ impl Workspace {
     /// Stage the whole work tree (minus excluded paths) and write it as a tree.
     fn stage_all(&self) -> Result<Oid> {
         let mut index = self.repo.index()?;
-        let excluded = self.excluded.clone();
+        let mut excluded = self.excluded.clone();
+        excluded.extend(self.artifacts.lock().map(|a| a.clone()).unwrap_or_default());
         let skip = |p: &Path, _: &[u8]| -> i32 {
             let s = p.to_string_lossy();
             i32::from(excluded.iter().any(|e| s == e.as_str() || s.starts_with(&format!("{e}/"))))
@@ -361,7 +248,7 @@ impl Workspace {
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         self.repo.checkout_head(Some(&mut co))?;
-        for rel in self.dirty_paths()? {
+        for rel in self.dirty_paths()?.into_iter().chain(self.take_artifacts()) {
             let p = self.root.join(&rel);
             if p.is_dir() {
                 let _ = std::fs::remove_dir_all(&p);
@@ -371,42 +258,4 @@ impl Workspace {
         }
         Ok(())
     }
-}
-
-/// Copy a plain directory into `dest` as a fresh repository with one commit on `main`.
-pub fn init_scratch(src: &Path, dest: &Path) -> Result<()> {
-    if dest.exists() {
-        std::fs::remove_dir_all(dest)
-            .map_err(|e| HoneError::new(Code::Io, format!("cannot clear {}: {e}", dest.display())))?;
-    }
-    copy_dir(src, dest)
-        .map_err(|e| HoneError::new(Code::Io, format!("cannot copy {} to {}: {e}", src.display(), dest.display())))?;
-    let mut opts = git2::RepositoryInitOptions::new();
-    opts.initial_head("main");
-    let repo = Repository::init_opts(dest, &opts)?;
-    let mut index = repo.index()?;
-    index.add_all(["*"], git2::IndexAddOption::DEFAULT, None)?;
-    index.write()?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let sig = Signature::now("hone", "hone@users.noreply.github.com")?;
-    repo.commit(Some("HEAD"), &sig, &sig, "scratch copy", &tree, &[])?;
-    Ok(())
-}
-
-fn copy_dir(src: &Path, dest: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dest)?;
-    for entry in std::fs::read_dir(src)? {
-        let entry = entry?;
-        let ty = entry.file_type()?;
-        let to = dest.join(entry.file_name());
-        if entry.file_name() == ".git" || entry.file_name() == ".hone" {
-            continue;
-        }
-        if ty.is_dir() {
-            copy_dir(&entry.path(), &to)?;
-        } else if ty.is_file() {
-            std::fs::copy(entry.path(), &to)?;
-        }
-    }
-    Ok(())
 }

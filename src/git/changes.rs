@@ -1,0 +1,122 @@
+//! What changed in the work tree: the change against the base (with line stats and as a diff),
+//! dirty paths, and the check artifacts that are never part of the change.
+
+use super::{FileChange, Workspace};
+use crate::error::Result;
+use git2::{Oid, Status, StatusOptions};
+
+impl Workspace {
+    /// Dirty entries as git lists them at the top: modified tracked files, and untracked files
+    /// and directories (a new directory is one entry), minus excluded paths. Cheap: untracked
+    /// directories are not descended into.
+    pub fn dirty_entries(&self) -> Result<Vec<String>> {
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true).recurse_untracked_dirs(false).include_ignored(false);
+        let statuses = self.repo.statuses(Some(&mut opts))?;
+        Ok(statuses
+            .iter()
+            .filter(|s| s.status() != Status::CURRENT && !s.status().is_ignored())
+            .filter_map(|s| s.path().ok().map(|p| p.trim_end_matches('/').to_string()))
+            .filter(|p| !self.is_excluded(p))
+            .collect())
+    }
+
+    /// Record as check artifacts the dirty entries that were not dirty `before` the checks ran.
+    pub fn mark_artifacts(&self, before: &[String]) -> Result<Vec<String>> {
+        let new: Vec<String> = self.dirty_entries()?.into_iter().filter(|e| !before.contains(e)).collect();
+        if let Ok(mut a) = self.artifacts.lock() {
+            a.extend(new.iter().cloned());
+        }
+        Ok(new)
+    }
+
+    /// The model wrote `rel`: it (and an artifact directory holding it) is the model's again.
+    pub fn claim(&self, rel: &str) {
+        if let Ok(mut a) = self.artifacts.lock() {
+            a.retain(|x| !(rel == x || rel.starts_with(&format!("{x}/"))));
+        }
+    }
+
+    /// The check artifacts so far (emptied: they are about to be removed).
+    pub(super) fn take_artifacts(&self) -> Vec<String> {
+        self.artifacts.lock().map(|mut a| std::mem::take(&mut *a)).unwrap_or_default()
+    }
+
+    /// Uncommitted changes and untracked (not ignored) files, minus excluded paths.
+    pub fn dirty_paths(&self) -> Result<Vec<String>> {
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true).recurse_untracked_dirs(true).include_ignored(false);
+        let statuses = self.repo.statuses(Some(&mut opts))?;
+        Ok(statuses
+            .iter()
+            .filter(|s| s.status() != Status::CURRENT && !s.status().is_ignored())
+            .filter_map(|s| s.path().ok().map(str::to_string))
+            .filter(|p| !self.is_excluded(p))
+            .collect())
+    }
+
+    /// Every change in the work tree relative to `base`, with line stats.
+    pub fn changes(&self, base: Oid) -> Result<Vec<FileChange>> {
+        let tree = self.repo.find_commit(base)?.tree()?;
+        let mut opts = git2::DiffOptions::new();
+        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+        let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
+        let mut out = Vec::new();
+        for (i, delta) in diff.deltas().enumerate() {
+            let path = delta
+                .new_file()
+                .path()
+                .or_else(|| delta.old_file().path())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if self.is_excluded(&path) {
+                continue;
+            }
+            let status = match delta.status() {
+                git2::Delta::Added | git2::Delta::Untracked => "added",
+                git2::Delta::Deleted => "deleted",
+                git2::Delta::Renamed => "renamed",
+                git2::Delta::Typechange => "typechange",
+                _ => "modified",
+            };
+            let (added, removed) = git2::Patch::from_diff(&diff, i)?
+                .map(|p| p.line_stats().map(|(_, a, r)| (a, r)).unwrap_or((0, 0)))
+                .unwrap_or((0, 0));
+            out.push(FileChange { path, status: status.into(), added, removed });
+        }
+        Ok(out)
+    }
+
+    /// The unified diff of the work tree against `base` (excluded paths left out).
+    pub fn diff_text(&self, base: Oid) -> Result<String> {
+        let tree = self.repo.find_commit(base)?.tree()?;
+        let mut opts = git2::DiffOptions::new();
+        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+        let diff = self.repo.diff_tree_to_workdir(Some(&tree), Some(&mut opts))?;
+        self.patch_text(&diff)
+    }
+
+    /// A diff as unified-diff text, leaving out excluded paths.
+    fn patch_text(&self, diff: &git2::Diff<'_>) -> Result<String> {
+        let mut text = String::new();
+        diff.print(git2::DiffFormat::Patch, |delta, _, line| {
+            let path = delta.new_file().path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+            if !self.is_excluded(&path) {
+                if matches!(line.origin(), '+' | '-' | ' ') {
+                    text.push(line.origin());
+                }
+                text.push_str(&String::from_utf8_lossy(line.content()));
+            }
+            true
+        })?;
+        Ok(text)
+    }
+
+    /// The unified diff between two commits.
+    pub fn diff_commits(&self, base: Oid, head: Oid) -> Result<String> {
+        let a = self.repo.find_commit(base)?.tree()?;
+        let b = self.repo.find_commit(head)?.tree()?;
+        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
+        self.patch_text(&diff)
+    }
+}
