@@ -14,7 +14,7 @@ pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace). RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// No progress on stderr: only warnings, errors and the result line.
+    /// No progress on stderr: only errors and the result line.
     #[arg(short, long, global = true)]
     pub quiet: bool,
 }
@@ -64,7 +64,7 @@ pub enum Command {
         #[arg(long)]
         name: Option<String>,
         /// A verify command for a one-off job without a spec (repeatable).
-        #[arg(long, value_name = "COMMAND", requires = "task")]
+        #[arg(long, value_name = "COMMAND")]
         verify: Vec<String>,
         /// Autofix mode: fix this pull request in place (overrides `pr.number`).
         #[arg(long)]

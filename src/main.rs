@@ -207,7 +207,8 @@ impl Write for RedactingWriter {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         if !self.buf.is_empty() {
-            let text = self.redactor.apply(&String::from_utf8_lossy(&self.buf));
+            // A newline inside a message must not start a GitHub Actions workflow command.
+            let text = self.redactor.apply(&String::from_utf8_lossy(&self.buf)).replace("\n::", "\n ::");
             self.buf.clear();
             self.inner.write_all(text.as_bytes())?;
         }

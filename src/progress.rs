@@ -53,8 +53,12 @@ impl Progress {
         Self::new(Box::new(std::io::stderr()), actions)
     }
 
+    /// One line, whatever the text holds: a newline in a test name or a model's message must not
+    /// start a line of its own (under Actions, a line starting `::` is a workflow command).
     fn line(&mut self, text: &str, redactor: &Redactor) {
-        let _ = writeln!(self.out, "{}", redactor.apply(text));
+        let one: String =
+            redactor.apply(text).chars().map(|c| if c.is_control() && c != '\t' { ' ' } else { c }).collect();
+        let _ = writeln!(self.out, "{one}");
     }
 
     fn phase(&mut self, to: &str, reason: &str, redactor: &Redactor) {
@@ -203,5 +207,27 @@ mod tests {
             text,
             "::group::hone EXECUTING: why\n  run_cmd ls -la → exit 2 (1.5s)\n::endgroup::\n── DONE: why\n"
         );
+    }
+
+    #[test]
+    fn text_from_the_model_or_a_check_cannot_start_a_workflow_command() {
+        let buf = Buf::default();
+        let mut p = Progress::new(Box::new(buf.clone()), true);
+        p.on(
+            &Event::VerifyCompleted {
+                attempt: 1,
+                check: "t".into(),
+                passed: false,
+                accepted: false,
+                new_failures: vec!["x\n::error title=INJECTED::boo".into()],
+                exit_code: Some(1),
+                timed_out: false,
+                duration_ms: 1,
+            },
+            &Redactor::new(),
+        );
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(!text.lines().any(|l| l.starts_with("::")), "{text}");
     }
 }

@@ -68,7 +68,7 @@ fn job(file: &Path) -> Result<String, String> {
         // A spec whose only problem is a missing task is valid for runs that give `--task`
         // (the issue-to-PR workflow does).
         Err(crate::spec::SpecError::Invalid(d)) if d.iter().all(|d| d.path == "task") && !d.is_empty() => {
-            let o = crate::spec::Overrides { task: Some("(from --task)".into()), name: None };
+            let o = crate::spec::Overrides { task: Some("(from --task)".into()), ..Default::default() };
             let s = crate::spec::load_with(file, &o).map_err(|e| e.render())?;
             (s, "; it has no `task:`, so every run must give one with --task")
         }

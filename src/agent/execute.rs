@@ -94,8 +94,8 @@ async fn work(
         () = cancel.cancelled() => false,
     };
     let unrunnable = if baseline { crate::verify::unrunnable(&lp.report.baseline) } else { None };
-    if let Some(why) = &unrunnable {
-        lp.report.errors.push(ErrorRecord { code: Code::Check, message: p.redactor.apply(why) });
+    if let Some((code, why)) = &unrunnable {
+        lp.report.errors.push(ErrorRecord { code: *code, message: p.redactor.apply(why) });
         lp.enter(State::Summarizing, "a check cannot run");
     } else if baseline && !cancel.is_cancelled() {
         lp.enter(State::ContextBuilding, "intake passed; baseline taken");

@@ -61,8 +61,14 @@ pub fn load_policy(job: &Job) -> Result<Policy, Invalid> {
 
 /// The job from the spec (or the command line alone), with the command line's overrides.
 fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
-    let overrides = spec::Overrides { task: opts.task.take(), name: opts.name.take() };
+    let overrides = spec::Overrides { task: opts.task.take(), name: opts.name.take(), model: opts.model.clone() };
     let mut job = match &opts.spec {
+        Some(_) if !opts.verify.is_empty() => {
+            return Err(Invalid::new(
+                Code::Spec,
+                "error[E_SPEC]: `--verify` is for a one-off job without a spec\n  = help: put the check in the spec's `verify:` list instead",
+            ));
+        }
         Some(path) => spec::load_with(path, &overrides).map_err(|e| Invalid::new(Code::Spec, e.render()))?,
         None => {
             let task = overrides.task.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| {
@@ -84,9 +90,6 @@ fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
             spec::adhoc::job(&a, &locate::cwd()).map_err(|e| Invalid::new(Code::Spec, e.render()))?
         }
     };
-    if let Some(m) = opts.model.take().filter(|m| !m.trim().is_empty()) {
-        job.model.name = m;
-    }
     if let Some(n) = opts.pr.take() {
         job.pr.number = Some(n);
     }
@@ -166,13 +169,14 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     if !job.repo.allow_dirty {
         let dirty = ws.dirty_paths().map_err(|e| fail(Invalid::new(e.code, e.render())))?;
         if !dirty.is_empty() {
-            let list: Vec<_> = dirty.iter().take(10).map(|p| format!("    {p}")).collect();
+            let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
+            let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
             return Err(fail(Invalid::new(
                 Code::Git,
                 format!(
-                    "error[E_GIT]: the work tree at {} has uncommitted changes:\n{}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
+                    "error[E_GIT]: the work tree at {} has uncommitted changes: {}{more}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
                     ws.root().display(),
-                    list.join("\n")
+                    shown.join(", ")
                 ),
             )));
         }

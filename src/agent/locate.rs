@@ -35,10 +35,21 @@ pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, Invali
         crate::git::init_scratch(&src, &dest).map_err(|e| Invalid::new(e.code, e.render()))?;
         return Ok(dest);
     }
-    Ok(match named {
+    let root = match named {
         Some(p) => p,
         None => discover(&spec_dir(job)).unwrap_or_else(|| spec_dir(job)),
-    })
+    };
+    // Nothing is created for a repository that is not there (a mistyped `--repo`).
+    if !root.is_dir() {
+        return Err(Invalid::new(
+            crate::error::Code::Git,
+            format!(
+                "error[E_GIT]: the repository `{}` does not exist\n  = help: check `--repo` or `repo.path`",
+                root.display()
+            ),
+        ));
+    }
+    Ok(root)
 }
 
 /// `--report-dir`, else `report.dir`, else `.hone/reports` at the repository root (beside the

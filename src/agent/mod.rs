@@ -120,12 +120,13 @@ pub async fn run(mut opts: RunOptions) -> RunOutcome {
     let started_at = now_rfc3339();
     match intake::prepare(&mut opts).await {
         Ok(p) => run_prepared(p, opts, started, started_at).await,
-        Err(f) => intake_failed(*f, &opts.redactor, started, started_at),
+        Err(f) => intake_failed(*f, &mut opts, started, started_at),
     }
 }
 
 /// An intake failure still ends with reports (where a report dir is known) that say why.
-fn intake_failed(f: intake::Failure, redactor: &Redactor, started: Instant, started_at: String) -> RunOutcome {
+fn intake_failed(f: intake::Failure, opts: &mut RunOptions, started: Instant, started_at: String) -> RunOutcome {
+    let redactor = &opts.redactor.clone();
     let events =
         f.events.unwrap_or_else(|| Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), None, None, None));
     let mut report = RunReport::new(f.job.as_deref().unwrap_or("hone"), events.run_id(), started_at);
@@ -144,6 +145,10 @@ fn intake_failed(f: intake::Failure, redactor: &Redactor, started: Instant, star
         && let Err(e) = write_reports(dir, &report, &events, redactor)
     {
         line = format!("{line} (the reports could not be written: {e})");
+    }
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+        let dir = f.report_dir.as_ref().map(ReportDir::path);
+        ship::actions_integration(&report, dir, None, redactor, opts.commands_out.as_mut());
     }
     RunOutcome {
         status: report.status,
@@ -228,7 +233,8 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
         outcome.line = format!("hone: error: cannot write reports to {}: {e}", p.report_dir.path().display());
     }
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        ship::actions_integration(&p, &report, opts.commands_out.as_mut());
+        let dir = Some(p.report_dir.path());
+        ship::actions_integration(&report, dir, Some(p.ws.root()), &p.redactor, opts.commands_out.as_mut());
     }
     outcome.report = Box::new(report);
     outcome

@@ -126,6 +126,13 @@ pub fn model(job: &Job) -> Result<Model, String> {
             idle_timeout: m.idle_timeout,
         }));
     }
+    let one_off = job.spec_path.ends_with("(command line)");
+    if m.provider == Provider::Openai && key.is_none() && one_off {
+        return Err(format!(
+            "error[E_SPEC]: `{}` is not set\n  = help: export it with your OpenAI API key, or point OPENAI_BASE_URL at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)",
+            m.api_key_env
+        ));
+    }
     if m.provider == Provider::Openai && key.is_none() {
         return Err(format!(
             "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your API key, or for a local OpenAI-compatible server use `provider: openai-compatible`",

@@ -54,17 +54,26 @@ pub async fn ship(
     }
 }
 
-/// Under GitHub Actions: step outputs, the step summary, annotations.
-pub fn actions_integration(p: &Prepared, report: &RunReport, commands: Option<&mut Box<dyn Write + Send>>) {
+/// Under GitHub Actions: step outputs, the step summary, annotations. `repo_root` locates the
+/// files annotations point at (none before the repository is known); `summary` is the
+/// `summary.md` text, when it could be written.
+pub fn actions_integration(
+    report: &RunReport,
+    report_dir: Option<&std::path::Path>,
+    repo_root: Option<&std::path::Path>,
+    redactor: &crate::redact::Redactor,
+    commands: Option<&mut Box<dyn Write + Send>>,
+) {
     if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
-        let outputs = forge::actions::outputs(report, report.pr.as_ref(), p.report_dir.path());
-        let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, p.redactor.apply(&v))).collect();
+        let dir = report_dir.unwrap_or(std::path::Path::new(""));
+        let outputs = forge::actions::outputs(report, report.pr.as_ref(), dir);
+        let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, redactor.apply(&v))).collect();
         if let Err(e) = forge::actions::write_outputs(std::path::Path::new(&path), &outputs) {
             tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
         }
     }
     if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        let md = p.report_dir.read("summary.md").map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        let md = redactor.apply(&crate::report::summary::render(report));
         let res =
             std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| writeln!(f, "{md}"));
         if let Err(e) = res {
@@ -72,8 +81,8 @@ pub fn actions_integration(p: &Prepared, report: &RunReport, commands: Option<&m
         }
     }
     if let Some(out) = commands {
-        for a in forge::actions::annotations(report, p.ws.root()) {
-            let _ = writeln!(out, "{}", p.redactor.apply(&a));
+        for a in forge::actions::annotations(report, repo_root) {
+            let _ = writeln!(out, "{}", redactor.apply(&a));
         }
     }
 }

@@ -97,17 +97,20 @@ pub fn build(
     }
 }
 
+/// Write the aggregate reports by rename into `dir` (reached without following a symlink in
+/// its place), so a symlink or FIFO a run left there is replaced, never written through.
 pub fn write(dir: &Path, r: &FleetReport) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("fleet.json"), serde_json::to_string_pretty(r).map_err(std::io::Error::other)?)?;
-    std::fs::write(dir.join("fleet-junit.xml"), junit(r)?)?;
-    std::fs::write(dir.join("fleet-summary.md"), summary(r))?;
-    Ok(())
+    let d = crate::report::dir::ReportDir::new(dir, None)?;
+    d.write("fleet.json", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?.as_bytes())?;
+    d.write("fleet-junit.xml", junit(r)?.as_bytes())?;
+    d.write("fleet-summary.md", summary(r).as_bytes())
 }
 
+/// Read `fleet.json` back: a regular file only (never a FIFO a run could have left).
 pub fn read(dir: &Path) -> std::io::Result<FleetReport> {
-    let text = std::fs::read_to_string(dir.join("fleet.json"))?;
-    serde_json::from_str(&text).map_err(std::io::Error::other)
+    let d = crate::report::dir::ReportDir::new(dir, None)?;
+    let bytes = d.read("fleet.json")?;
+    serde_json::from_slice(&bytes).map_err(std::io::Error::other)
 }
 
 fn status_str(s: RepoStatus) -> String {

@@ -67,7 +67,7 @@ fn escape_prop(s: &str) -> String {
 }
 
 /// `::error file=…,line=…::` for failing checks, where output names a file in the repo (≤ 10).
-pub fn annotations(r: &RunReport, repo_root: &Path) -> Vec<String> {
+pub fn annotations(r: &RunReport, repo_root: Option<&Path>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let failing: Vec<&crate::verify::CheckResult> = if r.verify.is_empty() {
         r.baseline.iter().filter(|c| !c.accepted).collect()
@@ -95,6 +95,7 @@ pub fn annotations(r: &RunReport, repo_root: &Path) -> Vec<String> {
             escape_data(&why)
         ));
     }
+    let Some(repo_root) = repo_root else { return out };
     for c in failing {
         for line in c.output_tail.lines() {
             let Some((file, lineno, msg)) = locate(line) else { continue };

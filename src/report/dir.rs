@@ -67,9 +67,10 @@ impl ReportDir {
         safe_fs::create_fresh_at(&self.open()?, name)
     }
 
-    /// Read a report back (only a regular file, at most 64 MiB).
+    /// Read a report back (only a regular file, at most 64 MiB); nothing is created.
     pub fn read(&self, name: &str) -> Result<Vec<u8>> {
-        safe_fs::read_regular_at(&self.open()?, name, 64 << 20)
+        let dir = safe_fs::open_existing_dir_below(&self.base, &self.rel)?;
+        safe_fs::read_regular_at(&dir, name, 64 << 20)
     }
 }
 

@@ -52,7 +52,7 @@ pub fn job(a: &Adhoc, cwd: &Path) -> Result<Job, SpecError> {
         "verify": verify,
     });
     let name = a.name.clone().unwrap_or_else(|| slug(&a.task));
-    let o = Overrides { task: None, name: Some(name) };
+    let o = Overrides { task: None, name: Some(name), model: None };
     parse_with(&cwd.join("(command line)"), &doc.to_string(), &o)
 }
 

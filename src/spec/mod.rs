@@ -49,6 +49,8 @@ pub struct Overrides {
     pub task: Option<String>,
     /// `--name`: replaces `name:` (and so the branch and refs).
     pub name: Option<String>,
+    /// `--model`: replaces `model.name`, and satisfies a spec that has none.
+    pub model: Option<String>,
 }
 
 /// Load and validate the job spec at `path`.
@@ -81,6 +83,9 @@ pub fn parse_with(path: &Path, text: &str, o: &Overrides) -> Result<Job, SpecErr
     }
     if let Some(n) = o.name.as_ref().filter(|n| !n.trim().is_empty()) {
         raw.name = Some(n.clone());
+    }
+    if let Some(m) = o.model.as_ref().filter(|m| !m.trim().is_empty()) {
+        raw.model.get_or_insert_with(Default::default).name = Some(m.clone());
     }
     let job = c.job(raw, path, &dir, stem);
     if c.errors.is_empty() {

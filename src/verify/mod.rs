@@ -56,8 +56,13 @@ pub async fn run_check(
     sandbox: &Sandbox,
 ) -> CheckResult {
     let junit_path = check.junit.as_ref().map(|j| cwd.join(j));
-    if let Some(p) = &junit_path {
-        let _ = std::fs::remove_file(p); // a stale report from an earlier run must not count
+    if let Some(j) = &check.junit {
+        // A stale report from an earlier run must not count. Nothing is followed to remove it.
+        let rel = Path::new(j);
+        let (dir, name) = (rel.parent().unwrap_or(Path::new("")), rel.file_name());
+        if let (Ok(d), Some(n)) = (crate::safe_fs::open_existing_dir_below(cwd, dir), name) {
+            let _ = crate::safe_fs::remove_at(&d, &n.to_string_lossy());
+        }
     }
     let timeout = check.timeout.min(deadline.saturating_duration_since(Instant::now()));
     let res = crate::exec::run(&check.run, cwd, env, timeout, OUTPUT_CAP, cancel, sandbox).await;
@@ -134,8 +139,19 @@ pub fn judge(r: &mut CheckResult, baseline: Option<&CheckResult>) {
 
 /// Why a baseline check cannot run at all (and so can judge nothing): not found or not
 /// executable (exit 127 or 126), a Python module that is not installed, or a `junit:` file it
-/// never wrote. Such a check stops the run before the model is asked anything.
-pub fn unrunnable(baseline: &[CheckResult]) -> Option<String> {
+/// never wrote. Such a check stops the run before the model is asked anything. When hone's own
+/// jail could not start it, that is said instead (with the code `E_POLICY`): the check is fine.
+pub fn unrunnable(baseline: &[CheckResult]) -> Option<(crate::error::Code, String)> {
+    if let Some(line) = baseline.iter().flat_map(|r| r.output_tail.lines()).find(|l| l.starts_with("hone: jail: ")) {
+        return Some((
+            crate::error::Code::Policy,
+            format!(
+                "hone's jail could not start the checks: {}\n  = help: {}; or set `sandbox: off` in the policy to run commands unconfined on purpose",
+                line.trim_start_matches("hone: jail: "),
+                crate::sandbox::remedy()
+            ),
+        ));
+    }
     let why = |r: &CheckResult| -> Option<String> {
         if let Some(c @ (126 | 127)) = r.exit_code {
             let what = if c == 127 { "a command in it was not found" } else { "a command in it is not executable" };
@@ -161,12 +177,13 @@ pub fn unrunnable(baseline: &[CheckResult]) -> Option<String> {
             })
         })
         .collect();
-    (!bad.is_empty()).then(|| {
-        format!(
-            "{}\n  = help: fix the command in the spec's `verify`, or install what it needs before hone runs (for example in an earlier workflow step)",
-            bad.join("\n")
-        )
-    })
+    let junit = baseline.iter().any(|r| r.junit_error.is_some() && !matches!(r.exit_code, Some(126 | 127)));
+    let help = if junit {
+        "fix the command or the `junit:` path in the spec's `verify`; if the code does not build yet, so the tests cannot write their report, drop `junit:` from this check for this job"
+    } else {
+        "fix the command in the spec's `verify`, or install what it needs before hone runs (for example in an earlier workflow step)"
+    };
+    (!bad.is_empty()).then(|| (crate::error::Code::Check, format!("{}\n  = help: {help}", bad.join("\n"))))
 }
 
 /// `python -m MOD ...` whose output says the module is missing.

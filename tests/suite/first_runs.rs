@@ -243,3 +243,44 @@ async fn an_unreachable_model_ends_with_reports_that_say_why() {
     assert_junit_valid(&repo.path.join(".hone/reports/junit.xml"));
     assert_restored(&repo);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_intake_failure_under_actions_still_sets_the_outputs_and_annotates() {
+    let mock = MockModel::start().await;
+    let spec = user_spec("actionsbad", &mock.base_url).replace("max_turns: 10", "max_turn: 10");
+    let repo = user_repo("job.yaml", &spec, &[]);
+    let (out, summary) = (repo.dir.path().join("gh-output"), repo.dir.path().join("gh-summary"));
+    let env = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_OUTPUT", out.to_str().unwrap()),
+        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+    ];
+    let run = run_in(&repo.path, &["run", "job.yaml"], &env, repo.path.join(".hone/reports")).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let outputs = std::fs::read_to_string(&out).expect("GITHUB_OUTPUT was written");
+    assert!(outputs.contains("invalid_input") && outputs.contains("report.json"), "{outputs}");
+    assert!(std::fs::read_to_string(&summary).unwrap_or_default().contains("invalid_input"));
+    assert!(run.stdout.lines().any(|l| l.starts_with("::error title=hone%3A invalid_input::E_SPEC")), "{}", run.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_line_mistakes_are_refused_and_create_nothing() {
+    let mock = MockModel::start().await;
+    let spec = user_spec("cli", &mock.base_url).replace("  name: mock-model\n", "");
+    let repo = user_repo("job.yaml", &spec, &[]);
+    // --verify belongs to one-off jobs.
+    let run = run_user(&repo, &["run", "job.yaml", "--model", "mock-model", "--verify", "false"]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("`--verify` is for a one-off job"), "{}", run.stderr);
+    // A mistyped --repo creates no directory.
+    let typo = repo.dir.path().join("typo-dir");
+    let run = run_user(&repo, &["run", "job.yaml", "--model", "mock-model", "--repo", typo.to_str().unwrap()]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("does not exist"), "{}", run.stderr);
+    assert!(!typo.exists(), "a directory was made for a mistyped --repo");
+    // --model gives the spec the model name it lacks.
+    fix(&mock);
+    let run = run_user(&repo, &["run", "job.yaml", "--model", "mock-model"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(mock.requests()[0].body["model"], "mock-model");
+}
