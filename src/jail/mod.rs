@@ -74,6 +74,8 @@ impl Jail {
         // on descriptors and a C string prepared before the fork.
         unsafe {
             cmd.pre_exec(move || {
+                // If hone dies (even by SIGKILL), the helper does, and with it the command.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                 let fd = |raw| BorrowedFd::borrow_raw(raw);
                 setns(fd(user), CloneFlags::CLONE_NEWUSER)?;
                 setns(fd(mnt), CloneFlags::CLONE_NEWNS)?;
