@@ -316,3 +316,36 @@ async fn without_root_commands_are_isolated_or_the_run_is_refused() {
     }
     drop(listener);
 }
+
+/// A machine that cannot make user namespaces (here: a namespace whose limit is 0) never runs
+/// commands unjailed: the run stops at intake, names the remedy, and the model is never asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_machine_that_cannot_jail_stops_at_intake_and_names_the_remedy() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("done"), false);
+    let spec = repo.dir.path().join("job.yaml");
+    std::fs::write(&spec, job_yaml("nojail", &mock.base_url, false)).unwrap();
+    let script = format!(
+        "echo 0 > /proc/sys/user/max_user_namespaces && exec {} run {}",
+        env!("CARGO_BIN_EXE_hone"),
+        spec.display()
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("unshare")
+            .args(["--user", "--map-root-user", "sh", "-c", &script])
+            .env("HONE_TEST_API_KEY", KEY)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("this machine cannot jail commands"), "{stderr}");
+    assert!(stderr.contains("user.max_user_namespaces"), "the remedy is named: {stderr}");
+    assert!(mock.requests().is_empty(), "the model was asked although nothing could run jailed");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.dir.path().join("reports/report.json")).unwrap()).unwrap();
+    assert_eq!(report["status"], "invalid_input");
+}
