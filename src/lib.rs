@@ -24,3 +24,22 @@ pub mod spec;
 pub mod tools;
 pub mod validate;
 pub mod verify;
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Helpers shared by the unit tests.
+
+    /// A proptest config with `cases` cases and a seed that is printed, so a failure can be
+    /// repeated: `PROPTEST_RNG_SEED` when set (CI pins it), else a fresh random one.
+    pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {
+        let seed =
+            std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand::random::<u64>);
+        eprintln!("proptest seed: {seed} (PROPTEST_RNG_SEED={seed} repeats this run)");
+        proptest::test_runner::Config {
+            cases,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
+            failure_persistence: None,
+            ..Default::default()
+        }
+    }
+}

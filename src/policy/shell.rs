@@ -145,10 +145,15 @@ impl Walker<'_> {
         match c {
             CompoundCommand::Arithmetic(a) => {
                 no_substitution(&c.to_string(), "an arithmetic command")?;
-                // `((cmd x))` is arithmetic to bash but nested subshells to sh/dash: when the
-                // body reads like a command, it must also pass as one.
+                // `((cmd x))` is arithmetic to bash but nested subshells to sh/dash, and so is
+                // `(((cmd x)))`: when the body, parentheses aside, reads like a command, it must
+                // also pass as one (a body that does not parse as commands is refused).
                 let body = a.expr.value.as_str();
-                if looks_like_command(body) { analyse_into(body, self.depth + 1, self.out) } else { Ok(()) }
+                if looks_like_command(&body.replace(['(', ')'], " ")) {
+                    analyse_into(body, self.depth + 1, self.out)
+                } else {
+                    Ok(())
+                }
             }
             CompoundCommand::ArithmeticForClause(_) => no_substitution(&c.to_string(), "an arithmetic command"),
             CompoundCommand::BraceGroup(b) => self.list(&b.list),

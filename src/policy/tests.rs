@@ -53,6 +53,9 @@ fn command_decision_table() {
         ("git diff HEAD~1 -- src", true),
         ("curl https://example.com", false),
         ("/usr/bin/curl x", false),
+        ("(((curl x)))", false),
+        ("((curl x) && (wget y))", false),
+        ("((i + 1))", true),
         ("python -m pytest; curl x", false),
         ("python -m pytest && curl x", false),
         ("python -m pytest || curl x", false),
@@ -312,7 +315,7 @@ mod props {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(700))]
+        #![proptest_config(crate::testutil::proptest_config(700))]
         #[test]
         fn wrapping_a_denied_command_never_allows_it(
             base in prop::sample::select(vec!["curl x", "wget -q y", "git push origin main", "sudo ls", "rm -rf /", "/usr/bin/curl z", "python -c 'import os'"]),

@@ -113,7 +113,7 @@ mod props {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(400))]
+        #![proptest_config(crate::testutil::proptest_config(400))]
         #[test]
         fn parsing_never_panics_on_arbitrary_text(s in "\\PC{0,200}") {
             let _ = parse(Path::new("job.yaml"), &s);
