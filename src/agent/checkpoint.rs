@@ -149,7 +149,7 @@ impl Loop<'_> {
             );
             self.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.report.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
-            *self.report.faults.entry("rollback".into()).or_default() += 1;
+            self.fault(crate::protocol::FaultKind::Rollback);
             return Ok(Some(format!(
                 "\nhone rolled the work tree back to checkpoint {} ({}): {reason}. Your changes since then are gone. Replan the remaining steps with update_plan, then continue.",
                 last.id, last.label

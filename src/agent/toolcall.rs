@@ -55,7 +55,7 @@ impl Loop<'_> {
             duration_ms,
         });
         if out.code == Some(Code::InvalidArgs) {
-            self.fault("invalid_tool_call");
+            self.fault(crate::protocol::FaultKind::InvalidToolCall);
         }
         let streak = self.loops.record(&call.name, &call.arguments, &out.content);
         self.messages.push(Message::tool(call.id.clone(), out.content));

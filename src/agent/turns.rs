@@ -8,7 +8,7 @@ use super::{context, history, plan};
 use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
-use crate::protocol::{Event, FinishReason, Message, Reply, ToolSpec};
+use crate::protocol::{Event, FaultKind, FinishReason, Message, ModelErrorKind, Reply, ToolSpec};
 use crate::report::{ErrorRecord, FinishRecord, RunReport, Status};
 use crate::spec::Job;
 use crate::tools::{self, ToolContext};
@@ -104,8 +104,8 @@ impl<'a> Loop<'a> {
         enter(self.machine, self.events, to, &reason.into());
     }
 
-    pub(super) fn fault(&mut self, kind: &str) {
-        *self.report.faults.entry(kind.to_string()).or_default() += 1;
+    pub(super) fn fault(&mut self, kind: FaultKind) {
+        *self.report.faults.entry(kind).or_default() += 1;
     }
 
     pub(super) fn fail(&mut self, code: Code, message: impl Into<String>) {
@@ -164,9 +164,9 @@ impl<'a> Loop<'a> {
             &self.tools.cancel,
             |attempt, err, delay| {
                 stats.total += 1;
-                *faults.entry(err.kind().to_string()).or_default() += 1;
-                *stats.by_kind.entry(err.kind().to_string()).or_default() += 1;
-                tracing::debug!(attempt, kind = err.kind(), "model request failed; retrying: {err}");
+                *faults.entry(FaultKind::Model(err.kind())).or_default() += 1;
+                *stats.by_kind.entry(err.kind()).or_default() += 1;
+                tracing::debug!(attempt, kind = err.kind().as_str(), "model request failed; retrying: {err}");
                 let delay_ms = delay.as_millis() as u64;
                 events.emit(Event::ModelRetry {
                     turn,
@@ -181,15 +181,15 @@ impl<'a> Loop<'a> {
         let reply = match reply {
             Ok(r) => r,
             Err(ModelError::Cancelled) => return Err(Status::Cancelled),
-            Err(e) if e.kind() == "context_length" && self.forced_compactions < 2 => {
+            Err(e) if e.kind() == ModelErrorKind::ContextLength && self.forced_compactions < 2 => {
                 self.forced_compactions += 1;
-                self.fault("context_length");
+                self.fault(FaultKind::ContextLength);
                 tracing::warn!("the provider says the context is too long; compacting and retrying: {e}");
                 self.maybe_compact(turn, true, "the provider reported a context-length error");
                 return Ok(None);
             }
             Err(e) => {
-                let gave_up = e.kind() == "script_exhausted";
+                let gave_up = e.kind() == ModelErrorKind::ScriptExhausted;
                 self.fail(Code::Model, format!("model request failed ({}): {e}", e.kind()));
                 self.enter(State::Summarizing, format!("the model failed: {}", e.kind()));
                 return Err(if gave_up { Status::Failed } else { Status::Error });
@@ -240,7 +240,7 @@ impl<'a> Loop<'a> {
     }
 
     fn degenerate(&mut self, turn: u32, why: String) -> Next {
-        self.fault("repetition");
+        self.fault(FaultKind::Repetition);
         self.degenerate_streak += 1;
         self.events.emit(Event::ModelRetry {
             turn,
@@ -280,7 +280,7 @@ impl<'a> Loop<'a> {
 
     fn watch_loops(&mut self, streak: usize) -> Next {
         if streak >= super::watchdog::LOOP_FAIL {
-            self.fault("loop");
+            self.fault(FaultKind::Loop);
             self.fail(
                 Code::Model,
                 format!("the model repeated the same tool call with the same result {streak} times in a row"),
@@ -289,7 +289,7 @@ impl<'a> Loop<'a> {
             return Next::End(Status::Failed);
         }
         if streak >= super::watchdog::LOOP_WARN {
-            self.fault("loop_warning");
+            self.fault(FaultKind::LoopWarning);
             self.messages.push(Message::user(format!(
                 "You have made the same tool call {streak} times in a row and got the same result each time. It will not change: try a different approach."
             )));

@@ -1,12 +1,10 @@
 //! The Anthropic Messages API client: `tool_use`/`tool_result` blocks, `cache_control` on the
 //! stable prefix (system prompt and tools), streamed (SSE event names) and not.
 
-use super::openai::{retry_after, transport_error};
+use super::http::{self, retry_after};
 use super::stream::classify_message;
-use super::{ChatRequest, ModelError, check_reply};
+use super::{ChatRequest, ModelError, ModelErrorKind, check_reply};
 use crate::protocol::{FinishReason, Message, Reply, Role, ToolCall, Usage};
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -121,11 +119,11 @@ fn api_error(err: &Value, status: Option<u16>) -> ModelError {
     let kind = err.get("type").and_then(Value::as_str).unwrap_or("");
     let message = err.get("message").and_then(Value::as_str).unwrap_or("the provider reported an error").to_string();
     match kind {
-        "overloaded_error" => ModelError::Retryable { kind: "overloaded", message, retry_after: None },
-        "rate_limit_error" => ModelError::Retryable { kind: "rate_limited", message, retry_after: None },
-        "api_error" => ModelError::Retryable { kind: "server_error", message, retry_after: None },
+        "overloaded_error" => ModelError::Retryable { kind: ModelErrorKind::Overloaded, message, retry_after: None },
+        "rate_limit_error" => ModelError::Retryable { kind: ModelErrorKind::RateLimited, message, retry_after: None },
+        "api_error" => ModelError::Retryable { kind: ModelErrorKind::ServerError, message, retry_after: None },
         _ if message.contains("prompt is too long") => {
-            ModelError::Permanent { kind: "context_length", status, message }
+            ModelError::Permanent { kind: ModelErrorKind::ContextLength, status, message }
         }
         _ => classify_message(status, &format!("{kind} {message}").to_lowercase(), message),
     }
@@ -183,7 +181,7 @@ impl Assembler {
 
     pub fn finish(self) -> Result<Reply, ModelError> {
         let (Some(stop), true) = (self.stop, self.stopped) else {
-            return Err(ModelError::retryable("stream_cut", "the stream ended before message_stop"));
+            return Err(ModelError::retryable(ModelErrorKind::StreamCut, "the stream ended before message_stop"));
         };
         let calls = self
             .tools
@@ -229,25 +227,13 @@ pub fn parse_message(v: &Value) -> Result<Reply, ModelError> {
 impl Anthropic {
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
         let body = body(&self.model, self.max_output_tokens, self.temperature, self.stream, req);
-        let mut rb = self
+        let rb = self
             .http
             .post(&self.url)
             .header("x-api-key", &self.api_key)
             .header("anthropic-version", VERSION)
             .json(&body);
-        if !self.stream {
-            rb = rb.timeout(self.request_timeout);
-        }
-        let resp = match tokio::time::timeout(self.request_timeout, rb.send()).await {
-            Err(_) => {
-                return Err(ModelError::retryable(
-                    "timeout",
-                    format!("no response within {}s", self.request_timeout.as_secs()),
-                ));
-            }
-            Ok(Err(e)) => return Err(transport_error(&e)),
-            Ok(Ok(r)) => r,
-        };
+        let resp = http::send(rb, self.request_timeout, self.stream).await?;
         let status = resp.status().as_u16();
         if !resp.status().is_success() {
             let ra = retry_after(resp.headers());
@@ -259,7 +245,7 @@ impl Anthropic {
                     ModelError::Retryable { kind, message: format!("HTTP {status}: {message}"), retry_after: ra }
                 }
                 _ if status == 529 || status >= 500 || status == 429 => ModelError::Retryable {
-                    kind: if status == 429 { "rate_limited" } else { "overloaded" },
+                    kind: if status == 429 { ModelErrorKind::RateLimited } else { ModelErrorKind::Overloaded },
                     message: format!("HTTP {status}"),
                     retry_after: ra,
                 },
@@ -274,27 +260,11 @@ impl Anthropic {
             let v: Value = resp
                 .json()
                 .await
-                .map_err(|e| ModelError::retryable("stream_cut", format!("bad response body: {e}")))?;
+                .map_err(|e| ModelError::retryable(ModelErrorKind::StreamCut, format!("bad response body: {e}")))?;
             return parse_message(&v);
         }
-        let mut events = resp.bytes_stream().eventsource();
         let mut asm = Assembler::default();
-        loop {
-            match tokio::time::timeout(self.idle_timeout, events.next()).await {
-                Err(_) => {
-                    return Err(ModelError::retryable(
-                        "idle_timeout",
-                        format!("the stream sent nothing for {}s", self.idle_timeout.as_secs()),
-                    ));
-                }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => return Err(ModelError::retryable("stream_cut", format!("the stream broke: {e}"))),
-                Ok(Some(Ok(ev))) => {
-                    let data: Value = serde_json::from_str(&ev.data).unwrap_or(Value::Null);
-                    asm.push(&ev.event, &data)?;
-                }
-            }
-        }
+        http::events(resp, self.idle_timeout, |event, data| asm.push(event, data).map(|()| false)).await?;
         asm.finish()
     }
 }
@@ -373,14 +343,14 @@ mod tests {
     fn overload_and_cut_streams_are_retryable() {
         let mut a = Assembler::default();
         let e = a.push("error", &json!({"error": {"type": "overloaded_error", "message": "Overloaded"}})).unwrap_err();
-        assert_eq!((e.class(), e.kind()), ("retryable", "overloaded"));
+        assert_eq!((e.class(), e.kind().as_str()), ("retryable", "overloaded"));
         let mut a = Assembler::default();
         a.push("content_block_delta", &json!({"index": 0, "delta": {"type": "text_delta", "text": "half"}})).unwrap();
-        assert_eq!(a.finish().unwrap_err().kind(), "stream_cut");
+        assert_eq!(a.finish().unwrap_err().kind().as_str(), "stream_cut");
         let e = api_error(
             &json!({"type": "invalid_request_error", "message": "prompt is too long: 300000 tokens"}),
             Some(400),
         );
-        assert_eq!(e.kind(), "context_length");
+        assert_eq!(e.kind().as_str(), "context_length");
     }
 }

@@ -1,12 +1,14 @@
 //! Model clients behind one interface, with failures classified as retryable or permanent.
 
 pub mod anthropic;
+pub mod http;
 pub mod openai;
 pub mod retry;
 pub mod script;
 pub mod stream;
 pub mod textmode;
 
+pub use crate::protocol::ModelErrorKind;
 use crate::protocol::{Message, Reply, ToolSpec};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -23,25 +25,25 @@ pub struct ChatRequest {
 pub enum ModelError {
     /// Worth retrying: rate limits, 5xx, dropped connections, timeouts, cut or empty answers.
     #[error("{message}")]
-    Retryable { kind: &'static str, message: String, retry_after: Option<Duration> },
+    Retryable { kind: ModelErrorKind, message: String, retry_after: Option<Duration> },
     /// Retrying will not help: bad request, auth, unknown model, context too long.
     #[error("{message}")]
-    Permanent { kind: &'static str, status: Option<u16>, message: String },
+    Permanent { kind: ModelErrorKind, status: Option<u16>, message: String },
     #[error("cancelled")]
     Cancelled,
 }
 
 impl ModelError {
-    pub fn retryable(kind: &'static str, message: impl Into<String>) -> Self {
+    pub fn retryable(kind: ModelErrorKind, message: impl Into<String>) -> Self {
         ModelError::Retryable { kind, message: message.into(), retry_after: None }
     }
-    pub fn permanent(kind: &'static str, message: impl Into<String>) -> Self {
+    pub fn permanent(kind: ModelErrorKind, message: impl Into<String>) -> Self {
         ModelError::Permanent { kind, status: None, message: message.into() }
     }
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> ModelErrorKind {
         match self {
-            ModelError::Retryable { kind, .. } | ModelError::Permanent { kind, .. } => kind,
-            ModelError::Cancelled => "cancelled",
+            ModelError::Retryable { kind, .. } | ModelError::Permanent { kind, .. } => *kind,
+            ModelError::Cancelled => ModelErrorKind::Cancelled,
         }
     }
     pub fn class(&self) -> &'static str {
@@ -92,7 +94,7 @@ impl Model {
 /// Check a finished answer: an answer with neither text nor tool calls is not an answer.
 pub fn check_reply(reply: Reply) -> Result<Reply, ModelError> {
     if reply.message.content.trim().is_empty() && reply.message.tool_calls.is_empty() {
-        return Err(ModelError::retryable("empty_answer", "the model returned no text and no tool calls"));
+        return Err(ModelError::retryable(ModelErrorKind::EmptyAnswer, "the model returned no text and no tool calls"));
     }
     Ok(reply)
 }

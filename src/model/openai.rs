@@ -2,10 +2,8 @@
 //! llama.cpp). Streamed answers are read as SSE with an idle timeout that resets on every chunk.
 
 use super::stream::{Assembler, classify_message, error_chunk, parse_usage};
-use super::{ChatRequest, ModelError, check_reply};
+use super::{ChatRequest, ModelError, ModelErrorKind, check_reply, http};
 use crate::protocol::{FinishReason, Message, Reply, Role, ToolCall};
-use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -65,23 +63,10 @@ impl OpenAi {
         if let Some(k) = &self.api_key {
             rb = rb.bearer_auth(k);
         }
-        if !self.stream {
-            rb = rb.timeout(self.request_timeout);
-        }
-        let send = tokio::time::timeout(self.request_timeout, rb.send());
-        let resp = match send.await {
-            Err(_) => {
-                return Err(ModelError::retryable(
-                    "timeout",
-                    format!("no response within {}s", self.request_timeout.as_secs()),
-                ));
-            }
-            Ok(Err(e)) => return Err(transport_error(&e)),
-            Ok(Ok(r)) => r,
-        };
+        let resp = http::send(rb, self.request_timeout, self.stream).await?;
         let status = resp.status();
         if !status.is_success() {
-            let retry_after = retry_after(resp.headers());
+            let retry_after = http::retry_after(resp.headers());
             let text = resp.text().await.unwrap_or_default();
             return Err(http_error(status.as_u16(), &text, retry_after));
         }
@@ -97,7 +82,7 @@ impl OpenAi {
     }
 
     async fn read_body(&self, resp: reqwest::Response) -> Result<Reply, ModelError> {
-        let v: Value = resp.json().await.map_err(|e| transport_error(&e))?;
+        let v: Value = resp.json().await.map_err(|e| http::transport_error(&e))?;
         if let Some(err) = v.get("error") {
             return Err(error_chunk(err));
         }
@@ -105,34 +90,8 @@ impl OpenAi {
     }
 
     async fn read_stream(&self, resp: reqwest::Response) -> Result<Reply, ModelError> {
-        let mut events = resp.bytes_stream().eventsource();
         let mut asm = Assembler::default();
-        loop {
-            let next = tokio::time::timeout(self.idle_timeout, events.next()).await;
-            let ev = match next {
-                Err(_) => {
-                    return Err(ModelError::retryable(
-                        "idle_timeout",
-                        format!("the stream sent nothing for {}s", self.idle_timeout.as_secs()),
-                    ));
-                }
-                Ok(None) => break,
-                Ok(Some(Err(e))) => {
-                    return Err(ModelError::retryable("stream_cut", format!("the stream broke: {e}")));
-                }
-                Ok(Some(Ok(ev))) => ev,
-            };
-            let data = ev.data.trim();
-            if data == "[DONE]" {
-                break;
-            }
-            if data.is_empty() {
-                continue;
-            }
-            let chunk: Value = serde_json::from_str(data)
-                .map_err(|e| ModelError::retryable("stream_cut", format!("a stream chunk was not JSON ({e})")))?;
-            asm.push(&chunk)?;
-        }
+        http::events(resp, self.idle_timeout, |_, chunk| asm.push(chunk).map(|()| false)).await?;
         asm.finish()
     }
 }
@@ -160,7 +119,7 @@ fn wire_message(m: &Message) -> Value {
 /// Parse a non-streamed completion body.
 pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
     let Some(choice) = v.get("choices").and_then(|c| c.get(0)) else {
-        return Err(ModelError::retryable("empty_answer", "the response had no choices"));
+        return Err(ModelError::retryable(ModelErrorKind::EmptyAnswer, "the response had no choices"));
     };
     let msg = choice.get("message").cloned().unwrap_or(Value::Null);
     let content = msg.get("content").and_then(Value::as_str).unwrap_or_default().to_string();
@@ -195,18 +154,6 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
     })
 }
 
-pub(super) fn transport_error(e: &reqwest::Error) -> ModelError {
-    let kind = if e.is_timeout() {
-        "timeout"
-    } else if e.is_decode() || e.is_body() {
-        "stream_cut"
-    } else {
-        "connection"
-    };
-    // reqwest errors name the URL, never headers, so the key cannot appear here.
-    ModelError::retryable(kind, format!("request failed: {e}"))
-}
-
 fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let err = parsed.as_ref().and_then(|v| v.get("error"));
@@ -222,45 +169,9 @@ fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelEr
     }
 }
 
-/// `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.
-pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
-        && ms.is_finite()
-        && ms >= 0.0
-    {
-        return Some(Duration::from_millis(ms as u64));
-    }
-    let v = get("retry-after")?;
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
-    }
-    let when = httpdate::parse_http_date(v).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::{HeaderMap, HeaderValue};
-
-    #[test]
-    fn retry_after_in_seconds_ms_and_dates() {
-        let mut h = HeaderMap::new();
-        h.insert("retry-after", HeaderValue::from_static("7"));
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
-        h.insert("retry-after-ms", HeaderValue::from_static("250"));
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
-        let mut h = HeaderMap::new();
-        let future = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(30));
-        h.insert("retry-after", HeaderValue::from_str(&future).unwrap());
-        let d = retry_after(&h).unwrap();
-        assert!(d > Duration::from_secs(25) && d <= Duration::from_secs(30), "{d:?}");
-        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
-        assert_eq!(retry_after(&h), Some(Duration::ZERO));
-        h.insert("retry-after", HeaderValue::from_static("soon"));
-        assert_eq!(retry_after(&h), None);
-    }
 
     #[test]
     fn http_errors_keep_the_provider_message() {
@@ -269,10 +180,10 @@ mod tests {
             r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#,
             None,
         );
-        assert_eq!(e.kind(), "auth");
+        assert_eq!(e.kind().as_str(), "auth");
         assert!(e.to_string().contains("Incorrect API key provided"));
         let e = http_error(400, r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#, None);
-        assert_eq!(e.kind(), "context_length");
+        assert_eq!(e.kind().as_str(), "context_length");
         let e = http_error(429, "{}", Some(Duration::from_secs(2)));
         assert!(matches!(e, ModelError::Retryable { retry_after: Some(_), .. }));
     }

@@ -1,7 +1,7 @@
 //! `provider: script`: replays scripted assistant turns from a YAML file, one per request.
 //! It is a script, not a model: for the offline example and for tests, never for real runs.
 
-use super::{ChatRequest, ModelError, check_reply};
+use super::{ChatRequest, ModelError, ModelErrorKind, check_reply};
 use crate::protocol::{FinishReason, Message, Reply, ToolCall, Usage};
 use crate::spec::{Diagnostic, yaml};
 use serde::Deserialize;
@@ -82,7 +82,7 @@ impl Script {
         let i = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(turn) = self.turns.get(i) else {
             return Err(ModelError::permanent(
-                "script_exhausted",
+                ModelErrorKind::ScriptExhausted,
                 format!("the model script has only {} turn(s)", self.turns.len()),
             ));
         };

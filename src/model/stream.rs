@@ -1,7 +1,7 @@
 //! Assembles an OpenAI-style streamed answer from its chunks: text deltas, tool-call deltas
 //! (joined by `index`), the finish reason and the final usage chunk. Pure: no I/O.
 
-use super::ModelError;
+use super::{ModelError, ModelErrorKind};
 use crate::protocol::{FinishReason, Message, Reply, ToolCall, Usage};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -66,7 +66,10 @@ impl Assembler {
     /// The stream ended: build the answer, or fail if it ended without a finish reason.
     pub fn finish(self) -> Result<Reply, ModelError> {
         let Some(finish) = self.finish else {
-            return Err(ModelError::retryable("stream_cut", "the stream ended before the model finished its answer"));
+            return Err(ModelError::retryable(
+                ModelErrorKind::StreamCut,
+                "the stream ended before the model finished its answer",
+            ));
         };
         let tool_calls = self
             .calls
@@ -112,7 +115,7 @@ pub fn classify_message(status: Option<u16>, signature: &str, message: String) -
         || signature.contains("maximum context")
         || signature.contains("context window")
     {
-        return ModelError::Permanent { kind: "context_length", status, message };
+        return ModelError::Permanent { kind: ModelErrorKind::ContextLength, status, message };
     }
     let permanent = [
         "invalid_request",
@@ -126,18 +129,20 @@ pub fn classify_message(status: Option<u16>, signature: &str, message: String) -
         "invalid_api_key",
     ];
     match status {
-        Some(429) => ModelError::Retryable { kind: "rate_limited", message, retry_after: None },
-        Some(s) if s >= 500 => ModelError::Retryable { kind: "server_error", message, retry_after: None },
-        Some(401 | 403) => ModelError::Permanent { kind: "auth", status, message },
-        Some(404) => ModelError::Permanent { kind: "not_found", status, message },
-        Some(s) if (400..500).contains(&s) => ModelError::Permanent { kind: "bad_request", status, message },
+        Some(429) => ModelError::Retryable { kind: ModelErrorKind::RateLimited, message, retry_after: None },
+        Some(s) if s >= 500 => ModelError::Retryable { kind: ModelErrorKind::ServerError, message, retry_after: None },
+        Some(401 | 403) => ModelError::Permanent { kind: ModelErrorKind::Auth, status, message },
+        Some(404) => ModelError::Permanent { kind: ModelErrorKind::NotFound, status, message },
+        Some(s) if (400..500).contains(&s) => {
+            ModelError::Permanent { kind: ModelErrorKind::BadRequest, status, message }
+        }
         _ if signature.contains("overloaded") || signature.contains("rate_limit") => {
-            ModelError::Retryable { kind: "rate_limited", message, retry_after: None }
+            ModelError::Retryable { kind: ModelErrorKind::RateLimited, message, retry_after: None }
         }
         _ if permanent.iter().any(|p| signature.contains(p)) => {
-            ModelError::Permanent { kind: "bad_request", status, message }
+            ModelError::Permanent { kind: ModelErrorKind::BadRequest, status, message }
         }
-        _ => ModelError::Retryable { kind: "server_error", message, retry_after: None },
+        _ => ModelError::Retryable { kind: ModelErrorKind::ServerError, message, retry_after: None },
     }
 }
 
@@ -172,21 +177,21 @@ mod tests {
         let mut a = Assembler::default();
         a.push(&json!({"choices":[{"delta":{"content":"half an ans"}}]})).unwrap();
         let e = a.finish().unwrap_err();
-        assert_eq!((e.class(), e.kind()), ("retryable", "stream_cut"));
+        assert_eq!((e.class(), e.kind().as_str()), ("retryable", "stream_cut"));
     }
 
     #[test]
     fn an_empty_answer_is_retryable() {
         let mut a = Assembler::default();
         a.push(&json!({"choices":[{"delta":{},"finish_reason":"stop"}]})).unwrap();
-        assert_eq!(a.finish().unwrap_err().kind(), "empty_answer");
+        assert_eq!(a.finish().unwrap_err().kind().as_str(), "empty_answer");
     }
 
     #[test]
     fn error_chunks_are_classified() {
         let mut a = Assembler::default();
         let e = a.push(&json!({"error":{"message":"This model's maximum context length is 8192","code":"context_length_exceeded"}})).unwrap_err();
-        assert_eq!(e.kind(), "context_length");
+        assert_eq!(e.kind().as_str(), "context_length");
         assert_eq!(classify_message(Some(429), "", "slow down".into()).class(), "retryable");
         assert_eq!(classify_message(Some(503), "", "x".into()).class(), "retryable");
         for s in [400, 401, 403, 404] {

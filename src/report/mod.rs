@@ -7,7 +7,7 @@ pub mod summary;
 
 use crate::error::Code;
 use crate::git::FileChange;
-use crate::protocol::{SCHEMA_VERSION, Usage};
+use crate::protocol::{FaultClass, FaultKind, ModelErrorKind, SCHEMA_VERSION, Usage};
 use crate::redact::Redactor;
 use crate::verify::CheckResult;
 use serde::Serialize;
@@ -153,7 +153,7 @@ pub struct RollbackRecord {
 pub struct RetryStats {
     pub total: u32,
     /// Retries per failure kind (rate_limited, server_error, stream_cut, empty_answer, ...).
-    pub by_kind: BTreeMap<String, u32>,
+    pub by_kind: BTreeMap<ModelErrorKind, u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -188,11 +188,11 @@ pub struct RunReport {
     pub warnings: Vec<String>,
     pub model_retries: RetryStats,
     /// Every fault hone absorbed, by kind: model retries, invalid tool calls, repetition, loops.
-    pub faults: BTreeMap<String, u32>,
+    pub faults: BTreeMap<FaultKind, u32>,
     /// The same faults by class (seed 001 §3.6): `retryable` (retried as they were),
     /// `recoverable` (handled by changing course: error results, compaction, rollback, notes) and
     /// `permanent` (they ended the run).
-    pub fault_classes: BTreeMap<String, u32>,
+    pub fault_classes: BTreeMap<FaultClass, u32>,
     pub policy: PolicyReport,
     /// The plan with its final step statuses (null when planning is off or the model made none).
     pub plan: Option<crate::agent::plan::Plan>,
@@ -267,21 +267,13 @@ impl RunReport {
 
     /// Group `faults` and model errors by class.
     pub fn classify_faults(&mut self) {
-        const RECOVERABLE: &[&str] = &["invalid_tool_call", "repetition", "loop_warning", "context_length", "rollback"];
-        let mut classes: BTreeMap<String, u32> = BTreeMap::new();
+        let mut classes: BTreeMap<FaultClass, u32> = BTreeMap::new();
         for (kind, n) in &self.faults {
-            let class = if kind == "loop" {
-                "permanent"
-            } else if RECOVERABLE.contains(&kind.as_str()) {
-                "recoverable"
-            } else {
-                "retryable"
-            };
-            *classes.entry(class.into()).or_default() += n;
+            *classes.entry(kind.class()).or_default() += n;
         }
         let permanent = self.errors.iter().filter(|e| e.code == Code::Model).count() as u32;
         if permanent > 0 {
-            *classes.entry("permanent".into()).or_default() += permanent;
+            *classes.entry(FaultClass::Permanent).or_default() += permanent;
         }
         self.fault_classes = classes;
     }

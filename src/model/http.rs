@@ -1,0 +1,139 @@
+//! The one HTTP path both API clients share: send with a time limit, map transport failures,
+//! read the `Retry-After` a server gives, and read an SSE stream with an idle timeout, where a
+//! cut stream or a chunk that is not JSON is a retryable failure, never ignored.
+
+use super::ModelError;
+use crate::protocol::ModelErrorKind;
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Send `rb`; no response within `limit` is a retryable timeout.
+pub async fn send(rb: reqwest::RequestBuilder, limit: Duration, stream: bool) -> Result<reqwest::Response, ModelError> {
+    let rb = if stream { rb } else { rb.timeout(limit) };
+    match tokio::time::timeout(limit, rb.send()).await {
+        Err(_) => {
+            Err(ModelError::retryable(ModelErrorKind::Timeout, format!("no response within {}s", limit.as_secs())))
+        }
+        Ok(Err(e)) => Err(transport_error(&e)),
+        Ok(Ok(r)) => Ok(r),
+    }
+}
+
+pub fn transport_error(e: &reqwest::Error) -> ModelError {
+    let kind = if e.is_timeout() {
+        ModelErrorKind::Timeout
+    } else if e.is_decode() || e.is_body() {
+        ModelErrorKind::StreamCut
+    } else {
+        ModelErrorKind::Connection
+    };
+    // reqwest errors name the URL, never headers, so the key cannot appear here.
+    ModelError::retryable(kind, format!("request failed: {e}"))
+}
+
+/// `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.
+pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
+    let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
+    if let Some(ms) = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok())
+        && ms.is_finite()
+        && ms >= 0.0
+    {
+        return Some(Duration::from_millis(ms as u64));
+    }
+    let v = get("retry-after")?;
+    if let Ok(secs) = v.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_millis((secs * 1000.0) as u64));
+    }
+    let when = httpdate::parse_http_date(v).ok()?;
+    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or(Duration::ZERO))
+}
+
+/// Read the SSE events of `resp`, handing each (event name, JSON data) to `on` until the stream
+/// ends or `on` returns `true`. OpenAI's `[DONE]` ends it; empty data lines are skipped.
+pub async fn events(
+    resp: reqwest::Response,
+    idle: Duration,
+    mut on: impl FnMut(&str, &Value) -> Result<bool, ModelError>,
+) -> Result<(), ModelError> {
+    let mut events = resp.bytes_stream().eventsource();
+    loop {
+        let ev = match tokio::time::timeout(idle, events.next()).await {
+            Err(_) => {
+                let msg = format!("the stream sent nothing for {}s", idle.as_secs());
+                return Err(ModelError::retryable(ModelErrorKind::IdleTimeout, msg));
+            }
+            Ok(None) => return Ok(()),
+            Ok(Some(Err(e))) => {
+                return Err(ModelError::retryable(ModelErrorKind::StreamCut, format!("the stream broke: {e}")));
+            }
+            Ok(Some(Ok(ev))) => ev,
+        };
+        let data = ev.data.trim();
+        if data == "[DONE]" {
+            return Ok(());
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            ModelError::retryable(ModelErrorKind::StreamCut, format!("a stream chunk was not JSON ({e})"))
+        })?;
+        if on(&ev.event, &chunk)? {
+            return Ok(());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn retry_after_in_seconds_ms_and_dates() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(7)));
+        h.insert("retry-after-ms", HeaderValue::from_static("250"));
+        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        let mut h = HeaderMap::new();
+        let future = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(30));
+        h.insert("retry-after", HeaderValue::from_str(&future).unwrap());
+        let d = retry_after(&h).unwrap();
+        assert!(d > Duration::from_secs(25) && d <= Duration::from_secs(30), "{d:?}");
+        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        h.insert("retry-after", HeaderValue::from_static("soon"));
+        assert_eq!(retry_after(&h), None);
+    }
+
+    fn response(body: &'static str) -> reqwest::Response {
+        reqwest::Response::from(::http::Response::new(body))
+    }
+
+    #[tokio::test]
+    async fn a_chunk_that_is_not_json_is_a_retryable_cut_never_ignored() {
+        let r = events(
+            response("event: content_block_delta\ndata: {\"type\": \"x\"\n\n"),
+            Duration::from_secs(5),
+            |_, _| Ok(false),
+        )
+        .await;
+        let e = r.unwrap_err();
+        assert_eq!((e.class(), e.kind()), ("retryable", ModelErrorKind::StreamCut), "{e}");
+        let mut seen = Vec::new();
+        let ok = events(
+            response("event: a\ndata: {\"n\": 1}\n\ndata: [DONE]\n\ndata: {\"n\": 2}\n\n"),
+            Duration::from_secs(5),
+            |ev, v| {
+                seen.push((ev.to_string(), v["n"].as_u64()));
+                Ok(false)
+            },
+        )
+        .await;
+        assert!(ok.is_ok());
+        assert_eq!(seen, [("a".to_string(), Some(1))], "[DONE] ends the stream");
+    }
+}
