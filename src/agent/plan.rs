@@ -2,50 +2,10 @@
 //! strategy and a risk level; the `update_plan` and `request_clarification` tools the model uses;
 //! and the scores that decide whether a checkpoint got worse. Pure: no I/O.
 
-use crate::protocol::ToolSpec;
+use crate::protocol::{Plan, Risk, Step, StepStatus, ToolSpec};
 use crate::verify::CheckResult;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::json;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StepStatus {
-    Pending,
-    InProgress,
-    Done,
-    Blocked,
-    Skipped,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Risk {
-    #[default]
-    Low,
-    Medium,
-    High,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    pub title: String,
-    #[serde(default)]
-    pub intent: String,
-    pub status: StepStatus,
-    #[serde(default)]
-    pub expected_files: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct Plan {
-    pub steps: Vec<Step>,
-    /// How the work will be verified.
-    pub verification: String,
-    pub risk: Risk,
-    /// How many times the model has updated the plan.
-    pub updates: u32,
-}
 
 /// The `update_plan` arguments.
 #[derive(Debug, Deserialize)]

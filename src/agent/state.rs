@@ -2,24 +2,8 @@
 //! transition goes through `Machine::go`, which checks it against the one table below, records
 //! it with timings, and hands back the event to emit.
 
-use serde::Serialize;
+pub use crate::protocol::{State, StateSpan};
 use std::time::Instant;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum State {
-    Intake,
-    ContextBuilding,
-    Planning,
-    Executing,
-    Verifying,
-    Recovering,
-    Summarizing,
-    Done,
-    Failed,
-    Aborted,
-    NeedsClarification,
-}
 
 use State::*;
 
@@ -87,16 +71,6 @@ pub fn allowed(from: State, to: State) -> bool {
             | (Recovering, Summarizing)
             | (Summarizing, Done)
     )
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StateSpan {
-    pub state: State,
-    /// Milliseconds since the run started.
-    pub entered_ms: u64,
-    pub duration_ms: u64,
-    /// Why the machine entered this state.
-    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

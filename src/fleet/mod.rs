@@ -85,10 +85,11 @@ fn result_from_outcome(
 ) -> RepoResult {
     use crate::report::Status;
     let report = &o.report;
-    let operation = report.pr.as_ref().map_or("none", |p| p.operation.as_str());
+    use crate::protocol::PrOperation;
+    let operation = report.pr.as_ref().map_or(PrOperation::None, |p| p.operation);
     let status = match (o.status, operation) {
-        (Status::Success, "created") => RepoStatus::PrCreated,
-        (Status::Success, "updated") => RepoStatus::PrUpdated,
+        (Status::Success, PrOperation::Created) => RepoStatus::PrCreated,
+        (Status::Success, PrOperation::Updated) => RepoStatus::PrUpdated,
         (Status::Success, _) => RepoStatus::Succeeded,
         (Status::NoChange, _) => RepoStatus::NoChange,
         (Status::Skipped, _) => RepoStatus::Skipped,

@@ -50,7 +50,7 @@ pub fn outputs(r: &RunReport, pr: Option<&crate::forge::PrReport>, report_dir: &
         ("branch", r.branch.clone()),
         ("pr-number", pr.and_then(|p| p.number).map(|n| n.to_string()).unwrap_or_default()),
         ("pr-url", pr.and_then(|p| p.url.clone()).unwrap_or_default()),
-        ("pull-request-operation", pr.map_or("none".to_string(), |p| p.operation.clone())),
+        ("pull-request-operation", pr.map_or("none", |p| p.operation.as_str()).to_string()),
         ("report-json", report_dir.join("report.json").display().to_string()),
         ("junit-path", report_dir.join("junit.xml").display().to_string()),
         ("summary", r.summary.clone()),

@@ -12,24 +12,9 @@ use crate::error::{Code, HoneError, Result};
 use crate::report::{RunReport, Status};
 use crate::spec::{Job, raw::PrEnabled};
 use github::GitHub;
-use serde::Serialize;
 use serde_json::json;
 
-/// What happened to the branch and the PR, for `report.json`.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct PrReport {
-    /// created | updated | closed | none
-    pub operation: String,
-    pub number: Option<u64>,
-    pub url: Option<String>,
-    pub pushed: bool,
-    pub dry_run: bool,
-    /// Why nothing was pushed or opened, when that is the case.
-    pub notice: Option<String>,
-    pub warnings: Vec<String>,
-    /// GitHub requests retried after rate limits.
-    pub retries: u32,
-}
+pub use crate::protocol::{PrOperation, PrReport};
 
 pub struct Ship<'a> {
     pub job: &'a Job,
@@ -57,7 +42,7 @@ impl Ship<'_> {
     /// Write the artifacts, push, open or update the PR. Errors are infrastructure failures.
     pub async fn run(&self, r: &RunReport, patch: Option<String>) -> Result<PrReport> {
         let job = self.job;
-        let mut out = PrReport { operation: "none".into(), dry_run: self.dry_run, ..Default::default() };
+        let mut out = PrReport { operation: PrOperation::None, dry_run: self.dry_run, ..Default::default() };
         let committed = r.commit.as_ref();
         let partial = self.partial_ref.is_some();
         if let (true, Some(patch)) = (committed.is_some() || partial, &patch) {
@@ -134,7 +119,7 @@ impl Ship<'_> {
             let result = autofix::upsert_comment(&gh, t.number, &job.name, &text).await;
             out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
             out.number = Some(t.number);
-            out.operation = if out.pushed { "updated".into() } else { "none".into() };
+            out.operation = if out.pushed { PrOperation::Updated } else { PrOperation::None };
             out.url = result?;
             return Ok(out);
         }
@@ -170,7 +155,7 @@ impl Ship<'_> {
                 if !resp.ok() {
                     return Err(HoneError::new(Code::Forge, format!("closing PR #{n} failed: {}", resp.message())));
                 }
-                (out.operation, out.number, out.url) = ("closed".into(), Some(*n), Some(url.clone()));
+                (out.operation, out.number, out.url) = (PrOperation::Closed, Some(*n), Some(url.clone()));
             }
             return Ok(());
         }
@@ -199,7 +184,7 @@ impl Ship<'_> {
                     out.url = Some(url);
                     n
                 } else if resp.ok() {
-                    out.operation = "created".into();
+                    out.operation = PrOperation::Created;
                     out.url = resp.body["html_url"].as_str().map(str::to_string);
                     resp.body["number"]
                         .as_u64()
@@ -228,7 +213,7 @@ impl Ship<'_> {
     }
 
     async fn update(&self, gh: &GitHub, n: u64, title: &str, text: &str, out: &mut PrReport) -> Result<()> {
-        out.operation = "updated".into();
+        out.operation = PrOperation::Updated;
         if !self.job.pr.update_existing {
             return Ok(());
         }

@@ -195,7 +195,7 @@ pub struct RunReport {
     pub fault_classes: BTreeMap<FaultClass, u32>,
     pub policy: PolicyReport,
     /// The plan with its final step statuses (null when planning is off or the model made none).
-    pub plan: Option<crate::agent::plan::Plan>,
+    pub plan: Option<crate::protocol::Plan>,
     pub checkpoints: Vec<CheckpointRecord>,
     pub rollbacks: Vec<RollbackRecord>,
     /// The model's questions, when it stopped with NEEDS_CLARIFICATION.
@@ -207,9 +207,9 @@ pub struct RunReport {
     /// The average share of each request's prefix reused from the previous one (prompt caching).
     pub prefix_reuse_avg: f64,
     /// The state machine's history, with timings.
-    pub states: Vec<crate::agent::state::StateSpan>,
+    pub states: Vec<crate::protocol::StateSpan>,
     /// Push and pull request (null when the run had nothing to ship).
-    pub pr: Option<crate::forge::PrReport>,
+    pub pr: Option<crate::protocol::PrReport>,
     /// SUMMARIZING's text: what changed and why, verification, risks, roll-back, blockers.
     pub summary: String,
     /// The model's last message (or its `finish` summary).

@@ -1,0 +1,145 @@
+//! The event stream: every step of a run as one JSON line.
+
+use super::{FinishReason, Usage};
+use crate::error::Code;
+use serde::{Deserialize, Serialize};
+
+/// One line of `events.jsonl` (and of stdout under `--json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventRecord {
+    pub schema_version: u32,
+    /// RFC 3339 UTC timestamp.
+    pub ts: String,
+    pub run_id: String,
+    /// In a fleet: the repository the run belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The model set or updated its plan.
+    PlanUpdated {
+        turn: u32,
+        plan: serde_json::Value,
+    },
+    /// hone saved the work tree as a checkpoint.
+    Checkpoint {
+        id: u32,
+        label: String,
+        commit: String,
+        failing_checks: usize,
+        failing_tests: usize,
+    },
+    /// hone rolled the work tree back to a checkpoint.
+    Rollback {
+        turn: u32,
+        to_checkpoint: u32,
+        reason: String,
+    },
+    /// The orchestrator moved from one state to another.
+    StateChanged {
+        from: String,
+        to: String,
+        reason: String,
+    },
+    RunStarted {
+        job: String,
+        repo: String,
+        branch: String,
+        provider: String,
+        model: String,
+    },
+    TurnStarted {
+        turn: u32,
+        /// Estimated prompt tokens of this request.
+        estimated_tokens: u64,
+        /// Share of this request's prefix identical to the previous request's (cacheable).
+        prefix_reuse: f64,
+    },
+    /// The history was compacted to fit the context window.
+    Compacted {
+        turn: u32,
+        before_tokens: u64,
+        after_tokens: u64,
+        reason: String,
+    },
+    ModelRetry {
+        turn: u32,
+        attempt: u32,
+        class: String,
+        reason: String,
+        delay_ms: u64,
+    },
+    TurnCompleted {
+        turn: u32,
+        finish_reason: FinishReason,
+        tool_calls: usize,
+        usage: Option<Usage>,
+        duration_ms: u64,
+    },
+    ToolCallStarted {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        args: String,
+    },
+    ToolCallCompleted {
+        turn: u32,
+        call_id: String,
+        tool: String,
+        ok: bool,
+        code: Option<Code>,
+        /// For `run_cmd`: the command's exit code.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
+        duration_ms: u64,
+    },
+    VerifyStarted {
+        attempt: u32,
+        check: String,
+        command: String,
+    },
+    /// A check finished. Attempt 0 is the baseline, taken before any change.
+    VerifyCompleted {
+        attempt: u32,
+        check: String,
+        passed: bool,
+        /// It meets its `expect` (for `no-regression`: nothing fails that passed at the baseline).
+        accepted: bool,
+        new_failures: Vec<String>,
+        exit_code: Option<i32>,
+        timed_out: bool,
+        duration_ms: u64,
+    },
+    FixRequested {
+        attempt: u32,
+        failing: Vec<String>,
+    },
+    Commit {
+        sha: String,
+        branch: String,
+        files_changed: usize,
+    },
+    Warning {
+        code: Code,
+        message: String,
+    },
+    /// An audit record: every policy decision, allowed or denied, with the rule that decided.
+    PolicyDecision {
+        trace_id: String,
+        turn: u32,
+        tool: String,
+        subject: String,
+        allowed: bool,
+        rule: String,
+    },
+    RunCompleted {
+        status: String,
+        exit_code: i32,
+        duration_ms: u64,
+    },
+}

@@ -1,0 +1,107 @@
+//! The records of a run that the loop keeps and the report shows: the plan, the states the
+//! run went through, and what happened to the branch and the pull request. Plain data.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Done,
+    Blocked,
+    Skipped,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Risk {
+    #[default]
+    Low,
+    Medium,
+    High,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub title: String,
+    #[serde(default)]
+    pub intent: String,
+    pub status: StepStatus,
+    #[serde(default)]
+    pub expected_files: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Plan {
+    pub steps: Vec<Step>,
+    /// How the work will be verified.
+    pub verification: String,
+    pub risk: Risk,
+    /// How many times the model has updated the plan.
+    pub updates: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum State {
+    Intake,
+    ContextBuilding,
+    Planning,
+    Executing,
+    Verifying,
+    Recovering,
+    Summarizing,
+    Done,
+    Failed,
+    Aborted,
+    NeedsClarification,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StateSpan {
+    pub state: State,
+    /// Milliseconds since the run started.
+    pub entered_ms: u64,
+    pub duration_ms: u64,
+    /// Why the machine entered this state.
+    pub reason: String,
+}
+
+/// What hone did to the pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PrOperation {
+    Created,
+    Updated,
+    Closed,
+    #[default]
+    None,
+}
+
+impl PrOperation {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Closed => "closed",
+            Self::None => "none",
+        }
+    }
+}
+
+/// What happened to the branch and the PR, for `report.json`.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct PrReport {
+    pub operation: PrOperation,
+    pub number: Option<u64>,
+    pub url: Option<String>,
+    pub pushed: bool,
+    pub dry_run: bool,
+    /// Why nothing was pushed or opened, when that is the case.
+    pub notice: Option<String>,
+    pub warnings: Vec<String>,
+    /// GitHub requests retried after rate limits.
+    pub retries: u32,
+}
