@@ -21,11 +21,11 @@ impl Loop<'_> {
         }
         let target = if force { (before / 2).max(1024).min(window) } else { window };
         let target_raw = (target as f64 / self.calibration) as u64;
-        let plan = self.report.plan.as_ref().map(|p| p.render());
+        let plan = self.run.plan.as_ref().map(|p| p.render());
         if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
             self.messages = c;
             let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
-            self.report.compactions += 1;
+            self.run.compactions += 1;
             self.events.emit(Event::Compacted {
                 turn,
                 before_tokens: before,
@@ -37,10 +37,10 @@ impl Loop<'_> {
 
     pub(super) fn out_of_budget(&mut self) -> Option<Status> {
         let limits = &self.job.limits;
-        let why = if self.report.turns >= limits.max_turns {
+        let why = if self.run.turns >= limits.max_turns {
             format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
-        } else if self.report.usage.total_tokens >= limits.max_tokens {
-            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.report.usage.total_tokens)
+        } else if self.run.usage.total_tokens >= limits.max_tokens {
+            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.run.usage.total_tokens)
         } else {
             return None;
         };
@@ -51,7 +51,7 @@ impl Loop<'_> {
 
     pub(super) fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
         if let Some(u) = reply.usage {
-            self.report.usage.add(u);
+            self.run.usage.add(u);
             let est = context::estimate(&self.last_request).max(1) as f64;
             if u.prompt_tokens > 0 {
                 // Only ever raise the estimate: underestimating overflows the window, overestimating

@@ -4,24 +4,20 @@
 //! it, and the model is asked to replan the remaining steps.
 
 use super::plan::{self, PlanArgs};
+use super::run::Checkpoint;
 use super::state::State;
 use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, ToolCall, ToolOutput};
-use crate::report::{CheckpointRecord, RollbackRecord};
+use crate::report::RollbackRecord;
 use crate::verify::CheckResult;
 
 impl Loop<'_> {
     /// Checkpoint 0: the base commit with the baseline's score.
     pub fn first_checkpoint(&mut self) {
-        if self.report.checkpoints.is_empty() {
-            let score = plan::score(&self.report.baseline);
-            self.report.checkpoints.push(CheckpointRecord {
-                id: 0,
-                label: "baseline".into(),
-                commit: self.base.to_string(),
-                score,
-            });
+        if self.run.checkpoints.is_empty() {
+            let score = plan::score(&self.run.baseline);
+            self.run.checkpoints.push(Checkpoint { id: 0, label: "baseline".into(), commit: self.base, score });
         }
     }
 
@@ -71,7 +67,7 @@ impl Loop<'_> {
         }
         match serde_json::from_str::<Args>(&call.arguments) {
             Ok(a) if !a.questions.is_empty() => {
-                self.report.clarification = a.questions.iter().map(|q| self.tools.redactor.apply(q)).collect();
+                self.run.clarification = a.questions.iter().map(|q| self.tools.redactor.apply(q)).collect();
                 self.clarify_requested = true;
                 ToolOutput::ok("Your questions are recorded; the run stops here so a person can answer them.")
             }
@@ -94,15 +90,15 @@ impl Loop<'_> {
                 );
             }
         };
-        let mut p = self.report.plan.clone().unwrap_or_default();
+        let mut p = self.run.plan.clone().unwrap_or_default();
         let done = match p.update(args) {
             Ok(d) => d,
             Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the plan was not updated: {e}")),
         };
         self.events.emit(Event::PlanUpdated { turn, plan: serde_json::to_value(&p).unwrap_or_default() });
         let rendered = p.render();
-        self.report.plan = Some(p);
-        if self.machine.state() == State::Planning {
+        self.run.plan = Some(p);
+        if self.run.machine.state() == State::Planning {
             self.enter(State::Executing, "the model made its plan");
         }
         if done.is_empty() || self.job.verify.is_empty() {
@@ -133,9 +129,9 @@ impl Loop<'_> {
     ) -> Result<Option<String>, String> {
         self.first_checkpoint();
         let score = plan::score(results);
-        let Some(last) = self.report.checkpoints.last().cloned() else { return Ok(None) };
+        let Some(last) = self.run.checkpoints.last().cloned() else { return Ok(None) };
         if score > last.score {
-            let oid = git2::Oid::from_str(&last.commit).map_err(|e| e.to_string())?;
+            let oid = last.commit;
             self.ws.reset_worktree_to(oid).map_err(|e| e.message)?;
             let reason = format!(
                 "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
@@ -148,7 +144,7 @@ impl Loop<'_> {
                 last.label
             );
             self.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
-            self.report.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
+            self.run.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.fault(crate::protocol::FaultKind::Rollback);
             return Ok(Some(format!(
                 "\nhone rolled the work tree back to checkpoint {} ({}): {reason}. Your changes since then are gone. Replan the remaining steps with update_plan, then continue.",
@@ -157,7 +153,7 @@ impl Loop<'_> {
         }
         let id = last.id + 1;
         let refname = format!("refs/hone/{}/checkpoints/{id}", self.job.name);
-        let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.report.run_id);
+        let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.meta.run_id);
         let oid = self
             .ws
             .snapshot(self.base, &refname, &msg, &self.job.git.author_name, &self.job.git.author_email)
@@ -169,7 +165,7 @@ impl Loop<'_> {
             failing_checks: score.0,
             failing_tests: score.1,
         });
-        self.report.checkpoints.push(CheckpointRecord { id, label: label.into(), commit: oid.to_string(), score });
+        self.run.checkpoints.push(Checkpoint { id, label: label.into(), commit: oid, score });
         let state =
             if score.0 == 0 { "all checks pass".to_string() } else { format!("{} check(s) still failing", score.0) };
         Ok(Some(format!("\nCheckpoint {id} saved after {label}: {state}.")))

@@ -18,7 +18,7 @@ impl Loop<'_> {
         let before = self.ws.dirty_entries().unwrap_or_default();
         let results = self.run_each_check(attempt, record).await;
         if let Err(e) = self.ws.mark_artifacts(&before) {
-            self.report.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
+            self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
         }
         results
     }
@@ -47,8 +47,8 @@ impl Loop<'_> {
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
             r.junit_error = r.junit_error.map(|e| self.tools.redactor.apply(&e));
             r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
-            if attempt != 0 || !self.report.baseline.is_empty() {
-                let base = self.report.baseline.iter().find(|b| b.name == r.name).cloned();
+            if attempt != 0 || !self.run.baseline.is_empty() {
+                let base = self.run.baseline.iter().find(|b| b.name == r.name).cloned();
                 verify::judge(&mut r, base.as_ref());
             }
             if record {
@@ -81,9 +81,9 @@ impl Loop<'_> {
                 duration_ms: r.duration_ms,
             });
             if attempt == 0 {
-                self.report.baseline.push(r.clone());
+                self.run.baseline.push(r.clone());
             } else {
-                self.report.verify.push(r.clone());
+                self.run.verify.push(r.clone());
             }
         }
     }

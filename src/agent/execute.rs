@@ -3,13 +3,14 @@
 //! guards, then commit or save, always putting the user's checkout back.
 
 use super::intake::Prepared;
-use super::state::{Machine, State};
+use super::run::Run;
+use super::state::State;
 use super::{finish, prompt, repomap, setup, turns};
 use crate::error::{Code, HoneError};
 use crate::git::OriginalHead;
 use crate::guard::{GitGuard, diff_guard};
 use crate::protocol::Message;
-use crate::report::{ErrorRecord, RunReport, Status};
+use crate::report::{ErrorRecord, Status};
 use crate::spec;
 use crate::tools::{self, ToolContext, paths::Root};
 use std::sync::Mutex;
@@ -17,17 +18,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Branch, loop, then commit or save, always putting the user's checkout back.
-pub async fn execute(
-    p: &Prepared,
-    report: &mut RunReport,
-    machine: &mut Machine,
-    cancel: &CancellationToken,
-) -> Result<Status, HoneError> {
+pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Result<Status, HoneError> {
     let (job, ws) = (&p.job, &p.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
-    report.base_sha = base.to_string();
-    report.base_branch = match (&job.repo.base, &original) {
+    run.base_sha = base.to_string();
+    run.base_branch = match (&job.repo.base, &original) {
         _ if p.autofix.is_some() => p.autofix.as_ref().map(|t| t.base_ref.clone()).unwrap_or_default(),
         (Some(b), _) if ws.is_branch(b) => b.clone(),
         (Some(b), _) if b.starts_with("origin/") => b.trim_start_matches("origin/").to_string(),
@@ -35,22 +31,22 @@ pub async fn execute(
         _ => "main".into(),
     };
     ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
-    let result = work(p, report, machine, cancel, base).await;
+    let result = work(p, run, cancel, base).await;
     if job.repo.allow_dirty {
-        report.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
+        run.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     } else {
         let restored = ws.restore(&original);
         // What the run left in ignored paths (build output, caches) goes too.
         match ws.remove_new_ignored(&p.ignored) {
             Ok(gone) if !gone.is_empty() => tracing::debug!("removed what the run left in ignored paths: {gone:?}"),
             Ok(_) => {}
-            Err(e) => report.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
+            Err(e) => run.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
         }
-        if report.commit.is_none() {
+        if run.commit.is_none() {
             let _ = ws.drop_branch_if_at(&job.git.branch, base);
         }
         if let Err(e) = restored {
-            report.errors.push(ErrorRecord {
+            run.errors.push(ErrorRecord {
                 code: Code::Git,
                 message: format!("could not restore the original checkout: {}", e.message),
             });
@@ -76,26 +72,20 @@ fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> 
     })
 }
 
-async fn work(
-    p: &Prepared,
-    report: &mut RunReport,
-    machine: &mut Machine,
-    cancel: &CancellationToken,
-    base: git2::Oid,
-) -> Result<Status, HoneError> {
+async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git2::Oid) -> Result<Status, HoneError> {
     let (job, ws) = (&p.job, &p.ws);
     let deadline = p.deadline;
     let ctx = tool_context(p, cancel, deadline)?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
-    let mut lp = turns::Loop::new(p, &ctx, report, machine, deadline, base);
+    let mut lp = turns::Loop::new(p, &ctx, run, deadline, base);
     // The baseline, before any change; then context and execution.
     let baseline = tokio::select! {
         r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
         () = cancel.cancelled() => false,
     };
-    let unrunnable = if baseline { crate::verify::unrunnable(&lp.report.baseline) } else { None };
+    let unrunnable = if baseline { crate::verify::unrunnable(&lp.run.baseline) } else { None };
     if let Some((code, why)) = &unrunnable {
-        lp.report.errors.push(ErrorRecord { code: *code, message: p.redactor.apply(why) });
+        lp.run.errors.push(ErrorRecord { code: *code, message: p.redactor.apply(why) });
         lp.enter(State::Summarizing, "a check cannot run");
     } else if baseline && !cancel.is_cancelled() {
         lp.enter(State::ContextBuilding, "intake passed; baseline taken");
@@ -113,7 +103,7 @@ async fn work(
         Status::InvalidInput
     } else if !baseline {
         if !cancel.is_cancelled() {
-            lp.report.errors.push(ErrorRecord {
+            lp.run.errors.push(ErrorRecord {
                 code: Code::Budget,
                 message: format!("{} while taking the baseline", budget_note()),
             });
@@ -122,7 +112,7 @@ async fn work(
     } else {
         tokio::select! {
             s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
-                lp.report.errors.push(ErrorRecord { code: Code::Budget, message: budget_note() });
+                lp.run.errors.push(ErrorRecord { code: Code::Budget, message: budget_note() });
                 lp.enter(State::Summarizing, "the wall-time budget ran out");
                 Status::BudgetExhausted
             }),
@@ -132,15 +122,15 @@ async fn work(
     let touched = lp.touched();
     drop(lp);
     if status == Status::Cancelled || cancel.is_cancelled() {
-        turns::enter(machine, &p.events, State::Aborted, "cancelled by a signal");
+        turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");
     }
     let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
     if status == Status::Cancelled {
-        report.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
+        run.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
     }
-    let (status, may_save) = guards(p, report, status, base, &git_guard)?;
-    let status = finish::dropped_change(report, status, touched);
-    finish::finish(p, report, status, base, may_save)
+    let (status, may_save) = guards(p, run, status, base, &git_guard)?;
+    let status = finish::dropped_change(run, status, touched);
+    finish::finish(p, run, status, base, may_save)
 }
 
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too
@@ -148,16 +138,16 @@ async fn work(
 /// false when the work must not be saved anywhere (it carries a secret).
 fn guards(
     p: &Prepared,
-    report: &mut RunReport,
+    run: &mut Run,
     status: Status,
     base: git2::Oid,
     git_guard: &GitGuard,
 ) -> Result<(Status, bool), HoneError> {
     let planted = git_guard.check_and_restore();
-    report.files_changed = p.ws.changes(base)?;
+    run.files_changed = p.ws.changes(base)?;
     let mut problems: Vec<String> =
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
-    problems.extend(diff_guard(&p.policy, &report.files_changed));
+    problems.extend(diff_guard(&p.policy, &run.files_changed));
     let mut secret = false;
     if !p.redactor.is_empty() {
         let diff = p.ws.diff_text(base)?;
@@ -168,10 +158,10 @@ fn guards(
             );
         }
     }
-    report.policy.guard = problems.clone();
+    run.policy.guard = problems.clone();
     if status == Status::Success && !problems.is_empty() {
         let message = format!("the change was refused before commit: {}", problems.join("; "));
-        report.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
+        run.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
         return Ok((Status::Failed, !secret));
     }
     Ok((status, !secret))

@@ -2,23 +2,24 @@
 //! is saved on a private ref; and a change that no longer exists is never a success.
 
 use super::intake::Prepared;
+use super::run::Run;
 use super::summarize;
 use crate::error::{Code, HoneError};
 use crate::protocol::Event;
-use crate::report::{CommitInfo, ErrorRecord, RunReport, Status};
+use crate::report::{CommitInfo, ErrorRecord, Status};
 
 /// A success with nothing left to commit, after the model did change files (every change rolled
 /// back or undone), is a failure that says what happened. `no_change` is only for a model that
 /// changed nothing.
-pub fn dropped_change(report: &mut RunReport, status: Status, touched: bool) -> Status {
-    if status != Status::Success || !report.files_changed.is_empty() || !touched {
+pub fn dropped_change(run: &mut Run, status: Status, touched: bool) -> Status {
+    if status != Status::Success || !run.files_changed.is_empty() || !touched {
         return status;
     }
-    let (code, why) = match report.rollbacks.last() {
+    let (code, why) = match run.rollbacks.last() {
         Some(rb) => (Code::BuildFail, format!("the change was rolled back: {}", rb.reason)),
         None => (Code::Model, "the model changed files and then undid every change".to_string()),
     };
-    report.errors.push(ErrorRecord {
+    run.errors.push(ErrorRecord {
         code,
         message: format!("{why}. The final tree equals the base, so there is no change to commit."),
     });
@@ -29,25 +30,25 @@ pub fn dropped_change(report: &mut RunReport, status: Status, touched: bool) -> 
 /// false: work that carries a secret is saved nowhere).
 pub fn finish(
     p: &Prepared,
-    report: &mut RunReport,
+    run: &mut Run,
     status: Status,
     base: git2::Oid,
     may_save: bool,
 ) -> Result<Status, HoneError> {
-    let changed = !report.files_changed.is_empty();
+    let changed = !run.files_changed.is_empty();
     let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
-    report.summary = p.redactor.apply(&summarize::write(report, heading_for));
-    let result = commit_or_save(p, report, status, base, changed && may_save);
+    run.summary = p.redactor.apply(&summarize::write(run, heading_for));
+    let result = commit_or_save(p, run, status, base, changed && may_save);
     if !matches!(result, Ok(Status::Success | Status::NoChange)) {
         // Written again now that the saved ref (if any) is known.
-        report.summary = p.redactor.apply(&summarize::write(report, *result.as_ref().unwrap_or(&Status::Error)));
+        run.summary = p.redactor.apply(&summarize::write(run, *result.as_ref().unwrap_or(&Status::Error)));
     }
     result
 }
 
 fn commit_or_save(
     p: &Prepared,
-    report: &mut RunReport,
+    run: &mut Run,
     status: Status,
     base: git2::Oid,
     changed: bool,
@@ -56,18 +57,18 @@ fn commit_or_save(
     match status {
         Status::Success if !changed => Ok(Status::NoChange),
         Status::Success if job.git.commit => {
-            let message = p.redactor.apply(&summarize::commit_message(job, report));
+            let message = p.redactor.apply(&summarize::commit_message(job, run));
             let sha = ws.commit(base, &message, &job.git.author_name, &job.git.author_email)?.to_string();
             p.events.emit(Event::Commit {
                 sha: sha.clone(),
                 branch: job.git.branch.clone(),
-                files_changed: report.files_changed.len(),
+                files_changed: run.files_changed.len(),
             });
-            report.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
+            run.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
             Ok(Status::Success)
         }
         Status::Success => {
-            report.warnings.push("`git.commit` is false: the verified change was not committed".into());
+            run.warnings.push("`git.commit` is false: the verified change was not committed".into());
             Ok(Status::Success)
         }
         other if changed && other != Status::InvalidInput => {
@@ -76,11 +77,11 @@ fn commit_or_save(
                 "hone: unverified work of a {} run of {}\n\nRun: {}\n",
                 other.as_str(),
                 job.name,
-                report.run_id
+                run.meta.run_id
             );
             match ws.snapshot(base, &refname, &msg, &job.git.author_name, &job.git.author_email) {
-                Ok(_) => report.saved_ref = Some(refname),
-                Err(e) => report.warnings.push(format!("could not save the unverified work: {}", e.message)),
+                Ok(_) => run.saved_ref = Some(refname),
+                Err(e) => run.warnings.push(format!("could not save the unverified work: {}", e.message)),
             }
             Ok(other)
         }

@@ -11,8 +11,10 @@ pub mod history;
 pub mod intake;
 pub mod locate;
 pub mod plan;
+pub mod pr_text;
 pub mod prompt;
 pub mod repomap;
+pub mod run;
 pub mod setup;
 pub mod ship;
 pub mod state;
@@ -30,7 +32,8 @@ use crate::redact::Redactor;
 use crate::report::dir::ReportDir;
 use crate::report::{self, ErrorRecord, RunReport, Status};
 use intake::Prepared;
-use state::{Machine, State};
+use run::Run;
+use state::State;
 use std::io::Write;
 use std::path::PathBuf;
 use tokio::time::Instant;
@@ -133,7 +136,7 @@ fn intake_failed(f: intake::Failure, opts: &mut RunOptions, started: Instant, st
     report.status = Status::InvalidInput;
     report.exit_code = Status::InvalidInput.exit_code();
     report.errors.push(ErrorRecord { code: f.invalid.code, message: redactor.apply(&f.invalid.message) });
-    report.summary = redactor.apply(&summarize::write(&report, Status::InvalidInput));
+    report.summary = redactor.apply(&summarize::intake_failed(&report.errors));
     report.duration_ms = started.elapsed().as_millis() as u64;
     events.emit(Event::RunCompleted {
         status: report.status.as_str().into(),
@@ -168,55 +171,58 @@ fn write_reports(dir: &ReportDir, report: &RunReport, events: &Events, redactor:
 }
 
 async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, started_at: String) -> RunOutcome {
-    let mut machine = Machine::new();
     let job = &p.job;
     if let Some(out) = opts.commands_out.as_mut() {
         for line in forge::actions::mask_commands(&p.redactor.values()) {
             let _ = writeln!(out, "{line}");
         }
     }
-    let mut report = RunReport::new(&job.name, p.events.run_id(), started_at);
-    report.provider = job.model.provider.as_str().into();
-    report.model = job.model.name.clone();
-    report.repo = p.ws.root().display().to_string();
-    report.base = job.repo.base.clone().unwrap_or_else(|| "HEAD".into());
-    report.branch = job.git.branch.clone();
-    report.policy.source =
+    let mut r = Run::new(run::RunMeta {
+        job: job.name.clone(),
+        run_id: p.events.run_id().to_string(),
+        started_at,
+        started,
+        provider: job.model.provider.as_str().into(),
+        model: job.model.name.clone(),
+        repo: p.ws.root().display().to_string(),
+        base: job.repo.base.clone().unwrap_or_else(|| "HEAD".into()),
+        branch: job.git.branch.clone(),
+        context_window: job.model.context_window,
+    });
+    r.policy.source =
         p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());
-    report.policy.sandbox = p.sandbox_report.clone();
+    r.policy.sandbox = p.sandbox_report.clone();
     if job.verify.is_empty() {
-        report.warnings.push("no verify commands are configured: the change is not verified".into());
+        r.warnings.push("no verify commands are configured: the change is not verified".into());
     }
     if !p.policy.sandbox {
-        report
-            .warnings
-            .push("the policy sets `sandbox: off`: commands ran with the host's network and file access".into());
+        r.warnings.push("the policy sets `sandbox: off`: commands ran with the host's network and file access".into());
     }
     p.events.emit(Event::RunStarted {
         job: job.name.clone(),
-        repo: report.repo.clone(),
+        repo: r.meta.repo.clone(),
         branch: job.git.branch.clone(),
-        provider: report.provider.clone(),
-        model: report.model.clone(),
+        provider: r.meta.provider.clone(),
+        model: r.meta.model.clone(),
     });
     let executed = match &p.skip {
         Some(reason) => {
-            report.summary = format!("Skipped: {reason}\n");
-            report.warnings.push(reason.clone());
-            turns::enter(&mut machine, &p.events, State::Summarizing, "nothing to do");
+            r.summary = format!("Skipped: {reason}\n");
+            r.warnings.push(reason.clone());
+            turns::enter(&mut r.machine, &p.events, State::Summarizing, "nothing to do");
             Ok(Status::Skipped)
         }
-        None => execute::execute(&p, &mut report, &mut machine, &opts.cancel).await,
+        None => execute::execute(&p, &mut r, &opts.cancel).await,
     };
     let status = match executed {
         Ok(s) => s,
         Err(e) => {
-            report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
+            r.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
             Status::Error
         }
     };
-    let status = ship_if_verified(&p, &mut report, status, opts.dry_run, &opts.cancel).await;
-    conclude(&p, &mut report, &mut machine, status, started);
+    let status = ship_if_verified(&p, &mut r, status, opts.dry_run, &opts.cancel).await;
+    let report = conclude(&p, &mut r, status);
     let mut outcome = RunOutcome {
         status: report.status,
         exit_code: report.exit_code,
@@ -244,51 +250,48 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
 /// for failed work as a draft PR.
 async fn ship_if_verified(
     p: &Prepared,
-    report: &mut RunReport,
+    run: &mut Run,
     status: Status,
     dry_run: bool,
     cancel: &CancellationToken,
 ) -> Status {
-    report.status = status;
-    report.exit_code = status.exit_code();
+    run.status = status;
     let draft_failure = matches!(status, Status::Failed | Status::BudgetExhausted)
         && p.job.pr.on_failure == crate::spec::raw::OnFailure::Draft
-        && report.saved_ref.is_some()
+        && run.saved_ref.is_some()
         && p.autofix.is_none()
         // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
-        && report.policy.guard.is_empty();
+        && run.policy.guard.is_empty();
     if matches!(status, Status::Success | Status::NoChange) || draft_failure {
-        return ship::ship(p, report, dry_run, draft_failure, cancel).await;
+        return ship::ship(p, run, dry_run, draft_failure, cancel).await;
     }
     status
 }
 
-/// The end of every run that got past intake: the final state, the summary and the timings.
-fn conclude(p: &Prepared, report: &mut RunReport, machine: &mut Machine, status: Status, started: Instant) {
+/// The end of every run that got past intake: the final state and the summary; then the report,
+/// built from the run once.
+fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunReport {
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,
         Status::Cancelled => State::Aborted,
         _ => State::Failed,
     };
-    if !machine.state().is_terminal() {
-        turns::enter(machine, &p.events, end, status.as_str());
+    if !run.machine.state().is_terminal() {
+        turns::enter(&mut run.machine, &p.events, end, status.as_str());
     }
-    report.states = machine.history();
-    report.classify_faults();
-    if report.summary.is_empty() {
-        report.summary = p.redactor.apply(&summarize::write(report, status));
+    run.status = status;
+    if run.summary.is_empty() {
+        run.summary = p.redactor.apply(&summarize::write(run, status));
     }
-    report.status = status;
-    report.exit_code = status.exit_code();
-    report.duration_ms = started.elapsed().as_millis() as u64;
     if let Some(e) = p.events.file_error() {
-        report
-            .warnings
+        run.warnings
             .push(format!("appending to events.jsonl failed during the run ({e}); it was rewritten whole at the end"));
     }
+    let report = RunReport::from(&*run);
     p.events.emit(Event::RunCompleted {
         status: status.as_str().into(),
         exit_code: report.exit_code,
         duration_ms: report.duration_ms,
     });
+    report
 }

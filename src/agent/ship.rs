@@ -2,6 +2,8 @@
 //! GitHub Actions integration (outputs, step summary, annotations).
 
 use super::intake::Prepared;
+use super::pr_text;
+use super::run::Run;
 use crate::forge;
 use crate::report::{ErrorRecord, RunReport, Status};
 use std::io::Write;
@@ -9,20 +11,28 @@ use std::io::Write;
 /// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
 pub async fn ship(
     p: &Prepared,
-    report: &mut RunReport,
+    run: &mut Run,
     dry_run: bool,
     draft_failure: bool,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Status {
-    let partial_ref = if draft_failure { report.saved_ref.clone() } else { None };
-    let head = match (&report.commit, &partial_ref) {
+    let partial_ref = if draft_failure { run.saved_ref.clone() } else { None };
+    let head = match (&run.commit, &partial_ref) {
         (Some(c), _) => Some(c.sha.clone()),
         (None, Some(r)) => p.ws.resolve_base(Some(r)).ok().map(|o| o.to_string()),
         _ => None,
     };
-    let patch = match (head, git2::Oid::from_str(&report.base_sha)) {
-        (Some(h), Ok(base)) => git2::Oid::from_str(&h).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
+    let patch = match (&head, git2::Oid::from_str(&run.base_sha)) {
+        (Some(h), Ok(base)) => git2::Oid::from_str(h).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
         _ => None,
+    };
+    let title = pr_text::title(&p.job.pr.title, run);
+    let request = forge::PrRequest {
+        title: if partial_ref.is_some() { format!("[checks failing] {title}") } else { title },
+        body: p.redactor.apply(&pr_text::body(run)),
+        changed: (run.status == Status::Success && run.commit.is_some()) || partial_ref.is_some(),
+        head,
+        patch: patch.map(|t| p.redactor.apply(&t)),
     };
     let s = forge::Ship {
         job: &p.job,
@@ -31,24 +41,22 @@ pub async fn ship(
         cancel,
         report_dir: &p.report_dir,
         dry_run,
-        base_branch: report.base_branch.clone(),
+        base_branch: run.base_branch.clone(),
         autofix: p.autofix.as_ref(),
         partial_ref,
         github_repo: p.github_repo.clone(),
     };
-    match s.run(report, patch.map(|t| p.redactor.apply(&t))).await {
+    match s.run(&request).await {
         Ok(pr) => {
             if let Some(n) = &pr.notice {
                 tracing::info!("{n}");
             }
-            for w in &pr.warnings {
-                report.warnings.push(w.clone());
-            }
-            report.pr = Some(pr);
-            report.status
+            run.warnings.extend(pr.warnings.iter().cloned());
+            run.pr = Some(pr);
+            run.status
         }
         Err(e) => {
-            report.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
+            run.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
             Status::Error
         }
     }

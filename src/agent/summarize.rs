@@ -2,7 +2,8 @@
 //! how to roll back, and, for a run that did not succeed, what blocked it and what a person
 //! would do next. The text is the commit body and a section of `summary.md`.
 
-use crate::report::{RunReport, Status};
+use super::run::Run;
+use crate::report::Status;
 use crate::spec::Job;
 use std::fmt::Write as _;
 
@@ -21,7 +22,7 @@ fn verdict(c: &crate::verify::CheckResult) -> String {
 }
 
 /// The summary in Markdown. `status` is the outcome the run is heading for.
-pub fn write(r: &RunReport, status: Status) -> String {
+pub fn write(r: &Run, status: Status) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "### What changed and why\n");
     let said = r.final_message.trim();
@@ -71,7 +72,7 @@ pub fn write(r: &RunReport, status: Status) -> String {
             let _ = writeln!(
                 s,
                 "Revert the commit (`git revert <commit>`), or delete the branch `{}` and close its PR. Nothing else was changed.",
-                r.branch
+                r.meta.branch
             );
         }
         _ => {
@@ -105,8 +106,18 @@ pub fn write(r: &RunReport, status: Status) -> String {
     s
 }
 
+/// The summary of a run that stopped at intake: what blocked it, and what to do.
+pub fn intake_failed(errors: &[crate::report::ErrorRecord]) -> String {
+    let mut s = String::from("### What blocked the run\n\nThe run stopped before the model was asked anything.\n\n");
+    for e in errors {
+        let _ = writeln!(s, "- {}: {}", e.code, e.message);
+    }
+    let _ = writeln!(s, "\nManual steps:\n- Fix what the error names, then run the job again.");
+    s
+}
+
 /// First line: a summary of the change; body: the run's summary and the trailers.
-pub fn commit_message(job: &Job, report: &RunReport) -> String {
+pub fn commit_message(job: &Job, report: &Run) -> String {
     let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let first = first.trim_start_matches(['#', '*', '-', ' ']);
     let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
@@ -127,7 +138,7 @@ pub fn commit_message(job: &Job, report: &RunReport) -> String {
         report.summary.trim_end(),
         checks.join("\n"),
         job.name,
-        report.run_id
+        report.meta.run_id
     )
 }
 
@@ -138,7 +149,7 @@ mod tests {
 
     #[test]
     fn a_failed_run_says_what_blocked_it_and_what_to_do() {
-        let mut r = RunReport::new("j", "run", "2026-01-01T00:00:00Z".into());
+        let mut r = Run::new(crate::agent::run::test_meta("j"));
         r.final_message = "Tried.".into();
         r.errors.push(ErrorRecord { code: crate::error::Code::BuildFail, message: "checks still failing".into() });
         r.saved_ref = Some("refs/hone/j/failed".into());

@@ -45,7 +45,7 @@ impl Loop<'_> {
             exit_code: out.exit_code,
             duration_ms,
         });
-        self.report.tool_calls.push(ToolCallRecord {
+        self.run.tool_calls.push(ToolCallRecord {
             turn,
             id: call.id.clone(),
             name: call.name.clone(),
@@ -65,7 +65,7 @@ impl Loop<'_> {
     /// Record the policy decisions a tool call made, for the report and the audit trail.
     fn audit(&mut self, turn: u32, call: &ToolCall) {
         for d in self.tools.drain_decisions() {
-            let p = &mut self.report.policy;
+            let p = &mut self.run.policy;
             p.decisions += 1;
             if !d.allowed {
                 p.denied += 1;

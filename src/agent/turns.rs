@@ -3,13 +3,14 @@
 //! fix attempts) runs out.
 
 use super::intake::Prepared;
+use super::run::Run;
 use super::state::{Machine, State};
 use super::{context, history, plan};
 use crate::error::Code;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
 use crate::protocol::{Event, FaultKind, FinishReason, Message, ModelErrorKind, Reply, ToolSpec};
-use crate::report::{ErrorRecord, FinishRecord, RunReport, Status};
+use crate::report::{ErrorRecord, FinishRecord, Status};
 use crate::spec::Job;
 use crate::tools::{self, ToolContext};
 use crate::verify;
@@ -21,10 +22,9 @@ pub struct Loop<'a> {
     pub(super) tools: &'a ToolContext,
     specs: Vec<ToolSpec>,
     pub(super) events: &'a Events,
-    pub(super) report: &'a mut RunReport,
+    pub(super) run: &'a mut Run,
     pub(super) messages: Vec<Message>,
     pub(super) deadline: Instant,
-    pub(super) machine: &'a mut Machine,
     pub(super) loops: super::watchdog::LoopDetector,
     degenerate_streak: u32,
     pub(super) ws: &'a crate::git::Workspace,
@@ -51,16 +51,8 @@ enum Next {
 }
 
 impl<'a> Loop<'a> {
-    pub fn new(
-        p: &'a Prepared,
-        tools: &'a ToolContext,
-        report: &'a mut RunReport,
-        machine: &'a mut Machine,
-        deadline: Instant,
-        base: git2::Oid,
-    ) -> Self {
+    pub fn new(p: &'a Prepared, tools: &'a ToolContext, run: &'a mut Run, deadline: Instant, base: git2::Oid) -> Self {
         let job = &p.job;
-        report.context_window = job.model.context_window;
         let specs = tools::specs()
             .into_iter()
             .chain(plan::specs().into_iter().filter(|s| job.plan || s.name != "update_plan"))
@@ -71,10 +63,9 @@ impl<'a> Loop<'a> {
             tools,
             specs,
             events: &p.events,
-            report,
+            run,
             messages: vec![],
             deadline,
-            machine,
             loops: Default::default(),
             degenerate_streak: 0,
             ws: &p.ws,
@@ -101,15 +92,15 @@ impl<'a> Loop<'a> {
 
     /// Move the state machine and emit the transition.
     pub fn enter(&mut self, to: State, reason: impl Into<String>) {
-        enter(self.machine, self.events, to, &reason.into());
+        enter(&mut self.run.machine, self.events, to, &reason.into());
     }
 
     pub(super) fn fault(&mut self, kind: FaultKind) {
-        *self.report.faults.entry(kind).or_default() += 1;
+        *self.run.faults.entry(kind).or_default() += 1;
     }
 
     pub(super) fn fail(&mut self, code: Code, message: impl Into<String>) {
-        self.report.errors.push(ErrorRecord { code, message: self.tools.redactor.apply(&message.into()) });
+        self.run.errors.push(ErrorRecord { code, message: self.tools.redactor.apply(&message.into()) });
     }
 
     /// Drive the loop to an outcome. Wall time and cancellation are enforced by the caller.
@@ -119,8 +110,8 @@ impl<'a> Loop<'a> {
             if let Some(s) = self.out_of_budget() {
                 return s;
             }
-            self.report.turns += 1;
-            let turn = self.report.turns;
+            self.run.turns += 1;
+            let turn = self.run.turns;
             let reply = match self.request(turn).await {
                 Ok(Some(r)) => r,
                 Ok(None) => continue,
@@ -150,12 +141,12 @@ impl<'a> Loop<'a> {
         let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
         let reuse = context::prefix_reuse(&self.last_request, &messages);
         self.reuse_sum += reuse;
-        self.report.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
+        self.run.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
         self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
         self.last_request = messages.clone();
         let req = ChatRequest { messages, tools: self.specs.clone() };
-        let (events, stats, faults) = (self.events, &mut self.report.model_retries, &mut self.report.faults);
+        let (events, stats, faults) = (self.events, &mut self.run.model_retries, &mut self.run.faults);
         let reply = retry::complete(
             self.model,
             &req,
@@ -206,9 +197,10 @@ impl<'a> Loop<'a> {
             return self.degenerate(turn, why);
         }
         self.degenerate_streak = 0;
-        if self.machine.state() == State::Planning && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
+        if self.run.machine.state() == State::Planning
+            && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
         {
-            self.report.warnings.push("the model started without making a plan".into());
+            self.run.warnings.push("the model started without making a plan".into());
             self.enter(State::Executing, "the model started without a plan");
         }
         let calls = reply.message.tool_calls.clone();
@@ -222,7 +214,7 @@ impl<'a> Loop<'a> {
                 self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
                 return Next::Continue;
             }
-            self.report.final_message = self.tools.redactor.apply(&text);
+            self.run.final_message = self.tools.redactor.apply(&text);
             return Next::Verify;
         }
         let mut streak = 0;
@@ -265,9 +257,9 @@ impl<'a> Loop<'a> {
     fn on_finish(&mut self, f: FinishRecord, text: &str) -> Next {
         self.finished = None;
         let summary = if f.summary.trim().is_empty() { text.to_string() } else { f.summary.clone() };
-        self.report.final_message = self.tools.redactor.apply(&summary);
+        self.run.final_message = self.tools.redactor.apply(&summary);
         let blocked = f.reason.clone().filter(|_| f.outcome == crate::report::FinishOutcome::Blocked);
-        self.report.finish = Some(f);
+        self.run.finish = Some(f);
         match blocked {
             Some(reason) => {
                 self.fail(Code::Blocked, format!("the model could not do the task: {reason}"));
@@ -311,23 +303,23 @@ impl<'a> Loop<'a> {
         }
         let failing: Vec<String> = results.iter().filter(|r| !r.accepted).map(|r| r.name.clone()).collect();
         self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));
-        if self.report.fix_attempts >= max_fixes {
+        if self.run.fix_attempts >= max_fixes {
             let msg = verify::failure_summary(&results);
             self.fail(
                 Code::BuildFail,
-                format!("checks still failing after {} fix attempt(s): {msg}", self.report.fix_attempts),
+                format!("checks still failing after {} fix attempt(s): {msg}", self.run.fix_attempts),
             );
             self.enter(State::Summarizing, "the fix attempts are used up");
             return Some(Status::Failed);
         }
-        self.report.fix_attempts += 1;
-        self.enter(State::Executing, format!("fix attempt {}", self.report.fix_attempts));
-        self.events.emit(Event::FixRequested { attempt: self.report.fix_attempts, failing });
-        let mut fb = verify::feedback(&results, self.report.fix_attempts, max_fixes);
+        self.run.fix_attempts += 1;
+        self.enter(State::Executing, format!("fix attempt {}", self.run.fix_attempts));
+        self.events.emit(Event::FixRequested { attempt: self.run.fix_attempts, failing });
+        let mut fb = verify::feedback(&results, self.run.fix_attempts, max_fixes);
         match self.judge_progress(turn, &format!("verification round {attempt}"), &results) {
             Ok(Some(note)) => fb.push_str(&note),
             Ok(None) => {}
-            Err(e) => self.report.warnings.push(format!("checkpoint failed: {e}")),
+            Err(e) => self.run.warnings.push(format!("checkpoint failed: {e}")),
         }
         self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         None

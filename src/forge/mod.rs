@@ -3,18 +3,29 @@
 
 pub mod actions;
 pub mod autofix;
-pub mod body;
 pub mod github;
 pub mod push;
 pub mod remote;
 
 use crate::error::{Code, HoneError, Result};
-use crate::report::{RunReport, Status};
 use crate::spec::{Job, raw::PrEnabled};
 use github::GitHub;
 use serde_json::json;
 
 pub use crate::protocol::{PrOperation, PrReport};
+
+/// What to publish, decided by the run: the forge renders nothing of its own.
+#[derive(Debug, Clone, Default)]
+pub struct PrRequest {
+    pub title: String,
+    pub body: String,
+    /// The commit to push: a verified commit, or with `on_failure: draft` the saved work.
+    pub head: Option<String>,
+    /// A change to publish (a verified commit, or failed work as a draft); false: nothing changed.
+    pub changed: bool,
+    /// The change as a patch, for `change.patch`.
+    pub patch: Option<String>,
+}
 
 pub struct Ship<'a> {
     pub job: &'a Job,
@@ -40,14 +51,11 @@ fn is_network_url(url: &str) -> bool {
 
 impl Ship<'_> {
     /// Write the artifacts, push, open or update the PR. Errors are infrastructure failures.
-    pub async fn run(&self, r: &RunReport, patch: Option<String>) -> Result<PrReport> {
+    pub async fn run(&self, req: &PrRequest) -> Result<PrReport> {
         let job = self.job;
         let mut out = PrReport { operation: PrOperation::None, dry_run: self.dry_run, ..Default::default() };
-        let committed = r.commit.as_ref();
-        let partial = self.partial_ref.is_some();
-        if let (true, Some(patch)) = (committed.is_some() || partial, &patch) {
-            let title = self.title(r);
-            let md = format!("# {title}\n\n{}", body::body(r));
+        if let (Some(_), Some(patch)) = (&req.head, &req.patch) {
+            let md = format!("# {}\n\n{}", req.title, req.body);
             self.report_dir
                 .write("pr.md", md.as_bytes())
                 .map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
@@ -62,7 +70,7 @@ impl Ship<'_> {
         }
         let token = std::env::var(&job.git.token_env).ok().filter(|t| !t.trim().is_empty());
         let url = self.ws.remote_url(&job.git.remote);
-        let changed = (matches!(r.status, Status::Success) && committed.is_some()) || partial;
+        let changed = req.changed;
         if changed && job.git.push {
             match &url {
                 None => out.notice = Some(format!("no remote `{}`: the branch was not pushed", job.git.remote)),
@@ -115,7 +123,7 @@ impl Ship<'_> {
             } else {
                 "hone found nothing to change.".to_string()
             };
-            let text = format!("{note}\n\n{}", body::body(r));
+            let text = format!("{note}\n\n{}", req.body);
             let result = autofix::upsert_comment(&gh, t.number, &job.name, &text).await;
             out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
             out.number = Some(t.number);
@@ -123,14 +131,9 @@ impl Ship<'_> {
             out.url = result?;
             return Ok(out);
         }
-        let result = self.pull_request(&gh, r, changed, &mut out).await;
+        let result = self.pull_request(&gh, req, &mut out).await;
         out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
         result.map(|()| out)
-    }
-
-    fn title(&self, r: &RunReport) -> String {
-        let t = body::title(&self.job.pr.title, r);
-        if self.partial_ref.is_some() { format!("[checks failing] {t}") } else { t }
     }
 
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
@@ -146,7 +149,8 @@ impl Ship<'_> {
             .and_then(|p| Some((p["number"].as_u64()?, p["html_url"].as_str().unwrap_or("").to_string()))))
     }
 
-    async fn pull_request(&self, gh: &GitHub, r: &RunReport, changed: bool, out: &mut PrReport) -> Result<()> {
+    async fn pull_request(&self, gh: &GitHub, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+        let changed = req.changed;
         let pr = &self.job.pr;
         let existing = self.find_open(gh).await?;
         if !changed {
@@ -159,8 +163,7 @@ impl Ship<'_> {
             }
             return Ok(());
         }
-        let title = self.title(r);
-        let text = body::body(r);
+        let (title, text) = (req.title.clone(), req.body.clone());
         let number = match existing {
             Some((n, url)) => {
                 self.update(gh, n, &title, &text, out).await?;

@@ -280,8 +280,7 @@ impl RunReport {
 
     /// The last verification round's results.
     pub fn final_checks(&self) -> Vec<&CheckResult> {
-        let last = self.verify.iter().map(|c| c.attempt).max().unwrap_or(0);
-        self.verify.iter().filter(|c| c.attempt == last).collect()
+        final_checks(&self.verify)
     }
 
     /// Why the run did not succeed, in one line: the first error (its code and the start of its
@@ -310,6 +309,12 @@ impl RunReport {
         let reports = dir.map_or("no reports written".to_string(), |d| format!("reports in {}", d.display()));
         format!("hone: {}{what} (exit {}){why}; {reports}", self.status.as_str(), self.exit_code)
     }
+}
+
+/// The results of the last verification round in `verify`.
+pub fn final_checks(verify: &[CheckResult]) -> Vec<&CheckResult> {
+    let last = verify.iter().map(|c| c.attempt).max().unwrap_or(0);
+    verify.iter().filter(|c| c.attempt == last).collect()
 }
 
 /// Write `report.json`, `junit.xml` and `summary.md` into `dir`, every text redacted.

@@ -1,8 +1,8 @@
-//! The PR title and body, rendered from the run's report. The body carries a hidden marker
+//! The PR title and body, rendered from the run. The body carries a hidden marker
 //! (`<!-- hone:job=NAME -->`) by which hone recognises its own PRs, and stays under GitHub's
 //! 65,536-character limit.
 
-use crate::report::RunReport;
+use super::run::Run;
 use std::fmt::Write as _;
 
 pub const BODY_LIMIT: usize = 65_536;
@@ -12,26 +12,26 @@ pub fn marker(job: &str) -> String {
 }
 
 /// Expand `{name}`, `{summary_title}`, `{branch}` and `{status}` in the title template.
-pub fn title(template: &str, r: &RunReport) -> String {
+pub fn title(template: &str, r: &Run) -> String {
     let summary_title = r
         .final_message
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .unwrap_or(&r.job)
+        .unwrap_or(&r.meta.job)
         .trim_start_matches(['#', '*', '-', ' ']);
     let t = template
-        .replace("{name}", &r.job)
+        .replace("{name}", &r.meta.job)
         .replace("{summary_title}", summary_title)
-        .replace("{branch}", &r.branch)
+        .replace("{branch}", &r.meta.branch)
         .replace("{status}", r.status.as_str());
     let t = t.trim();
     if t.chars().count() > 200 { t.chars().take(197).collect::<String>() + "..." } else { t.to_string() }
 }
 
-pub fn body(r: &RunReport) -> String {
+pub fn body(r: &Run) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}\n", marker(&r.job));
+    let _ = writeln!(s, "{}\n", marker(&r.meta.job));
     let _ = writeln!(s, "{}\n", r.summary.trim_end());
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "### Plan\n\n{}", p.render());
@@ -62,10 +62,10 @@ pub fn body(r: &RunReport) -> String {
         "\n---\n{} turns · {} tokens · {:.0}s · {} `{}` · run `{}`\n",
         r.turns,
         r.usage.total_tokens,
-        r.duration_ms as f64 / 1000.0,
-        r.provider,
-        r.model,
-        r.run_id
+        r.meta.started.elapsed().as_secs_f64(),
+        r.meta.provider,
+        r.meta.model,
+        r.meta.run_id
     );
     if s.len() > BODY_LIMIT {
         let note = "\n\n[... cut to fit GitHub's size limit; the full report is in the job's artifacts ...]\n";
@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn body_has_the_marker_and_stays_under_the_limit() {
-        let mut r = RunReport::new("job-a", "run", "2026-01-01T00:00:00Z".into());
+        let mut r = Run::new(super::super::run::test_meta("job-a"));
         r.summary = "x".repeat(100_000);
         r.final_message = "## Fix the parser\nmore".into();
         let b = body(&r);
