@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod env;
 pub mod error;
 pub mod events;
 pub mod exec;

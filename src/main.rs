@@ -43,8 +43,9 @@ fn main() {
             Command::Run { job, repo, report_dir, json, dry_run, task, model, name, verify, pr } => {
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
-                let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-                let mut opts = RunOptions::new(job, cancel, redactor);
+                let env = std::sync::Arc::new(hone::env::RunEnv::from_process());
+                let in_actions = env.actions;
+                let mut opts = RunOptions::new(job, env, cancel, redactor);
                 opts.json_out = json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
                 opts.progress = (!quiet).then(|| Progress::stderr(in_actions));
                 // Under GitHub Actions, workflow commands go to stdout (stderr with --json, to keep
@@ -132,7 +133,8 @@ async fn fleet(
     };
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
-    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor, json, quiet };
+    let env = std::sync::Arc::new(hone::env::RunEnv::from_process());
+    let opts = hone::fleet::FleetOptions { file, resume, only_failed, dry_run, shard, cancel, redactor, json, quiet, env };
     report(hone::fleet::run(opts).await)
 }
 

@@ -61,7 +61,7 @@ fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> 
     Ok(ToolContext {
         root,
         limits: p.job.tools.clone(),
-        env: setup::command_env(&p.policy),
+        env: setup::command_env(&p.policy, &p.env),
         redactor: p.redactor.clone(),
         cancel: cancel.child_token(),
         deadline,

@@ -12,7 +12,6 @@ use crate::redact::Redactor;
 use crate::report::dir::ReportDir;
 use crate::sandbox::{self, Sandbox, SandboxReport};
 use crate::spec::{self, Job};
-use std::path::PathBuf;
 
 /// A run ready to start.
 pub struct Prepared {
@@ -35,6 +34,8 @@ pub struct Prepared {
     pub ignored: Vec<String>,
     /// The end of the run's wall-time budget: the loop, commands and git work all stop by then.
     pub deadline: tokio::time::Instant,
+    pub env: std::sync::Arc<crate::env::RunEnv>,
+    pub shared: crate::env::Shared,
 }
 
 /// Intake failed: why, and as much as intake knew of where to report it.
@@ -81,7 +82,7 @@ fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
                 Invalid::new(Code::Spec, "error[E_SPEC]: `--task` without a job spec needs `--model NAME` too")
             })?;
             let a = spec::adhoc::Adhoc {
-                provider: setup::provider_for(&model),
+                provider: setup::provider_for(&model, &opts.env),
                 task,
                 model,
                 verify: std::mem::take(&mut opts.verify),
@@ -148,10 +149,11 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         Box::new(Failure { invalid, job: Some(name.clone()), report_dir: Some(rd.clone()), events: Some(ev.clone()) })
     };
     let redactor = opts.redactor.clone();
-    setup::collect_secrets(&redactor, &job);
+    let env = opts.env.clone();
+    setup::collect_secrets(&redactor, &job, &env);
     let mut policy = load_policy(&job).map_err(&fail)?;
-    setup::policy_secrets(&redactor, &policy);
-    let model = setup::model(&job).map_err(|m| fail(Invalid::new(Code::Spec, m)))?;
+    setup::policy_secrets(&redactor, &policy, &env);
+    let model = setup::model(&job, &env).map_err(|m| fail(Invalid::new(Code::Spec, m)))?;
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
     let ws = Workspace::open(&root, excluded).map_err(|e| fail(Invalid::new(e.code, e.render())))?;
@@ -183,7 +185,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     }
     let ignored = ws.ignored_entries().map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     let (sandbox, sandbox_report) =
-        build_sandbox(&policy, &ws, &report_dir, events.run_id(), &ignored).await.map_err(&fail)?;
+        build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored).await.map_err(&fail)?;
     let mut prepared = Prepared {
         job,
         model,
@@ -196,6 +198,8 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         events,
         ignored,
         deadline,
+        env,
+        shared: opts.shared.clone(),
         autofix: None,
         skip: None,
         github_repo: opts.github_repo.take(),
@@ -207,21 +211,22 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
 /// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
 async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken) -> Result<(), Invalid> {
     use crate::forge::{autofix, github, remote};
-    let in_actions = std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true");
-    let Some(number) = p.job.pr.number.or_else(|| if in_actions { autofix::number_from_event() } else { None }) else {
+    let from_event = || if p.env.actions { autofix::number_from_event(&p.env) } else { None };
+    let Some(number) = p.job.pr.number.or_else(from_event) else {
         return Ok(());
     };
     let fail = |m: String| Invalid::new(Code::Forge, format!("error[E_FORGE]: autofix of PR #{number}: {m}"));
-    let token = std::env::var(&p.job.git.token_env)
-        .ok()
-        .filter(|t| !t.trim().is_empty())
+    let token = p
+        .env
+        .var(&p.job.git.token_env)
+        .map(str::to_string)
         .ok_or_else(|| fail(format!("`{}` is not set; autofix needs a token", p.job.git.token_env)))?;
     let url = p.ws.remote_url(&p.job.git.remote);
-    let env_repo = p.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok());
+    let env_repo = p.github_repo.clone().or_else(|| p.env.github_repository.clone());
     let (owner, repo) = github::owner_repo(env_repo.as_deref(), url.as_deref())
         .ok_or_else(|| fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into()))?;
-    let api = std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into());
-    let gh = github::GitHub::new(&api, &token, &owner, &repo).map_err(|e| fail(e.message))?;
+    let gh = github::GitHub::new(&p.env.github_api_url, &token, &owner, &repo, p.shared.github_queue.clone())
+        .map_err(|e| fail(e.message))?;
     let target = match autofix::inspect(&gh, number, p.job.pr.allow_forks).await.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => {
             p.skip = Some(reason);
@@ -229,7 +234,7 @@ async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken)
         }
         autofix::Decision::Fix(t) => t,
     };
-    let remote = remote::Remote::open(&p.ws, &p.job.git.remote, Some(token.clone()), p.deadline, cancel)
+    let remote = remote::Remote::open(&p.ws, &p.job.git.remote, &p.env, Some(token.clone()), (p.deadline, cancel))
         .map_err(|e| fail(e.message))?;
     let fetched = remote.fetch(&p.ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
@@ -254,7 +259,7 @@ async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken)
 async fn build_sandbox(
     policy: &Policy,
     ws: &Workspace,
-    report_dir: &ReportDir,
+    (report_dir, env): (&ReportDir, &crate::env::RunEnv),
     run_id: &str,
     ignored: &[String],
 ) -> Result<(Sandbox, SandboxReport), Invalid> {
@@ -262,15 +267,15 @@ async fn build_sandbox(
         tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
         return Ok((Sandbox::default(), SandboxReport::default()));
     }
-    let env = setup::command_env(policy);
+    let command_env = setup::command_env(policy, env);
     let inputs = sandbox::Inputs {
         policy,
         root: ws.root(),
         git_paths: ws.git_paths(),
         ignored,
         hone_paths: vec![ws.root().join(locate::HONE_DIR), report_dir.path().to_path_buf()],
-        path_var: env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default(),
-        home: std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute()),
+        path_var: command_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default(),
+        home: env.home(),
         run_id,
     };
     let fail = |e: String| {

@@ -23,6 +23,7 @@ mod toolcall;
 pub mod turns;
 pub mod watchdog;
 
+use crate::env::{RunEnv, Shared};
 use crate::error::Code;
 use crate::events::{Events, now_rfc3339};
 use crate::forge;
@@ -42,6 +43,10 @@ use tokio_util::sync::CancellationToken;
 pub struct RunOptions {
     /// The job spec; `None`: a one-off job from `task` and `model` alone.
     pub spec: Option<PathBuf>,
+    /// The environment the run starts in, read once by the caller.
+    pub env: std::sync::Arc<RunEnv>,
+    /// What the runs of this process share.
+    pub shared: Shared,
     pub repo: Option<PathBuf>,
     pub report_dir: Option<PathBuf>,
     /// Where the JSONL event stream goes under `--json`.
@@ -71,9 +76,11 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// Options for running `spec` with nothing overridden.
-    pub fn new(spec: Option<PathBuf>, cancel: CancellationToken, redactor: Redactor) -> Self {
+    pub fn new(spec: Option<PathBuf>, env: std::sync::Arc<RunEnv>, cancel: CancellationToken, redactor: Redactor) -> Self {
         RunOptions {
             spec,
+            env,
+            shared: Shared::default(),
             repo: None,
             report_dir: None,
             json_out: None,
@@ -149,9 +156,10 @@ fn intake_failed(f: intake::Failure, opts: &mut RunOptions, started: Instant, st
     {
         line = format!("{line} (the reports could not be written: {e})");
     }
-    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+    if opts.env.actions {
         let dir = f.report_dir.as_ref().map(ReportDir::path);
-        ship::actions_integration(&report, dir, None, redactor, opts.commands_out.as_mut());
+        let env = opts.env.clone();
+        ship::actions_integration(&report, (dir, None), &env, redactor, opts.commands_out.as_mut());
     }
     RunOutcome {
         status: report.status,
@@ -238,9 +246,9 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
         outcome.exit_code = crate::exit::INFRA_FAILURE;
         outcome.line = format!("hone: error: cannot write reports to {}: {e}", p.report_dir.path().display());
     }
-    if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-        let dir = Some(p.report_dir.path());
-        ship::actions_integration(&report, dir, Some(p.ws.root()), &p.redactor, opts.commands_out.as_mut());
+    if p.env.actions {
+        let dirs = (Some(p.report_dir.path()), Some(p.ws.root()));
+        ship::actions_integration(&report, dirs, &p.env, &p.redactor, opts.commands_out.as_mut());
     }
     outcome.report = Box::new(report);
     outcome

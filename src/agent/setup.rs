@@ -2,6 +2,7 @@
 //! environment commands run with.
 
 use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
+use crate::env::RunEnv;
 use crate::policy::Policy;
 use crate::redact::Redactor;
 use crate::spec::{Job, Provider};
@@ -14,10 +15,10 @@ pub fn is_secret_name(name: &str) -> bool {
 }
 
 /// Register the value of every secret-looking variable (and the model key) with the redactor.
-pub fn collect_secrets(redactor: &Redactor, job: &Job) {
-    for (k, v) in std::env::vars() {
-        if is_secret_name(&k) || k == job.model.api_key_env {
-            redactor.add(&v);
+pub fn collect_secrets(redactor: &Redactor, job: &Job, env: &RunEnv) {
+    for (k, v) in env.vars() {
+        if is_secret_name(k) || *k == job.model.api_key_env {
+            redactor.add(v);
         }
     }
 }
@@ -25,21 +26,21 @@ pub fn collect_secrets(redactor: &Redactor, job: &Job) {
 /// The environment commands get: only the variables the policy passes (never a secret-looking
 /// one unless named in `env.pass_secrets`), plus settings that stop git from running programs
 /// named in a poisoned repo config.
-pub fn command_env(policy: &Policy) -> Vec<(String, String)> {
+pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = Vec::new();
     for name in &policy.env_pass {
         if is_secret_name(name) && !policy.pass_secrets.contains(name) {
             continue;
         }
-        if let Ok(v) = std::env::var(name) {
-            env.push((name.clone(), v));
+        if let Some(v) = run_env.var(name) {
+            env.push((name.clone(), v.to_string()));
         }
     }
     for name in &policy.pass_secrets {
-        if let Ok(v) = std::env::var(name)
+        if let Some(v) = run_env.var(name)
             && !env.iter().any(|(k, _)| k == name)
         {
-            env.push((name.clone(), v));
+            env.push((name.clone(), v.to_string()));
         }
     }
     let git: &[(&str, &str)] = &[
@@ -65,18 +66,18 @@ pub fn command_env(policy: &Policy) -> Vec<(String, String)> {
 }
 
 /// Register the values of the policy's named secrets, and of `env.pass_secrets`, for redaction.
-pub fn policy_secrets(redactor: &Redactor, policy: &Policy) {
+pub fn policy_secrets(redactor: &Redactor, policy: &Policy, env: &RunEnv) {
     for name in policy.secrets.iter().chain(&policy.pass_secrets) {
-        if let Ok(v) = std::env::var(name) {
-            redactor.add(&v);
+        if let Some(v) = env.var(name) {
+            redactor.add(v);
         }
     }
 }
 
 /// The provider for a one-off job's `--model NAME`: Anthropic for `claude-*`; an OpenAI-compatible
 /// server when `OPENAI_BASE_URL` is set without `OPENAI_API_KEY`; else OpenAI.
-pub fn provider_for(model: &str) -> &'static str {
-    let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.trim().is_empty());
+pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
+    let set = |k: &str| env.var(k).is_some();
     if model.to_ascii_lowercase().starts_with("claude") {
         "anthropic"
     } else if set("OPENAI_BASE_URL") && !set("OPENAI_API_KEY") {
@@ -87,7 +88,7 @@ pub fn provider_for(model: &str) -> &'static str {
 }
 
 /// Build the model client. Errors are user-facing input problems (exit 2).
-pub fn model(job: &Job) -> Result<Model, String> {
+pub fn model(job: &Job, env: &RunEnv) -> Result<Model, String> {
     let m = &job.model;
     let file = job.spec_path.display();
     if m.provider == Provider::Script {
@@ -97,7 +98,7 @@ pub fn model(job: &Job) -> Result<Model, String> {
             .map(Model::Script)
             .map_err(|diags| diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
     }
-    let key = std::env::var(&m.api_key_env).ok().filter(|k| !k.trim().is_empty());
+    let key = env.var(&m.api_key_env).map(str::to_string);
     let http = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
         .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
@@ -111,7 +112,7 @@ pub fn model(job: &Job) -> Result<Model, String> {
             ));
         };
         let base =
-            m.base_url.clone().or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok().filter(|u| !u.trim().is_empty()));
+            m.base_url.clone().or_else(|| env.var("ANTHROPIC_BASE_URL").map(str::to_string));
         let base = base.unwrap_or_else(|| "https://api.anthropic.com".into());
         let base = base.trim_end_matches('/').trim_end_matches("/v1");
         return Ok(Model::Anthropic(Anthropic {
@@ -139,7 +140,7 @@ pub fn model(job: &Job) -> Result<Model, String> {
             m.api_key_env
         ));
     }
-    let env_base = std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.trim().is_empty());
+    let env_base = env.var("OPENAI_BASE_URL").map(str::to_string);
     let base = match (&m.base_url, env_base, m.provider) {
         (Some(u), _, _) => u.clone(),
         (None, Some(u), _) => u,

@@ -36,6 +36,8 @@ pub async fn ship(
     };
     let s = forge::Ship {
         job: &p.job,
+        env: &p.env,
+        shared: &p.shared,
         ws: &p.ws,
         deadline: p.deadline,
         cancel,
@@ -67,23 +69,23 @@ pub async fn ship(
 /// `summary.md` text, when it could be written.
 pub fn actions_integration(
     report: &RunReport,
-    report_dir: Option<&std::path::Path>,
-    repo_root: Option<&std::path::Path>,
+    (report_dir, repo_root): (Option<&std::path::Path>, Option<&std::path::Path>),
+    env: &crate::env::RunEnv,
     redactor: &crate::redact::Redactor,
     commands: Option<&mut Box<dyn Write + Send>>,
 ) {
-    if let Some(path) = std::env::var_os("GITHUB_OUTPUT") {
+    if let Some(path) = &env.github_output {
         let dir = report_dir.unwrap_or(std::path::Path::new(""));
         let outputs = forge::actions::outputs(report, report.pr.as_ref(), dir);
         let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, redactor.apply(&v))).collect();
-        if let Err(e) = forge::actions::write_outputs(std::path::Path::new(&path), &outputs) {
+        if let Err(e) = forge::actions::write_outputs(path, &outputs) {
             tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
         }
     }
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+    if let Some(path) = &env.github_step_summary {
         let md = redactor.apply(&crate::report::summary::render(report));
         let res =
-            std::fs::OpenOptions::new().create(true).append(true).open(&path).and_then(|mut f| writeln!(f, "{md}"));
+            std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| writeln!(f, "{md}"));
         if let Err(e) = res {
             tracing::warn!("cannot append to GITHUB_STEP_SUMMARY: {e}");
         }

@@ -19,6 +19,8 @@ use tokio::time::Instant;
 pub struct Loop<'a> {
     pub(super) job: &'a Job,
     model: &'a Model,
+    /// A fleet's cap on concurrent model requests.
+    slots: Option<std::sync::Arc<tokio::sync::Semaphore>>,
     pub(super) tools: &'a ToolContext,
     specs: Vec<ToolSpec>,
     pub(super) events: &'a Events,
@@ -60,6 +62,7 @@ impl<'a> Loop<'a> {
         Loop {
             job,
             model: &p.model,
+            slots: p.shared.model_slots.clone(),
             tools,
             specs,
             events: &p.events,
@@ -150,6 +153,7 @@ impl<'a> Loop<'a> {
         let reply = retry::complete(
             self.model,
             &req,
+            self.slots.as_deref(),
             &self.job.model.retry,
             self.deadline,
             &self.tools.cancel,

@@ -27,6 +27,7 @@ pub struct FleetOptions {
     pub json: bool,
     /// No progress lines on stderr.
     pub quiet: bool,
+    pub env: std::sync::Arc<crate::env::RunEnv>,
 }
 
 pub struct FleetOutcome {
@@ -43,11 +44,17 @@ fn hash_job(text: &str) -> String {
 
 /// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.
 /// Every git process is bounded by the fleet's cancellation and a per-operation limit.
-async fn prepare_clone(url: &str, dir: &Path, base: Option<&str>, cancel: &CancellationToken) -> Result<(), String> {
+async fn prepare_clone(
+    url: &str,
+    dir: &Path,
+    base: Option<&str>,
+    env: &crate::env::RunEnv,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
     use crate::forge::remote::{hardened, run};
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
     let git = |d: &Path, args: &[&str]| {
-        let mut c = hardened(d, None);
+        let mut c = hardened(d, env, None);
         c.args(args);
         c
     };
@@ -138,7 +145,7 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
             let dir = f.workspace.join("repos").join(&t.id);
-            match prepare_clone(u, &dir, t.base.as_deref(), &o.cancel).await {
+            match prepare_clone(u, &dir, t.base.as_deref(), &o.env, &o.cancel).await {
                 Ok(()) => dir,
                 Err(e) => return failed(&t, "E_GIT", &e, &o.job_hash, &report_dir),
             }
@@ -148,7 +155,8 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         Source::Url(u) => crate::forge::github::owner_repo(None, Some(u)).map(|(a, b)| format!("{a}/{b}")),
         Source::Path(_) => None,
     };
-    let mut opts = RunOptions::new(Some(f.job.clone()), o.cancel.child_token(), o.redactor.clone());
+    let mut opts = RunOptions::new(Some(f.job.clone()), o.env.clone(), o.cancel.child_token(), o.redactor.clone());
+    opts.shared = o.runs.clone();
     opts.repo = Some(repo_dir);
     opts.report_dir = Some(report_dir.clone());
     opts.json_out = o.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
@@ -163,6 +171,9 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
 }
 
 struct Shared {
+    env: std::sync::Arc<crate::env::RunEnv>,
+    /// What every run of the fleet shares: the model request limit and the GitHub queue.
+    runs: crate::env::Shared,
     json: bool,
     /// Print a line per repository start and finish on stderr.
     progress: bool,
@@ -207,11 +218,12 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
             !keep_old
         });
     }
-    crate::model::set_global_limit(fleet.model_concurrency);
     let started = std::time::Instant::now();
     let started_at = crate::events::now_rfc3339();
     let total = targets.len();
     let shared = Arc::new(Shared {
+        env: opts.env.clone(),
+        runs: crate::env::Shared::with_model_limit(fleet.model_concurrency),
         job_hash: job_hash.clone(),
         cancel: opts.cancel.clone(),
         redactor: opts.redactor.clone(),

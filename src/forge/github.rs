@@ -20,11 +20,11 @@ pub struct GitHub {
     pub owner: String,
     pub repo: String,
     pub retries: AtomicU32,
+    /// The queue for mutating requests shared by every run of the process (a fleet runs many
+    /// repositories at once): it serializes them and remembers when the last one went out.
+    queue: std::sync::Arc<Mutex<Option<Instant>>>,
 }
 
-/// One queue for mutating requests in the whole process (a fleet runs many repos at once):
-/// it serializes them and remembers when the last one went out.
-static LAST_MUTATION: Mutex<Option<Instant>> = Mutex::const_new(None);
 
 pub struct Resp {
     pub status: u16,
@@ -61,7 +61,13 @@ pub fn rate_limit_wait(status: u16, headers: &http::HeaderMap, body: &str, now_u
 }
 
 impl GitHub {
-    pub fn new(api_base: &str, token: &str, owner: &str, repo: &str) -> Result<GitHub> {
+    pub fn new(
+        api_base: &str,
+        token: &str,
+        owner: &str,
+        repo: &str,
+        queue: std::sync::Arc<Mutex<Option<Instant>>>,
+    ) -> Result<GitHub> {
         let base = api_base.trim_end_matches('/').to_string();
         let oc = octocrab::Octocrab::builder()
             .base_uri(base.as_str())
@@ -69,7 +75,7 @@ impl GitHub {
             .personal_token(token.to_string())
             .build()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot set up the GitHub client: {e}")))?;
-        Ok(GitHub { oc, base, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0) })
+        Ok(GitHub { oc, base, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0), queue })
     }
 
     /// `/repos/{owner}/{repo}` + `rest`.
@@ -90,7 +96,7 @@ impl GitHub {
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Resp> {
         let mutating = method != Method::GET;
         // Hold the lock for the whole mutating request: one at a time, spaced out.
-        let mut guard = if mutating { Some(LAST_MUTATION.lock().await) } else { None };
+        let mut guard = if mutating { Some(self.queue.lock().await) } else { None };
         let url = format!("{}{path}", self.base);
         let mut attempt = 0;
         loop {

@@ -29,6 +29,8 @@ pub struct PrRequest {
 
 pub struct Ship<'a> {
     pub job: &'a Job,
+    pub env: &'a crate::env::RunEnv,
+    pub shared: &'a crate::env::Shared,
     pub ws: &'a crate::git::Workspace,
     /// Git and GitHub work stays inside the run's wall-time budget and obeys cancellation.
     pub deadline: tokio::time::Instant,
@@ -68,7 +70,7 @@ impl Ship<'_> {
                 Some("dry run: nothing was pushed and no GitHub API was called; see pr.md and change.patch".into());
             return Ok(out);
         }
-        let token = std::env::var(&job.git.token_env).ok().filter(|t| !t.trim().is_empty());
+        let token = self.env.var(&job.git.token_env).map(str::to_string);
         let url = self.ws.remote_url(&job.git.remote);
         let changed = req.changed;
         if changed && job.git.push {
@@ -84,7 +86,7 @@ impl Ship<'_> {
                     let branch = &job.git.branch;
                     push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
                     let remote =
-                        remote::Remote::open(self.ws, &job.git.remote, token.clone(), self.deadline, self.cancel)?;
+                        remote::Remote::open(self.ws, &job.git.remote, self.env, token.clone(), (self.deadline, self.cancel))?;
                     // Autofix: the lease is the head hone started from, so a concurrent push wins.
                     let expected = match self.autofix {
                         Some(t) => Some(t.head_sha.clone()),
@@ -108,15 +110,14 @@ impl Ship<'_> {
             return Ok(out);
         };
         let Some((owner, repo)) = github::owner_repo(
-            self.github_repo.clone().or_else(|| std::env::var("GITHUB_REPOSITORY").ok()).as_deref(),
+            self.github_repo.clone().or_else(|| self.env.github_repository.clone()).as_deref(),
             url.as_deref(),
         ) else {
             out.warnings
                 .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());
             return Ok(out);
         };
-        let api = std::env::var("GITHUB_API_URL").unwrap_or_else(|_| "https://api.github.com".into());
-        let gh = GitHub::new(&api, &token, &owner, &repo)?;
+        let gh = GitHub::new(&self.env.github_api_url, &token, &owner, &repo, self.shared.github_queue.clone())?;
         if let Some(t) = self.autofix {
             let note = if out.pushed {
                 format!("hone pushed a fix to `{}`.", t.head_ref)

@@ -40,6 +40,11 @@ const ENV_PASS: &[&str] = &[
     "SSL_CERT_DIR",
 ];
 
+/// The variables of `env` a git process may see.
+fn passed(env: &crate::env::RunEnv) -> Vec<(String, String)> {
+    ENV_PASS.iter().filter_map(|k| env.var(k).map(|v| (k.to_string(), v.to_string()))).collect()
+}
+
 /// The ways a remote URL may reach a server; anything else (`ext::`, `fd::`, other helpers) is
 /// refused, since a remote helper is a program.
 pub fn url_allowed(url: &str) -> bool {
@@ -56,6 +61,8 @@ pub fn url_allowed(url: &str) -> bool {
 pub struct Remote {
     dir: tempfile::TempDir,
     pub url: String,
+    /// The variables a git process sees (from `ENV_PASS`).
+    env: Vec<(String, String)>,
     token: Option<String>,
     deadline: Instant,
     cancel: CancellationToken,
@@ -67,9 +74,9 @@ impl Remote {
     pub fn open(
         ws: &Workspace,
         remote: &str,
+        env: &crate::env::RunEnv,
         token: Option<String>,
-        deadline: Instant,
-        cancel: &CancellationToken,
+        (deadline, cancel): (Instant, &CancellationToken),
     ) -> Result<Remote> {
         let url = ws.remote_url(remote).ok_or_else(|| {
             HoneError::new(Code::Git, format!("the repository has no remote `{remote}`"))
@@ -114,7 +121,7 @@ impl Remote {
             .map_err(|e| {
                 HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}"))
             })?;
-        Ok(Remote { dir, url, token, deadline, cancel: cancel.clone() })
+        Ok(Remote { dir, url, env: passed(env), token, deadline, cancel: cancel.clone() })
     }
 
     pub fn git_dir(&self) -> &Path {
@@ -150,7 +157,7 @@ impl Remote {
     async fn git(&self, args: &[&str], what: &str) -> Result<String> {
         let mut c = tokio::process::Command::new("git");
         c.env_clear()
-            .envs(ENV_PASS.iter().filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))))
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("GIT_DIR", self.dir.path())
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -168,10 +175,10 @@ impl Remote {
 
 /// A git command for hone's own clones (fleet workspaces): outside config, hooks, fsmonitor and
 /// unknown protocols off, the token only through the one-shot helper.
-pub fn hardened(dir: &Path, token: Option<&str>) -> tokio::process::Command {
+pub fn hardened(dir: &Path, env: &crate::env::RunEnv, token: Option<&str>) -> tokio::process::Command {
     let mut c = tokio::process::Command::new("git");
     c.env_clear()
-        .envs(ENV_PASS.iter().filter_map(|k| std::env::var(k).ok().map(|v| (*k, v))))
+        .envs(passed(env))
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_TERMINAL_PROMPT", "0")

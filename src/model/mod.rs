@@ -55,13 +55,6 @@ impl ModelError {
     }
 }
 
-/// A process-wide cap on concurrent model requests (a fleet shares one model endpoint).
-static LIMIT: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-
-/// Cap concurrent model requests in this process. The first call wins.
-pub fn set_global_limit(n: usize) {
-    let _ = LIMIT.set(tokio::sync::Semaphore::new(n.max(1)));
-}
 
 /// The configured model client.
 pub enum Model {
@@ -71,10 +64,16 @@ pub enum Model {
 }
 
 impl Model {
-    /// One attempt: no retries here (see `retry::complete`).
-    pub async fn complete_once(&self, req: &ChatRequest, cancel: &CancellationToken) -> Result<Reply, ModelError> {
+    /// One attempt: no retries here (see `retry::complete`). With `slots` (a fleet's model
+    /// concurrency), the request waits for a free slot first.
+    pub async fn complete_once(
+        &self,
+        req: &ChatRequest,
+        slots: Option<&tokio::sync::Semaphore>,
+        cancel: &CancellationToken,
+    ) -> Result<Reply, ModelError> {
         let fut = async {
-            let _permit = match LIMIT.get() {
+            let _permit = match slots {
                 Some(s) => s.acquire().await.ok(),
                 None => None,
             };

@@ -17,6 +17,7 @@ pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 pub async fn complete(
     model: &Model,
     req: &ChatRequest,
+    slots: Option<&tokio::sync::Semaphore>,
     policy: &RetrySpec,
     deadline: Instant,
     cancel: &CancellationToken,
@@ -31,7 +32,7 @@ pub async fn complete(
         .build();
     let mut attempt = 1;
     loop {
-        let err = match model.complete_once(req, cancel).await {
+        let err = match model.complete_once(req, slots, cancel).await {
             Ok(r) => return Ok(r),
             Err(e @ (ModelError::Permanent { .. } | ModelError::Cancelled)) => return Err(e),
             Err(e) => e,
