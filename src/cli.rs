@@ -38,63 +38,14 @@ pub enum Command {
     ///
     /// Without a job spec, `--task` and `--model` run a one-off job on the repository of the
     /// current directory, with the defaults of a spec.
-    Run {
-        /// The job spec (YAML). The repository is the git work tree that contains it, unless
-        /// `repo.path` or `--repo` names one.
-        job: Option<PathBuf>,
-        /// The repository to work on (overrides `repo.path`).
-        #[arg(long)]
-        repo: Option<PathBuf>,
-        /// Where to write the reports (overrides `report.dir`).
-        #[arg(long)]
-        report_dir: Option<PathBuf>,
-        /// Write the JSONL event stream to stdout instead of the one-line result.
-        #[arg(long)]
-        json: bool,
-        /// Do not push or call the GitHub API: write pr.md and change.patch to the report dir.
-        #[arg(long)]
-        dry_run: bool,
-        /// Override the spec's task (or give one the spec lacks).
-        #[arg(long)]
-        task: Option<String>,
-        /// Override the spec's model name.
-        #[arg(long)]
-        model: Option<String>,
-        /// Override the job's name (and so its branch, `hone/NAME`).
-        #[arg(long)]
-        name: Option<String>,
-        /// A verify command for a one-off job without a spec (repeatable).
-        #[arg(long, value_name = "COMMAND")]
-        verify: Vec<String>,
-        /// Autofix mode: fix this pull request in place (overrides `pr.number`).
-        #[arg(long)]
-        pr: Option<u64>,
-    },
+    Run(RunArgs),
     /// Run one job across many repositories (a fleet file), concurrently; or merge shard results.
     #[command(args_conflicts_with_subcommands = true)]
     Fleet {
         #[command(subcommand)]
         action: Option<FleetAction>,
-        /// The fleet file (YAML).
-        file: Option<PathBuf>,
-        /// Skip repositories whose last run in this workspace succeeded with the same job.
-        #[arg(long)]
-        resume: bool,
-        /// Re-run only the repositories whose last run failed.
-        #[arg(long, value_parser = ["failed"])]
-        only: Option<String>,
-        /// No push and no PR for any repository: write every pr.md and change.patch (a preview).
-        #[arg(long)]
-        dry_run: bool,
-        /// Print a GitHub Actions matrix of N shards (JSON) and exit.
-        #[arg(long, value_name = "N")]
-        emit_matrix: Option<usize>,
-        /// Run one shard, written `i/N` (1-based).
-        #[arg(long, value_name = "i/N")]
-        shard: Option<String>,
-        /// Stream every run's events to stdout as JSONL, each with a `repo` field.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        args: FleetArgs,
     },
     /// Check a job spec (and the policy it names), a fleet file or a policy file without running
     /// anything. Every error is listed.
@@ -102,4 +53,123 @@ pub enum Command {
         /// The file (YAML): what it is is told from its keys.
         file: PathBuf,
     },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The job spec (YAML). The repository is the git work tree that contains it, unless
+    /// `repo.path` or `--repo` names one.
+    pub job: Option<PathBuf>,
+    /// The repository to work on (overrides `repo.path`).
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// Where to write the reports (overrides `report.dir`).
+    #[arg(long)]
+    pub report_dir: Option<PathBuf>,
+    /// Write the JSONL event stream to stdout instead of the one-line result.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not push or call the GitHub API: write pr.md and change.patch to the report dir.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Override the spec's task (or give one the spec lacks).
+    #[arg(long)]
+    pub task: Option<String>,
+    /// Override the spec's model name.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Override the job's name (and so its branch, `hone/NAME`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A verify command for a one-off job without a spec (repeatable).
+    #[arg(long, value_name = "COMMAND")]
+    pub verify: Vec<String>,
+    /// Autofix mode: fix this pull request in place (overrides `pr.number`).
+    #[arg(long)]
+    pub pr: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FleetArgs {
+    /// The fleet file (YAML).
+    pub file: Option<PathBuf>,
+    /// Skip repositories whose last run in this workspace succeeded with the same job.
+    #[arg(long)]
+    pub resume: bool,
+    /// Re-run only the repositories whose last run failed.
+    #[arg(long, value_enum)]
+    pub only: Option<Only>,
+    /// No push and no PR for any repository: write every pr.md and change.patch (a preview).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print a GitHub Actions matrix of N shards (JSON) and exit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub emit_matrix: Option<u32>,
+    /// Run one shard, written `i/N` (1-based).
+    #[arg(long, value_name = "i/N")]
+    pub shard: Option<Shard>,
+    /// Stream every run's events to stdout as JSONL, each with a `repo` field.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which repositories `--only` re-runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// Those whose last run failed.
+    Failed,
+}
+
+/// `--shard i/N`: shard `index` of `count`, 1-based.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a shard: write i/N with 1 <= i <= N, like 2/8");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) =
+            (i.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_or_say_how_to_write_them() {
+        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { index: 2, count: 8 }));
+        assert_eq!("1/1".parse::<Shard>(), Ok(Shard { index: 1, count: 1 }));
+        for bad in ["0/3", "4/3", "2", "a/b", "/3", "2/", "-1/3", ""] {
+            let e = bad.parse::<Shard>().unwrap_err();
+            assert!(e.contains("i/N"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_checked_by_clap() {
+        let ok = Cli::try_parse_from(["hone", "fleet", "f.yaml", "--shard", "2/3", "--only", "failed"]).unwrap();
+        let Command::Fleet { args, .. } = ok.command else { panic!("not fleet") };
+        assert_eq!(args.shard, Some(Shard { index: 2, count: 3 }));
+        assert_eq!(args.only, Some(Only::Failed));
+        for bad in [
+            &["hone", "fleet", "f.yaml", "--shard", "4/3"][..],
+            &["hone", "fleet", "f.yaml", "--only", "passed"],
+            &["hone", "fleet", "f.yaml", "--emit-matrix", "0"],
+        ] {
+            let e = Cli::try_parse_from(bad).unwrap_err();
+            use clap::error::ErrorKind::{InvalidValue, ValueValidation};
+            assert!(matches!(e.kind(), InvalidValue | ValueValidation), "{bad:?}: {e}");
+        }
+    }
 }

@@ -7,7 +7,7 @@ use std::fmt;
 /// reports, events and tool results carry them, and users match on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Code {
-    /// The policy refused an action (seed 003 §5.1).
+    /// The policy refused an action.
     #[serde(rename = "E_POLICY_DENIED")]
     PolicyDenied,
     /// A file-system operation failed.
@@ -55,6 +55,9 @@ pub enum Code {
     /// The model ended its work as blocked (`finish` with `outcome: blocked`).
     #[serde(rename = "E_BLOCKED")]
     Blocked,
+    /// hone itself failed (a worker panicked): a bug to report, with the logs.
+    #[serde(rename = "E_INTERNAL")]
+    Internal,
 }
 
 impl Code {
@@ -76,6 +79,7 @@ impl Code {
             Code::Forge => "E_FORGE",
             Code::Check => "E_CHECK",
             Code::Blocked => "E_BLOCKED",
+            Code::Internal => "E_INTERNAL",
         }
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod cli;
+pub mod commands;
 pub mod env;
 pub mod error;
 pub mod events;
@@ -13,6 +14,7 @@ pub mod forge;
 pub mod git;
 pub mod guard;
 pub mod jail;
+mod logging;
 pub mod model;
 pub mod policy;
 pub mod progress;

@@ -63,7 +63,10 @@ pub fn load_policy(job: &Job) -> Result<Policy, Invalid> {
 /// The job from the spec (or the command line alone), with the command line's overrides.
 fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
     let overrides = spec::Overrides { task: opts.task.take(), name: opts.name.take(), model: opts.model.clone() };
-    let mut job = match &opts.spec {
+    if let Some(job) = opts.job.take() {
+        return Ok(with_overrides(*job, opts));
+    }
+    let job = match &opts.spec {
         Some(_) if !opts.verify.is_empty() => {
             return Err(Invalid::new(
                 Code::Spec,
@@ -91,13 +94,18 @@ fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
             spec::adhoc::job(&a, &locate::cwd()).map_err(|e| Invalid::new(Code::Spec, e.render()))?
         }
     };
+    Ok(with_overrides(job, opts))
+}
+
+/// The command line's (or the fleet's) PR number and base branch.
+fn with_overrides(mut job: Job, opts: &mut RunOptions) -> Job {
     if let Some(n) = opts.pr.take() {
         job.pr.number = Some(n);
     }
     if let Some(b) = opts.base.take() {
         job.repo.base = Some(b);
     }
-    Ok(job)
+    job
 }
 
 /// Stage 1: the job, the repository and the report dir, which is cleared of an earlier run's

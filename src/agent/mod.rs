@@ -43,6 +43,8 @@ use tokio_util::sync::CancellationToken;
 pub struct RunOptions {
     /// The job spec; `None`: a one-off job from `task` and `model` alone.
     pub spec: Option<PathBuf>,
+    /// A job already read and parsed, in place of `spec` (a fleet reads its job file once).
+    pub job: Option<Box<crate::spec::Job>>,
     /// The environment the run starts in, read once by the caller.
     pub env: std::sync::Arc<RunEnv>,
     /// What the runs of this process share.
@@ -76,9 +78,15 @@ pub struct RunOptions {
 
 impl RunOptions {
     /// Options for running `spec` with nothing overridden.
-    pub fn new(spec: Option<PathBuf>, env: std::sync::Arc<RunEnv>, cancel: CancellationToken, redactor: Redactor) -> Self {
+    pub fn new(
+        spec: Option<PathBuf>,
+        env: std::sync::Arc<RunEnv>,
+        cancel: CancellationToken,
+        redactor: Redactor,
+    ) -> Self {
         RunOptions {
             spec,
+            job: None,
             env,
             shared: Shared::default(),
             repo: None,

@@ -1,8 +1,8 @@
 //! Run set-up that reads the environment: the model client, the secrets to redact, and the
 //! environment commands run with.
 
-use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
 use crate::env::RunEnv;
+use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
 use crate::policy::Policy;
 use crate::redact::Redactor;
 use crate::spec::{Job, Provider};
@@ -111,8 +111,7 @@ pub fn model(job: &Job, env: &RunEnv) -> Result<Model, String> {
                 m.api_key_env
             ));
         };
-        let base =
-            m.base_url.clone().or_else(|| env.var("ANTHROPIC_BASE_URL").map(str::to_string));
+        let base = m.base_url.clone().or_else(|| env.var("ANTHROPIC_BASE_URL").map(str::to_string));
         let base = base.unwrap_or_else(|| "https://api.anthropic.com".into());
         let base = base.trim_end_matches('/').trim_end_matches("/v1");
         return Ok(Model::Anthropic(Anthropic {

@@ -80,30 +80,35 @@ pub fn write(r: &Run, status: Status) -> String {
         }
     }
     if !matches!(status, Status::Success | Status::NoChange) {
-        let _ = writeln!(s, "\n### What blocked the run\n");
-        for e in &r.errors {
-            let _ = writeln!(s, "- {}: {}", e.code, e.message);
-        }
-        for q in &r.clarification {
-            let _ = writeln!(s, "- Question: {q}");
-        }
-        let _ = writeln!(s, "\nManual steps:");
-        for c in last.iter().filter(|c| !c.accepted) {
-            let _ = writeln!(s, "- Run `{}` and fix what fails ({}).", c.command, verdict(c));
-        }
-        if let Some(saved) = &r.saved_ref {
-            let _ = writeln!(
-                s,
-                "- Start from the unverified work: `git checkout -b wip {saved}` (compare with `git diff {} {saved}`).",
-                r.base_sha
-            );
-        }
-        if !r.clarification.is_empty() {
-            let _ = writeln!(s, "- Answer the questions in the task and run the job again.");
-        }
-        let _ = writeln!(s, "- Or refine the task and the limits in the job spec, and run it again.");
+        blocked(&mut s, r, &last);
     }
     s
+}
+
+/// For a run that did not succeed: what blocked it and what a person would do next.
+fn blocked(s: &mut String, r: &Run, last: &[&crate::verify::CheckResult]) {
+    let _ = writeln!(s, "\n### What blocked the run\n");
+    for e in &r.errors {
+        let _ = writeln!(s, "- {}: {}", e.code, e.message);
+    }
+    for q in &r.clarification {
+        let _ = writeln!(s, "- Question: {q}");
+    }
+    let _ = writeln!(s, "\nManual steps:");
+    for c in last.iter().filter(|c| !c.accepted) {
+        let _ = writeln!(s, "- Run `{}` and fix what fails ({}).", c.command, verdict(c));
+    }
+    if let Some(saved) = &r.saved_ref {
+        let _ = writeln!(
+            s,
+            "- Start from the unverified work: `git checkout -b wip {saved}` (compare with `git diff {} {saved}`).",
+            r.base_sha
+        );
+    }
+    if !r.clarification.is_empty() {
+        let _ = writeln!(s, "- Answer the questions in the task and run the job again.");
+    }
+    let _ = writeln!(s, "- Or refine the task and the limits in the job spec, and run it again.");
 }
 
 /// The summary of a run that stopped at intake: what blocked it, and what to do.

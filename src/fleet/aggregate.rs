@@ -23,6 +23,19 @@ impl RepoStatus {
     pub fn ok(self) -> bool {
         !matches!(self, RepoStatus::Failed | RepoStatus::Cancelled)
     }
+
+    /// The name in `fleet.json`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            RepoStatus::Succeeded => "succeeded",
+            RepoStatus::PrCreated => "pr_created",
+            RepoStatus::PrUpdated => "pr_updated",
+            RepoStatus::NoChange => "no_change",
+            RepoStatus::Skipped => "skipped",
+            RepoStatus::Failed => "failed",
+            RepoStatus::Cancelled => "cancelled",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,7 +45,7 @@ pub struct RepoResult {
     pub source: String,
     pub status: RepoStatus,
     /// The error code when failed (E_BUILD_FAIL, E_GIT, …).
-    pub code: Option<String>,
+    pub code: Option<crate::error::Code>,
     pub error: Option<String>,
     pub pr_url: Option<String>,
     pub duration_ms: u64,
@@ -82,8 +95,7 @@ pub fn build(
     repos.sort_by(|a, b| a.id.cmp(&b.id));
     let mut counts = std::collections::BTreeMap::new();
     for r in &repos {
-        let key = serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-        *counts.entry(key).or_insert(0) += 1;
+        *counts.entry(r.status.as_str().to_string()).or_insert(0) += 1;
     }
     FleetReport {
         schema_version: 1,
@@ -113,10 +125,6 @@ pub fn read(dir: &Path) -> std::io::Result<FleetReport> {
     serde_json::from_slice(&bytes).map_err(std::io::Error::other)
 }
 
-fn status_str(s: RepoStatus) -> String {
-    serde_json::to_value(s).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
-
 fn junit(r: &FleetReport) -> std::io::Result<String> {
     let mut report = ReportBuilder::new();
     for repo in &r.repos {
@@ -124,12 +132,12 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
         let mut case = if repo.status.ok() {
             TestCaseBuilder::success("run", time)
         } else {
-            let msg = format!("{}: {}", repo.code.as_deref().unwrap_or("E_?"), repo.error.as_deref().unwrap_or(""));
-            TestCaseBuilder::failure("run", time, &status_str(repo.status), &msg)
+            let msg = format!("{}: {}", repo.code.map_or("E_?", |c| c.as_str()), repo.error.as_deref().unwrap_or(""));
+            TestCaseBuilder::failure("run", time, repo.status.as_str(), &msg)
         };
         case.set_classname(&format!("hone.fleet.{}", repo.id)).set_system_out(&format!(
             "status: {}\nsource: {}\npr: {}\nreports: {}",
-            status_str(repo.status),
+            repo.status.as_str(),
             repo.source,
             repo.pr_url.as_deref().unwrap_or("-"),
             repo.report_dir
@@ -154,14 +162,14 @@ fn summary(r: &FleetReport) -> String {
         let err = repo
             .error
             .as_deref()
-            .map(|e| format!("{}: {}", repo.code.as_deref().unwrap_or(""), e.replace('|', "\\|").replace('\n', " ")))
+            .map(|e| format!("{}: {}", repo.code.map_or("", |c| c.as_str()), e.replace('|', "\\|").replace('\n', " ")))
             .unwrap_or_default();
         let resumed = if repo.resumed { " (resumed)" } else { "" };
         let _ = writeln!(
             s,
             "| `{}` | {}{resumed} | {pr} | {:.1}s | {} | {err} |",
             repo.source,
-            status_str(repo.status),
+            repo.status.as_str(),
             repo.duration_ms as f64 / 1000.0,
             repo.tokens
         );

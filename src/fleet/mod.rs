@@ -3,11 +3,15 @@
 //! GitHub mutation queue are shared. The aggregate reports say exactly what happened to each.
 
 pub mod aggregate;
+mod pool;
+mod resume;
 pub mod spec;
 
 use crate::agent::{self, RunOptions};
+use crate::error::Code;
 use crate::redact::Redactor;
 use aggregate::{RepoResult, RepoStatus};
+use resume::{digest, select};
 use spec::{Source, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -33,13 +37,6 @@ pub struct FleetOptions {
 pub struct FleetOutcome {
     pub exit_code: i32,
     pub line: String,
-}
-
-fn hash_job(text: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    format!("{:016x}", h.finish())
 }
 
 /// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.
@@ -106,17 +103,17 @@ fn result_from_outcome(
     let first = report.errors.first().filter(|_| !status.ok());
     RepoResult {
         status,
-        code: first.map(|e| e.code.as_str().to_string()),
+        code: first.map(|e| e.code),
         error: first.map(|e| e.message.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string()),
         pr_url: report.pr.as_ref().and_then(|p| p.url.clone()),
         duration_ms: report.duration_ms,
         tokens: report.usage.total_tokens,
         dry_run,
-        ..failed(t, "", "", job_hash, report_dir)
+        ..failed(t, Code::Internal, "", job_hash, report_dir)
     }
 }
 
-fn failed(t: &Target, code: &str, msg: &str, job_hash: &str, report_dir: &Path) -> RepoResult {
+fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) -> RepoResult {
     RepoResult {
         id: t.id.clone(),
         source: match &t.source {
@@ -124,7 +121,7 @@ fn failed(t: &Target, code: &str, msg: &str, job_hash: &str, report_dir: &Path) 
             Source::Path(p) => p.display().to_string(),
         },
         status: RepoStatus::Failed,
-        code: Some(code.into()),
+        code: Some(code),
         error: Some(msg.lines().find(|l| !l.trim().is_empty()).unwrap_or(msg).to_string()),
         pr_url: None,
         duration_ms: 0,
@@ -137,17 +134,18 @@ fn failed(t: &Target, code: &str, msg: &str, job_hash: &str, report_dir: &Path) 
 }
 
 /// Run one repository: prepare its work tree, then the same pipeline as `hone run`.
-async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
-    let report_dir = f.workspace.join("reports").join(&t.id);
+async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
+    let report_dir = c.fleet.workspace.join("reports").join(&t.id);
+    let target_digest = c.digest_for(&t);
     let _ = std::fs::remove_dir_all(&report_dir);
     let started = std::time::Instant::now();
     let repo_dir = match &t.source {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
-            let dir = f.workspace.join("repos").join(&t.id);
-            match prepare_clone(u, &dir, t.base.as_deref(), &o.env, &o.cancel).await {
+            let dir = c.fleet.workspace.join("repos").join(&t.id);
+            match prepare_clone(u, &dir, t.base.as_deref(), &c.env, &c.cancel).await {
                 Ok(()) => dir,
-                Err(e) => return failed(&t, "E_GIT", &e, &o.job_hash, &report_dir),
+                Err(e) => return failed(&t, Code::Git, &e, &target_digest, &report_dir),
             }
         }
     };
@@ -155,148 +153,140 @@ async fn run_one(t: Target, f: Arc<spec::Fleet>, o: Arc<Shared>) -> RepoResult {
         Source::Url(u) => crate::forge::github::owner_repo(None, Some(u)).map(|(a, b)| format!("{a}/{b}")),
         Source::Path(_) => None,
     };
-    let mut opts = RunOptions::new(Some(f.job.clone()), o.env.clone(), o.cancel.child_token(), o.redactor.clone());
-    opts.shared = o.runs.clone();
+    let mut opts = RunOptions::new(None, c.env.clone(), c.cancel.child_token(), c.redactor.clone());
+    opts.job = Some(Box::new(c.job.clone()));
+    opts.shared = c.runs.clone();
     opts.repo = Some(repo_dir);
     opts.report_dir = Some(report_dir.clone());
-    opts.json_out = o.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
-    opts.dry_run = o.dry_run;
+    opts.json_out = c.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
+    opts.dry_run = c.dry_run;
     opts.base = t.base.clone();
     opts.github_repo = github_repo;
     opts.event_repo = Some(t.id.clone());
     let outcome = agent::run(opts).await;
-    let mut r = result_from_outcome(&t, &outcome, &report_dir, &o.job_hash, o.dry_run);
+    let mut r = result_from_outcome(&t, &outcome, &report_dir, &target_digest, c.dry_run);
     r.duration_ms = started.elapsed().as_millis() as u64;
     r
 }
 
-struct Shared {
-    env: std::sync::Arc<crate::env::RunEnv>,
+/// What every worker of one fleet reads.
+struct Ctx {
+    fleet: spec::Fleet,
+    /// The job, read and parsed once.
+    job: crate::spec::Job,
+    job_bytes: Vec<u8>,
+    policy_bytes: Option<Vec<u8>>,
+    env: Arc<crate::env::RunEnv>,
     /// What every run of the fleet shares: the model request limit and the GitHub queue.
     runs: crate::env::Shared,
     json: bool,
     /// Print a line per repository start and finish on stderr.
     progress: bool,
-    job_hash: String,
     cancel: CancellationToken,
     redactor: Redactor,
     dry_run: bool,
+    total: usize,
+    done: AtomicUsize,
+}
+
+impl Ctx {
+    fn digest_for(&self, t: &Target) -> String {
+        digest(&self.job_bytes, self.policy_bytes.as_deref(), Some(t))
+    }
+
+    fn report_dir(&self, t: &Target) -> PathBuf {
+        self.fleet.workspace.join("reports").join(&t.id)
+    }
+
+    /// A repository that never got a result of its own: `failed` (or `cancelled`) with a code.
+    fn lost(&self, t: &Target, code: Code, why: &str) -> RepoResult {
+        failed(t, code, why, &self.digest_for(t), &self.report_dir(t))
+    }
+
+    /// One repository on a worker: skipped once the fleet is stopped; otherwise run, with its
+    /// progress lines, stopping the fleet on failure under `fail_fast`.
+    fn work(self: &Arc<Self>, rt: &tokio::runtime::Runtime, t: Target) -> RepoResult {
+        if self.cancel.is_cancelled() {
+            let mut r = self.lost(&t, Code::Cancelled, "not started: the fleet was stopped");
+            r.status = RepoStatus::Cancelled;
+            return r;
+        }
+        if self.progress {
+            eprintln!("hone fleet: start {}", t.id);
+        }
+        let r = rt.block_on(run_one(t, self.clone()));
+        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.progress {
+            let secs = r.duration_ms as f64 / 1000.0;
+            let why = r.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
+            eprintln!("hone fleet: {}: {}{why} ({secs:.1}s), {n}/{} done", r.id, r.status.as_str(), self.total);
+        }
+        if self.fleet.fail_fast && r.status == RepoStatus::Failed {
+            self.cancel.cancel();
+        }
+        r
+    }
+}
+
+/// The fleet's job, parsed, with the bytes of its file and of its policy file.
+struct JobFile {
+    job: crate::spec::Job,
+    bytes: Vec<u8>,
+    policy_bytes: Option<Vec<u8>>,
+}
+
+/// The job file and its policy file, each read once.
+fn read_job(fleet: &spec::Fleet) -> Result<JobFile, agent::Invalid> {
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot read the {what} {}: {e}", p.display()))
+    };
+    let bytes = std::fs::read(&fleet.job).map_err(|e| io("job", &fleet.job, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let job = crate::spec::parse(&fleet.job, &text).map_err(|e| agent::Invalid::new(Code::Spec, e.render()))?;
+    let policy = match &job.policy {
+        Some(p) => Some(std::fs::read(p).map_err(|e| io("policy", p, e))?),
+        None => None,
+    };
+    Ok(JobFile { job, bytes, policy_bytes: policy })
 }
 
 pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
-    use crate::error::Code;
     let render = |d: Vec<crate::spec::Diagnostic>| {
         agent::Invalid::new(Code::Spec, d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"))
     };
     let fleet = spec::load(&opts.file).map_err(render)?;
-    let job_text = std::fs::read_to_string(&fleet.job).map_err(|e| {
-        agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot read the job {}: {e}", fleet.job.display()))
-    })?;
-    let job_name =
-        crate::spec::parse(&fleet.job, &job_text).map_err(|e| agent::Invalid::new(Code::Spec, e.render()))?.name;
-    let job_hash = hash_job(&job_text);
+    let JobFile { job, bytes: job_bytes, policy_bytes } = read_job(&fleet)?;
+    let job_hash = digest(&job_bytes, policy_bytes.as_deref(), None);
     let mut targets = fleet.targets.clone();
     if let Some((i, n)) = opts.shard {
         targets = aggregate::shard(&targets, i, n);
     }
-    let previous = aggregate::read(&fleet.workspace).ok();
-    let mut carried: Vec<RepoResult> = Vec::new();
-    if opts.resume || opts.only_failed {
-        let prev: Vec<RepoResult> = previous.map(|p| p.repos).unwrap_or_default();
-        targets.retain(|t| {
-            let last = prev.iter().find(|r| r.id == t.id);
-            let keep_old = match last {
-                // A dry run's result stands only for another dry run: it pushed nothing.
-                Some(r) if r.dry_run && !opts.dry_run => false,
-                Some(r) if opts.only_failed => r.status.ok(),
-                Some(r) => r.status.ok() && r.job_hash == job_hash,
-                None => false,
-            };
-            if let (true, Some(r)) = (keep_old, last) {
-                carried.push(RepoResult { resumed: true, ..r.clone() });
-            }
-            !keep_old
-        });
-    }
-    let started = std::time::Instant::now();
-    let started_at = crate::events::now_rfc3339();
-    let total = targets.len();
-    let shared = Arc::new(Shared {
-        env: opts.env.clone(),
+    let previous = aggregate::read(&fleet.workspace).map(|p| p.repos).unwrap_or_default();
+    let (targets, mut results) =
+        select(targets, &previous, &opts, |t| digest(&job_bytes, policy_bytes.as_deref(), Some(t)));
+    let (job_name, workers, total) = (job.name.clone(), fleet.concurrency, targets.len());
+    let ctx = Arc::new(Ctx {
         runs: crate::env::Shared::with_model_limit(fleet.model_concurrency),
-        job_hash: job_hash.clone(),
+        fleet,
+        job,
+        job_bytes,
+        policy_bytes,
+        env: opts.env.clone(),
         cancel: opts.cancel.clone(),
         redactor: opts.redactor.clone(),
         dry_run: opts.dry_run,
         json: opts.json,
         progress: !opts.quiet,
+        total,
+        done: AtomicUsize::new(0),
     });
-    let fleet = Arc::new(fleet);
-    let done = Arc::new(AtomicUsize::new(0));
-    // Runs hold libgit2 handles (not Sync) across awaits, so each runs on a worker thread with its
-    // own single-threaded runtime. `concurrency` workers pull from one queue: their synchronous
-    // work (git, files, spawning) then spreads over the cores instead of one thread.
-    let queue = Arc::new(std::sync::Mutex::new(std::collections::VecDeque::from(targets)));
-    let (tx, rx) = std::sync::mpsc::channel::<RepoResult>();
-    let mut workers = Vec::new();
-    for _ in 0..fleet.concurrency.min(total.max(1)) {
-        let (queue, fleet, shared, done, tx) = (queue.clone(), fleet.clone(), shared.clone(), done.clone(), tx.clone());
-        workers.push(std::thread::spawn(move || {
-            let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
-            // The guard is moved into the closure and dropped before the body runs.
-            while let Some(t) = queue.lock().ok().and_then(|mut q| q.pop_front()) {
-                let r = if shared.cancel.is_cancelled() {
-                    let mut r = failed(
-                        &t,
-                        "E_CANCELLED",
-                        "not started: the fleet was stopped",
-                        &shared.job_hash,
-                        &fleet.workspace.join("reports").join(&t.id),
-                    );
-                    r.status = RepoStatus::Cancelled;
-                    r
-                } else {
-                    if shared.progress {
-                        eprintln!("hone fleet: start {}", t.id);
-                    }
-                    let r = rt.block_on(run_one(t, fleet.clone(), shared.clone()));
-                    let n = done.fetch_add(1, Ordering::SeqCst) + 1;
-                    let how = serde_json::to_value(r.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
-                    if shared.progress {
-                        let secs = r.duration_ms as f64 / 1000.0;
-                        let why = r.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
-                        eprintln!("hone fleet: {}: {how}{why} ({secs:.1}s), {n}/{total} done", r.id);
-                    }
-                    if fleet.fail_fast && r.status == RepoStatus::Failed {
-                        shared.cancel.cancel();
-                    }
-                    r
-                };
-                if tx.send(r).is_err() {
-                    break;
-                }
-            }
-        }));
-    }
-    drop(tx);
-    let mut results = carried;
-    let collected = tokio::task::spawn_blocking(move || {
-        let results: Vec<RepoResult> = rx.iter().collect();
-        for w in workers {
-            let _ = w.join();
-        }
-        results
-    })
-    .await
-    .unwrap_or_default();
-    results.extend(collected);
-    let interrupted = opts.cancel.is_cancelled() && !fleet.fail_fast;
-    let report =
-        aggregate::build(&job_name, &job_hash, started_at, started.elapsed().as_millis() as u64, results, interrupted);
-    aggregate::write(&fleet.workspace, &report)
+    let (started, started_at) = (std::time::Instant::now(), crate::events::now_rfc3339());
+    results.extend(run_all(targets, workers, ctx.clone()).await);
+    let interrupted = opts.cancel.is_cancelled() && !ctx.fleet.fail_fast;
+    let elapsed = started.elapsed().as_millis() as u64;
+    let report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
+    let workspace = &ctx.fleet.workspace;
+    aggregate::write(workspace, &report)
         .map_err(|e| agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot write the fleet reports: {e}")))?;
     let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let line = format!(
@@ -304,14 +294,35 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         report.repos.len(),
         counts.join(", "),
         report.exit_code,
-        fleet.workspace.display()
+        workspace.display()
     );
     Ok(FleetOutcome { exit_code: report.exit_code, line })
 }
 
+/// Run every target on the worker pool, off the async executor. Each target gets exactly one
+/// result: one whose worker was lost is `failed` with `E_INTERNAL`.
+async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<RepoResult> {
+    // Runs hold libgit2 handles (not Sync) across awaits, so each runs on a worker thread with its
+    // own single-threaded runtime; their synchronous work (git, files, spawning) spreads over the
+    // cores instead of one thread.
+    let (work_ctx, lost_ctx) = (ctx.clone(), ctx.clone());
+    let backup = targets.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        pool::run(
+            targets,
+            workers,
+            move |rt, t| work_ctx.work(rt, t),
+            move |t, why| lost_ctx.lost(t, Code::Internal, why),
+        )
+    })
+    .await;
+    joined.unwrap_or_else(|e| {
+        backup.iter().map(|t| ctx.lost(t, Code::Internal, &format!("the fleet's pool failed: {e}"))).collect()
+    })
+}
+
 /// `hone fleet merge DIR...`: combine shard results into one aggregate in `out`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<FleetOutcome, agent::Invalid> {
-    use crate::error::Code;
     let mut reports = Vec::new();
     for d in dirs {
         reports.push(aggregate::read(d).map_err(|e| {

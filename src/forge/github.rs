@@ -25,7 +25,6 @@ pub struct GitHub {
     queue: std::sync::Arc<Mutex<Option<Instant>>>,
 }
 
-
 pub struct Resp {
     pub status: u16,
     pub body: Value,

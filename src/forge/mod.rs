@@ -74,30 +74,7 @@ impl Ship<'_> {
         let url = self.ws.remote_url(&job.git.remote);
         let changed = req.changed;
         if changed && job.git.push {
-            match &url {
-                None => out.notice = Some(format!("no remote `{}`: the branch was not pushed", job.git.remote)),
-                Some(u) if is_network_url(u) && token.is_none() => {
-                    out.notice = Some(format!(
-                        "no token in `{}`: the branch was not pushed; see pr.md and change.patch",
-                        job.git.token_env
-                    ));
-                }
-                Some(_) => {
-                    let branch = &job.git.branch;
-                    push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
-                    let remote =
-                        remote::Remote::open(self.ws, &job.git.remote, self.env, token.clone(), (self.deadline, self.cancel))?;
-                    // Autofix: the lease is the head hone started from, so a concurrent push wins.
-                    let expected = match self.autofix {
-                        Some(t) => Some(t.head_sha.clone()),
-                        None => remote.head(branch).await?,
-                    };
-                    let local = self.partial_ref.clone().unwrap_or_else(|| format!("refs/heads/{branch}"));
-                    let oid = self.ws.resolve_base(Some(&local))?.to_string();
-                    remote.push(&oid, branch, expected.as_deref()).await?;
-                    out.pushed = true;
-                }
-            }
+            self.push(url.as_deref(), token.clone(), &mut out).await?;
         }
         if job.pr.enabled == PrEnabled::No {
             return Ok(out);
@@ -135,6 +112,37 @@ impl Ship<'_> {
         let result = self.pull_request(&gh, req, &mut out).await;
         out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
         result.map(|()| out)
+    }
+
+    /// Push the branch (or the partial ref under `pr.on_failure: draft`) with a lease, or say
+    /// in `out` why it was not pushed.
+    async fn push(&self, url: Option<&str>, token: Option<String>, out: &mut PrReport) -> Result<()> {
+        let job = self.job;
+        match url {
+            None => out.notice = Some(format!("no remote `{}`: the branch was not pushed", job.git.remote)),
+            Some(u) if is_network_url(u) && token.is_none() => {
+                out.notice = Some(format!(
+                    "no token in `{}`: the branch was not pushed; see pr.md and change.patch",
+                    job.git.token_env
+                ));
+            }
+            Some(_) => {
+                let branch = &job.git.branch;
+                push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
+                let remote =
+                    remote::Remote::open(self.ws, &job.git.remote, self.env, token, (self.deadline, self.cancel))?;
+                // Autofix: the lease is the head hone started from, so a concurrent push wins.
+                let expected = match self.autofix {
+                    Some(t) => Some(t.head_sha.clone()),
+                    None => remote.head(branch).await?,
+                };
+                let local = self.partial_ref.clone().unwrap_or_else(|| format!("refs/heads/{branch}"));
+                let oid = self.ws.resolve_base(Some(&local))?.to_string();
+                remote.push(&oid, branch, expected.as_deref()).await?;
+                out.pushed = true;
+            }
+        }
+        Ok(())
     }
 
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {

@@ -55,7 +55,6 @@ impl ModelError {
     }
 }
 
-
 /// The configured model client.
 pub enum Model {
     OpenAi(openai::OpenAi),

@@ -222,9 +222,38 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
         )),
         None => {}
     }
-    let cmds = raw.commands.unwrap_or_default();
+    let mut cmds = raw.commands.unwrap_or_default();
+    command_rules(&mut p, &mut cmds, &map, &mut errors);
+    path_rules(&mut p, raw.paths.unwrap_or_default(), &map, &mut errors);
+    p.network = raw.network.unwrap_or(false);
+    p.sandbox = raw.sandbox != Some(SandboxMode::Off);
+    let env = raw.env.unwrap_or_default();
+    if let Some(pass) = env.pass {
+        p.env_pass = pass;
+    }
+    p.pass_secrets = env.pass_secrets.unwrap_or_default();
+    p.secrets = raw.secrets.unwrap_or_default();
+    let limits = raw.limits.unwrap_or_default();
+    p.max_files_changed = limits.max_files_changed.unwrap_or(p.max_files_changed);
+    p.max_lines_changed = limits.max_lines_changed.unwrap_or(p.max_lines_changed);
+    for (k, v) in [("limits.max_files_changed", p.max_files_changed), ("limits.max_lines_changed", p.max_lines_changed)]
+    {
+        if v == 0 {
+            errors.push(map.at_value(k, "must be at least 1", None));
+        }
+    }
+    if errors.is_empty() {
+        check_examples(&p, cmds.examples.take().unwrap_or_default(), &map, &mut errors);
+    }
+    errors.sort_by_key(|d| (d.line, d.col));
+    if errors.is_empty() { Ok(p) } else { Err(errors) }
+}
+
+/// `commands.default`, `commands.allow` and `commands.deny`.
+fn command_rules(p: &mut Policy, cmds: &mut raw::RawCommands, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) {
     p.default_allow = matches!(cmds.default, Some(raw::Default::Allow));
-    for (list, key, target) in [(cmds.allow, "commands.allow", &mut p.allow), (cmds.deny, "commands.deny", &mut p.deny)]
+    for (list, key, target) in
+        [(cmds.allow.take(), "commands.allow", &mut p.allow), (cmds.deny.take(), "commands.deny", &mut p.deny)]
     {
         for (i, text) in list.unwrap_or_default().iter().enumerate() {
             let k = format!("{key}[{i}]");
@@ -238,7 +267,10 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
             }
         }
     }
-    let paths = raw.paths.unwrap_or_default();
+}
+
+/// `paths`: the read and write globs, and the extra writable directories of the sandbox.
+fn path_rules(p: &mut Policy, paths: raw::RawPaths, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) {
     for (list, key, target) in [
         (paths.read_deny, "paths.read_deny", &mut p.read_deny),
         (paths.write_allow, "paths.write_allow", &mut p.write_allow),
@@ -262,43 +294,30 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
             errors.push(map.at_value(&format!("paths.sandbox_writable[{i}]"), "must be an absolute path", None));
         }
     }
-    p.network = raw.network.unwrap_or(false);
-    p.sandbox = raw.sandbox != Some(SandboxMode::Off);
-    let env = raw.env.unwrap_or_default();
-    if let Some(pass) = env.pass {
-        p.env_pass = pass;
-    }
-    p.pass_secrets = env.pass_secrets.unwrap_or_default();
-    p.secrets = raw.secrets.unwrap_or_default();
-    let limits = raw.limits.unwrap_or_default();
-    p.max_files_changed = limits.max_files_changed.unwrap_or(p.max_files_changed);
-    p.max_lines_changed = limits.max_lines_changed.unwrap_or(p.max_lines_changed);
-    for (k, v) in [("limits.max_files_changed", p.max_files_changed), ("limits.max_lines_changed", p.max_lines_changed)]
+}
+
+/// `commands.examples`: checked like unit tests when the policy loads.
+fn check_examples(p: &Policy, ex: raw::RawExamples, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) {
+    for (list, want_allow, key) in
+        [(ex.allow, true, "commands.examples.allow"), (ex.deny, false, "commands.examples.deny")]
     {
-        if v == 0 {
-            errors.push(map.at_value(k, "must be at least 1", None));
-        }
-    }
-    if errors.is_empty() {
-        let ex = cmds.examples.unwrap_or_default();
-        for (list, want_allow, key) in
-            [(ex.allow, true, "commands.examples.allow"), (ex.deny, false, "commands.examples.deny")]
-        {
-            for (i, cmd) in list.unwrap_or_default().iter().enumerate() {
-                let d = decide_command(&p, cmd);
-                if d.allowed != want_allow {
-                    let verdict = if d.allowed { "allow" } else { "deny" };
-                    errors.push(map.at_value(
+        for (i, cmd) in list.unwrap_or_default().iter().enumerate() {
+            let d = decide_command(p, cmd);
+            if d.allowed != want_allow {
+                let verdict = if d.allowed { "allow" } else { "deny" };
+                errors.push(
+                    map.at_value(
                         &format!("{key}[{i}]"),
                         format!("the rules {verdict} `{cmd}`, but the example expects the opposite ({})", d.rule),
-                        Some("fix the rules or the example: examples are checked like unit tests when the policy loads".into()),
-                    ));
-                }
+                        Some(
+                            "fix the rules or the example: examples are checked like unit tests when the policy loads"
+                                .into(),
+                        ),
+                    ),
+                );
             }
         }
     }
-    errors.sort_by_key(|d| (d.line, d.col));
-    if errors.is_empty() { Ok(p) } else { Err(errors) }
 }
 
 #[cfg(test)]

@@ -28,20 +28,42 @@ pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Re
     let name = name.as_str();
     let rest = &argv[1..];
     let dyn_rest = &cmd.dynamic[1..];
+    if let Some(args) = runner_args(name, rest) {
+        return inner(args, depth, out);
+    }
     match name {
         "eval" => Err("uses `eval`, which runs text that cannot be analysed".into()),
         "alias" | "unalias" => Err("defines aliases, which cannot be analysed; write the command out".into()),
         "shopt" if rest.iter().any(|a| a == "expand_aliases") => {
             Err("turns on aliases, which cannot be analysed; write the command out".into())
         }
+        _ if SHELLS.contains(&name) => shell(name, rest, dyn_rest, depth, out),
+        "env" => env(rest, dyn_rest, depth, out),
+        "xargs" => xargs(rest, depth, out),
+        "find" => find(rest, depth, out),
+        "source" | "." => Ok(()), // runs a file, like `bash script.sh`: matched as written
+        "watch" => script(&skip_flags(rest, &["-n", "-d", "--interval"]).join(" "), depth, out),
+        "flock" | "su" | "runuser" | "script" => match rest.iter().position(|a| a == "-c" || a == "--command") {
+            Some(i) => script(rest.get(i + 1).map_or("", String::as_str), depth, out),
+            None if name == "flock" => inner(skip_flags(rest, &["-w", "-E"]).get(1..).unwrap_or(&[]), depth, out),
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
+/// What a pure runner (`timeout`, `nice`, `sudo`, `taskset`, `exec`, …) runs: the words after
+/// its own options. `None` when `name` is not one.
+fn runner_args<'a>(name: &str, rest: &'a [String]) -> Option<&'a [String]> {
+    let args: &'a [String] = match name {
         "taskset" => {
             let args = skip_flags(rest, &["-c", "--cpu-list", "-p", "--pid"]);
             let mask_given = rest.iter().any(|a| a == "-c" || a == "--cpu-list" || a.starts_with("-c"));
-            inner(if mask_given { args } else { args.get(1..).unwrap_or(&[]) }, depth, out)
+            if mask_given { args } else { args.get(1..).unwrap_or(&[]) }
         }
         "setarch" | "linux32" | "linux64" | "i386" | "x86_64" => {
             let args = if name == "setarch" { rest.get(1..).unwrap_or(&[]) } else { rest };
-            inner(skip_flags(args, &["--uname-2.6"]), depth, out)
+            skip_flags(args, &["--uname-2.6"])
         }
         "prlimit" | "chrt" | "numactl" | "cgexec" | "nsenter" | "firejail" | "systemd-run" | "strace" | "ltrace" => {
             let with_values: &[&str] = match name {
@@ -56,15 +78,13 @@ pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Re
             if name == "chrt" && !args.is_empty() {
                 args = &args[1..];
             }
-            inner(args, depth, out)
+            args
         }
-        _ if SHELLS.contains(&name) => shell(name, rest, dyn_rest, depth, out),
-        "env" => env(rest, dyn_rest, depth, out),
         "exec" | "command" | "builtin" => {
             if rest.first().is_some_and(|a| a == "-v" || a == "-V") {
-                return Ok(());
+                return Some(&[]);
             }
-            inner(skip_flags(rest, &["-a"]), depth, out)
+            skip_flags(rest, &["-a"])
         }
         "nohup" | "setsid" | "unbuffer" | "time" | "nice" | "ionice" | "stdbuf" | "sudo" | "doas" | "chroot"
         | "unshare" => {
@@ -79,23 +99,15 @@ pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Re
             if name == "chroot" && !args.is_empty() {
                 args = &args[1..];
             }
-            inner(args, depth, out)
+            args
         }
         "timeout" => {
             let args = skip_flags(rest, &["-s", "-k", "--signal", "--kill-after"]);
-            inner(args.get(1..).unwrap_or(&[]), depth, out)
+            args.get(1..).unwrap_or(&[])
         }
-        "xargs" => xargs(rest, depth, out),
-        "find" => find(rest, depth, out),
-        "source" | "." => Ok(()), // runs a file, like `bash script.sh`: matched as written
-        "watch" => script(&skip_flags(rest, &["-n", "-d", "--interval"]).join(" "), depth, out),
-        "flock" | "su" | "runuser" | "script" => match rest.iter().position(|a| a == "-c" || a == "--command") {
-            Some(i) => script(rest.get(i + 1).map_or("", String::as_str), depth, out),
-            None if name == "flock" => inner(skip_flags(rest, &["-w", "-E"]).get(1..).unwrap_or(&[]), depth, out),
-            None => Ok(()),
-        },
-        _ => Ok(()),
-    }
+        _ => return None,
+    };
+    Some(args)
 }
 
 /// `find`'s output actions write the file they name: `-fprint`, `-fprint0`, `-fprintf`, `-fls`.

@@ -24,6 +24,34 @@ fn cell(c: &crate::verify::CheckResult) -> String {
     }
 }
 
+/// The checks table: each check's expectation, baseline, final result and attempts.
+fn checks(s: &mut String, r: &RunReport) {
+    if r.verify.is_empty() && r.baseline.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n### Checks\n\n| Check | Expect | Baseline | Final | Attempts |\n|---|---|---|---|---|");
+    let names: Vec<&str> = r.baseline.iter().chain(&r.verify).map(|c| c.name.as_str()).fold(Vec::new(), |mut v, n| {
+        if !v.contains(&n) {
+            v.push(n);
+        }
+        v
+    });
+    for name in names {
+        let base = r.baseline.iter().find(|c| c.name == name);
+        let last = r.verify.iter().rev().find(|c| c.name == name);
+        let attempts = r.verify.iter().filter(|c| c.name == name).count();
+        let expect = base
+            .or(last)
+            .map_or("pass", |c| if c.expect == crate::spec::Expect::NoRegression { "no-regression" } else { "pass" });
+        let _ = writeln!(
+            s,
+            "| `{name}` | {expect} | {} | {} | {attempts} |",
+            base.map_or("—".into(), cell),
+            last.map_or("not run".into(), cell)
+        );
+    }
+}
+
 pub fn render(r: &RunReport) -> String {
     let icon = match r.status {
         Status::Success | Status::NoChange => "✅",
@@ -53,30 +81,7 @@ pub fn render(r: &RunReport) -> String {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
-    if !r.verify.is_empty() || !r.baseline.is_empty() {
-        let _ = writeln!(s, "\n### Checks\n\n| Check | Expect | Baseline | Final | Attempts |\n|---|---|---|---|---|");
-        let names: Vec<&str> =
-            r.baseline.iter().chain(&r.verify).map(|c| c.name.as_str()).fold(Vec::new(), |mut v, n| {
-                if !v.contains(&n) {
-                    v.push(n);
-                }
-                v
-            });
-        for name in names {
-            let base = r.baseline.iter().find(|c| c.name == name);
-            let last = r.verify.iter().rev().find(|c| c.name == name);
-            let attempts = r.verify.iter().filter(|c| c.name == name).count();
-            let expect = base.or(last).map_or("pass", |c| {
-                if c.expect == crate::spec::Expect::NoRegression { "no-regression" } else { "pass" }
-            });
-            let _ = writeln!(
-                s,
-                "| `{name}` | {expect} | {} | {} | {attempts} |",
-                base.map_or("—".into(), cell),
-                last.map_or("not run".into(), cell)
-            );
-        }
-    }
+    checks(&mut s, r);
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render());
         if !p.verification.is_empty() {

@@ -148,8 +148,32 @@ impl Checker<'_> {
         let model = self.model(raw.model, dir);
         let verify = self.verify(raw.verify.unwrap_or_default());
         let limits = self.limits(raw.limits.unwrap_or_default());
-        let g = raw.git.unwrap_or_default();
-        let branch = g.branch.unwrap_or_else(|| DEFAULT_BRANCH.into()).replace("{name}", &name);
+        let git = self.git(raw.git.unwrap_or_default(), &name);
+        let pr = pr(raw.pr.unwrap_or_default());
+        let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
+        let tools = self.tools(raw.tools.unwrap_or_default());
+        let policy = raw.policy.map(|p| resolve(dir, &p));
+        let repo_map_tokens = raw.context.and_then(|c| c.repo_map_tokens).unwrap_or(1500);
+        Job {
+            spec_path: spec_path.to_path_buf(),
+            name,
+            task,
+            repo,
+            model,
+            verify,
+            limits,
+            policy,
+            git,
+            report_dir,
+            tools,
+            plan: raw.plan.unwrap_or(true),
+            repo_map_tokens,
+            pr,
+        }
+    }
+
+    fn git(&mut self, g: raw::RawGit, name: &str) -> GitSpec {
+        let branch = g.branch.unwrap_or_else(|| DEFAULT_BRANCH.into()).replace("{name}", name);
         if !git2::Branch::name_is_valid(&branch).unwrap_or(false) || branch.contains('{') {
             self.err(
                 "git.branch",
@@ -177,22 +201,10 @@ impl Checker<'_> {
                 "hone pushes only to its own branches, like `hone/{name}`",
             );
         }
-        let r = raw.pr.unwrap_or_default();
-        let pr = PrSpec {
-            enabled: r.enabled.unwrap_or_default(),
-            title: r.title.unwrap_or_else(|| "hone: {summary_title}".into()),
-            draft: r.draft.unwrap_or(false),
-            labels: r.labels.unwrap_or_default(),
-            reviewers: r.reviewers.unwrap_or_default(),
-            team_reviewers: r.team_reviewers.unwrap_or_default(),
-            update_existing: r.update_existing.unwrap_or(true),
-            close_if_empty: r.close_if_empty.unwrap_or(false),
-            on_failure: r.on_failure.unwrap_or_default(),
-            number: r.number,
-            allow_forks: r.allow_forks.unwrap_or(false),
-        };
-        let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
-        let t = raw.tools.unwrap_or_default();
+        git
+    }
+
+    fn tools(&mut self, t: raw::RawTools) -> ToolLimits {
         let tools = ToolLimits {
             cmd_timeout: t.cmd_timeout.map_or(Duration::from_secs(300), |d| d.0),
             max_output_bytes: t.max_output_bytes.unwrap_or(30_000),
@@ -205,24 +217,7 @@ impl Checker<'_> {
                 self.err(key, format!("{v} is too small"), "use at least 1024 bytes");
             }
         }
-        let policy = raw.policy.map(|p| resolve(dir, &p));
-        let repo_map_tokens = raw.context.and_then(|c| c.repo_map_tokens).unwrap_or(1500);
-        Job {
-            spec_path: spec_path.to_path_buf(),
-            name,
-            task,
-            repo,
-            model,
-            verify,
-            limits,
-            policy,
-            git,
-            report_dir,
-            tools,
-            plan: raw.plan.unwrap_or(true),
-            repo_map_tokens,
-            pr,
-        }
+        tools
     }
 
     fn verify(&mut self, raw: Vec<raw::RawVerify>) -> Vec<VerifySpec> {
@@ -296,6 +291,22 @@ fn valid_name(n: &str) -> bool {
         && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         && !n.contains("..")
         && !n.ends_with(".lock")
+}
+
+fn pr(r: raw::RawPr) -> PrSpec {
+    PrSpec {
+        enabled: r.enabled.unwrap_or_default(),
+        title: r.title.unwrap_or_else(|| "hone: {summary_title}".into()),
+        draft: r.draft.unwrap_or(false),
+        labels: r.labels.unwrap_or_default(),
+        reviewers: r.reviewers.unwrap_or_default(),
+        team_reviewers: r.team_reviewers.unwrap_or_default(),
+        update_existing: r.update_existing.unwrap_or(true),
+        close_if_empty: r.close_if_empty.unwrap_or(false),
+        on_failure: r.on_failure.unwrap_or_default(),
+        number: r.number,
+        allow_forks: r.allow_forks.unwrap_or(false),
+    }
 }
 
 #[cfg(test)]

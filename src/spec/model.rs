@@ -12,6 +12,7 @@ impl Checker<'_> {
             self.missing("model", "add a `model:` section with at least `provider` and `name`");
         }
         let m = raw.unwrap_or_default();
+        self.check_ranges(&m);
         let provider = m.provider.unwrap_or(Provider::Openai);
         if m.provider.is_none() && self.map.has("model") && !self.removed.contains("model.provider") {
             self.missing("model.provider", "set `provider:` to openai, anthropic, openai-compatible or script");
@@ -26,7 +27,7 @@ impl Checker<'_> {
                 String::new()
             }
         };
-        let script = m.script.map(|s| resolve(dir, &s));
+        let script = m.script.as_deref().map(|s| resolve(dir, s));
         if provider == Provider::Script && script.is_none() && self.map.has("model") {
             self.missing(
                 "model.script",
@@ -40,6 +41,38 @@ impl Checker<'_> {
                 "remove it, or set `provider: script`",
             );
         }
+        let default_key = if provider == Provider::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
+        let api_key_env = m.api_key_env.unwrap_or_else(|| default_key.into());
+        if api_key_env.is_empty() || !api_key_env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            self.err(
+                "model.api_key_env",
+                format!("`{api_key_env}` is not an environment variable name"),
+                "name the variable that holds the key (e.g. OPENAI_API_KEY), never the key itself",
+            );
+        }
+        let max_output_tokens = m.max_output_tokens.unwrap_or(4096);
+        let retry = self.retry(m.retry.unwrap_or_default());
+        let context_window = m.context_window.unwrap_or_else(|| default_context_window(&name));
+        ModelSpec {
+            provider,
+            name,
+            base_url: m.base_url,
+            api_key_env,
+            temperature: m.temperature,
+            max_output_tokens,
+            stream: m.stream.unwrap_or(true),
+            script,
+            request_timeout: m.request_timeout.map_or(Duration::from_secs(600), |d| d.0),
+            idle_timeout: m.idle_timeout.map_or(Duration::from_secs(120), |d| d.0),
+            retry,
+            tool_mode: m.tool_mode.unwrap_or_default(),
+            context_window,
+        }
+    }
+
+    /// The values that must be in range: the endpoint URL, temperature, output tokens and
+    /// context window.
+    fn check_ranges(&mut self, m: &raw::RawModel) {
         if let Some(u) = &m.base_url
             && !(u.starts_with("http://") || u.starts_with("https://"))
         {
@@ -54,20 +87,9 @@ impl Checker<'_> {
         {
             self.err("model.temperature", format!("{t} is out of range"), "use a value from 0 to 2");
         }
-        let default_key = if provider == Provider::Anthropic { "ANTHROPIC_API_KEY" } else { "OPENAI_API_KEY" };
-        let api_key_env = m.api_key_env.unwrap_or_else(|| default_key.into());
-        if api_key_env.is_empty() || !api_key_env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            self.err(
-                "model.api_key_env",
-                format!("`{api_key_env}` is not an environment variable name"),
-                "name the variable that holds the key (e.g. OPENAI_API_KEY), never the key itself",
-            );
-        }
-        let max_output_tokens = m.max_output_tokens.unwrap_or(4096);
-        if max_output_tokens == 0 {
+        if m.max_output_tokens == Some(0) {
             self.err("model.max_output_tokens", "must be at least 1", "the default is 4096");
         }
-        let name_for_window = name.clone();
         if m.context_window.is_some_and(|w| w < 2048) {
             self.err(
                 "model.context_window",
@@ -75,7 +97,9 @@ impl Checker<'_> {
                 "the model's context window in tokens, like 128000",
             );
         }
-        let r = m.retry.unwrap_or_default();
+    }
+
+    fn retry(&mut self, r: raw::RawRetry) -> RetrySpec {
         let retry = RetrySpec {
             max_attempts: r.max_attempts.unwrap_or(5),
             initial_delay: r.initial_delay.map_or(Duration::from_secs(1), |d| d.0),
@@ -84,21 +108,7 @@ impl Checker<'_> {
         if retry.max_attempts == 0 {
             self.err("model.retry.max_attempts", "must be at least 1", "1 means no retries; the default is 5");
         }
-        ModelSpec {
-            provider,
-            name,
-            base_url: m.base_url,
-            api_key_env,
-            temperature: m.temperature,
-            max_output_tokens,
-            stream: m.stream.unwrap_or(true),
-            script,
-            request_timeout: m.request_timeout.map_or(Duration::from_secs(600), |d| d.0),
-            idle_timeout: m.idle_timeout.map_or(Duration::from_secs(120), |d| d.0),
-            retry,
-            tool_mode: m.tool_mode.unwrap_or_default(),
-            context_window: m.context_window.unwrap_or_else(|| default_context_window(&name_for_window)),
-        }
+        retry
     }
 }
 

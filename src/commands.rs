@@ -1,0 +1,152 @@
+//! What each command does, from parsed arguments to an exit code: `main.rs` only parses.
+// The one module that writes the result line (or the matrix) to stdout.
+#![allow(clippy::print_stdout)]
+
+use crate::agent::{self, RunOptions};
+use crate::cli::{Cli, Command, FleetAction, FleetArgs, RunArgs};
+use crate::env::RunEnv;
+use crate::exit;
+use crate::progress::Progress;
+use crate::redact::Redactor;
+use std::io::Write;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Run the parsed command line and return the process's exit code.
+pub fn main(cli: Cli) -> i32 {
+    crate::git::isolate_config();
+    let redactor = Redactor::new();
+    crate::logging::init(cli.verbose, cli.quiet, redactor.clone());
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("hone: cannot start the async runtime: {e}");
+            return exit::INFRA_FAILURE;
+        }
+    };
+    let quiet = cli.quiet;
+    rt.block_on(async move {
+        match cli.command {
+            Command::Validate { file } => validate(&file),
+            Command::Fleet { action, args } => fleet(action, args, quiet, redactor).await,
+            Command::Run(args) => run(args, quiet, redactor).await,
+        }
+    })
+}
+
+/// `hone run`: one job; the result line on stdout (or the JSONL events with `--json`).
+async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    let env = Arc::new(RunEnv::from_process());
+    let in_actions = env.actions;
+    let mut opts = RunOptions::new(a.job, env, cancel, redactor);
+    opts.json_out = a.json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
+    opts.progress = (!quiet).then(|| Progress::stderr(in_actions));
+    // Under GitHub Actions, workflow commands go to stdout (stderr with --json, to keep the
+    // JSONL stream clean).
+    opts.commands_out = match (in_actions, a.json) {
+        (false, _) => None,
+        (true, false) => Some(Box::new(std::io::stdout())),
+        (true, true) => Some(Box::new(std::io::stderr())),
+    };
+    (opts.repo, opts.report_dir, opts.dry_run) = (a.repo, a.report_dir, a.dry_run);
+    (opts.task, opts.model, opts.name, opts.verify, opts.pr) = (a.task, a.model, a.name, a.verify, a.pr);
+    let outcome = agent::run(opts).await;
+    if let Some(m) = &outcome.message {
+        eprintln!("{m}");
+    }
+    if !a.json {
+        println!("{}", outcome.line);
+    }
+    outcome.exit_code
+}
+
+/// `hone fleet`: a fleet file, its matrix, one shard of it, or a merge of shard results.
+async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor: Redactor) -> i32 {
+    let json = a.json;
+    let report = |r: Result<crate::fleet::FleetOutcome, agent::Invalid>| match r {
+        Ok(o) => {
+            if !json {
+                println!("{}", o.line);
+            }
+            o.exit_code
+        }
+        Err(e) => {
+            eprintln!("{}", e.message);
+            exit::INVALID_INPUT
+        }
+    };
+    if let Some(FleetAction::Merge { dirs, out }) = action {
+        return report(crate::fleet::merge(&dirs, &out));
+    }
+    let Some(file) = a.file else {
+        eprintln!("error: give a fleet file: hone fleet FLEET.yaml");
+        return exit::INVALID_INPUT;
+    };
+    if let Some(n) = a.emit_matrix {
+        return match crate::fleet::spec::load(&file) {
+            Ok(f) => {
+                println!("{}", crate::fleet::aggregate::matrix(n as usize, f.targets.len()));
+                exit::SUCCESS
+            }
+            Err(d) => {
+                eprintln!("{}", d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
+                exit::INVALID_INPUT
+            }
+        };
+    }
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    let opts = crate::fleet::FleetOptions {
+        file,
+        resume: a.resume,
+        only_failed: a.only.is_some(),
+        dry_run: a.dry_run,
+        shard: a.shard.map(|s| (s.index, s.count)),
+        cancel,
+        redactor,
+        json,
+        quiet,
+        env: Arc::new(RunEnv::from_process()),
+    };
+    report(crate::fleet::run(opts).await)
+}
+
+fn validate(file: &std::path::Path) -> i32 {
+    match crate::validate::validate(file) {
+        Ok(line) => {
+            println!("{line}");
+            exit::SUCCESS
+        }
+        Err(msg) => {
+            eprintln!("{msg}");
+            exit::INVALID_INPUT
+        }
+    }
+}
+
+/// SIGINT/SIGTERM cancel the run (it stops in order and writes its reports); a second exits at once.
+fn spawn_signal_handler(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+            tracing::warn!("cannot install signal handlers");
+            return;
+        };
+        let mut seen = false;
+        loop {
+            tokio::select! {
+                _ = int.recv() => {}
+                _ = term.recv() => {}
+            }
+            if seen {
+                eprintln!("hone: second signal, exiting now");
+                std::process::exit(exit::INTERRUPTED);
+            }
+            seen = true;
+            tracing::warn!("signal received: stopping (a second signal exits at once)");
+            cancel.cancel();
+        }
+    });
+}

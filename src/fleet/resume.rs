@@ -1,0 +1,150 @@
+//! `--resume` and `--only failed`: which repositories run again, and the digest a run is
+//! compared by.
+
+use super::FleetOptions;
+use super::aggregate::RepoResult;
+use super::spec::{Source, Target};
+
+/// What a fleet's runs are compared by on `--resume`: SHA-256 over the job file's bytes, its
+/// policy file's bytes, and the repository with its base branch. Any change there re-runs it.
+pub(super) fn digest(job_bytes: &[u8], policy_bytes: Option<&[u8]>, target: Option<&Target>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    let mut part = |b: &[u8]| {
+        h.update((b.len() as u64).to_le_bytes());
+        h.update(b);
+    };
+    part(b"hone-fleet-v1");
+    part(job_bytes);
+    part(policy_bytes.unwrap_or(b"\0builtin"));
+    if let Some(t) = target {
+        part(match &t.source {
+            Source::Url(u) => u.as_bytes(),
+            Source::Path(p) => p.as_os_str().as_encoded_bytes(),
+        });
+        part(t.base.as_deref().unwrap_or("\0default").as_bytes());
+    }
+    format!("{:x}", h.finalize())
+}
+
+/// Under `--resume` or `--only failed`, split the targets into those to run and the earlier
+/// results that stand (marked `resumed`).
+pub(super) fn select(
+    targets: Vec<Target>,
+    previous: &[RepoResult],
+    opts: &FleetOptions,
+    digest_for: impl Fn(&Target) -> String,
+) -> (Vec<Target>, Vec<RepoResult>) {
+    if !(opts.resume || opts.only_failed) {
+        return (targets, vec![]);
+    }
+    let mut carried = Vec::new();
+    let mut run = Vec::new();
+    for t in targets {
+        let keep = previous.iter().find(|r| r.id == t.id).filter(|r| match () {
+            // A dry run's result stands only for another dry run: it pushed nothing.
+            _ if r.dry_run && !opts.dry_run => false,
+            _ if opts.only_failed => r.status.ok(),
+            _ => r.status.ok() && r.job_hash == digest_for(&t),
+        });
+        match keep {
+            Some(r) => carried.push(RepoResult { resumed: true, ..r.clone() }),
+            None => run.push(t),
+        }
+    }
+    (run, carried)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::aggregate::RepoStatus;
+
+    fn target(url: &str, base: Option<&str>) -> Target {
+        Target { id: "acme__app".into(), source: Source::Url(url.into()), base: base.map(str::to_string) }
+    }
+
+    #[test]
+    fn the_digest_is_sha256_and_stable_across_releases() {
+        // A known answer: a change here would make every `--resume` re-run everything.
+        assert_eq!(digest(b"task: x", None, None), digest(b"task: x", None, None));
+        assert_eq!(digest(b"task: x", None, None).len(), 64);
+        assert_eq!(digest(b"name: a", Some(b"version: 1"), Some(&target("https://h/acme/app", Some("main")))), KNOWN);
+    }
+
+    const KNOWN: &str = "81fe6d878965cf8c6526cb0c3854b9fc40da35a2d189c2705eca7316368670eb";
+
+    #[test]
+    fn every_input_changes_the_digest() {
+        let t = target("https://h/acme/app", None);
+        let base = digest(b"job", Some(b"policy"), Some(&t));
+        assert_ne!(base, digest(b"job ", Some(b"policy"), Some(&t)), "job bytes");
+        assert_ne!(base, digest(b"job", Some(b"policy2"), Some(&t)), "policy bytes");
+        assert_ne!(base, digest(b"job", None, Some(&t)), "no policy");
+        assert_ne!(base, digest(b"job", Some(b"policy"), Some(&target("https://h/acme/app", Some("dev")))), "base");
+        assert_ne!(base, digest(b"job", Some(b"policy"), Some(&target("https://h/acme/other", None))), "url");
+        // Parts are length-prefixed: moving bytes from one part to the next is a change too.
+        assert_ne!(digest(b"ab", Some(b"c"), None), digest(b"a", Some(b"bc"), None));
+    }
+
+    fn opts(resume: bool, only_failed: bool, dry_run: bool) -> FleetOptions {
+        FleetOptions {
+            file: "f.yaml".into(),
+            resume,
+            only_failed,
+            dry_run,
+            shard: None,
+            cancel: Default::default(),
+            redactor: crate::redact::Redactor::new(),
+            json: false,
+            quiet: true,
+            env: std::sync::Arc::new(crate::env::RunEnv::default()),
+        }
+    }
+
+    fn result(id: &str, status: RepoStatus, job_hash: &str, dry_run: bool) -> RepoResult {
+        RepoResult {
+            id: id.into(),
+            source: id.into(),
+            status,
+            code: None,
+            error: None,
+            pr_url: None,
+            duration_ms: 1,
+            tokens: 1,
+            report_dir: "r".into(),
+            job_hash: job_hash.into(),
+            resumed: false,
+            dry_run,
+        }
+    }
+
+    fn t(id: &str) -> Target {
+        Target { id: id.into(), source: Source::Url(format!("https://h/{id}")), base: None }
+    }
+
+    #[test]
+    fn resume_keeps_only_successes_of_the_same_digest_and_never_a_dry_run() {
+        let prev = [
+            result("same", RepoStatus::PrCreated, "d", false),
+            result("changed", RepoStatus::PrCreated, "old", false),
+            result("failed", RepoStatus::Failed, "d", false),
+            result("preview", RepoStatus::Succeeded, "d", true),
+        ];
+        let all = ["same", "changed", "failed", "preview", "new"].map(t).to_vec();
+        let (run, carried) = select(all.clone(), &prev, &opts(true, false, false), |_| "d".into());
+        let ids: Vec<_> = run.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["changed", "failed", "preview", "new"]);
+        assert_eq!(carried.len(), 1);
+        assert!(carried[0].resumed && carried[0].id == "same");
+        // A dry run may stand for another dry run.
+        let (run, _) = select(all.clone(), &prev, &opts(true, false, true), |_| "d".into());
+        assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["changed", "failed", "new"]);
+        // Without --resume or --only, everything runs.
+        let (run, carried) = select(all.clone(), &prev, &opts(false, false, false), |_| "d".into());
+        assert_eq!((run.len(), carried.len()), (5, 0));
+        // --only failed: whatever did not fail stands, whatever the digest.
+        let (run, _) = select(all, &prev, &opts(false, true, false), |_| "x".into());
+        assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["failed", "preview", "new"]);
+    }
+}
