@@ -1,4 +1,4 @@
-//! Plans, checkpoints and rollback (seed 003 §1.2, §4.3). The baseline is checkpoint 0. When the
+//! Plans, checkpoints and rollback. The baseline is checkpoint 0. When the
 //! model marks a plan step done, hone runs the checks and saves the work tree on a private ref.
 //! A step or fix attempt that makes the checks worse than the last checkpoint is rolled back to
 //! it, and the model is asked to replan the remaining steps.

@@ -1,4 +1,4 @@
-//! Tool-call protocol enforcement (seed 001 §4.1), applied before every request: each assistant
+//! Tool-call protocol enforcement, applied before every request: each assistant
 //! tool call is followed by exactly one result, a missing one gets an "interrupted" placeholder,
 //! and orphan or duplicate results are dropped. Real APIs answer a broken sequence with HTTP 400.
 

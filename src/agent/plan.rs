@@ -1,4 +1,4 @@
-//! The plan (seed 003 §3): steps with title, intent, status and expected files, a verification
+//! The plan: steps with title, intent, status and expected files, a verification
 //! strategy and a risk level; the `update_plan` and `request_clarification` tools the model uses;
 //! and the scores that decide whether a checkpoint got worse. Pure: no I/O.
 

@@ -1,4 +1,4 @@
-//! The repo map put into the context (seed 002 uses ctags): the file tree plus the definitions
+//! The repo map put into the context: the file tree plus the definitions
 //! (functions, classes, methods, types) of the most relevant files, extracted with tree-sitter's
 //! tags queries for Python, Rust, JavaScript, TypeScript and Go, within a token budget.
 

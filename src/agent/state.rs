@@ -1,4 +1,4 @@
-//! The orchestrator's state machine (seed 003 §2, minus the interactive states). Every
+//! The run's state machine (with no interactive states: a policy answers every question). Every
 //! transition goes through `Machine::go`, which checks it against the one table below, records
 //! it with timings, and hands back the event to emit.
 

@@ -1,4 +1,4 @@
-//! Detects a model that has gone wrong: degenerate repetition inside one answer (seed 002: long
+//! Detects a model that has gone wrong: degenerate repetition inside one answer (long
 //! runs of `{` or `[`, the same line over and over) and loops across turns (the same tool call
 //! getting the same result again and again). Pure: the loop decides what to do.
 

@@ -109,7 +109,7 @@ pub fn error_chunk(err: &Value) -> ModelError {
     classify_message(None, &sig, message)
 }
 
-/// Classify by status and by the provider's error text (seed 001 §3.2.3).
+/// Classify by status and by the provider's error text.
 pub fn classify_message(status: Option<u16>, signature: &str, message: String) -> ModelError {
     if signature.contains("context_length")
         || signature.contains("maximum context")

@@ -1,6 +1,6 @@
 //! Tool calls for models without native tool calling (`tool_mode: text`): the tools are described
-//! in the system prompt, the model answers with a JSON object, and hone parses it in layers
-//! (seed 002 §3.2): the whole answer as JSON, then a fenced JSON block, then the first balanced
+//! in the system prompt, the model answers with a JSON object, and hone parses it in layers:
+//! the whole answer as JSON, then a fenced JSON block, then the first balanced
 //! `{…}` object. History is translated so the server only ever sees plain chat messages.
 
 use crate::protocol::{Message, Role, ToolCall, ToolSpec};

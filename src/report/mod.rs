@@ -189,7 +189,7 @@ pub struct RunReport {
     pub model_retries: RetryStats,
     /// Every fault hone absorbed, by kind: model retries, invalid tool calls, repetition, loops.
     pub faults: BTreeMap<FaultKind, u32>,
-    /// The same faults by class (seed 001 §3.6): `retryable` (retried as they were),
+    /// The same faults by class: `retryable` (retried as they were),
     /// `recoverable` (handled by changing course: error results, compaction, rollback, notes) and
     /// `permanent` (they ended the run).
     pub fault_classes: BTreeMap<FaultClass, u32>,

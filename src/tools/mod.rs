@@ -114,7 +114,7 @@ pub fn effect_of(name: &str) -> Option<Effect> {
     TOOLS.iter().find(|t| t.name == name).map(|t| t.effect)
 }
 
-/// Delays before retrying a read tool that failed with a transient I/O error (seed 003 §4.1).
+/// Delays before retrying a read tool that failed with a transient I/O error.
 pub const READ_RETRY_DELAYS: [std::time::Duration; 3] =
     [std::time::Duration::from_millis(200), std::time::Duration::from_millis(500), std::time::Duration::from_secs(1)];
 
