@@ -26,6 +26,8 @@ struct Inner {
     /// The first failure to append to `events.jsonl`; the file is rewritten whole at the end.
     file_error: Option<String>,
     stdout: Option<Box<dyn Write + Send>>,
+    /// The first failure to write the `--json` stream (a closed pipe): the stream stops there.
+    stdout_error: Option<String>,
     progress: Option<Progress>,
     records: Vec<EventRecord>,
 }
@@ -40,7 +42,7 @@ impl Events {
         repo: Option<String>,
         progress: Option<Progress>,
     ) -> Self {
-        let inner = Inner { file: None, file_error: None, stdout, progress, records: Vec::new() };
+        let inner = Inner { file: None, file_error: None, stdout, stdout_error: None, progress, records: Vec::new() };
         Events { shared: Arc::new(Shared { run_id, repo, redactor, inner: Mutex::new(inner) }) }
     }
 
@@ -85,9 +87,12 @@ impl Events {
             inner.file = None;
             inner.file_error = Some(e.to_string());
         }
-        if let Some(out) = inner.stdout.as_mut() {
+        if let Some(out) = inner.stdout.as_mut()
             // One write per line, so that concurrent runs (a fleet) never interleave mid-line.
-            let _ = out.write_all(format!("{line}\n").as_bytes()).and_then(|()| out.flush());
+            && let Err(e) = out.write_all(format!("{line}\n").as_bytes()).and_then(|()| out.flush())
+        {
+            inner.stdout = None;
+            inner.stdout_error = Some(e.to_string());
         }
         if let Some(p) = inner.progress.as_mut() {
             p.on(&record.event, &self.shared.redactor);
@@ -101,9 +106,17 @@ impl Events {
         inner.records.iter().map(|r| self.line(r) + "\n").collect()
     }
 
-    /// Why appending to `events.jsonl` failed during the run, if it did.
-    pub fn file_error(&self) -> Option<String> {
-        self.shared.inner.lock().ok().and_then(|i| i.file_error.clone())
+    /// What failed to write during the run: appending to `events.jsonl` (rewritten whole at the
+    /// end), or the `--json` stream on stdout (stopped at the failure). Each as a warning.
+    pub fn write_errors(&self) -> Vec<String> {
+        let Ok(i) = self.shared.inner.lock() else { return vec![] };
+        let file = i.file_error.as_ref().map(|e| {
+            format!("appending to events.jsonl failed during the run ({e}); it was rewritten whole at the end")
+        });
+        let stdout = i.stdout_error.as_ref().map(|e| {
+            format!("writing the --json event stream to stdout failed ({e}); the stream stopped there, events.jsonl has every event")
+        });
+        file.into_iter().chain(stdout).collect()
     }
 
     /// Stop writing the live `events.jsonl` (before it is rewritten whole).
@@ -116,4 +129,32 @@ impl Events {
 
 pub fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc().format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stdout whose reader went away.
+    struct ClosedPipe;
+
+    impl Write for ClosedPipe {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::ErrorKind::BrokenPipe.into())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_event_stream_is_reported_not_swallowed() {
+        let ev = Events::new("r".into(), Redactor::new(), Some(Box::new(ClosedPipe)), None, None);
+        ev.emit(Event::RunCompleted { status: "success".into(), exit_code: 0, duration_ms: 1 });
+        ev.emit(Event::RunCompleted { status: "success".into(), exit_code: 0, duration_ms: 2 });
+        let errors = ev.write_errors();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("--json event stream") && errors[0].contains("pipe"), "{errors:?}");
+        assert_eq!(ev.jsonl().lines().count(), 2, "every event is still kept for events.jsonl");
+    }
 }

@@ -1,32 +1,33 @@
 //! hone: a headless LLM coding agent for CI. Job spec → tool loop → verify → commit → reports.
 #![deny(clippy::print_stdout)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod agent;
+pub(crate) mod agent;
 pub mod cli;
 pub mod commands;
-pub mod env;
-pub mod error;
-pub mod events;
-pub mod exec;
+pub(crate) mod env;
+pub(crate) mod error;
+pub(crate) mod events;
+pub(crate) mod exec;
 pub mod exit;
-pub mod fleet;
-pub mod forge;
-pub mod git;
-pub mod guard;
+pub(crate) mod fleet;
+pub(crate) mod forge;
+pub(crate) mod git;
+pub(crate) mod guard;
 pub mod jail;
 mod logging;
-pub mod model;
-pub mod policy;
-pub mod progress;
-pub mod protocol;
-pub mod redact;
-pub mod report;
-pub mod safe_fs;
-pub mod sandbox;
-pub mod spec;
-pub mod tools;
-pub mod validate;
-pub mod verify;
+pub(crate) mod model;
+pub(crate) mod policy;
+pub(crate) mod progress;
+pub(crate) mod protocol;
+pub(crate) mod redact;
+pub(crate) mod report;
+pub(crate) mod safe_fs;
+pub(crate) mod sandbox;
+pub(crate) mod spec;
+pub(crate) mod tools;
+pub(crate) mod validate;
+pub(crate) mod verify;
 
 #[cfg(test)]
 pub(crate) mod testutil {

@@ -1,6 +1,8 @@
 //! The `hone` binary: the jail's own entry points first, then parse the command line and hand
 //! it to `hone::commands`, which returns the exit code (`src/exit.rs`).
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 use clap::Parser;
 
 fn main() {

@@ -13,7 +13,7 @@ use crate::protocol::Message;
 use crate::report::{ErrorRecord, Status};
 use crate::spec;
 use crate::tools::{self, ToolContext, paths::Root};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -55,10 +55,10 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
     result
 }
 
-fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> Result<ToolContext, HoneError> {
+fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> Result<Arc<ToolContext>, HoneError> {
     let root =
         Root::new(p.ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
-    Ok(ToolContext {
+    Ok(Arc::new(ToolContext {
         root,
         limits: p.job.tools.clone(),
         env: setup::command_env(&p.policy, &p.env),
@@ -69,7 +69,7 @@ fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> 
         policy: p.policy.clone(),
         sandbox: p.sandbox.clone(),
         decisions: Mutex::new(Vec::new()),
-    })
+    }))
 }
 
 async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git2::Oid) -> Result<Status, HoneError> {
@@ -89,7 +89,8 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
         lp.enter(State::Summarizing, "a check cannot run");
     } else if baseline && !cancel.is_cancelled() {
         lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-        let map = repomap::build(ws.root(), &job.task, job.repo_map_tokens);
+        let map =
+            repomap::build_blocking(ws.root(), &job.task, job.repo_map_tokens, &p.policy, (cancel, deadline)).await;
         let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
         lp.start(vec![Message::system(prompt::system(job, ws.root(), &map, &p.policy)), Message::user(start)]);
         if job.plan {

@@ -67,6 +67,7 @@ pub fn enforce(messages: &[Message]) -> (Vec<Message>, usize) {
 }
 
 /// True when every tool call is answered exactly once, right after it, and no result is orphaned.
+#[cfg(test)]
 pub fn is_valid(messages: &[Message]) -> bool {
     enforce(messages).1 == 0
 }

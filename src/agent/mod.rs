@@ -299,10 +299,7 @@ fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunReport {
     if run.summary.is_empty() {
         run.summary = p.redactor.apply(&summarize::write(run, status));
     }
-    if let Some(e) = p.events.file_error() {
-        run.warnings
-            .push(format!("appending to events.jsonl failed during the run ({e}); it was rewritten whole at the end"));
-    }
+    run.warnings.extend(p.events.write_errors());
     let report = RunReport::from(&*run);
     p.events.emit(Event::RunCompleted {
         status: status.as_str().into(),

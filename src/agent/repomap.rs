@@ -9,38 +9,77 @@ const MAX_FILES_WALKED: usize = 20_000;
 const MAX_FILE_BYTES: u64 = 512 * 1024;
 const MAX_TAGS_PER_FILE: usize = 40;
 
-fn config_for(ext: &str) -> Option<TagsConfiguration> {
-    // TypeScript's tags query only adds TS constructs to JavaScript's, so the two are combined.
-    let ts_query = || format!("{}\n{}", tree_sitter_javascript::TAGS_QUERY, tree_sitter_typescript::TAGS_QUERY);
-    let (lang, query): (tree_sitter::Language, String) = match ext {
-        "py" => (tree_sitter_python::LANGUAGE.into(), tree_sitter_python::TAGS_QUERY.into()),
-        "rs" => (tree_sitter_rust::LANGUAGE.into(), tree_sitter_rust::TAGS_QUERY.into()),
-        "js" | "jsx" | "mjs" | "cjs" => {
-            (tree_sitter_javascript::LANGUAGE.into(), tree_sitter_javascript::TAGS_QUERY.into())
-        }
-        "ts" => (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), ts_query()),
-        "tsx" => (tree_sitter_typescript::LANGUAGE_TSX.into(), ts_query()),
-        "go" => (tree_sitter_go::LANGUAGE.into(), tree_sitter_go::TAGS_QUERY.into()),
-        _ => return None,
-    };
-    TagsConfiguration::new(lang, &query, "").ok()
+/// The languages the map extracts definitions from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Lang {
+    Python,
+    Rust,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Go,
 }
 
-/// `kind name (line)` for each definition in `source`.
-pub fn definitions(ext: &str, source: &[u8]) -> Vec<String> {
-    let Some(config) = config_for(ext) else { return vec![] };
-    let mut ctx = TagsContext::new();
-    let Ok((tags, _)) = ctx.generate_tags(&config, source, None) else { return vec![] };
-    let mut out = Vec::new();
-    for tag in tags.flatten().filter(|t| t.is_definition) {
-        let name = String::from_utf8_lossy(source.get(tag.name_range.clone()).unwrap_or_default());
-        let kind = config.syntax_type_name(tag.syntax_type_id);
-        out.push(format!("{kind} {name} (L{})", tag.span.start.row + 1));
-        if out.len() >= MAX_TAGS_PER_FILE {
-            break;
-        }
+impl Lang {
+    fn of(rel: &str) -> Option<Lang> {
+        Some(match rel.rsplit_once('.')?.1 {
+            "py" => Lang::Python,
+            "rs" => Lang::Rust,
+            "js" | "jsx" | "mjs" | "cjs" => Lang::JavaScript,
+            "ts" => Lang::TypeScript,
+            "tsx" => Lang::Tsx,
+            "go" => Lang::Go,
+            _ => return None,
+        })
     }
-    out
+
+    fn config(self) -> Option<TagsConfiguration> {
+        // TypeScript's tags query only adds TS constructs to JavaScript's, so the two are combined.
+        let ts_query = || format!("{}\n{}", tree_sitter_javascript::TAGS_QUERY, tree_sitter_typescript::TAGS_QUERY);
+        let (lang, query): (tree_sitter::Language, String) = match self {
+            Lang::Python => (tree_sitter_python::LANGUAGE.into(), tree_sitter_python::TAGS_QUERY.into()),
+            Lang::Rust => (tree_sitter_rust::LANGUAGE.into(), tree_sitter_rust::TAGS_QUERY.into()),
+            Lang::JavaScript => (tree_sitter_javascript::LANGUAGE.into(), tree_sitter_javascript::TAGS_QUERY.into()),
+            Lang::TypeScript => (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), ts_query()),
+            Lang::Tsx => (tree_sitter_typescript::LANGUAGE_TSX.into(), ts_query()),
+            Lang::Go => (tree_sitter_go::LANGUAGE.into(), tree_sitter_go::TAGS_QUERY.into()),
+        };
+        TagsConfiguration::new(lang, &query, "").ok()
+    }
+}
+
+/// Extracts definitions, compiling each language's tags query once, the first time a file of
+/// that language comes up (compiling one takes longer than tagging a typical file).
+#[derive(Default)]
+struct Tagger {
+    configs: std::collections::HashMap<Lang, Option<TagsConfiguration>>,
+    ctx: Option<TagsContext>,
+    /// How many queries were compiled (a test checks it is one per language).
+    compiled: usize,
+}
+
+impl Tagger {
+    /// `kind name (line)` for each definition in `source`.
+    fn definitions(&mut self, lang: Lang, source: &[u8]) -> Vec<String> {
+        let compiled = &mut self.compiled;
+        let config = self.configs.entry(lang).or_insert_with(|| {
+            *compiled += 1;
+            lang.config()
+        });
+        let Some(config) = config.as_ref() else { return vec![] };
+        let ctx = self.ctx.get_or_insert_with(TagsContext::new);
+        let Ok((tags, _)) = ctx.generate_tags(config, source, None) else { return vec![] };
+        let mut out = Vec::new();
+        for tag in tags.flatten().filter(|t| t.is_definition) {
+            let name = String::from_utf8_lossy(source.get(tag.name_range.clone()).unwrap_or_default());
+            let kind = config.syntax_type_name(tag.syntax_type_id);
+            out.push(format!("{kind} {name} (L{})", tag.span.start.row + 1));
+            if out.len() >= MAX_TAGS_PER_FILE {
+                break;
+            }
+        }
+        out
+    }
 }
 
 /// Rank files: those the task names first, then source over tests, then shallow over deep.
@@ -60,8 +99,41 @@ fn rank(rel: &str, task: &str) -> i64 {
     score - rel.matches('/').count() as i64
 }
 
-/// The map for `root`, at most about `budget_tokens` tokens (4 characters each).
-pub fn build(root: &Path, task: &str, budget_tokens: usize) -> String {
+/// The map for `root`, at most about `budget_tokens` tokens (4 characters each). Definitions
+/// come only from files `readable` allows (the policy's `read_deny`); names are listed like
+/// `glob_file_search` lists them.
+pub fn build(root: &Path, task: &str, budget_tokens: usize, readable: &dyn Fn(&str) -> bool) -> String {
+    build_with(&mut Tagger::default(), root, task, budget_tokens, readable)
+}
+
+/// `build` on the blocking pool, with definitions only from files `policy` lets the model read.
+/// The map is empty when the run is cancelled or out of time first (or the walk panics).
+pub async fn build_blocking(
+    root: &Path,
+    task: &str,
+    budget_tokens: usize,
+    policy: &crate::policy::Policy,
+    (cancel, deadline): (&tokio_util::sync::CancellationToken, tokio::time::Instant),
+) -> String {
+    let (root, task, policy) = (root.to_path_buf(), task.to_string(), policy.clone());
+    let work = tokio::task::spawn_blocking(move || {
+        let readable = |rel: &str| crate::policy::decide_path(&policy, rel, crate::policy::Access::Read).allowed;
+        build(&root, &task, budget_tokens, &readable)
+    });
+    tokio::select! {
+        r = work => r.unwrap_or_default(),
+        () = cancel.cancelled() => String::new(),
+        () = tokio::time::sleep_until(deadline) => String::new(),
+    }
+}
+
+fn build_with(
+    tagger: &mut Tagger,
+    root: &Path,
+    task: &str,
+    budget_tokens: usize,
+    readable: &dyn Fn(&str) -> bool,
+) -> String {
     if budget_tokens == 0 {
         return String::new();
     }
@@ -89,12 +161,12 @@ pub fn build(root: &Path, task: &str, budget_tokens: usize) -> String {
     const HEADER: &str = "\nDefinitions in the most relevant files:\n";
     let mut defs = String::new();
     for (rel, _) in files.iter().filter(|(_, s)| *s <= MAX_FILE_BYTES) {
-        let ext = rel.rsplit('.').next().unwrap_or("");
-        if config_for(ext).is_none() {
+        let Some(lang) = Lang::of(rel) else { continue };
+        if !readable(rel) {
             continue;
         }
         let Ok(src) = std::fs::read(root.join(rel)) else { continue };
-        let d = definitions(ext, &src);
+        let d = tagger.definitions(lang, &src);
         if d.is_empty() {
             continue;
         }
@@ -114,6 +186,10 @@ pub fn build(root: &Path, task: &str, budget_tokens: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn definitions(ext: &str, source: &[u8]) -> Vec<String> {
+        Lang::of(&format!("f.{ext}")).map_or(vec![], |l| Tagger::default().definitions(l, source))
+    }
 
     #[test]
     fn extracts_definitions_for_each_language() {
@@ -150,11 +226,25 @@ mod tests {
             std::fs::write(dir.path().join(format!("pkg{i}/mod{i}.py")), format!("def f{i}():\n    pass\n")).unwrap();
         }
         std::fs::write(dir.path().join("pkg7/parser.py"), "def parse(text):\n    return text\n").unwrap();
-        let map = build(dir.path(), "Fix the bug in parser.py", 500);
+        let mut tagger = Tagger::default();
+        let map = build_with(&mut tagger, dir.path(), "Fix the bug in parser.py", 500, &|_| true);
+        assert_eq!(tagger.compiled, 1, "the Python query is compiled once, not once per file");
         assert!(map.len() <= 500 * 4, "{}", map.len());
         assert!(map.starts_with("pkg7/parser.py\n"), "{map}");
         assert!(map.contains("more files; use glob_file_search"));
         assert!(map.contains("pkg7/parser.py:\n  function parse (L1)"), "{map}");
-        assert_eq!(build(dir.path(), "x", 0), "");
+        assert_eq!(build(dir.path(), "x", 0, &|_| true), "");
+    }
+
+    #[test]
+    fn read_denied_files_give_no_definitions() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("app.py"), "def visible():\n    pass\n").unwrap();
+        std::fs::write(dir.path().join("secrets.py"), "def API_KEY_sk_live_abc():\n    pass\n").unwrap();
+        let map = build(dir.path(), "task", 2000, &|rel| rel != "secrets.py");
+        assert!(map.contains("visible"), "{map}");
+        assert!(!map.contains("API_KEY_sk_live_abc"), "{map}");
+        // Its name is listed, as glob_file_search lists it; its content never is.
+        assert!(map.contains("secrets.py\n"), "{map}");
     }
 }

@@ -29,6 +29,7 @@ impl State {
     }
 }
 
+#[cfg(test)]
 pub const ALL: [State; 11] = [
     Intake,
     ContextBuilding,

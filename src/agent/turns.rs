@@ -21,7 +21,7 @@ pub struct Loop<'a> {
     model: &'a Model,
     /// A fleet's cap on concurrent model requests.
     slots: Option<std::sync::Arc<tokio::sync::Semaphore>>,
-    pub(super) tools: &'a ToolContext,
+    pub(super) tools: &'a std::sync::Arc<ToolContext>,
     specs: Vec<ToolSpec>,
     pub(super) events: &'a Events,
     pub(super) run: &'a mut Run,
@@ -53,7 +53,13 @@ enum Next {
 }
 
 impl<'a> Loop<'a> {
-    pub fn new(p: &'a Prepared, tools: &'a ToolContext, run: &'a mut Run, deadline: Instant, base: git2::Oid) -> Self {
+    pub fn new(
+        p: &'a Prepared,
+        tools: &'a std::sync::Arc<ToolContext>,
+        run: &'a mut Run,
+        deadline: Instant,
+        base: git2::Oid,
+    ) -> Self {
         let job = &p.job;
         let specs = tools::specs()
             .into_iter()

@@ -11,7 +11,7 @@ use crate::agent::{self, RunOptions};
 use crate::error::Code;
 use crate::redact::Redactor;
 use aggregate::{RepoResult, RepoStatus};
-use resume::{digest, select};
+use resume::{digest, previous_results, select};
 use spec::{Source, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -261,7 +261,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
     if let Some((i, n)) = opts.shard {
         targets = aggregate::shard(&targets, i, n);
     }
-    let previous = aggregate::read(&fleet.workspace).map(|p| p.repos).unwrap_or_default();
+    let previous = if opts.resume || opts.only_failed { previous_results(&fleet.workspace)? } else { vec![] };
     let (targets, mut results) =
         select(targets, &previous, &opts, |t| digest(&job_bytes, policy_bytes.as_deref(), Some(t)));
     let (job_name, workers, total) = (job.name.clone(), fleet.concurrency, targets.len());

@@ -4,6 +4,7 @@
 use super::FleetOptions;
 use super::aggregate::RepoResult;
 use super::spec::{Source, Target};
+use std::path::Path;
 
 /// What a fleet's runs are compared by on `--resume`: SHA-256 over the job file's bytes, its
 /// policy file's bytes, and the repository with its base branch. Any change there re-runs it.
@@ -53,6 +54,23 @@ pub(super) fn select(
         }
     }
     (run, carried)
+}
+
+/// The results of the last run in `workspace`, for `--resume` and `--only failed`: none before
+/// the first run; an error with a code when its `fleet.json` cannot be read or parsed (never
+/// silently "run everything again").
+pub(super) fn previous_results(workspace: &Path) -> Result<Vec<RepoResult>, crate::agent::Invalid> {
+    match super::aggregate::read(workspace) {
+        Ok(r) => Ok(r.repos),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
+        Err(e) => Err(crate::agent::Invalid::new(
+            crate::error::Code::Io,
+            format!(
+                "error[E_IO]: cannot read the last run's {}: {e}\n  = help: `--resume` and `--only failed` need it; remove it to run every repository again",
+                workspace.join("fleet.json").display()
+            ),
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -117,6 +135,17 @@ mod tests {
             resumed: false,
             dry_run,
         }
+    }
+
+    #[test]
+    fn a_corrupt_last_run_is_an_error_not_a_fresh_start() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(previous_results(&dir.path().join("never-ran")).unwrap().is_empty());
+        assert!(previous_results(dir.path()).unwrap().is_empty());
+        std::fs::write(dir.path().join("fleet.json"), "{ not json").unwrap();
+        let e = previous_results(dir.path()).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::Io);
+        assert!(e.message.contains("fleet.json") && e.message.contains("remove it"), "{}", e.message);
     }
 
     fn t(id: &str) -> Target {

@@ -44,7 +44,6 @@ pub struct Target {
 
 #[derive(Debug, Clone)]
 pub struct Fleet {
-    pub file: PathBuf,
     pub job: PathBuf,
     pub targets: Vec<Target>,
     pub concurrency: usize,
@@ -132,7 +131,6 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
         return Err(errors);
     }
     Ok(Fleet {
-        file: path.to_path_buf(),
         job,
         targets,
         concurrency,

@@ -20,7 +20,8 @@ pub fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<(
     Ok(())
 }
 
-/// Read outputs written by `write_outputs` (and `name=value` lines) back: for tests and tools.
+/// Read outputs written by `write_outputs` (and `name=value` lines) back.
+#[cfg(test)]
 pub fn read_outputs(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut lines = text.lines();

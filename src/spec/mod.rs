@@ -10,7 +10,6 @@ pub mod yaml;
 
 pub use diag::Diagnostic;
 pub use job::*;
-pub use model::default_context_window;
 pub use raw::{Expect, Provider, ToolMode};
 
 use raw::RawJob;

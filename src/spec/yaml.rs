@@ -65,10 +65,6 @@ impl SourceMap {
     pub fn has(&self, path: &str) -> bool {
         self.values.contains_key(path)
     }
-
-    pub fn file(&self) -> &str {
-        &self.file
-    }
 }
 
 /// The position of `path`, or of its nearest ancestor that was recorded.

@@ -113,11 +113,6 @@ pub fn remove(root: &Path, rel: &str) -> Result<()> {
     if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
 }
 
-/// Whether `rel` is a directory beneath `root` (without following a final symlink out).
-pub fn is_dir(root: &Path, rel: &str) -> bool {
-    open_root(root).ok().and_then(|d| openat2(&d, rel, libc::O_PATH | libc::O_DIRECTORY, 0).ok()).is_some()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use crate::spec::ToolLimits;
 use paths::{PathError, Root};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -120,17 +120,17 @@ pub const READ_RETRY_DELAYS: [std::time::Duration; 3] =
 
 /// Run one tool call. Never panics and never fails the run: every problem is an error result.
 /// Idempotent read tools are retried on transient I/O errors; write and exec tools never are.
-pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
-    let out = if effect_of(&call.name) == Some(Effect::Read) {
-        retry_reads(&READ_RETRY_DELAYS, || run_sync(ctx, call)).await
-    } else {
-        match call.name.as_str() {
-            "run_cmd" => match parse_args(call) {
-                Ok(a) => shell::run_cmd(ctx, a).await,
-                Err(e) => e,
-            },
-            _ => run_sync(ctx, call),
+/// File and search tools run on the blocking pool, off the async executor.
+pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
+    let out = match call.name.as_str() {
+        "run_cmd" => match parse_args(call) {
+            Ok(a) => shell::run_cmd(ctx, a).await,
+            Err(e) => e,
+        },
+        name if effect_of(name) == Some(Effect::Read) => {
+            retry_reads(&READ_RETRY_DELAYS, || off_executor(ctx, call, Effect::Read)).await
         }
+        _ => off_executor(ctx, call, Effect::Write).await,
     };
     // A last bound on any result: head and tail, with how to read the rest.
     let cap = ctx.limits.max_output_bytes.max(ctx.limits.max_read_bytes) + 4096;
@@ -144,15 +144,45 @@ pub async fn dispatch(ctx: &ToolContext, call: &ToolCall) -> ToolOutput {
     ToolOutput { content: ctx.redactor.apply(&content), ..out }
 }
 
+/// Run a file or search tool on the blocking pool. A read (a grep over a large tree) is given
+/// up at cancellation or the run's deadline; a write is always awaited to its end, so the work
+/// tree is never restored while a write is still under way. A panic is an error result.
+async fn off_executor(ctx: &Arc<ToolContext>, call: &ToolCall, effect: Effect) -> ToolOutput {
+    let cancelled = || ToolOutput::err(Code::Cancelled, "the run was cancelled");
+    let late = || ToolOutput::err(Code::ToolTimeout, "the run's wall-time budget ran out during this tool");
+    if effect == Effect::Read && ctx.cancel.is_cancelled() {
+        return cancelled();
+    }
+    if effect == Effect::Read && Instant::now() >= ctx.deadline {
+        return late();
+    }
+    let (c, owned) = (ctx.clone(), call.clone());
+    let task = tokio::task::spawn_blocking(move || run_sync(&c, &owned));
+    let joined = |r: Result<ToolOutput, tokio::task::JoinError>| {
+        r.unwrap_or_else(|e| ToolOutput::err(Code::Io, format!("the tool `{}` failed: {e}", call.name)))
+    };
+    if effect != Effect::Read {
+        return joined(task.await);
+    }
+    tokio::select! {
+        () = ctx.cancel.cancelled() => cancelled(),
+        () = tokio::time::sleep_until(ctx.deadline) => late(),
+        r = task => joined(r),
+    }
+}
+
 /// Call `f` again after each delay while it fails with `E_IO`.
-pub async fn retry_reads(delays: &[std::time::Duration], mut f: impl FnMut() -> ToolOutput) -> ToolOutput {
-    let mut out = f();
+pub async fn retry_reads<F: std::future::Future<Output = ToolOutput>>(
+    delays: &[std::time::Duration],
+    mut f: impl FnMut() -> F,
+) -> ToolOutput {
+    let mut out = f().await;
     for d in delays {
         if out.code != Some(Code::Io) {
             break;
         }
         tokio::time::sleep(*d).await;
-        out = f();
+        out = f().await;
     }
     out
 }
@@ -223,8 +253,8 @@ pub(crate) fn io_err(what: &str, e: &std::io::Error) -> ToolOutput {
 pub(crate) mod testutil {
     use super::*;
 
-    pub fn ctx(dir: &std::path::Path) -> ToolContext {
-        ToolContext {
+    pub fn ctx(dir: &std::path::Path) -> Arc<ToolContext> {
+        Arc::new(ToolContext {
             root: Root::new(dir).unwrap(),
             limits: ToolLimits {
                 cmd_timeout: std::time::Duration::from_secs(30),
@@ -243,7 +273,7 @@ pub(crate) mod testutil {
             },
             sandbox: Default::default(),
             decisions: Mutex::new(Vec::new()),
-        }
+        })
     }
 
     pub fn call(name: &str, args: Value) -> ToolCall {
@@ -274,26 +304,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn reads_stop_at_cancellation_and_the_deadline_but_writes_always_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "hello\n").unwrap();
+        let c = ctx(dir.path());
+        let read = call("read_file", json!({"path": "a.txt"}));
+        assert!(dispatch(&c, &read).await.content.contains("hello"));
+        c.cancel.cancel();
+        assert_eq!(dispatch(&c, &read).await.code, Some(Code::Cancelled));
+        let grep = call("grep", json!({"pattern": "hello"}));
+        assert_eq!(dispatch(&c, &grep).await.code, Some(Code::Cancelled));
+        // A write already asked for is carried out to its end, never left half done.
+        let out = dispatch(&c, &call("write_file", json!({"path": "b.txt", "content": "x\n"}))).await;
+        assert_eq!(out.code, None, "{}", out.content);
+        assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "x\n");
+        let mut late = ctx(dir.path());
+        Arc::get_mut(&mut late).unwrap().deadline = Instant::now();
+        assert_eq!(dispatch(&late, &read).await.code, Some(Code::ToolTimeout));
+    }
+
+    #[tokio::test]
     async fn reads_are_retried_on_io_errors_only() {
         let delays = [std::time::Duration::ZERO; 3];
         let mut calls = 0;
         let out = retry_reads(&delays, || {
             calls += 1;
-            if calls < 3 { ToolOutput::err(Code::Io, "busy") } else { ToolOutput::ok("data") }
+            std::future::ready(if calls < 3 { ToolOutput::err(Code::Io, "busy") } else { ToolOutput::ok("data") })
         })
         .await;
         assert_eq!((out.content.as_str(), calls), ("data", 3));
         let mut calls = 0;
         let out = retry_reads(&delays, || {
             calls += 1;
-            ToolOutput::err(Code::NotFound, "no such file")
+            std::future::ready(ToolOutput::err(Code::NotFound, "no such file"))
         })
         .await;
         assert_eq!((out.code, calls), (Some(Code::NotFound), 1), "a missing file is not transient");
         let mut calls = 0;
         retry_reads(&delays, || {
             calls += 1;
-            ToolOutput::err(Code::Io, "still busy")
+            std::future::ready(ToolOutput::err(Code::Io, "still busy"))
         })
         .await;
         assert_eq!(calls, 4, "one try and three retries");
