@@ -232,6 +232,42 @@ pub async fn run(
 mod tests {
     use super::*;
 
+    /// A git server that accepts the connection and never answers: a stalled push or fetch.
+    fn stalled_server() -> (std::net::TcpListener, String) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/acme/app.git", l.local_addr().unwrap());
+        (l, url)
+    }
+
+    fn ls_remote(url: &str) -> tokio::process::Command {
+        let env = crate::env::RunEnv::from_vars(std::env::vars().filter(|(k, _)| k == "PATH").collect());
+        let mut c = hardened(&std::env::temp_dir(), &env, None);
+        c.args(["ls-remote", url]);
+        c
+    }
+
+    #[tokio::test]
+    async fn a_stalled_remote_stops_at_the_runs_deadline() {
+        let (_server, url) = stalled_server();
+        let deadline = Instant::now() + Duration::from_millis(300);
+        let e =
+            run(ls_remote(&url), "list the remote's branches", deadline, &CancellationToken::new()).await.unwrap_err();
+        assert_eq!(e.code, Code::Git, "{e:?}");
+        assert!(e.message.contains("took too long"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn a_stalled_remote_stops_at_cancellation() {
+        let (_server, url) = stalled_server();
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        let (r, ()) = tokio::join!(run(ls_remote(&url), "push", deadline, &cancel), async move { trigger.cancel() });
+        assert_eq!(r.unwrap_err().code, Code::Cancelled);
+        let out = run(ls_remote(&url), "push", Instant::now(), &CancellationToken::new()).await.unwrap_err();
+        assert_eq!(out.code, Code::Budget, "no budget left: git is not even started");
+    }
+
     #[test]
     fn only_plain_transports_are_allowed() {
         for ok in [
