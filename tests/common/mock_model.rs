@@ -1,5 +1,10 @@
-//! A mock OpenAI-compatible model server: replays scripted responses (JSON or SSE, cut or
-//! stalled streams, error statuses with headers) and records every request it receives.
+//! A mock model server (OpenAI-compatible or Anthropic Messages): replays scripted responses
+//! (JSON or SSE, cut or stalled streams, error statuses with headers) and records every request
+//! it receives.
+//!
+//! It is strict the way real servers are: a request it would refuse is answered with the error a
+//! real server gives, and counted as a rejection (see `reject`). A test declares the rejections it
+//! expects with `expect_rejections`; any other number fails the test when the mock is dropped.
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -158,19 +163,64 @@ pub struct Recorded {
     pub auth: Option<String>,
 }
 
-#[derive(Default)]
-struct Shared {
-    queue: Mutex<VecDeque<Reply>>,
+/// A tool call the mock handed to the model's client: (tool name, raw arguments).
+pub type Served = (String, String);
+
+pub struct Shared {
+    dialect: Dialect,
+    /// Each scripted reply with the tool calls it carries (none for raw replies).
+    queue: Mutex<VecDeque<(Reply, Vec<Served>)>>,
     requests: Mutex<Vec<Recorded>>,
     turns_served: Mutex<usize>,
+    /// The tool calls of every reply sent so far, in order.
+    served: Mutex<Vec<Served>>,
     /// Requests refused the way a real server refuses them (see `reject`).
     rejected: Mutex<Vec<String>>,
+}
+
+impl Shared {
+    /// The tool calls served so far.
+    pub fn served(&self) -> Vec<Served> {
+        self.served.lock().unwrap().clone()
+    }
+}
+
+/// Every mock started in this process, by base URL, so that the run helper can find what the
+/// model's tools were asked to write (`served_by`).
+static REGISTRY: Mutex<Vec<(String, std::sync::Weak<Shared>)>> = Mutex::new(Vec::new());
+
+/// The mock listening at `base_url`, while it lives.
+pub fn served_by(base_url: &str) -> Option<Arc<Shared>> {
+    let base = base_url.trim_end_matches('/');
+    let mut reg = REGISTRY.lock().unwrap();
+    reg.retain(|(_, w)| w.strong_count() > 0);
+    reg.iter().find(|(u, _)| u.trim_end_matches('/') == base).and_then(|(_, w)| w.upgrade())
 }
 
 pub struct MockModel {
     pub base_url: String,
     pub dialect: Dialect,
     shared: Arc<Shared>,
+    /// How many requests the test expects the mock to refuse.
+    expected_rejections: Mutex<usize>,
+}
+
+impl Drop for MockModel {
+    /// A rejection the test did not declare fails the test (unless it is failing already).
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        let rejected = self.shared.rejected.lock().unwrap().clone();
+        let expected = *self.expected_rejections.lock().unwrap();
+        if rejected.len() != expected {
+            panic!(
+                "the mock model refused {} request(s) as a real server would, but the test declared {expected} \
+                 (expect_rejections): {rejected:#?}",
+                rejected.len()
+            );
+        }
+    }
 }
 
 impl MockModel {
@@ -179,7 +229,14 @@ impl MockModel {
     }
 
     pub async fn start_as(dialect: Dialect) -> MockModel {
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            dialect,
+            queue: Mutex::default(),
+            requests: Mutex::default(),
+            turns_served: Mutex::default(),
+            served: Mutex::default(),
+            rejected: Mutex::default(),
+        });
         let app = axum::Router::new()
             .route("/v1/chat/completions", axum::routing::post(handle))
             .route("/v1/messages", axum::routing::post(handle))
@@ -193,11 +250,19 @@ impl MockModel {
             Dialect::OpenAi => format!("http://{addr}/v1"),
             Dialect::Anthropic => format!("http://{addr}"),
         };
-        MockModel { base_url, dialect, shared }
+        REGISTRY.lock().unwrap().push((base_url.clone(), Arc::downgrade(&shared)));
+        MockModel { base_url, dialect, shared, expected_rejections: Mutex::new(0) }
     }
 
+    /// Declare that `n` requests in this test are to be refused (the mock checks on drop).
+    pub fn expect_rejections(&self, n: usize) -> &Self {
+        *self.expected_rejections.lock().unwrap() = n;
+        self
+    }
+
+    /// Queue a raw reply (it carries no tool calls the run helper would count as served).
     pub fn push(&self, r: Reply) -> &Self {
-        self.shared.queue.lock().unwrap().push_back(r);
+        self.shared.queue.lock().unwrap().push_back((r, vec![]));
         self
     }
 
@@ -208,28 +273,41 @@ impl MockModel {
             *s += 1;
             *s
         };
-        self.push(match (self.dialect, stream) {
+        let reply = match (self.dialect, stream) {
             (Dialect::OpenAi, true) => Reply::Sse(t.sse(n, true)),
             (Dialect::OpenAi, false) => Reply::Json(t.json(n)),
             (Dialect::Anthropic, true) => Reply::Frames(t.anthropic_sse(n, true), false),
             (Dialect::Anthropic, false) => Reply::Json(t.anthropic_json(n)),
-        })
+        };
+        self.shared.queue.lock().unwrap().push_back((reply, t.calls.clone()));
+        self
+    }
+
+    /// The tool calls the mock has handed out so far.
+    pub fn served(&self) -> Vec<Served> {
+        self.shared.served()
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
         self.shared.requests.lock().unwrap().clone()
     }
 
-    /// How many requests the mock refused as a real server would (bad tool-call arguments).
+    /// How many requests the mock refused as a real server would (see `reject`).
     pub fn rejected(&self) -> usize {
         self.shared.rejected.lock().unwrap().len()
+    }
+
+    /// Why each refused request was refused.
+    pub fn rejections(&self) -> Vec<String> {
+        self.shared.rejected.lock().unwrap().clone()
     }
 
     pub fn remaining(&self) -> usize {
         self.shared.queue.lock().unwrap().len()
     }
 
-    /// Every recorded request must have valid tool-call pairing.
+    /// Every recorded request must have valid tool-call pairing. (The mock refuses a request
+    /// that breaks it anyway; this says which one.)
     pub fn assert_pairing(&self) {
         for (i, r) in self.requests().iter().enumerate() {
             let checked = match self.dialect {
@@ -280,7 +358,8 @@ pub fn check_pairing(messages: &Value) -> Result<(), String> {
 }
 
 /// Anthropic: each assistant `tool_use` is answered by exactly one `tool_result` in the very next
-/// (user) message, roles alternate, and no `tool_result` answers anything else.
+/// (user) message, before any other block of it; roles alternate; no `tool_result` answers
+/// anything else; and every `tool_use.input` is an object.
 pub fn check_pairing_anthropic(messages: &Value) -> Result<(), String> {
     let msgs = messages.as_array().ok_or("messages is not an array")?;
     let mut open: Vec<String> = Vec::new();
@@ -289,6 +368,16 @@ pub fn check_pairing_anthropic(messages: &Value) -> Result<(), String> {
             return Err(format!("messages {} and {i} have the same role", i - 1));
         }
         let blocks = m["content"].as_array().cloned().unwrap_or_default();
+        for (k, b) in blocks.iter().enumerate() {
+            if b["type"] == "tool_use" && !b["input"].is_object() {
+                return Err(format!("messages.{i}.content.{k}.tool_use.input: Input should be a valid dictionary"));
+            }
+        }
+        if let Some(first_other) = blocks.iter().position(|b| b["type"] != "tool_result")
+            && blocks[first_other..].iter().any(|b| b["type"] == "tool_result")
+        {
+            return Err(format!("message {i}: tool_result blocks must come before any other content"));
+        }
         let results: Vec<String> = blocks
             .iter()
             .filter(|b| b["type"] == "tool_result")
@@ -314,20 +403,45 @@ pub fn check_pairing_anthropic(messages: &Value) -> Result<(), String> {
     Ok(())
 }
 
-async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, raw: Bytes) -> Response {
+    let parsed = serde_json::from_slice::<Value>(&raw);
+    let body = parsed.as_ref().cloned().unwrap_or(Value::Null);
     let auth = headers
         .get("authorization")
         .or_else(|| headers.get("x-api-key"))
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
     s.requests.lock().unwrap().push(Recorded { body: body.clone(), auth });
-    if let Some(why) = reject(&body) {
-        s.rejected.lock().unwrap().push(why.clone());
-        let msg = json!({"error": {"code": 500, "message": why, "type": "server_error"}});
-        return (StatusCode::INTERNAL_SERVER_ERROR, msg.to_string()).into_response();
+    let refusal = match &parsed {
+        Err(e) => Some(Refusal::BadRequest(format!("We could not parse the JSON body of your request: {e}"))),
+        Ok(b) => reject(s.dialect, b),
+    };
+    if let Some(r) = refusal {
+        let (status, msg) = match &r {
+            Refusal::BadRequest(why) => (
+                StatusCode::BAD_REQUEST,
+                match s.dialect {
+                    Dialect::OpenAi => {
+                        json!({"error": {"message": why, "type": "invalid_request_error", "param": "messages", "code": null}})
+                    }
+                    Dialect::Anthropic => {
+                        json!({"type": "error", "error": {"type": "invalid_request_error", "message": why}})
+                    }
+                },
+            ),
+            Refusal::ServerError(why) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({"error": {"code": 500, "message": why, "type": "server_error"}}),
+            ),
+        };
+        s.rejected.lock().unwrap().push(format!("HTTP {}: {}", status.as_u16(), msg["error"]["message"]));
+        return (status, msg.to_string()).into_response();
     }
     let next = s.queue.lock().unwrap().pop_front();
+    let next = next.map(|(reply, calls)| {
+        s.served.lock().unwrap().extend(calls);
+        reply
+    });
     match next {
         None => {
             (StatusCode::BAD_REQUEST, "{\"error\":{\"message\":\"mock: no scripted response left\"}}").into_response()
@@ -346,18 +460,44 @@ async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -
     }
 }
 
-/// What llama.cpp's `llama-server` refuses: a history whose tool-call arguments are not JSON
-/// (HTTP 500 "Failed to parse tool call arguments as JSON").
-fn reject(body: &Value) -> Option<String> {
-    for m in body["messages"].as_array().into_iter().flatten() {
-        for c in m["tool_calls"].as_array().into_iter().flatten() {
-            let args = c["function"]["arguments"].as_str().unwrap_or("");
-            if let Err(e) = serde_json::from_str::<Value>(args) {
-                return Some(format!("Failed to parse tool call arguments as JSON: {e}"));
-            }
-        }
+/// How a real server refuses a request.
+pub enum Refusal {
+    /// 400, as OpenAI and Anthropic answer an invalid request.
+    BadRequest(String),
+    /// 500, as llama.cpp's `llama-server` answers tool-call arguments it cannot parse.
+    ServerError(String),
+}
+
+/// What real servers refuse (a body that is not JSON is refused before this):
+/// - OpenAI-compatible: tool-call `arguments` that are not JSON (llama-server: HTTP 500 "Failed to
+///   parse tool call arguments as JSON"); a `tool` message that answers no open call ("messages
+///   with role 'tool' must be a response to a preceding message with 'tool_calls'") or a call
+///   without its result ("An assistant message with 'tool_calls' must be followed by tool
+///   messages responding to each 'tool_call_id'"): HTTP 400.
+/// - Anthropic: a `tool_use.input` that is not an object, broken `tool_use`/`tool_result`
+///   pairing, or roles that do not alternate: HTTP 400 `invalid_request_error`.
+pub fn reject(dialect: Dialect, body: &Value) -> Option<Refusal> {
+    if !body.is_object() {
+        return Some(Refusal::BadRequest("the request body must be a JSON object".into()));
     }
-    None
+    match dialect {
+        Dialect::OpenAi => {
+            for m in body["messages"].as_array().into_iter().flatten() {
+                for c in m["tool_calls"].as_array().into_iter().flatten() {
+                    let args = c["function"]["arguments"].as_str().unwrap_or("");
+                    if let Err(e) = serde_json::from_str::<Value>(args) {
+                        return Some(Refusal::ServerError(format!("Failed to parse tool call arguments as JSON: {e}")));
+                    }
+                }
+            }
+            check_pairing(&body["messages"]).err().map(|e| {
+                Refusal::BadRequest(format!(
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls', and each 'tool_call_id' must be answered ({e})"
+                ))
+            })
+        }
+        Dialect::Anthropic => check_pairing_anthropic(&body["messages"]).err().map(Refusal::BadRequest),
+    }
 }
 
 fn sse(chunks: Vec<String>, stall: bool) -> Response {

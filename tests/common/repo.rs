@@ -20,6 +20,9 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
             "init.defaultBranch=main",
             "-c",
             "commit.gpgsign=false",
+            // A test may hand its repository to another user (a run as nobody).
+            "-c",
+            "safe.directory=*",
         ])
         .args(args)
         .current_dir(dir)
@@ -58,8 +61,10 @@ impl TestRepo {
         self.git(&["rev-parse", "--abbrev-ref", "HEAD"])
     }
 
+    /// Nothing tracked changed and nothing untracked appeared, but hone's own directory
+    /// (`.hone/`, where the default reports are: it is there after every run, by design).
     pub fn is_clean(&self) -> bool {
-        self.git(&["status", "--porcelain"]).is_empty()
+        self.git(&["status", "--porcelain", "--untracked-files=all", "--", ".", ":(exclude).hone"]).is_empty()
     }
 
     pub fn file(&self, name: &str) -> String {

@@ -83,7 +83,7 @@ async fn faults_are_retried_and_counted() {
     mock.turn(fix, true).turn(text("done"), true);
     let y = yaml("afaults", &mock.base_url, true)
         .replace("max_attempts: 4", "max_attempts: 8")
-        .replace("idle_timeout: 2s", "idle_timeout: 1s");
+        .replace("idle_timeout: 10s", "idle_timeout: 1s");
     let run = run_job(&repo, &y, &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.report();

@@ -41,11 +41,9 @@ async fn run_autofix(repo: &crate::common::repo::TestRepo, gh: &MockServer, fix:
             .turn(text("Restored status.txt."), false);
     }
     let yaml = job_yaml("autofix", &model.base_url, false);
-    let spec = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec, yaml).unwrap();
-    let uri: &'static str = gh.uri().leak();
-    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri)];
-    run_hone_env(&["run", spec.to_str().unwrap(), "--pr", "3"], &[], repo.dir.path().join("reports"), &env).await
+    let uri = gh.uri();
+    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
+    run_job_with(repo, &yaml, &["--pr", "3"], &env).await
 }
 
 fn origin_head(repo: &crate::common::repo::TestRepo) -> String {
@@ -174,18 +172,16 @@ async fn under_actions_the_pr_comes_from_the_event_file() {
     let event = repo.dir.path().join("event.json");
     std::fs::write(&event, r#"{"action": "labeled", "number": 3, "pull_request": {"number": 3}}"#).unwrap();
     let model = MockModel::start().await;
-    let spec = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec, job_yaml("autofix", &model.base_url, false)).unwrap();
-    let (uri, ev): (&'static str, &'static str) = (gh.uri().leak(), event.to_str().unwrap().to_string().leak());
+    let (uri, ev) = (gh.uri(), event.to_str().unwrap().to_string());
     let env = [
         ("GITHUB_TOKEN", TOKEN),
         ("GITHUB_REPOSITORY", "acme/app"),
-        ("GITHUB_API_URL", uri),
+        ("GITHUB_API_URL", uri.as_str()),
         ("GITHUB_ACTIONS", "true"),
         ("GITHUB_EVENT_NAME", "pull_request"),
-        ("GITHUB_EVENT_PATH", ev),
+        ("GITHUB_EVENT_PATH", ev.as_str()),
     ];
-    let run = run_hone_env(&["run", spec.to_str().unwrap()], &[], repo.dir.path().join("reports"), &env).await;
+    let run = run_job_env(&repo, &job_yaml("autofix", &model.base_url, false), &env).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     // PR #3 was read from the event (it is a fork PR here, so it is refused, not fixed).
     assert_eq!(run.report()["status"], "skipped");

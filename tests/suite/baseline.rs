@@ -24,12 +24,7 @@ echo "$fails failing"
 "#;
 
 fn repo() -> TestRepo {
-    TestRepo::new(&[
-        ("status.txt", "broken\n"),
-        ("math.txt", "4\n"),
-        ("run_tests.sh", RUNNER),
-        (".gitignore", "reports/\n"),
-    ])
+    TestRepo::new(&[("status.txt", "broken\n"), ("math.txt", "4\n"), ("run_tests.sh", RUNNER)])
 }
 
 fn yaml(name: &str, url: &str) -> String {

@@ -24,6 +24,7 @@ async fn the_turn_budget_runs_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wall_time_budget_runs_out_and_kills_the_running_command() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     // A unique marker so the test can look for survivors of the process group.
@@ -35,7 +36,12 @@ async fn the_wall_time_budget_runs_out_and_kills_the_running_command() {
     let started = std::time::Instant::now();
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 1, "{}", run.stderr);
+    // It ended on its 2 s budget, not on the 300 s command (a bound 30 times the budget: safe).
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    // The budget must run out while the command runs (it starts ~0.2 s into the run on a loaded
+    // 2-core machine); if a slower machine ever gets there too late, this says so.
+    let ran = run.events().iter().any(|e| e["type"] == "tool_call_started" && e["tool"] == "run_cmd");
+    assert!(ran, "the wall-time budget ran out before the command started: the test needs a longer budget");
     let report = run.report();
     assert_eq!(report["status"], "budget_exhausted");
     assert!(report["errors"][0]["message"].as_str().unwrap().contains("wall-time budget (2s)"));

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     let marker = format!("hone-cancel-{}", std::process::id());
@@ -15,10 +16,10 @@ async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
         .turn(call("run_cmd", json!({"command": format!("touch {} && sh -c 'trap \"\" TERM; sleep 300; echo {marker}' & sleep 300", started.display())})), false);
     let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", repo.dir.path().display());
     let yaml = with_policy(&repo, &job_yaml("cancel", &mock.base_url, false), &policy);
-    let spec = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec, yaml).unwrap();
+    commit_spec(&repo, &yaml);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_hone"))
-        .args(["run", spec.to_str().unwrap()])
+        .args(["run", SPEC])
+        .current_dir(&repo.path)
         .env("HONE_TEST_API_KEY", KEY)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -33,7 +34,7 @@ async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
         code: 130,
         stdout: String::from_utf8_lossy(&out.stdout).into(),
         stderr: String::from_utf8_lossy(&out.stderr).into(),
-        report_dir: repo.dir.path().join("reports"),
+        report_dir: repo.path.join(".hone/reports"),
     };
     let report = run.report();
     assert_eq!(report["status"], "cancelled");

@@ -23,7 +23,7 @@ async fn a_chaos_sequence_survives_to_success_and_every_fault_is_counted() {
     mock.turn(fix, true).turn(text("Fixed after a rough ride."), true);
     let yaml = job_yaml("chaos", &mock.base_url, true)
         .replace("max_attempts: 4", "max_attempts: 8")
-        .replace("idle_timeout: 2s", "idle_timeout: 1s");
+        .replace("idle_timeout: 10s", "idle_timeout: 1s");
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.report();

@@ -16,7 +16,7 @@ fn yaml(name: &str, url: &str) -> String {
     job_yaml(name, url, false)
         .replace("  stream: false\n", &format!("  stream: false\n  context_window: {WINDOW}\n"))
         .replace("max_turns: 10", "max_turns: 90")
-        .replace("report: { dir: reports }", "report: { dir: reports }\ntools: { max_read_bytes: 6000 }")
+        .replace("plan: false\n", "plan: false\ntools: { max_read_bytes: 6000 }\n")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

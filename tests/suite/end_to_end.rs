@@ -171,7 +171,6 @@ async fn verify_fails_then_the_model_fixes_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_still_failing_after_the_fix_attempts_fail_the_run_without_a_commit() {
     let repo = broken_repo();
-    let base = repo.git(&["rev-parse", "HEAD"]);
     let mock = MockModel::start().await;
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "nope\n"})), false)
         .turn(text("Done."), false)
@@ -187,7 +186,7 @@ async fn checks_still_failing_after_the_fix_attempts_fail_the_run_without_a_comm
     assert_eq!(states(&report).last().map(String::as_str), Some("FAILED"));
     assert!(states(&report).contains(&"SUMMARIZING".to_string()));
     // No commit anywhere on a branch; the work is saved on a private ref; the checkout is restored.
-    assert_eq!(repo.git(&["rev-parse", "main"]), base);
+    assert_eq!(repo.git(&["rev-parse", "main"]), report["base_sha"].as_str().unwrap(), "main did not move");
     assert!(repo.git(&["branch", "--list", "hone/stillfail"]).is_empty(), "no branch is left behind");
     assert_eq!(report["saved_ref"], "refs/hone/stillfail/failed");
     assert_eq!(repo.show("refs/hone/stillfail/failed", "status.txt"), "nope");
@@ -230,6 +229,23 @@ async fn json_flag_streams_events_on_stdout() {
     assert_eq!(lines.last().unwrap()["exit_code"], 0);
 }
 
+/// A spec kept outside the repository (in a separate config checkout) names the repository with
+/// `repo.path` and keeps its reports next to it: the run works on the repository it names, and
+/// neither the spec nor the reports reach it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spec_outside_the_repository_works_on_the_repository_it_names() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("ok"), false);
+    let run = run_job_outside(&repo, &job_yaml("outside", &mock.base_url, false), &[], &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report_dir, repo.dir.path().join("reports"));
+    assert_eq!(run.report()["status"], "success");
+    assert_eq!(committed(&repo, "hone/outside"), ["status.txt"]);
+    assert!(!repo.path.join(".hone/reports").exists(), "the reports went into the repository");
+    assert!(repo.is_clean() && repo.head_branch() == "main");
+}
+
 /// The README's first command: the bundled offline example, run on a copy of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_offline_quickstart_fixes_its_bug() {
@@ -240,8 +256,8 @@ async fn the_offline_quickstart_fixes_its_bug() {
         std::fs::create_dir_all(to.parent().unwrap()).unwrap();
         std::fs::copy(src.join(f), &to).unwrap();
     }
-    let spec = dir.path().join("job.yaml");
-    let run = run_hone(&["run", spec.to_str().unwrap()], &[], dir.path().join(".hone/reports")).await;
+    // As the README runs it: a relative spec path, from the directory above it.
+    let run = run_in(dir.path(), &["run", "job.yaml"], &[], dir.path().join(".hone/reports")).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("hone: success commit "), "{}", run.stdout);
     let scratch = dir.path().join(".hone/scratch/quickstart");

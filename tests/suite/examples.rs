@@ -1,7 +1,6 @@
 //! The ready-to-copy files under `examples/` work: each spec a workflow names runs (with a
 //! scripted model, from `.github/hone/` in a fresh clone), and every starter policy validates.
 
-use super::first_runs::committed;
 use crate::common::repo::TestRepo;
 use crate::common::*;
 use std::path::{Path, PathBuf};

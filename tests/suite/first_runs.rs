@@ -7,44 +7,6 @@ use crate::common::repo::TestRepo;
 use crate::common::*;
 use serde_json::json;
 
-/// A job spec as a user writes it: no `repo.path`, no report dir.
-pub fn user_spec(name: &str, base_url: &str) -> String {
-    format!(
-        r#"version: 1
-name: {name}
-task: Make check.sh pass.
-model:
-  provider: openai-compatible
-  name: mock-model
-  base_url: {base_url}
-  api_key_env: HONE_TEST_API_KEY
-  stream: false
-  retry: {{ max_attempts: 2, initial_delay: 10ms, max_delay: 20ms }}
-verify:
-  - {{ name: check, run: "sh check.sh", timeout: 30s }}
-limits: {{ max_turns: 10, max_wall_time: 60s, max_fix_attempts: 2 }}
-plan: false
-"#
-    )
-}
-
-/// A fresh clone: no `.gitignore`, the spec (and any `extra` files) committed at `spec_at`.
-pub fn user_repo(spec_at: &str, spec: &str, extra: &[(&str, &str)]) -> TestRepo {
-    let mut files = vec![("status.txt", "broken\n"), ("check.sh", CHECK_SH), (spec_at, spec)];
-    files.extend_from_slice(extra);
-    TestRepo::new(&files)
-}
-
-/// Paths that differ between `main` and `branch`.
-pub fn committed(repo: &TestRepo, branch: &str) -> Vec<String> {
-    let out = repo.git(&["diff", "--name-only", "main", branch]);
-    out.lines().map(str::to_string).collect()
-}
-
-pub async fn run_user(repo: &TestRepo, args: &[&str]) -> Run {
-    run_in(&repo.path, args, &[], repo.path.join(".hone/reports")).await
-}
-
 fn fix(mock: &MockModel) {
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("Set status.txt to fixed."), false);

@@ -12,17 +12,21 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
 
-/// Records when each mutating request arrives and answers with a new PR.
+/// Records when each mutating request arrived and when its answer was ready (before hone can
+/// have it), and answers with a new PR.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Instant>>>);
+struct Recorder(Arc<Mutex<Vec<(Instant, Instant)>>>);
 
 impl Respond for Recorder {
     fn respond(&self, r: &Request) -> ResponseTemplate {
-        self.0.lock().unwrap().push(Instant::now());
-        let n = self.0.lock().unwrap().len();
+        let arrived = Instant::now();
+        let mut seen = self.0.lock().unwrap();
+        let n = seen.len() + 1;
         let repo = r.url.path().split('/').nth(3).unwrap_or("x").to_string();
-        ResponseTemplate::new(201)
-            .set_body_json(json!({"number": n, "html_url": format!("https://github.example/o/{repo}/pull/{n}")}))
+        let reply = ResponseTemplate::new(201)
+            .set_body_json(json!({"number": n, "html_url": format!("https://github.example/o/{repo}/pull/{n}")}));
+        seen.push((arrived, Instant::now()));
+        reply
     }
 }
 
@@ -122,14 +126,15 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
         report["repos"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with("r03")).unwrap()["code"],
         "E_BUILD_FAIL"
     );
-    // Nine PRs, created one at a time and at least 1 s apart; never two mutations at once.
-    let times = rec.0.lock().unwrap().clone();
+    // Nine PRs, created one at a time: each request arrives at least 1 s (hone's minimum gap)
+    // after the previous one was answered. hone starts its gap when it has the answer, which is
+    // after the mock made it, so this holds exactly, with no allowance for a slow machine.
+    let mut times = rec.0.lock().unwrap().clone();
     assert_eq!(times.len(), 9);
+    times.sort();
     for w in times.windows(2) {
-        assert!(
-            w[1].duration_since(w[0]) >= std::time::Duration::from_millis(990),
-            "mutations overlapped or were not spaced"
-        );
+        let gap = w[1].0.saturating_duration_since(w[0].1);
+        assert!(gap >= std::time::Duration::from_secs(1), "mutations overlapped or were not spaced: {gap:?}");
     }
     // No two repos shared a work tree or a report dir.
     let dirs: std::collections::HashSet<&str> =
@@ -137,9 +142,12 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
     assert_eq!(dirs.len(), 12);
     let mut trees = std::collections::HashSet::new();
     for r in report["repos"].as_array().unwrap() {
-        if let Ok(t) = std::fs::read_to_string(Path::new(r["report_dir"].as_str().unwrap()).join("report.json")) {
-            let v: Value = serde_json::from_str(&t).unwrap();
-            assert!(trees.insert(v["repo"].as_str().unwrap().to_string()), "two runs shared a work tree");
+        let p = Path::new(r["report_dir"].as_str().unwrap()).join("report.json");
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("every repository has a report")).unwrap();
+        // One refused at intake (not a repository) has no work tree to share.
+        if let Some(tree) = v["repo"].as_str() {
+            assert!(trees.insert(tree.to_string()), "two runs shared a work tree");
         }
     }
     assert_junit_valid(&ws.join("fleet-junit.xml"));
@@ -198,6 +206,7 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     let run = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run"], dir.path(), &gh).await;
     assert_eq!(run.code, 1, "{}", run.stderr);
     let m = fleet(&["fleet", whole.to_str().unwrap(), "--emit-matrix", "3"], dir.path(), &gh).await;
+    assert_eq!(m.code, 0, "{}", m.stderr);
     let matrix: Value = serde_json::from_str(m.stdout.trim()).unwrap();
     let shards: Vec<String> =
         matrix["include"].as_array().unwrap().iter().map(|s| s["shard"].as_str().unwrap().to_string()).collect();
@@ -205,7 +214,12 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     let mut dirs = Vec::new();
     for (k, s) in shards.iter().enumerate() {
         let f = fleet_file(dir.path(), &lines, &format!("shard{k}"));
-        fleet(&["fleet", f.to_str().unwrap(), "--dry-run", "--shard", s], dir.path(), &gh).await;
+        let run = fleet(&["fleet", f.to_str().unwrap(), "--dry-run", "--shard", s], dir.path(), &gh).await;
+        let shard: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("shard{k}/fleet.json"))).unwrap())
+                .unwrap();
+        let failed = statuses(&shard).iter().any(|(_, s)| s == "failed");
+        assert_eq!(run.code, if failed { 1 } else { 0 }, "shard {s}: {}", run.stderr);
         dirs.push(dir.path().join(format!("shard{k}")));
     }
     let out = dir.path().join("merged");
@@ -221,7 +235,7 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     assert_eq!(statuses(&a), statuses(&b));
     assert_eq!(a["counts"], b["counts"]);
     assert_eq!(a["exit_code"], b["exit_code"]);
-    assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "dry runs call no API");
+    assert!(gh.received_requests().await.expect("wiremock records requests").is_empty(), "dry runs call no API");
     // --only failed: the two failures run again; the other nine are carried over.
     let again = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run", "--only", "failed"], dir.path(), &gh).await;
     assert_eq!(again.code, 1, "{}", again.stderr);
@@ -238,6 +252,7 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     assert!(rerun.iter().any(|i| i.ends_with("r03")) && rerun.iter().any(|i| i.ends_with("not-a-repo")), "{rerun:?}");
     // Under --json, stdout is only events, each tagged with its repository.
     let j = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run", "--json"], dir.path(), &gh).await;
+    assert_eq!(j.code, 1, "{}", j.stderr);
     let events: Vec<Value> = j.stdout.lines().map(|l| serde_json::from_str(l).expect("stdout is JSONL only")).collect();
     assert!(events.iter().all(|e| e["repo"].is_string()), "every event names its repo");
     let completed: std::collections::HashSet<&str> =
@@ -247,6 +262,7 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
+    require!(Need::UserNamespaces);
     let dir = tempfile::tempdir().unwrap();
     let lines = setup(dir.path());
     let marker = format!("hone-fleet-cancel-{}", std::process::id());

@@ -96,8 +96,11 @@ fn history(git_dir: &Path) -> String {
 /// the repository and on origin), and what the model was sent.
 fn sinks(run: &Run, repo: &TestRepo, mock: &MockModel) -> Vec<(String, String)> {
     let mut s = vec![("stdout".to_string(), run.stdout.clone()), ("stderr".to_string(), run.stderr.clone())];
-    for f in ["report.json", "junit.xml", "summary.md", "events.jsonl", "pr.md", "change.patch"] {
+    for f in ["report.json", "junit.xml", "summary.md", "events.jsonl"] {
         s.push((f.to_string(), run.read(f)));
+    }
+    for f in ["pr.md", "change.patch"] {
+        s.push((f.to_string(), run.read_optional(f)));
     }
     s.push(("the repository's commits (all refs, messages and diffs)".into(), history(&repo.path)));
     s.push(("origin's commits".into(), history(&repo.origin)));
@@ -256,6 +259,7 @@ async fn push_attack(how: &str) -> Vec<String> {
 /// `commondir`), hone's push and ls-remote run no program from it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_cannot_make_hones_push_run_a_program() {
+    require!(Need::UserNamespaces);
     let mut problems = Vec::new();
     for how in ["arrives-with-uploadpack-and-receivepack", "model-writes-commondir", "model-writes-config"] {
         problems.extend(push_attack(how).await);
@@ -270,6 +274,7 @@ async fn a_command_cannot_make_hones_push_run_a_program() {
 /// restored `.git`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_a_command_starts_outlives_it_or_hone() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     let marker = unique("hone-daemon");
@@ -328,6 +333,7 @@ async fn nothing_a_command_starts_outlives_it_or_hone() {
 /// test is the same; it says which one ran.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hones_environment_is_invisible_to_commands() {
+    require!(Need::UserNamespaces);
     let as_root = nix::unistd::geteuid().is_root();
     let repo = broken_repo();
     let mock = MockModel::start().await;
@@ -373,6 +379,7 @@ print("FOUND", len(found))
 /// the repository: hone restores, reads and writes nothing through them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_symlinked_git_dir_is_never_written_through() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let outside = tempfile::tempdir().unwrap();
     let hooks = outside.path().join("hooks");
@@ -413,10 +420,13 @@ const DEV_ALLOWED: &[&str] =
 /// writing, made with `mknod`, or attached to a file Landlock forbids the command to write.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dev_holds_only_the_harmless_devices() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
-    // Outside every root Landlock lets commands write (/tmp is one of them; the target dir is not).
-    let forbidden = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let victim = forbidden.path().join("victim.img");
+    // Next to the repository, not in it: outside every root the jail lets commands write (the
+    // repository, private temp dirs, the home overlay), for root and for a user alike.
+    let forbidden = repo.dir.path().join("forbidden");
+    std::fs::create_dir(&forbidden).unwrap();
+    let victim = forbidden.join("victim.img");
     std::fs::write(&victim, vec![0u8; 64 * 1024]).unwrap();
     let mock = MockModel::start().await;
     // Open without creating (a `<>` redirect would create a regular file where no device is).
@@ -483,6 +493,7 @@ impl Drop for RemoveOnDrop {
 /// not writable), and an abstract one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_unix_sockets_are_unreachable_without_network() {
+    require!(Need::UserNamespaces);
     use std::os::linux::net::SocketAddrExt;
     use std::os::unix::net::{SocketAddr, UnixListener};
     let repo = broken_repo();
@@ -546,6 +557,7 @@ for a in [{}]:
 /// symlink, and a hardlink cannot expose `.git/config`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_deny_paths_cannot_be_read_by_any_command() {
+    require!(Need::UserNamespaces);
     let env_canary = "readdeny-env-canary-7Hq2Zx";
     let config_canary = "gitconfig-canary-Kp4Wm9";
     let repo = TestRepo::new(&[
@@ -600,6 +612,7 @@ async fn read_deny_paths_cannot_be_read_by_any_command() {
 /// is the harness killing hone after 120 s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fifo_never_hangs_a_tool_or_the_guard() {
+    require!(Need::UserNamespaces);
     let limits = "limits: { max_turns: 10, max_wall_time: 60s, max_fix_attempts: 2 }";
     let short = "limits: { max_turns: 10, max_wall_time: 15s, max_fix_attempts: 2 }";
     let (guard_repo, tool_repo) = (broken_repo(), broken_repo());
@@ -660,6 +673,7 @@ async fn not_denied(repo: &TestRepo, name: &str, policy: &str, attempts: &[&str]
 /// a path the policy denies (`.github/workflows/**`, `.git/`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowed_interpreters_cannot_run_or_write_what_the_policy_denies() {
+    require!(Need::UserNamespaces);
     let repo = TestRepo::new(&[
         ("status.txt", "broken\n"),
         ("check.sh", CHECK_SH),
@@ -698,6 +712,7 @@ async fn allowed_interpreters_cannot_run_or_write_what_the_policy_denies() {
 /// expansion, an alias, a computed name, or a runner the analysis does not know.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deny_list_cannot_be_beaten_by_braces_aliases_or_unlisted_runners() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let policy = "version: 1\ncommands:\n  default: allow\n  deny: [\"curl *\"]\n";
     let url = "http://127.0.0.1:9/";
@@ -726,6 +741,7 @@ const QUOTED_SECRET: &str = r#"hone"jail\tok-Q7x9Lm"#;
 /// refuses (not saved on the failed ref either).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn secrets_in_other_forms_reach_no_sink() {
+    require!(Need::UserNamespaces);
     let env = [("HONE_JAIL_TOKEN", QUOTED_SECRET)];
     let mut leaked = Vec::new();
 
@@ -742,11 +758,7 @@ async fn secrets_in_other_forms_reach_no_sink() {
         .turn(call("update_plan", plan("done")), false)
         .turn(text("Set status.txt to fixed."), false);
     let yaml = spec(&repo, "plansecret", &mock, OPEN_POLICY, "").replace("plan: false\n", "");
-    let spec_path = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec_path, &yaml).unwrap();
-    let run =
-        run_hone_env(&["run", spec_path.to_str().unwrap(), "--dry-run"], &[], repo.dir.path().join("reports"), &env)
-            .await;
+    let run = run_job_with(&repo, &yaml, &["--dry-run"], &env).await;
     assert!(
         !repo.git(&["for-each-ref", "refs/hone/plansecret/checkpoints"]).is_empty(),
         "the plan run made no checkpoint (exit {}): {}",
@@ -770,11 +782,7 @@ async fn secrets_in_other_forms_reach_no_sink() {
         .turn(cmd(&format!("python3 -c \"{forms_py}\"")), false);
     fix(&mock);
     let yaml = spec(&repo, "formsecret", &mock, OPEN_POLICY, "");
-    let spec_path = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec_path, &yaml).unwrap();
-    let run =
-        run_hone_env(&["run", spec_path.to_str().unwrap(), "--dry-run"], &[], repo.dir.path().join("reports"), &env)
-            .await;
+    let run = run_job_with(&repo, &yaml, &["--dry-run"], &env).await;
     assert!(result_of(&mock, 1).starts_with("exit code: 0"), "the forms were not written: {}", result_of(&mock, 1));
     leaked.extend(leaks(&sinks(&run, &repo, &mock), "forms run: the secret", QUOTED_SECRET));
 
@@ -797,6 +805,7 @@ async fn secrets_in_other_forms_reach_no_sink() {
 /// whether it succeeds or fails, and an ignored directory that was there before is as it was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ignored_paths_the_run_wrote_are_gone_after_it() {
+    require!(Need::UserNamespaces);
     let mut problems = Vec::new();
     for succeed in [true, false] {
         let repo =
@@ -838,4 +847,71 @@ async fn ignored_paths_the_run_wrote_are_gone_after_it() {
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+// Capabilities and Landlock ----------------------------------------------------------------------
+
+/// Root in the jail is a user without power: every capability set is empty, and it can neither
+/// mount nor make a device. (Only meaningful as root: a user has no capabilities to give up.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_in_the_jail_has_no_capabilities() {
+    require!(Need::Root);
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let probe = "grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/self/status; id -u; \
+                 mkdir -p /tmp/m; mount -t tmpfs none /tmp/m 2>/dev/null && echo MOUNTED || echo MOUNT-REFUSED; \
+                 mknod /tmp/nul c 1 3 2>/dev/null && echo MKNOD-OK || echo MKNOD-REFUSED";
+    mock.turn(cmd(probe), false);
+    fix(&mock);
+    let yaml = spec(&repo, "rootcaps", &mock, OPEN_POLICY, "");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let said = result_of(&mock, 0);
+    for set in ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"] {
+        assert!(said.contains(&format!("{set}:\t0000000000000000")), "{set} is not empty: {said}");
+    }
+    assert!(said.contains("NoNewPrivs:\t1"), "no_new_privs is not set: {said}");
+    assert!(said.lines().any(|l| l.trim() == "0"), "the command should run as (mapped) root: {said}");
+    assert!(said.contains("MOUNT-REFUSED") && said.contains("MKNOD-REFUSED"), "{said}");
+}
+
+/// With `network: true` the jail shares the host's network, so only Landlock's scoping (ABI 6)
+/// keeps a command from connecting to a host process's abstract unix socket. The report names
+/// the ABI the kernel offers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn landlock_keeps_commands_off_host_abstract_sockets_even_with_network() {
+    use std::os::linux::net::SocketAddrExt;
+    use std::os::unix::net::{SocketAddr, UnixListener};
+    require!(Need::UserNamespaces);
+    require!(Need::Landlock);
+    let repo = broken_repo();
+    let name = unique("hone-landlock-sock");
+    let listener = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    // Control: outside the jail, the same connection works.
+    let control = std::process::Command::new("python3")
+        .args([
+            "-c",
+            &format!("import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('CONNECTED')"),
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&control.stdout).contains("CONNECTED"), "control: {control:?}");
+    listener.set_nonblocking(true).unwrap();
+    while listener.accept().is_ok() {}
+    let mock = MockModel::start().await;
+    let script = format!(
+        "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n    s.connect('\\0{name}')\n    print('CONNECTED')\nexcept OSError as e:\n    print('REFUSED', e)\n"
+    );
+    mock.turn(write("connect.py", &script), false).turn(cmd("python3 connect.py; rm -f connect.py"), false);
+    fix(&mock);
+    let yaml = spec(&repo, "landlock", &mock, &format!("{OPEN_POLICY}network: true\n"), "");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let said = result_of(&mock, 1);
+    assert!(listener.accept().is_err(), "a command reached a host abstract socket: {said}");
+    assert!(said.contains("REFUSED") && !said.contains("CONNECTED"), "{said}");
+    let report = run.report();
+    assert_eq!(report["policy"]["sandbox"]["network_isolated"], false);
+    assert_eq!(report["policy"]["sandbox"]["landlock_abi"], crate::common::require::landlock_abi());
 }

@@ -9,6 +9,7 @@ mod end_to_end;
 mod examples;
 mod first_runs;
 mod fleet;
+mod harness;
 mod jail_attacks;
 mod model_faults;
 mod outcomes;

@@ -48,7 +48,7 @@ async fn a_stalled_stream_hits_the_idle_timeout_and_is_retried() {
     let t = call("write_file", json!({"path": "status.txt", "content": "fixed\n"}));
     mock.push(Reply::Stall(t.sse(1, false)[..1].to_vec()));
     mock.turn(t, true).turn(text("ok"), true);
-    let run = run_job(&repo, &job_yaml("stall", &mock.base_url, true), &[]).await;
+    let run = run_job(&repo, &stalling_job_yaml("stall", &mock.base_url), &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.report()["model_retries"]["by_kind"]["idle_timeout"], 1);
 }

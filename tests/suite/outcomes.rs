@@ -2,7 +2,6 @@
 //! that cannot run stops the run before the model starts; the model ends with `finish`; and the
 //! history sent to a provider never holds arguments that are not JSON.
 
-use super::first_runs::{committed, run_user, user_repo, user_spec};
 use crate::common::mock_model::{MockModel, Turn, call, text};
 use crate::common::*;
 use serde_json::json;

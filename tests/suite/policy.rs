@@ -33,7 +33,7 @@ async fn a_denied_command_is_a_tool_error_and_the_run_goes_on() {
     assert_eq!(report["policy"]["denied"], 2);
     assert_eq!(report["policy"]["denials"][0]["rule"], "commands.deny[0] `curl *`");
     assert_eq!(report["policy"]["denials"][1]["subject"], "config/.env");
-    assert_eq!(report["policy"]["source"].as_str().unwrap(), repo.dir.path().join("policy.yaml").to_str().unwrap());
+    assert_eq!(report["policy"]["source"], "policy.yaml");
     let audit: Vec<serde_json::Value> = run.events().into_iter().filter(|e| e["type"] == "policy_decision").collect();
     assert_eq!(audit.len(), 3, "{audit:#?}");
     assert!(audit.iter().all(|e| e["trace_id"].as_str().unwrap().starts_with(report["run_id"].as_str().unwrap())));

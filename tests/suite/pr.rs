@@ -34,7 +34,7 @@ async fn run_pr(repo: &crate::common::repo::TestRepo, yaml: &str, gh: &MockServe
 async fn mutations(gh: &MockServer) -> Vec<(String, String, Value)> {
     gh.received_requests()
         .await
-        .unwrap_or_default()
+        .expect("wiremock records requests")
         .into_iter()
         .filter(|r| r.method.as_str() != "GET")
         .map(|r| {
@@ -165,6 +165,8 @@ async fn a_run_with_no_change_reports_none_and_can_close_a_stale_pr() {
     let model = MockModel::start().await;
     model.turn(text("Nothing to do."), false);
     let run = run_pr(&repo, &yaml("prjob", &model.base_url, "  close_if_empty: true\n"), &gh, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["status"], "no_change");
     assert_eq!(run.report()["pr"]["operation"], "closed");
     gh.verify().await;
 }
@@ -227,13 +229,11 @@ async fn dry_run_writes_the_pr_and_patch_and_calls_nothing() {
     let repo = broken_repo();
     let gh = MockServer::start().await;
     let model = fixing_model().await;
-    let spec = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec, yaml("prjob", &model.base_url, "")).unwrap();
-    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", gh.uri().leak() as &str)];
-    let run =
-        run_hone_env(&["run", spec.to_str().unwrap(), "--dry-run"], &[], repo.dir.path().join("reports"), &env).await;
+    let uri = gh.uri();
+    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
+    let run = run_job_with(&repo, &yaml("prjob", &model.base_url, ""), &["--dry-run"], &env).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "no API call in a dry run");
+    assert!(gh.received_requests().await.expect("wiremock records requests").is_empty(), "no API call in a dry run");
     assert!(crate::common::repo::git(&repo.origin, &["branch", "--list", "hone/prjob"]).is_empty(), "nothing pushed");
     let pr = run.read("pr.md");
     assert!(pr.starts_with("# hone: Set status.txt to fixed.\n\n<!-- hone:job=prjob -->"), "{pr}");

@@ -2,7 +2,6 @@
 //! stderr; `--quiet` silences them; under GitHub Actions the phases are groups and every failing
 //! check is an `::error` annotation, with or without file positions.
 
-use super::first_runs::{user_repo, user_spec};
 use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
 use serde_json::json;

@@ -22,6 +22,7 @@ fn tool_results(mock: &MockModel, request: usize) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escapes_through_every_file_tool_are_refused_including_a_symlink_made_by_a_command() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.txt"), "outside secret\n").unwrap();
@@ -82,6 +83,7 @@ async fn connect_attempt(network: bool) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_network_a_command_cannot_reach_a_local_port_and_with_network_it_can() {
+    require!(Need::UserNamespaces);
     let off = connect_attempt(false).await;
     assert!(off.contains("NET-REFUSED") && !off.contains("NET-CONNECTED"), "{off}");
     let on = connect_attempt(true).await;
@@ -108,6 +110,7 @@ fn canary_forms() -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_canary_secret_reaches_no_sink() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     let forms = canary_forms();
@@ -163,6 +166,7 @@ async fn the_canary_secret_reaches_no_sink() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_that_contains_a_secret_is_not_committed() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     mock.turn(call("write_file", json!({"path": "src/config.txt", "content": format!("token = {CANARY}\n")})), false)
@@ -178,6 +182,7 @@ async fn a_change_that_contains_a_secret_is_not_committed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_to_git_hooks_and_workflows_through_commands_are_refused_with_no_commit() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     mock.turn(call("run_cmd", json!({"command": "echo 'curl x' > .git/hooks/post-checkout"})), false)
@@ -212,6 +217,7 @@ async fn writes_to_git_hooks_and_workflows_through_commands_are_refused_with_no_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poisoned_fsmonitor_in_the_repo_config_never_runs() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let marker = repo.dir.path().join("fsmonitor-ran");
     let hook = repo.dir.path().join("fsmon.sh");
@@ -236,6 +242,7 @@ async fn a_poisoned_fsmonitor_in_the_repo_config_never_runs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grandchild_ignoring_sigterm_is_gone_after_a_timeout() {
+    require!(Need::UserNamespaces);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     let marker = format!("hone-grandchild-{}", std::process::id());
@@ -250,33 +257,13 @@ async fn a_grandchild_ignoring_sigterm_is_gone_after_a_timeout() {
     assert!(survivors(&marker).is_empty(), "survivors: {:?}", survivors(&marker));
 }
 
-/// Without root: commands are isolated through a user namespace, or, where the machine cannot do
-/// that, hone refuses at intake (exit 2) instead of running without a sandbox.
+/// Without root: commands are jailed through a user namespace. As root, the test runs hone as
+/// `nobody` (setpriv); as a user, as itself. Either way the run succeeds and the command has no
+/// network. (A machine that cannot jail refuses at intake: the next test.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_root_commands_are_isolated_or_the_run_is_refused() {
+async fn without_root_commands_are_jailed_through_a_user_namespace() {
+    require!(Need::UserNamespaces);
     let root = nix::unistd::geteuid().is_root();
-    let as_user = move |args: &[&str]| {
-        let mut c = if root {
-            let mut c = std::process::Command::new("setpriv");
-            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).args(args);
-            c
-        } else {
-            let mut c = std::process::Command::new(args[0]);
-            c.args(&args[1..]);
-            c
-        };
-        c.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
-        c
-    };
-    let can_isolate = as_user(&["unshare", "--user", "--net", "true"]).status().is_ok_and(|s| s.success());
-    let repo = broken_repo();
-    if root {
-        std::process::Command::new("chown")
-            .args(["-R", "65534:65534", repo.dir.path().to_str().unwrap()])
-            .status()
-            .unwrap();
-        std::process::Command::new("chmod").args(["755", repo.dir.path().to_str().unwrap()]).status().unwrap();
-    }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let mock = MockModel::start().await;
@@ -284,56 +271,83 @@ async fn without_root_commands_are_isolated_or_the_run_is_refused() {
     mock.turn(call("run_cmd", json!({"command": cmd})), false)
         .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("done"), false);
-    let yaml = with_policy(&repo, &job_yaml("nonroot", &mock.base_url, false), OPEN_POLICY);
-    let spec = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec, yaml).unwrap();
+    let repo = user_repo(
+        SPEC,
+        &with_policy_text(&job_yaml("nonroot", &mock.base_url, false)),
+        &[("policy.yaml", OPEN_POLICY)],
+    );
+    let home = repo.dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
     if root {
-        std::process::Command::new("chown")
+        let chown = std::process::Command::new("chown")
             .args(["-R", "65534:65534", repo.dir.path().to_str().unwrap()])
             .status()
             .unwrap();
+        assert!(chown.success());
+        // Every directory above the repository must let nobody through.
+        let mut up = repo.dir.path().parent();
+        while let Some(d) = up {
+            let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(d).unwrap().permissions());
+            assert!(mode & 0o001 != 0, "{} is not searchable by nobody", d.display());
+            up = d.parent();
+        }
     }
-    let hone = env!("CARGO_BIN_EXE_hone");
+    let (hone, cwd, home2) = (env!("CARGO_BIN_EXE_hone"), repo.path.clone(), home.clone());
     let out = tokio::task::spawn_blocking(move || {
-        let mut c = as_user(&[hone, "run", spec.to_str().unwrap()]);
-        c.env("HONE_TEST_API_KEY", KEY).env("HOME", "/tmp").output().unwrap()
+        let mut c = if root {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups", hone]);
+            c
+        } else {
+            std::process::Command::new(hone)
+        };
+        c.args(["run", SPEC])
+            .current_dir(cwd)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", home2)
+            .env("HONE_TEST_API_KEY", KEY)
+            .output()
+            .unwrap()
     })
     .await
     .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    if can_isolate {
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
-        let result = tool_results(&mock, 1).remove(0);
-        assert!(result.contains("NET-REFUSED") && !result.contains("NET-CONNECTED"), "{result}");
-        let report: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(repo.dir.path().join("reports/report.json")).unwrap())
-                .unwrap();
-        assert_eq!(report["policy"]["sandbox"]["network_isolated"], true);
-    } else {
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("cannot run commands without network"), "{stderr}");
-        assert!(mock.requests().is_empty(), "nothing ran unsandboxed");
-    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let result = tool_results(&mock, 1).remove(0);
+    assert!(result.contains("NET-REFUSED") && !result.contains("NET-CONNECTED"), "{result}");
+    let dir = repo.path.join(".hone/reports");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["policy"]["sandbox"]["network_isolated"], true);
+    let ctx = crate::common::commits::RunContext { junit: vec![], served: Some(mock.served()) };
+    crate::common::commits::assert_commit_is_the_change(&report, &dir, &ctx, "the run as nobody");
+    assert_eq!(committed(&repo, "hone/nonroot"), ["status.txt"]);
     drop(listener);
+}
+
+/// The spec line that names the policy file next to it.
+fn with_policy_text(yaml: &str) -> String {
+    format!("{yaml}policy: policy.yaml\n")
 }
 
 /// A machine that cannot make user namespaces (here: a namespace whose limit is 0) never runs
 /// commands unjailed: the run stops at intake, names the remedy, and the model is never asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_machine_that_cannot_jail_stops_at_intake_and_names_the_remedy() {
-    let repo = broken_repo();
+    require!(Need::UserNamespaces);
+    // The test itself makes a user namespace to lower the limit in.
     let mock = MockModel::start().await;
+    let repo = user_repo(SPEC, &job_yaml("nojail", &mock.base_url, false), &[]);
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("done"), false);
-    let spec = repo.dir.path().join("job.yaml");
-    std::fs::write(&spec, job_yaml("nojail", &mock.base_url, false)).unwrap();
-    let script = format!(
-        "echo 0 > /proc/sys/user/max_user_namespaces && exec {} run {}",
-        env!("CARGO_BIN_EXE_hone"),
-        spec.display()
-    );
+    let script =
+        format!("echo 0 > /proc/sys/user/max_user_namespaces && exec {} run {SPEC}", env!("CARGO_BIN_EXE_hone"));
+    let cwd = repo.path.clone();
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new("unshare")
             .args(["--user", "--map-root-user", "sh", "-c", &script])
+            .current_dir(cwd)
             .env("HONE_TEST_API_KEY", KEY)
             .output()
             .unwrap()
@@ -346,6 +360,7 @@ async fn a_machine_that_cannot_jail_stops_at_intake_and_names_the_remedy() {
     assert!(stderr.contains("user.max_user_namespaces"), "the remedy is named: {stderr}");
     assert!(mock.requests().is_empty(), "the model was asked although nothing could run jailed");
     let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo.dir.path().join("reports/report.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(repo.path.join(".hone/reports/report.json")).unwrap()).unwrap();
     assert_eq!(report["status"], "invalid_input");
+    assert!(repo.git(&["branch", "--list", "hone/nojail"]).is_empty());
 }

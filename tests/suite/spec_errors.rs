@@ -15,15 +15,18 @@ verify:
 limits: { max_turns: 40, max_wall_time: 20m }
 "#;
 
-/// Run `hone validate` and `hone run` on `yaml`; both must exit 2 with the same messages.
+/// Run `hone validate job.yaml` and `hone run job.yaml` on `yaml` from its directory, as a user
+/// does; both must exit 2 with the same messages. (From elsewhere, the messages name the spec by
+/// the path given: `absolute_spec_paths_are_named_as_given`.)
 async fn errors_for(yaml: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("job.yaml");
     std::fs::write(&spec, yaml).unwrap();
-    let v = run_hone(&["validate", spec.to_str().unwrap()], &[], dir.path().join("r")).await;
+    let reports = dir.path().join(".hone/reports");
+    let v = run_in(dir.path(), &["validate", "job.yaml"], &[], reports.clone()).await;
     assert_eq!(v.code, 2, "validate: {}", v.stderr);
     assert!(v.stdout.is_empty());
-    let r = run_hone(&["run", spec.to_str().unwrap()], &[], dir.path().join("r")).await;
+    let r = run_in(dir.path(), &["run", "job.yaml"], &[], reports).await;
     assert_eq!(r.code, 2, "run: {}", r.stderr);
     let prefix = format!("{}/", dir.path().display());
     let norm = |s: &str| {
@@ -36,6 +39,17 @@ async fn errors_for(yaml: &str) -> String {
     let (v, r) = (norm(&v.stderr), norm(&r.stderr));
     assert!(v.starts_with(&r), "validate and run disagree:\n{v}\n---\n{r}");
     v
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn absolute_spec_paths_are_named_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("job.yaml");
+    std::fs::write(&spec, BASE.replace("max_turns: 40", "max_turn: 40")).unwrap();
+    let r = run_hone(&["run", spec.to_str().unwrap()], &[], dir.path().join(".hone/reports")).await;
+    assert_eq!(r.code, 2, "run: {}", r.stderr);
+    let want = format!("{}:11:11: error[E_SPEC] at `limits.max_turn`", spec.display());
+    assert!(r.stderr.lines().any(|l| l.starts_with(&want)), "{}", r.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

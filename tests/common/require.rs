@@ -1,0 +1,118 @@
+//! What a test needs from the machine, said in one place: `require!(Need::…)`.
+//!
+//! A test that needs root or a kernel feature starts with `require!(Need::X)`. When the machine
+//! has it, the test goes on. When it does not, the test FAILS with what is missing, unless the
+//! capability is waived on purpose with `HONE_TEST_WAIVE` (a comma-separated list of names, e.g.
+//! `HONE_TEST_WAIVE=root,landlock`): then it prints `WAIVED: <test> needs <capability>` on the
+//! real stderr (not swallowed by the test harness) and the test returns. Nothing skips silently.
+
+use std::io::Write;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Running as root (uid 0), e.g. to show what the jail takes away from root.
+    Root,
+    /// Unprivileged user namespaces (with mount, PID and network namespaces inside): hone's jail.
+    UserNamespaces,
+    /// Landlock ABI 6 or later: the scoping of abstract unix sockets and signals.
+    Landlock,
+    /// `xmllint` (libxml2-utils), to validate JUnit files against the XSD.
+    Xmllint,
+}
+
+impl Need {
+    /// The name used in `HONE_TEST_WAIVE`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Need::Root => "root",
+            Need::UserNamespaces => "userns",
+            Need::Landlock => "landlock",
+            Need::Xmllint => "xmllint",
+        }
+    }
+
+    /// Ok when the machine has it; otherwise what is missing and how to get it.
+    pub fn check(self) -> Result<(), String> {
+        match self {
+            Need::Root => {
+                let uid = nix::unistd::geteuid();
+                if uid.is_root() { Ok(()) } else { Err(format!("the test runs as uid {uid}, not root")) }
+            }
+            Need::UserNamespaces => {
+                let out = std::process::Command::new("unshare")
+                    .args(["--user", "--map-root-user", "--mount", "--pid", "--fork", "--net", "true"])
+                    .output();
+                match out {
+                    Ok(o) if o.status.success() => Ok(()),
+                    Ok(o) => Err(format!(
+                        "unprivileged user namespaces are not available ({}); try `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0` and check user.max_user_namespaces",
+                        String::from_utf8_lossy(&o.stderr).trim()
+                    )),
+                    Err(e) => Err(format!("cannot run unshare(1) to probe user namespaces: {e}")),
+                }
+            }
+            Need::Landlock => {
+                let abi = landlock_abi();
+                if abi >= 6 {
+                    Ok(())
+                } else {
+                    Err(format!("the kernel offers Landlock ABI {abi}; 6 or later is needed"))
+                }
+            }
+            Need::Xmllint => match std::process::Command::new("xmllint").arg("--version").output() {
+                Ok(o) if o.status.success() => Ok(()),
+                _ => Err("xmllint is not installed (apt-get install libxml2-utils; .ci/run installs it)".into()),
+            },
+        }
+    }
+}
+
+/// The Landlock ABI version the kernel offers (0 when none).
+pub fn landlock_abi() -> i64 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a number.
+    let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) };
+    v.max(0)
+}
+
+/// Whether `need` is in the comma-separated waiver list `waived`.
+pub fn is_waived(need: Need, waived: Option<&str>) -> bool {
+    waived.unwrap_or("").split(',').map(str::trim).any(|w| w.eq_ignore_ascii_case(need.name()))
+}
+
+/// What to do, without the environment: go on (the machine has it), return (it is missing and
+/// waived), or fail with the returned message (it is missing and not waived).
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decision {
+    GoOn,
+    Waived,
+    Fail(String),
+}
+
+pub fn decide(test: &str, need: Need, present: Result<(), String>, waived: Option<&str>) -> Decision {
+    match present {
+        Ok(()) => Decision::GoOn,
+        Err(_) if is_waived(need, waived) => Decision::Waived,
+        Err(why) => Decision::Fail(format!(
+            "{test} needs {} and this machine does not have it: {why}\n(set HONE_TEST_WAIVE={} to waive it on purpose)",
+            need.name(),
+            need.name()
+        )),
+    }
+}
+
+/// True when the test may go on; false when `need` is missing and waived (the test returns,
+/// after `WAIVED: <test> needs <capability>` on stderr). Panics when it is missing and not
+/// waived. Use through `require!`.
+#[must_use]
+pub fn require(need: Need) -> bool {
+    let test = std::thread::current().name().unwrap_or("<unnamed test>").to_string();
+    match decide(&test, need, need.check(), std::env::var("HONE_TEST_WAIVE").ok().as_deref()) {
+        Decision::GoOn => true,
+        Decision::Waived => {
+            // Straight to the process's stderr: the harness's capture would hide a passing test's.
+            let _ = writeln!(std::io::stderr(), "WAIVED: {test} needs {}", need.name());
+            false
+        }
+        Decision::Fail(why) => panic!("{why}"),
+    }
+}
