@@ -156,6 +156,17 @@ pub fn create_fresh_at(dir: &impl AsRawFd, name: &str) -> Result<File> {
     openat(dir, name, flags, 0o644).map(File::from)
 }
 
+/// Write `bytes` to `name` in `dir` only when nothing has that name yet (a symlink there counts
+/// and is left alone). Whether it was written.
+pub fn write_new_at(dir: &impl AsRawFd, name: &str, bytes: &[u8]) -> Result<bool> {
+    let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+    match openat(dir, name, flags, 0o644) {
+        Ok(fd) => File::from(fd).write_all(bytes).map(|()| true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// Remove the file `name` in `dir`; a missing file is not an error.
 pub fn remove_at(dir: &impl AsRawFd, name: &str) -> Result<()> {
     match unlinkat(dir, name, 0) {

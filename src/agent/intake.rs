@@ -165,6 +165,9 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
     let ws = Workspace::open(&root, excluded).map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    if let Err(e) = locate::hide_hone_dir(ws.root()) {
+        tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
+    }
     // The model may not edit its own instructions.
     for (path, why) in
         [(Some(&job.spec_path), "protected: the job spec"), (job.policy.as_ref(), "protected: the policy file")]

@@ -10,6 +10,15 @@ use std::path::{Path, PathBuf};
 /// hone's own directory at the repository root: reports, scratch copies, caches.
 pub const HONE_DIR: &str = ".hone";
 
+/// Keep hone's own directory out of `git status` and `git add -A` in a repository with no
+/// `.gitignore` for it: `.hone/.gitignore` holds `*` (itself included). One the user wrote is
+/// left as it is. Reached without following a symlink.
+pub fn hide_hone_dir(root: &Path) -> std::io::Result<()> {
+    let dir = crate::safe_fs::open_dir_below(root, Path::new(HONE_DIR))?;
+    let text = b"# hone's own files (reports, jail state): never part of a change\n*\n";
+    crate::safe_fs::write_new_at(&dir, ".gitignore", text).map(|_| ())
+}
+
 pub fn cwd() -> PathBuf {
     std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."))
 }
@@ -94,4 +103,31 @@ pub fn exclusions(root: &Path, report_dir: &Path, job: &Job) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn untracked(repo: &git2::Repository) -> Vec<String> {
+        let mut o = git2::StatusOptions::new();
+        o.include_untracked(true).recurse_untracked_dirs(true);
+        repo.statuses(Some(&mut o)).unwrap().iter().filter_map(|s| s.path().ok().map(str::to_string)).collect()
+    }
+
+    #[test]
+    fn hones_own_dir_never_shows_in_git_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = git2::Repository::init(dir.path()).unwrap();
+        std::fs::create_dir_all(dir.path().join(".hone/reports")).unwrap();
+        std::fs::write(dir.path().join(".hone/reports/report.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("app.py"), "x = 1\n").unwrap();
+        assert!(untracked(&repo).iter().any(|p| p.starts_with(".hone/")), "the control: visible before");
+        hide_hone_dir(dir.path()).unwrap();
+        assert_eq!(untracked(&repo), ["app.py"], "`git add -A` would pick up only the user's file");
+        // A .gitignore the user wrote there is theirs.
+        std::fs::write(dir.path().join(".hone/.gitignore"), "reports/\n").unwrap();
+        hide_hone_dir(dir.path()).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.path().join(".hone/.gitignore")).unwrap(), "reports/\n");
+    }
 }

@@ -74,7 +74,9 @@ pub fn parse_with(path: &Path, text: &str, o: &Overrides) -> Result<Job, SpecErr
     let file = path.display().to_string();
     let loaded = yaml::load::<RawJob>(&file, text).map_err(|d| SpecError::Invalid(vec![d]))?;
     let mut c = Checker { map: &loaded.map, removed: &loaded.removed, errors: loaded.errors };
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    // Paths in the spec (policy, repo, reports, script) are relative to its directory, and are
+    // kept absolute, so the report names them the same from wherever it is read.
+    let dir = std::path::absolute(path).ok().and_then(|p| p.parent().map(Path::to_path_buf)).unwrap_or_default();
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("job").to_string();
     let mut raw = loaded.value;
     if let Some(t) = o.task.as_ref().filter(|t| !t.trim().is_empty()) {

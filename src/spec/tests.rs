@@ -39,9 +39,12 @@ fn the_documented_example_is_valid() {
     assert_eq!(job.git.branch, "hone/fix-failing-tests");
     assert_eq!(job.verify[1].timeout, Duration::from_secs(600));
     assert_eq!(job.limits.max_wall_time, Duration::from_secs(1200));
-    assert_eq!(job.policy.as_deref(), Some(Path::new("dir/hone-policy.yaml")));
-    assert_eq!(job.report_dir.as_deref(), Some(Path::new("dir/.hone/reports")));
-    assert_eq!(job.repo.path.as_deref(), Some(Path::new("dir/.")));
+    // Paths are relative to the spec's directory, and absolute, so that the report names them
+    // the same from wherever it is read.
+    let dir = std::env::current_dir().unwrap().join("dir");
+    assert_eq!(job.policy, Some(dir.join("hone-policy.yaml")));
+    assert_eq!(job.report_dir, Some(dir.join(".hone/reports")));
+    assert_eq!(job.repo.path, Some(dir.join(".")));
 }
 
 #[test]
