@@ -197,10 +197,11 @@ pub fn matrix(n: usize, total: usize) -> serde_json::Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn repo(id: &str, status: RepoStatus) -> RepoResult {
+    /// A result for repository `id` with `status`, for tests.
+    pub(crate) fn repo(id: &str, status: RepoStatus) -> RepoResult {
         RepoResult {
             id: id.into(),
             source: id.into(),

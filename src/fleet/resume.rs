@@ -121,20 +121,7 @@ mod tests {
     }
 
     fn result(id: &str, status: RepoStatus, job_hash: &str, dry_run: bool) -> RepoResult {
-        RepoResult {
-            id: id.into(),
-            source: id.into(),
-            status,
-            code: None,
-            error: None,
-            pr_url: None,
-            duration_ms: 1,
-            tokens: 1,
-            report_dir: "r".into(),
-            job_hash: job_hash.into(),
-            resumed: false,
-            dry_run,
-        }
+        RepoResult { job_hash: job_hash.into(), dry_run, ..crate::fleet::aggregate::tests::repo(id, status) }
     }
 
     #[test]
