@@ -325,3 +325,24 @@ pub fn write_all(dir: &dir::ReportDir, report: &RunReport, redactor: &Redactor) 
     dir.write("summary.md", redactor.apply(&summary::render(report)).as_bytes())?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    /// The data flows one way: the report is built from the run and knows nothing of the loop,
+    /// the forge or the fleet. Using one of them here would turn it back into a cycle.
+    #[test]
+    fn the_report_is_a_leaf() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+        let mut read = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            for module in ["agent", "forge", "fleet"] {
+                let upstream = format!("crate::{module}");
+                assert!(!text.contains(&upstream), "{} uses {upstream}", path.display());
+            }
+            read += 1;
+        }
+        assert!(read >= 4, "every file of the report module was read");
+    }
+}
