@@ -105,7 +105,8 @@ pub struct FleetArgs {
     /// Print a GitHub Actions matrix of N shards (JSON) and exit.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub emit_matrix: Option<u32>,
-    /// Run one shard, written `i/N` (1-based).
+    /// Run one shard, written `i/N` (1-based), or `auto/N` to take i from
+    /// `JOB_COMPLETION_INDEX` (0-based, as a Kubernetes Indexed Job sets it).
     #[arg(long, value_name = "i/N")]
     pub shard: Option<Shard>,
     /// Stream every run's events to stdout as JSONL, each with a `repo` field.
@@ -120,25 +121,47 @@ pub enum Only {
     Failed,
 }
 
-/// `--shard i/N`: shard `index` of `count`, 1-based.
+/// `--shard i/N`: shard `index` of `count`, 1-based; `index` is `None` for `auto/N`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
-    pub index: usize,
+    pub index: Option<usize>,
     pub count: usize,
+}
+
+impl Shard {
+    /// The 1-based shard index: given, or for `auto/N`, `JOB_COMPLETION_INDEX` (0-based) + 1.
+    pub fn resolve(self, completion_index: Option<&str>) -> Result<(usize, usize), String> {
+        if let Some(i) = self.index {
+            return Ok((i, self.count));
+        }
+        let n = self.count;
+        let raw = completion_index.ok_or_else(|| {
+            format!("`--shard auto/{n}` takes the shard from JOB_COMPLETION_INDEX, which is not set\n  = help: run it as a Kubernetes Indexed Job with `completions: {n}`, or give the shard: `--shard 1/{n}`")
+        })?;
+        match raw.trim().parse::<usize>() {
+            Ok(i) if i < n => Ok((i + 1, n)),
+            _ => {
+                Err(format!("JOB_COMPLETION_INDEX is `{raw}`, not an index from 0 to {} for `--shard auto/{n}`", n - 1))
+            }
+        }
+    }
 }
 
 impl std::str::FromStr for Shard {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a shard: write i/N with 1 <= i <= N, like 2/8");
+        let bad = || format!("`{s}` is not a shard: write i/N with 1 <= i <= N, like 2/8, or auto/N");
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let (index, count) =
-            (i.trim().parse::<usize>().map_err(|_| bad())?, n.trim().parse::<usize>().map_err(|_| bad())?);
+        let count = n.trim().parse::<usize>().map_err(|_| bad())?;
+        if i.trim() == "auto" && count > 0 {
+            return Ok(Shard { index: None, count });
+        }
+        let index = i.trim().parse::<usize>().map_err(|_| bad())?;
         if index == 0 || index > count {
             return Err(bad());
         }
-        Ok(Shard { index, count })
+        Ok(Shard { index: Some(index), count })
     }
 }
 
@@ -148,9 +171,10 @@ mod tests {
 
     #[test]
     fn shards_parse_or_say_how_to_write_them() {
-        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { index: 2, count: 8 }));
-        assert_eq!("1/1".parse::<Shard>(), Ok(Shard { index: 1, count: 1 }));
-        for bad in ["0/3", "4/3", "2", "a/b", "/3", "2/", "-1/3", ""] {
+        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { index: Some(2), count: 8 }));
+        assert_eq!("1/1".parse::<Shard>(), Ok(Shard { index: Some(1), count: 1 }));
+        assert_eq!("auto/4".parse::<Shard>(), Ok(Shard { index: None, count: 4 }));
+        for bad in ["0/3", "4/3", "2", "a/b", "/3", "2/", "-1/3", "", "auto/0", "auto/x"] {
             let e = bad.parse::<Shard>().unwrap_err();
             assert!(e.contains("i/N"), "{bad}: {e}");
         }
@@ -160,7 +184,7 @@ mod tests {
     fn the_command_line_is_checked_by_clap() {
         let ok = Cli::try_parse_from(["hone", "fleet", "f.yaml", "--shard", "2/3", "--only", "failed"]).unwrap();
         let Command::Fleet { args, .. } = ok.command else { panic!("not fleet") };
-        assert_eq!(args.shard, Some(Shard { index: 2, count: 3 }));
+        assert_eq!(args.shard, Some(Shard { index: Some(2), count: 3 }));
         assert_eq!(args.only, Some(Only::Failed));
         for bad in [
             &["hone", "fleet", "f.yaml", "--shard", "4/3"][..],
@@ -171,5 +195,16 @@ mod tests {
             use clap::error::ErrorKind::{InvalidValue, ValueValidation};
             assert!(matches!(e.kind(), InvalidValue | ValueValidation), "{bad:?}: {e}");
         }
+    }
+
+    #[test]
+    fn auto_shards_come_from_the_indexed_jobs_completion_index() {
+        let auto = Shard { index: None, count: 4 };
+        assert_eq!(auto.resolve(Some("0")), Ok((1, 4)));
+        assert_eq!(auto.resolve(Some("3")), Ok((4, 4)));
+        assert!(auto.resolve(Some("4")).unwrap_err().contains("from 0 to 3"));
+        assert!(auto.resolve(Some("x")).is_err());
+        assert!(auto.resolve(None).unwrap_err().contains("JOB_COMPLETION_INDEX"));
+        assert_eq!(Shard { index: Some(2), count: 4 }.resolve(Some("0")), Ok((2, 4)), "a given index wins");
     }
 }

@@ -96,6 +96,14 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
             }
         };
     }
+    let env = Arc::new(RunEnv::from_process());
+    let shard = match a.shard.map(|s| s.resolve(env.var("JOB_COMPLETION_INDEX"))).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::INVALID_INPUT;
+        }
+    };
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
     let opts = crate::fleet::FleetOptions {
@@ -103,12 +111,12 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
         resume: a.resume,
         only_failed: a.only.is_some(),
         dry_run: a.dry_run,
-        shard: a.shard.map(|s| (s.index, s.count)),
+        shard,
         cancel,
         redactor,
         json,
         quiet,
-        env: Arc::new(RunEnv::from_process()),
+        env,
     };
     report(crate::fleet::run(opts).await)
 }
