@@ -6,140 +6,22 @@
 //! real server gives, and counted as a rejection (see `reject`). A test declares the rejections it
 //! expects with `expect_rejections`; any other number fails the test when the mock is dropped.
 
-use axum::body::{Body, Bytes};
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+mod serve;
+mod strict;
+mod turn;
+
+pub use strict::{Refusal, check_pairing, check_pairing_anthropic, reject};
+pub use turn::{Turn, call, text};
+
+use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-
-/// One logical assistant turn, rendered as JSON or as SSE chunks.
-#[derive(Clone, Debug, Default)]
-pub struct Turn {
-    pub content: String,
-    pub calls: Vec<(String, String)>,
-}
-
-pub fn text(content: &str) -> Turn {
-    Turn { content: content.into(), calls: vec![] }
-}
-
-pub fn call(name: &str, args: Value) -> Turn {
-    Turn { content: String::new(), calls: vec![(name.into(), args.to_string())] }
-}
-
-impl Turn {
-    pub fn with_call(mut self, name: &str, raw_args: &str) -> Turn {
-        self.calls.push((name.into(), raw_args.into()));
-        self
-    }
-
-    fn finish(&self) -> &'static str {
-        if self.calls.is_empty() { "stop" } else { "tool_calls" }
-    }
-
-    pub fn json(&self, n: usize) -> Value {
-        let calls: Vec<Value> = self
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, (name, args))| json!({"id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
-            .collect();
-        let mut msg = json!({"role": "assistant", "content": if self.content.is_empty() { Value::Null } else { json!(self.content) }});
-        if !calls.is_empty() {
-            msg["tool_calls"] = json!(calls);
-        }
-        json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": msg, "finish_reason": self.finish()}],
-               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
-    }
-
-    /// SSE data payloads: content in two pieces, each tool call's arguments split in two.
-    pub fn sse(&self, n: usize, finish: bool) -> Vec<String> {
-        let mut out = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}).to_string()];
-        let half = self.content.len() / 2;
-        let (a, b) =
-            self.content.split_at(self.content.char_indices().map(|(i, _)| i).find(|i| *i >= half).unwrap_or(0));
-        for piece in [a, b] {
-            if !piece.is_empty() {
-                out.push(json!({"choices": [{"index": 0, "delta": {"content": piece}}]}).to_string());
-            }
-        }
-        for (i, (name, args)) in self.calls.iter().enumerate() {
-            let mid = args.char_indices().map(|(i, _)| i).find(|i| *i >= args.len() / 2).unwrap_or(0);
-            out.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": format!("call_{n}_{i}"), "type": "function", "function": {"name": name, "arguments": &args[..mid]}}]}}]}).to_string());
-            out.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": &args[mid..]}}]}}]}).to_string());
-        }
-        if finish {
-            out.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": self.finish()}]}).to_string());
-            out.push(
-                json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
-                    .to_string(),
-            );
-            out.push("[DONE]".into());
-        }
-        out
-    }
-}
 
 /// Which API the mock speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dialect {
     OpenAi,
     Anthropic,
-}
-
-impl Turn {
-    fn stop_reason(&self) -> &'static str {
-        if self.calls.is_empty() { "end_turn" } else { "tool_use" }
-    }
-
-    pub fn anthropic_json(&self, n: usize) -> Value {
-        let mut content = Vec::new();
-        if !self.content.is_empty() {
-            content.push(json!({"type": "text", "text": self.content}));
-        }
-        for (i, (name, args)) in self.calls.iter().enumerate() {
-            let input: Value = serde_json::from_str(args).unwrap_or(json!({"_unparsed": args}));
-            content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": input}));
-        }
-        json!({"id": "msg", "type": "message", "role": "assistant", "content": content, "stop_reason": self.stop_reason(),
-               "usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 20}})
-    }
-
-    /// Anthropic SSE frames (`event:` + `data:`), tool input split in two deltas.
-    pub fn anthropic_sse(&self, n: usize, finish: bool) -> Vec<String> {
-        let f = |ev: &str, data: Value| format!("event: {ev}\ndata: {data}\n\n");
-        let mut out = vec![f(
-            "message_start",
-            json!({"type": "message_start", "message": {"usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 1}}}),
-        )];
-        let mut idx = 0;
-        if !self.content.is_empty() {
-            out.push(f(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": idx, "content_block": {"type": "text", "text": ""}}),
-            ));
-            out.push(f("content_block_delta", json!({"type": "content_block_delta", "index": idx, "delta": {"type": "text_delta", "text": self.content}})));
-            out.push(f("content_block_stop", json!({"type": "content_block_stop", "index": idx})));
-            idx += 1;
-        }
-        for (i, (name, args)) in self.calls.iter().enumerate() {
-            out.push(f("content_block_start", json!({"type": "content_block_start", "index": idx, "content_block": {"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": {}}})));
-            let mid = args.char_indices().map(|(i, _)| i).find(|i| *i >= args.len() / 2).unwrap_or(0);
-            for part in [&args[..mid], &args[mid..]] {
-                out.push(f("content_block_delta", json!({"type": "content_block_delta", "index": idx, "delta": {"type": "input_json_delta", "partial_json": part}})));
-            }
-            out.push(f("content_block_stop", json!({"type": "content_block_stop", "index": idx})));
-            idx += 1;
-        }
-        out.push(f("ping", json!({"type": "ping"})));
-        if finish {
-            out.push(f("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": self.stop_reason()}, "usage": {"output_tokens": 20}})));
-            out.push(f("message_stop", json!({"type": "message_stop"})));
-        }
-        out
-    }
 }
 
 #[derive(Clone, Debug)]
@@ -238,8 +120,8 @@ impl MockModel {
             rejected: Mutex::default(),
         });
         let app = axum::Router::new()
-            .route("/v1/chat/completions", axum::routing::post(handle))
-            .route("/v1/messages", axum::routing::post(handle))
+            .route("/v1/chat/completions", axum::routing::post(serve::handle))
+            .route("/v1/messages", axum::routing::post(serve::handle))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -322,195 +204,4 @@ impl MockModel {
             }
         }
     }
-}
-
-/// Independent check (not hone's code): each assistant tool call is answered exactly once by
-/// the tool messages right after it, and there are no other tool messages.
-pub fn check_pairing(messages: &Value) -> Result<(), String> {
-    let msgs = messages.as_array().ok_or("messages is not an array")?;
-    let mut i = 0;
-    while i < msgs.len() {
-        let m = &msgs[i];
-        if m["role"] == "tool" {
-            return Err(format!("orphan tool message at {i}"));
-        }
-        if m["role"] == "assistant"
-            && let Some(calls) = m["tool_calls"].as_array()
-        {
-            let mut ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap_or("")).collect();
-            let mut j = i + 1;
-            while j < msgs.len() && msgs[j]["role"] == "tool" {
-                let id = msgs[j]["tool_call_id"].as_str().unwrap_or("");
-                let pos =
-                    ids.iter().position(|x| *x == id).ok_or(format!("tool result {id} at {j} answers no open call"))?;
-                ids.remove(pos);
-                j += 1;
-            }
-            if !ids.is_empty() {
-                return Err(format!("calls {ids:?} of message {i} have no result"));
-            }
-            i = j;
-            continue;
-        }
-        i += 1;
-    }
-    Ok(())
-}
-
-/// Anthropic: each assistant `tool_use` is answered by exactly one `tool_result` in the very next
-/// (user) message, before any other block of it; roles alternate; no `tool_result` answers
-/// anything else; and every `tool_use.input` is an object.
-pub fn check_pairing_anthropic(messages: &Value) -> Result<(), String> {
-    let msgs = messages.as_array().ok_or("messages is not an array")?;
-    let mut open: Vec<String> = Vec::new();
-    for (i, m) in msgs.iter().enumerate() {
-        if i > 0 && msgs[i - 1]["role"] == m["role"] {
-            return Err(format!("messages {} and {i} have the same role", i - 1));
-        }
-        let blocks = m["content"].as_array().cloned().unwrap_or_default();
-        for (k, b) in blocks.iter().enumerate() {
-            if b["type"] == "tool_use" && !b["input"].is_object() {
-                return Err(format!("messages.{i}.content.{k}.tool_use.input: Input should be a valid dictionary"));
-            }
-        }
-        if let Some(first_other) = blocks.iter().position(|b| b["type"] != "tool_result")
-            && blocks[first_other..].iter().any(|b| b["type"] == "tool_result")
-        {
-            return Err(format!("message {i}: tool_result blocks must come before any other content"));
-        }
-        let results: Vec<String> = blocks
-            .iter()
-            .filter(|b| b["type"] == "tool_result")
-            .map(|b| b["tool_use_id"].as_str().unwrap_or("").to_string())
-            .collect();
-        let mut expected = std::mem::take(&mut open);
-        for r in results {
-            let pos = expected
-                .iter()
-                .position(|e| *e == r)
-                .ok_or(format!("tool_result {r} in message {i} answers no open tool_use"))?;
-            expected.remove(pos);
-        }
-        if !expected.is_empty() {
-            return Err(format!("tool_use {expected:?} not answered in message {i}"));
-        }
-        open = blocks
-            .iter()
-            .filter(|b| b["type"] == "tool_use")
-            .map(|b| b["id"].as_str().unwrap_or("").to_string())
-            .collect();
-    }
-    Ok(())
-}
-
-async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, raw: Bytes) -> Response {
-    let parsed = serde_json::from_slice::<Value>(&raw);
-    let body = parsed.as_ref().cloned().unwrap_or(Value::Null);
-    let auth = headers
-        .get("authorization")
-        .or_else(|| headers.get("x-api-key"))
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    s.requests.lock().unwrap().push(Recorded { body: body.clone(), auth });
-    let refusal = match &parsed {
-        Err(e) => Some(Refusal::BadRequest(format!("We could not parse the JSON body of your request: {e}"))),
-        Ok(b) => reject(s.dialect, b),
-    };
-    if let Some(r) = refusal {
-        let (status, msg) = match &r {
-            Refusal::BadRequest(why) => (
-                StatusCode::BAD_REQUEST,
-                match s.dialect {
-                    Dialect::OpenAi => {
-                        json!({"error": {"message": why, "type": "invalid_request_error", "param": "messages", "code": null}})
-                    }
-                    Dialect::Anthropic => {
-                        json!({"type": "error", "error": {"type": "invalid_request_error", "message": why}})
-                    }
-                },
-            ),
-            Refusal::ServerError(why) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                json!({"error": {"code": 500, "message": why, "type": "server_error"}}),
-            ),
-        };
-        s.rejected.lock().unwrap().push(format!("HTTP {}: {}", status.as_u16(), msg["error"]["message"]));
-        return (status, msg.to_string()).into_response();
-    }
-    let next = s.queue.lock().unwrap().pop_front();
-    let next = next.map(|(reply, calls)| {
-        s.served.lock().unwrap().extend(calls);
-        reply
-    });
-    match next {
-        None => {
-            (StatusCode::BAD_REQUEST, "{\"error\":{\"message\":\"mock: no scripted response left\"}}").into_response()
-        }
-        Some(Reply::Json(v)) => axum::Json(v).into_response(),
-        Some(Reply::Sse(chunks)) => sse(chunks, false),
-        Some(Reply::Frames(frames, stall)) => raw_sse(frames, stall),
-        Some(Reply::Stall(chunks)) => sse(chunks, true),
-        Some(Reply::Status { code, headers, body }) => {
-            let mut r = Response::builder().status(code);
-            for (k, v) in headers {
-                r = r.header(k, v);
-            }
-            r.body(Body::from(body)).unwrap()
-        }
-    }
-}
-
-/// How a real server refuses a request.
-pub enum Refusal {
-    /// 400, as OpenAI and Anthropic answer an invalid request.
-    BadRequest(String),
-    /// 500, as llama.cpp's `llama-server` answers tool-call arguments it cannot parse.
-    ServerError(String),
-}
-
-/// What real servers refuse (a body that is not JSON is refused before this):
-/// - OpenAI-compatible: tool-call `arguments` that are not JSON (llama-server: HTTP 500 "Failed to
-///   parse tool call arguments as JSON"); a `tool` message that answers no open call ("messages
-///   with role 'tool' must be a response to a preceding message with 'tool_calls'") or a call
-///   without its result ("An assistant message with 'tool_calls' must be followed by tool
-///   messages responding to each 'tool_call_id'"): HTTP 400.
-/// - Anthropic: a `tool_use.input` that is not an object, broken `tool_use`/`tool_result`
-///   pairing, or roles that do not alternate: HTTP 400 `invalid_request_error`.
-pub fn reject(dialect: Dialect, body: &Value) -> Option<Refusal> {
-    if !body.is_object() {
-        return Some(Refusal::BadRequest("the request body must be a JSON object".into()));
-    }
-    match dialect {
-        Dialect::OpenAi => {
-            for m in body["messages"].as_array().into_iter().flatten() {
-                for c in m["tool_calls"].as_array().into_iter().flatten() {
-                    let args = c["function"]["arguments"].as_str().unwrap_or("");
-                    if let Err(e) = serde_json::from_str::<Value>(args) {
-                        return Some(Refusal::ServerError(format!("Failed to parse tool call arguments as JSON: {e}")));
-                    }
-                }
-            }
-            check_pairing(&body["messages"]).err().map(|e| {
-                Refusal::BadRequest(format!(
-                    "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls', and each 'tool_call_id' must be answered ({e})"
-                ))
-            })
-        }
-        Dialect::Anthropic => check_pairing_anthropic(&body["messages"]).err().map(Refusal::BadRequest),
-    }
-}
-
-fn sse(chunks: Vec<String>, stall: bool) -> Response {
-    raw_sse(chunks.into_iter().map(|c| format!("data: {c}\n\n")).collect(), stall)
-}
-
-fn raw_sse(frames: Vec<String>, stall: bool) -> Response {
-    let frames: Vec<Result<Bytes, std::io::Error>> = frames.into_iter().map(|c| Ok(Bytes::from(c))).collect();
-    let head = futures_util::stream::iter(frames);
-    let body = if stall {
-        Body::from_stream(futures_util::StreamExt::chain(head, futures_util::stream::pending()))
-    } else {
-        Body::from_stream(head)
-    };
-    Response::builder().header("content-type", "text/event-stream").body(body).unwrap()
 }

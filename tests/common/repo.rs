@@ -76,3 +76,9 @@ impl TestRepo {
         self.git(&["show", &format!("{rev}:{name}")])
     }
 }
+
+/// Paths that differ between `main` and `branch`.
+pub fn committed(repo: &TestRepo, branch: &str) -> Vec<String> {
+    let out = repo.git(&["diff", "--name-only", "main", branch]);
+    out.lines().map(str::to_string).collect()
+}

@@ -50,32 +50,51 @@ fn origin_head(repo: &crate::common::repo::TestRepo) -> String {
     git(&repo.origin, &["rev-parse", "refs/heads/feature/x"])
 }
 
+/// PR #3's comments are `existing`; hone writes its one comment exactly once, by `method` at
+/// `at`, with `says` in the body (and answers as comment 55).
+async fn expect_comment_written(gh: &MockServer, existing: Value, (verb, at, says): (&str, &str, &str)) {
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/issues/3/comments"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(existing))
+        .mount(gh)
+        .await;
+    let status = if verb == "POST" { 201 } else { 200 };
+    Mock::given(method(verb))
+        .and(path(at))
+        .and(body_string_contains(says))
+        .respond_with(
+            ResponseTemplate::new(status).set_body_json(json!({"id": 55, "html_url": "https://github.example/c/55"})),
+        )
+        .expect(1)
+        .mount(gh)
+        .await;
+}
+
+/// No POST to `at` at all.
+async fn forbid_post(gh: &MockServer, at: &str) {
+    Mock::given(method("POST")).and(path(at)).respond_with(ResponseTemplate::new(201)).expect(0).mount(gh).await;
+}
+
+/// Someone else pushes a commit that breaks the check again onto the PR branch; its new head.
+fn a_human_breaks_the_pr_branch(repo: &crate::common::repo::TestRepo) -> String {
+    let human = tempfile::tempdir().unwrap();
+    git(human.path(), &["clone", "-q", "-b", "feature/x", repo.origin.to_str().unwrap(), "c"]);
+    let c = human.path().join("c");
+    std::fs::write(c.join("status.txt"), "broken again\n").unwrap();
+    git(&c, &["commit", "-q", "-am", "more feature work"]);
+    git(&c, &["push", "-q", "origin", "feature/x"]);
+    origin_head(repo)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn autofix_pushes_to_the_pr_branch_skips_its_own_commit_and_edits_one_comment() {
     let repo = repo_with_pr_branch();
     let head = origin_head(&repo);
     let gh = MockServer::start().await;
     mount_pr(&gh, &head, "acme/app").await;
-    Mock::given(method("GET"))
-        .and(path("/repos/acme/app/issues/3/comments"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/issues/3/comments"))
-        .and(body_string_contains("<!-- hone:autofix job=autofix -->"))
-        .respond_with(
-            ResponseTemplate::new(201).set_body_json(json!({"id": 55, "html_url": "https://github.example/c/55"})),
-        )
-        .expect(1)
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/pulls"))
-        .respond_with(ResponseTemplate::new(201))
-        .expect(0)
-        .mount(&gh)
-        .await;
+    let marker = "<!-- hone:autofix job=autofix -->";
+    expect_comment_written(&gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", marker)).await;
+    forbid_post(&gh, "/repos/acme/app/pulls").await;
     let run = run_autofix(&repo, &gh, true).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.report();
@@ -103,37 +122,12 @@ async fn autofix_pushes_to_the_pr_branch_skips_its_own_commit_and_edits_one_comm
     gh.verify().await;
 
     // Someone pushes again; hone fixes it again and edits its one comment.
-    let human = tempfile::tempdir().unwrap();
-    git(human.path(), &["clone", "-q", "-b", "feature/x", repo.origin.to_str().unwrap(), "c"]);
-    let c = human.path().join("c");
-    std::fs::write(c.join("status.txt"), "broken again\n").unwrap();
-    git(&c, &["commit", "-q", "-am", "more feature work"]);
-    git(&c, &["push", "-q", "origin", "feature/x"]);
-    let human_head = origin_head(&repo);
+    let human_head = a_human_breaks_the_pr_branch(&repo);
     gh.reset().await;
     mount_pr(&gh, &human_head, "acme/app").await;
-    Mock::given(method("GET"))
-        .and(path("/repos/acme/app/issues/3/comments"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(
-            json!([{"id": 54, "body": "LGTM"}, {"id": 55, "body": "<!-- hone:autofix job=autofix -->\nold"}]),
-        ))
-        .mount(&gh)
-        .await;
-    Mock::given(method("PATCH"))
-        .and(path("/repos/acme/app/issues/comments/55"))
-        .and(body_string_contains("hone pushed a fix"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(json!({"id": 55, "html_url": "https://github.example/c/55"})),
-        )
-        .expect(1)
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/issues/3/comments"))
-        .respond_with(ResponseTemplate::new(201))
-        .expect(0)
-        .mount(&gh)
-        .await;
+    let comments = json!([{"id": 54, "body": "LGTM"}, {"id": 55, "body": format!("{marker}\nold")}]);
+    expect_comment_written(&gh, comments, ("PATCH", "/repos/acme/app/issues/comments/55", "hone pushed a fix")).await;
+    forbid_post(&gh, "/repos/acme/app/issues/3/comments").await;
     let run = run_autofix(&repo, &gh, true).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_ne!(origin_head(&repo), human_head);

@@ -1,4 +1,5 @@
-//! Context management over a long run: compaction keeps every request under the window.
+//! What reaches the model's context: compaction keeps every request of a long run under the
+//! window, and the repo map carries no definitions from files the policy denies reading.
 
 use crate::common::mock_model::{MockModel, Reply, call, text};
 use crate::common::repo::TestRepo;
@@ -66,4 +67,48 @@ async fn a_context_length_error_compacts_and_retries() {
     let (failed, retried) = (&reqs[4], &reqs[5]);
     assert!(retried.body["messages"].to_string().len() < failed.body["messages"].to_string().len() / 2 + 2000);
     mock.assert_pairing();
+}
+
+/// The deny rule of the repo-map test, added to a policy.
+const DENY_SECRET_STUFF: &str = "paths:\n  read_deny: [\"secret_stuff/**\"]\n";
+
+/// Run a job under `policy` over a repository with a visible `app.py` and a Python file under
+/// `secret_stuff/`; the system prompt of the first request, and the body of every request.
+async fn what_the_model_saw(name: &str, policy: &str) -> (String, Vec<String>) {
+    let repo = TestRepo::new(&[
+        ("status.txt", "broken\n"),
+        ("check.sh", CHECK_SH),
+        ("app.py", "def visible_function():\n    pass\n"),
+        ("secret_stuff/hidden.py", "def leaked_definition_name():\n    pass\n"),
+    ]);
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("done"), false);
+    let yaml = with_policy(&repo, &job_yaml(name, &mock.base_url, false), policy);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 2);
+    let first = &reqs[0].body["messages"][0];
+    assert_eq!(first["role"], "system");
+    let system = first["content"].as_str().unwrap().to_string();
+    (system, reqs.iter().map(|r| r.body.to_string()).collect())
+}
+
+/// The repo map lists file names, but takes definitions only from files the model may read: a
+/// function in a file under a `read_deny` glob never reaches the model, in the system prompt or
+/// anywhere else. The control run, without the rule, shows the same definition in the map, so
+/// its absence is the rule's doing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definitions_from_read_denied_files_never_reach_the_model() {
+    let (system, requests) = what_the_model_saw("denied", &format!("{OPEN_POLICY}{DENY_SECRET_STUFF}")).await;
+    assert!(system.contains("# Repository map"), "{system}");
+    assert!(system.contains("visible_function"), "the map has the readable file's definitions: {system}");
+    assert!(!system.contains("leaked_definition_name"), "the map leaks a read-denied definition: {system}");
+    for (i, body) in requests.iter().enumerate() {
+        assert!(!body.contains("leaked_definition_name"), "request {i} leaks a read-denied definition: {body}");
+    }
+
+    let (system, _) = what_the_model_saw("allowed", OPEN_POLICY).await;
+    assert!(system.contains("visible_function"), "{system}");
+    assert!(system.contains("leaked_definition_name"), "without the rule the definition is in the map: {system}");
 }

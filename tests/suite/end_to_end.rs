@@ -1,8 +1,9 @@
 //! The whole run against a mock model and a real repo: happy paths, fix loop, failure.
 
 use crate::common::mock_model::{MockModel, call, text};
+use crate::common::repo::TestRepo;
 use crate::common::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
 async fn happy_path(stream: bool) {
     let repo = broken_repo();
@@ -23,8 +24,18 @@ async fn happy_path(stream: bool) {
         report["files_changed"],
         json!([{"path": "status.txt", "status": "modified", "added": 1, "removed": 1}])
     );
+    assert_happy_commit(&repo, &report);
+    assert_happy_requests(&mock, stream, &repo);
+    mock.assert_pairing();
+    run.assert_no_secret(KEY);
+    assert_junit_valid(&run.report_dir.join("junit.xml"));
+    assert_happy_events(&run, &report);
+}
+
+/// The commit is on hone's branch with a message that says what was verified and how to roll
+/// back; the user's checkout is back on main, clean and unchanged.
+fn assert_happy_commit(repo: &TestRepo, report: &Value) {
     let sha = report["commit"]["sha"].as_str().unwrap().to_string();
-    // The commit is on hone's branch; the user's checkout is back on main, clean and unchanged.
     assert_eq!(repo.git(&["rev-parse", "hone/happy"]), sha);
     assert_eq!(repo.show("hone/happy", "status.txt"), "fixed");
     assert_eq!(repo.head_branch(), "main");
@@ -39,7 +50,11 @@ async fn happy_path(stream: bool) {
         "{msg}"
     );
     assert!(msg.contains("### How to roll back"), "{msg}");
+}
 
+/// Three requests, each with the key, the streaming mode and every tool; the read_file result
+/// reached the model; the system prompt states the task, the repo root and the checks.
+fn assert_happy_requests(mock: &MockModel, stream: bool, repo: &TestRepo) {
     let reqs = mock.requests();
     assert_eq!(reqs.len(), 3);
     for r in &reqs {
@@ -77,10 +92,11 @@ async fn happy_path(stream: bool) {
             && system.contains("`sh check.sh`")
             && system.contains(repo.path.canonicalize().unwrap().to_str().unwrap())
     );
-    mock.assert_pairing();
-    run.assert_no_secret(KEY);
-    assert_junit_valid(&run.report_dir.join("junit.xml"));
+}
 
+/// The events run from `run_started` to `run_completed` through every kind a run goes through,
+/// the summary says success, and the states go INTAKE to DONE.
+fn assert_happy_events(run: &Run, report: &Value) {
     let types: Vec<String> = run.events().iter().map(|e| e["type"].as_str().unwrap().to_string()).collect();
     assert_eq!(types.first().map(String::as_str), Some("run_started"));
     assert_eq!(types.last().map(String::as_str), Some("run_completed"));
@@ -96,7 +112,7 @@ async fn happy_path(stream: bool) {
         assert!(types.iter().any(|x| x == t), "missing event {t}: {types:?}");
     }
     assert!(run.read("summary.md").contains("✅ hone: `happy` — success"));
-    assert_eq!(states(&report), ["INTAKE", "CONTEXT_BUILDING", "EXECUTING", "VERIFYING", "SUMMARIZING", "DONE"]);
+    assert_eq!(states(report), ["INTAKE", "CONTEXT_BUILDING", "EXECUTING", "VERIFYING", "SUMMARIZING", "DONE"]);
     let changes: Vec<String> = run
         .events()
         .iter()

@@ -126,21 +126,32 @@ async fn a_one_off_job_needs_no_spec_file() {
     assert_eq!(mock.requests()[0].body["model"], "mock-model");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reports_are_never_written_through_a_symlink_or_into_a_fifo() {
+/// A first run (open policy) whose model runs `cmd`, then fixes the check; the run must succeed.
+async fn run_command_then_fix(name: &str, cmd: &str) -> (Run, TestRepo) {
     let mock = MockModel::start().await;
-    let outside = tempfile::tempdir().unwrap();
-    let cmd = format!(
-        "mkfifo .hone/reports/summary.md.fifo && ln -sf {o}/stolen.json .hone/reports/report.json && mv .hone/reports/summary.md.fifo .hone/reports/summary.md && ln -s {o} .hone/reports/junit.xml",
-        o = outside.path().display()
-    );
-    let spec = format!("{}policy: policy.yaml\n", user_spec("symlinks", &mock.base_url));
+    let spec = format!("{}policy: policy.yaml\n", user_spec(name, &mock.base_url));
     let repo = user_repo("job.yaml", &spec, &[("policy.yaml", OPEN_POLICY)]);
     mock.turn(call("run_cmd", json!({"command": cmd})), false);
     fix(&mock);
     let run = run_user(&repo, &["run", "job.yaml"]).await;
     assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
-    let leaked: Vec<_> = std::fs::read_dir(outside.path()).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
+    (run, repo)
+}
+
+/// What is in `dir`.
+fn entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir).unwrap().filter_map(Result::ok).map(|e| e.path()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_are_never_written_through_a_symlink_or_into_a_fifo() {
+    let outside = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "mkfifo .hone/reports/summary.md.fifo && ln -sf {o}/stolen.json .hone/reports/report.json && mv .hone/reports/summary.md.fifo .hone/reports/summary.md && ln -s {o} .hone/reports/junit.xml",
+        o = outside.path().display()
+    );
+    let (run, repo) = run_command_then_fix("symlinks", &cmd).await;
+    let leaked = entries(outside.path());
     assert!(leaked.is_empty(), "reports were written outside the report dir: {leaked:?}");
     let dir = repo.path.join(".hone/reports");
     for f in ["report.json", "summary.md", "junit.xml", "events.jsonl"] {
@@ -152,16 +163,10 @@ async fn reports_are_never_written_through_a_symlink_or_into_a_fifo() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_report_dir_replaced_by_a_symlink_is_replaced_not_written_through() {
-    let mock = MockModel::start().await;
     let outside = tempfile::tempdir().unwrap();
     let cmd = format!("rm -rf .hone/reports && ln -s {} .hone/reports", outside.path().display());
-    let spec = format!("{}policy: policy.yaml\n", user_spec("dirlink", &mock.base_url));
-    let repo = user_repo("job.yaml", &spec, &[("policy.yaml", OPEN_POLICY)]);
-    mock.turn(call("run_cmd", json!({"command": cmd})), false);
-    fix(&mock);
-    let run = run_user(&repo, &["run", "job.yaml"]).await;
-    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
-    let leaked: Vec<_> = std::fs::read_dir(outside.path()).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
+    let (run, repo) = run_command_then_fix("dirlink", &cmd).await;
+    let leaked = entries(outside.path());
     assert!(leaked.is_empty(), "reports were written through the symlink: {leaked:?}");
     let dir = repo.path.join(".hone/reports");
     assert!(std::fs::symlink_metadata(&dir).unwrap().is_dir());

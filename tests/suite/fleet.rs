@@ -81,19 +81,8 @@ async fn fleet(args: &[&str], dir: &Path, gh: &MockServer) -> Run {
         .await
 }
 
-fn statuses(report: &Value) -> Vec<(String, String)> {
-    report["repos"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["id"].as_str().unwrap().to_string(), r["status"].as_str().unwrap().to_string()))
-        .collect()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
-    let dir = tempfile::tempdir().unwrap();
-    let lines = setup(dir.path());
+/// A mock GitHub API where no repository has an open PR yet, and every new PR is recorded.
+async fn github_creating_prs() -> (MockServer, Recorder) {
     let gh = MockServer::start().await;
     let rec = Recorder::default();
     Mock::given(method("GET"))
@@ -106,12 +95,33 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
         .respond_with(rec.clone())
         .mount(&gh)
         .await;
-    let file = fleet_file(dir.path(), &lines, "ws");
-    let run = fleet(&["fleet", file.to_str().unwrap()], dir.path(), &gh).await;
-    assert_eq!(run.code, 1, "one repo failed, so the fleet fails: {}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("12 repositories"), "{}", run.stdout);
-    let ws = dir.path().join("ws");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(ws.join("fleet.json")).unwrap()).unwrap();
+    (gh, rec)
+}
+
+/// A JSON file hone wrote (`fleet.json`, a repository's `report.json`).
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{} is missing: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The entry of the repository whose id ends with `id` in a fleet report.
+fn repo_entry<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["repos"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with(id)).unwrap()
+}
+
+fn statuses(report: &Value) -> Vec<(String, String)> {
+    report["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["status"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+/// The first run over the 12 targets: each repository's status and error code, the aggregate
+/// reports, and no shared work tree or report dir.
+fn assert_first_fleet_report(ws: &Path) {
+    let report = read_json(&ws.join("fleet.json"));
     let st = statuses(&report);
     let get = |id: &str| st.iter().find(|(i, _)| i.ends_with(id)).map(|(_, s)| s.as_str()).unwrap_or("missing");
     assert_eq!(get("r03"), "failed");
@@ -119,23 +129,8 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
     assert_eq!(get("not-a-repo"), "failed");
     let created = st.iter().filter(|(_, s)| s == "pr_created").count();
     assert_eq!(created, 9, "{st:?}");
-    let bad =
-        report["repos"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with("not-a-repo")).unwrap();
-    assert_eq!(bad["code"], "E_GIT");
-    assert_eq!(
-        report["repos"].as_array().unwrap().iter().find(|r| r["id"].as_str().unwrap().ends_with("r03")).unwrap()["code"],
-        "E_BUILD_FAIL"
-    );
-    // Nine PRs, created one at a time: each request arrives at least 1 s (hone's minimum gap)
-    // after the previous one was answered. hone starts its gap when it has the answer, which is
-    // after the mock made it, so this holds exactly, with no allowance for a slow machine.
-    let mut times = rec.0.lock().unwrap().clone();
-    assert_eq!(times.len(), 9);
-    times.sort();
-    for w in times.windows(2) {
-        let gap = w[1].0.saturating_duration_since(w[0].1);
-        assert!(gap >= std::time::Duration::from_secs(1), "mutations overlapped or were not spaced: {gap:?}");
-    }
+    assert_eq!(repo_entry(&report, "not-a-repo")["code"], "E_GIT");
+    assert_eq!(repo_entry(&report, "r03")["code"], "E_BUILD_FAIL");
     // No two repos shared a work tree or a report dir.
     let dirs: std::collections::HashSet<&str> =
         report["repos"].as_array().unwrap().iter().map(|r| r["report_dir"].as_str().unwrap()).collect();
@@ -152,11 +147,26 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
     }
     assert_junit_valid(&ws.join("fleet-junit.xml"));
     assert!(std::fs::read_to_string(ws.join("fleet-summary.md")).unwrap().contains("| Repository | Status |"));
+}
 
-    // --resume: only the failures run again; the others keep their results untouched. r03 can now
-    // pass, and already has an open PR on its branch: the PR is updated, not duplicated.
-    let fix = dir.path().join("fix-r03");
-    git(dir.path(), &["clone", "-q", dir.path().join("origins/r03.git").to_str().unwrap(), fix.to_str().unwrap()]);
+/// Nine PRs, created one at a time: each request arrives at least 1 s (hone's minimum gap) after
+/// the previous one was answered. hone starts its gap when it has the answer, which is after the
+/// mock made it, so this holds exactly, with no allowance for a slow machine.
+fn assert_prs_created_one_at_a_time(rec: &Recorder) {
+    let mut times = rec.0.lock().unwrap().clone();
+    assert_eq!(times.len(), 9);
+    times.sort();
+    for w in times.windows(2) {
+        let gap = w[1].0.saturating_duration_since(w[0].1);
+        assert!(gap >= std::time::Duration::from_secs(1), "mutations overlapped or were not spaced: {gap:?}");
+    }
+}
+
+/// Someone makes r03's check passable on origin, and r03 already has an open PR (#77) on its
+/// branch, which the next run must update (once) rather than duplicate.
+async fn make_r03_passable_with_an_open_pr(dir: &Path, gh: &MockServer) {
+    let fix = dir.join("fix-r03");
+    git(dir, &["clone", "-q", dir.join("origins/r03.git").to_str().unwrap(), fix.to_str().unwrap()]);
     std::fs::write(fix.join("check.sh"), CHECK_SH).unwrap();
     git(
         &fix,
@@ -170,27 +180,46 @@ async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
                 .set_body_json(json!([{"number": 77, "html_url": "https://github.example/o/r03/pull/77"}])),
         )
         .with_priority(1)
-        .mount(&gh)
+        .mount(gh)
         .await;
     Mock::given(method("PATCH"))
         .and(wiremock::matchers::path("/repos/origins/r03/pulls/77"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({"number": 77})))
         .expect(1)
-        .mount(&gh)
+        .mount(gh)
         .await;
-    let before: Vec<String> = (0..11)
+}
+
+/// The report.json of every repository that succeeded the first time (all but r03).
+fn successful_reports(ws: &Path) -> Vec<String> {
+    (0..11)
         .filter(|i| *i != 3)
         .map(|i| std::fs::read_to_string(ws.join(format!("reports/origins__r{i:02}/report.json"))).unwrap())
-        .collect();
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_reports_each_repo_honestly_and_resumes_only_the_failures() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = setup(dir.path());
+    let (gh, rec) = github_creating_prs().await;
+    let file = fleet_file(dir.path(), &lines, "ws");
+    let run = fleet(&["fleet", file.to_str().unwrap()], dir.path(), &gh).await;
+    assert_eq!(run.code, 1, "one repo failed, so the fleet fails: {}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("12 repositories"), "{}", run.stdout);
+    let ws = dir.path().join("ws");
+    assert_first_fleet_report(&ws);
+    assert_prs_created_one_at_a_time(&rec);
+
+    // --resume: only the failures run again; the others keep their results untouched. r03 can now
+    // pass, and already has an open PR on its branch: the PR is updated, not duplicated.
+    make_r03_passable_with_an_open_pr(dir.path(), &gh).await;
+    let before = successful_reports(&ws);
     let run = fleet(&["fleet", file.to_str().unwrap(), "--resume"], dir.path(), &gh).await;
     assert_eq!(run.code, 1, "the non-repository still fails: {}", run.stderr);
-    let after: Vec<String> = (0..11)
-        .filter(|i| *i != 3)
-        .map(|i| std::fs::read_to_string(ws.join(format!("reports/origins__r{i:02}/report.json"))).unwrap())
-        .collect();
-    assert_eq!(before, after, "successful repos were not touched");
+    assert_eq!(before, successful_reports(&ws), "successful repos were not touched");
     assert_eq!(rec.0.lock().unwrap().len(), 9, "no PR was created again");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(ws.join("fleet.json")).unwrap()).unwrap();
+    let report = read_json(&ws.join("fleet.json"));
     assert_eq!(report["repos"].as_array().unwrap().iter().filter(|r| r["resumed"] == true).count(), 10);
     let st = statuses(&report);
     assert_eq!(st.iter().find(|(i, _)| i.ends_with("r03")).unwrap().1, "pr_updated");
@@ -215,9 +244,7 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     for (k, s) in shards.iter().enumerate() {
         let f = fleet_file(dir.path(), &lines, &format!("shard{k}"));
         let run = fleet(&["fleet", f.to_str().unwrap(), "--dry-run", "--shard", s], dir.path(), &gh).await;
-        let shard: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("shard{k}/fleet.json"))).unwrap())
-                .unwrap();
+        let shard: Value = read_json(&dir.path().join(format!("shard{k}/fleet.json")));
         let failed = statuses(&shard).iter().any(|(_, s)| s == "failed");
         assert_eq!(run.code, if failed { 1 } else { 0 }, "shard {s}: {}", run.stderr);
         dirs.push(dir.path().join(format!("shard{k}")));
@@ -229,9 +256,8 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let merged = fleet(&args, dir.path(), &gh).await;
     assert_eq!(merged.code, 1, "{}", merged.stderr);
-    let a: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("whole/fleet.json")).unwrap()).unwrap();
-    let b: Value = serde_json::from_str(&std::fs::read_to_string(out.join("fleet.json")).unwrap()).unwrap();
+    let a: Value = read_json(&dir.path().join("whole/fleet.json"));
+    let b: Value = read_json(&out.join("fleet.json"));
     assert_eq!(statuses(&a), statuses(&b));
     assert_eq!(a["counts"], b["counts"]);
     assert_eq!(a["exit_code"], b["exit_code"]);
@@ -239,8 +265,7 @@ async fn shards_and_merge_give_the_same_aggregate_as_one_run() {
     // --only failed: the two failures run again; the other nine are carried over.
     let again = fleet(&["fleet", whole.to_str().unwrap(), "--dry-run", "--only", "failed"], dir.path(), &gh).await;
     assert_eq!(again.code, 1, "{}", again.stderr);
-    let a2: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("whole/fleet.json")).unwrap()).unwrap();
+    let a2: Value = read_json(&dir.path().join("whole/fleet.json"));
     let rerun: Vec<&str> = a2["repos"]
         .as_array()
         .unwrap()
@@ -292,8 +317,7 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
     let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
+    let report: Value = read_json(&dir.path().join("ws/fleet.json"));
     assert_eq!(report["exit_code"], 130);
     assert!(statuses(&report).iter().all(|(_, s)| s == "cancelled"), "{:?}", statuses(&report));
     let alive = survivors(&marker);
@@ -305,26 +329,14 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
 async fn resume_after_a_dry_run_does_the_real_work() {
     let dir = tempfile::tempdir().unwrap();
     let lines: Vec<String> = setup(dir.path()).into_iter().filter(|l| l.contains("r00") || l.contains("r01")).collect();
-    let gh = MockServer::start().await;
-    let rec = Recorder::default();
-    Mock::given(method("GET"))
-        .and(path_regex("^/repos/[^/]+/[^/]+/pulls$"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path_regex("^/repos/[^/]+/[^/]+/pulls$"))
-        .respond_with(rec.clone())
-        .mount(&gh)
-        .await;
+    let (gh, rec) = github_creating_prs().await;
     let file = fleet_file(dir.path(), &lines, "ws");
     let preview = fleet(&["fleet", file.to_str().unwrap(), "--dry-run"], dir.path(), &gh).await;
     assert_eq!(preview.code, 0, "{}", preview.stderr);
     assert!(rec.0.lock().unwrap().is_empty(), "a dry run opens no PR");
     let run = fleet(&["fleet", file.to_str().unwrap(), "--resume"], dir.path(), &gh).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
+    let report: Value = read_json(&dir.path().join("ws/fleet.json"));
     assert_eq!(statuses(&report).iter().filter(|(_, s)| s == "pr_created").count(), 2, "{report}");
     assert_eq!(report["repos"].as_array().unwrap().iter().filter(|r| r["resumed"] == true).count(), 0);
     assert_eq!(rec.0.lock().unwrap().len(), 2, "both PRs were opened by the real run");

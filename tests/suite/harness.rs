@@ -36,7 +36,8 @@ async fn the_default_helpers_run_hone_the_way_users_do() {
     assert!(tracked.lines().any(|l| l == "job.yaml") && tracked.lines().any(|l| l == "policy.yaml"), "{tracked}");
     assert!(!repo.path.join(".gitignore").exists());
     assert!(crate::common::repo::git(&repo.origin, &["ls-tree", "--name-only", "main"]).contains("job.yaml"));
-    assert_eq!(report["policy"]["source"], "policy.yaml", "the policy committed next to the spec");
+    let policy = repo.path.canonicalize().unwrap().join("policy.yaml");
+    assert_eq!(report["policy"]["source"], policy.to_str().unwrap(), "the policy committed next to the spec");
     // The reports sit inside the work tree and are still never part of the change.
     assert!(repo.path.join(".hone/reports/events.jsonl").is_file());
     assert_eq!(committed(&repo, "hone/layout"), ["status.txt"]);

@@ -33,7 +33,9 @@ async fn a_denied_command_is_a_tool_error_and_the_run_goes_on() {
     assert_eq!(report["policy"]["denied"], 2);
     assert_eq!(report["policy"]["denials"][0]["rule"], "commands.deny[0] `curl *`");
     assert_eq!(report["policy"]["denials"][1]["subject"], "config/.env");
-    assert_eq!(report["policy"]["source"], "policy.yaml");
+    // Named absolute (the spec's directory joined with its `policy:` path), from wherever it is read.
+    let policy = repo.path.canonicalize().unwrap().join("policy.yaml");
+    assert_eq!(report["policy"]["source"], policy.to_str().unwrap());
     let audit: Vec<serde_json::Value> = run.events().into_iter().filter(|e| e["type"] == "policy_decision").collect();
     assert_eq!(audit.len(), 3, "{audit:#?}");
     assert!(audit.iter().all(|e| e["trace_id"].as_str().unwrap().starts_with(report["run_id"].as_str().unwrap())));

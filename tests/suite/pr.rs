@@ -54,33 +54,77 @@ async fn mount_list(gh: &MockServer, prs: Value) {
         .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn first_run_creates_the_pr_and_the_second_updates_it() {
-    let repo = broken_repo();
-    let gh = MockServer::start().await;
-    mount_list(&gh, json!([])).await;
+/// PR `n` takes labels and reviewers, whatever they are.
+async fn mount_labels_and_reviewers(gh: &MockServer, n: u64) {
+    Mock::given(method("POST"))
+        .and(path(format!("/repos/acme/app/issues/{n}/labels")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(gh)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(format!("/repos/acme/app/pulls/{n}/requested_reviewers")))
+        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(n)))
+        .mount(gh)
+        .await;
+}
+
+/// No open PR yet: exactly one is created (#7, from `hone/prjob` onto `main`, with the token),
+/// then labelled and given its reviewer, once each.
+async fn expect_one_new_pr(gh: &MockServer) {
+    mount_list(gh, json!([])).await;
     Mock::given(method("POST"))
         .and(path("/repos/acme/app/pulls"))
         .and(body_partial_json(json!({"head": "hone/prjob", "base": "main", "draft": false})))
         .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
         .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(7)))
         .expect(1)
-        .mount(&gh)
+        .mount(gh)
         .await;
     Mock::given(method("POST"))
         .and(path("/repos/acme/app/issues/7/labels"))
         .and(body_partial_json(json!({"labels": ["automated"]})))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
         .expect(1)
-        .mount(&gh)
+        .mount(gh)
         .await;
     Mock::given(method("POST"))
         .and(path("/repos/acme/app/pulls/7/requested_reviewers"))
         .and(body_partial_json(json!({"reviewers": ["octocat"]})))
         .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(7)))
         .expect(1)
-        .mount(&gh)
+        .mount(gh)
         .await;
+}
+
+/// PR #7 is open: it is updated once (its title), and no PR is created.
+async fn expect_pr_7_updated(gh: &MockServer) {
+    mount_list(gh, json!([pr_json(7)])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(201))
+        .expect(0)
+        .mount(gh)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/acme/app/pulls/7"))
+        .and(body_partial_json(json!({"title": "hone: Set status.txt to fixed."})))
+        .respond_with(ResponseTemplate::new(200).set_body_json(pr_json(7)))
+        .expect(1)
+        .mount(gh)
+        .await;
+    mount_labels_and_reviewers(gh, 7).await;
+}
+
+/// The branch on origin, which hone pushed.
+fn pushed_branch(repo: &crate::common::repo::TestRepo) -> String {
+    crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_run_creates_the_pr_and_the_second_updates_it() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    expect_one_new_pr(&gh).await;
     let model = fixing_model().await;
     let run = run_pr(&repo, &yaml("prjob", &model.base_url, ""), &gh, &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -90,7 +134,7 @@ async fn first_run_creates_the_pr_and_the_second_updates_it() {
     assert_eq!(report["pr"]["pushed"], true);
     // The branch is on origin, at the commit; the PR body carries the marker and the verification table.
     let sha = report["commit"]["sha"].as_str().unwrap().to_string();
-    assert_eq!(crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"]), sha);
+    assert_eq!(pushed_branch(&repo), sha);
     let created = mutations(&gh).await.into_iter().find(|m| m.1 == "/repos/acme/app/pulls").unwrap().2;
     let body = created["body"].as_str().unwrap();
     assert!(body.starts_with("<!-- hone:job=prjob -->"), "{body}");
@@ -100,41 +144,14 @@ async fn first_run_creates_the_pr_and_the_second_updates_it() {
 
     // Second run: the same PR is found and updated; no second PR is created.
     gh.reset().await;
-    mount_list(&gh, json!([pr_json(7)])).await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/pulls"))
-        .respond_with(ResponseTemplate::new(201))
-        .expect(0)
-        .mount(&gh)
-        .await;
-    Mock::given(method("PATCH"))
-        .and(path("/repos/acme/app/pulls/7"))
-        .and(body_partial_json(json!({"title": "hone: Set status.txt to fixed."})))
-        .respond_with(ResponseTemplate::new(200).set_body_json(pr_json(7)))
-        .expect(1)
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/issues/7/labels"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/pulls/7/requested_reviewers"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(7)))
-        .mount(&gh)
-        .await;
+    expect_pr_7_updated(&gh).await;
     let model = fixing_model().await;
     let run2 = run_pr(&repo, &yaml("prjob", &model.base_url, ""), &gh, &[]).await;
     assert_eq!(run2.code, 0, "{}", run2.stderr);
     assert_eq!(run2.report()["pr"]["operation"], "updated");
     let sha2 = run2.report()["commit"]["sha"].as_str().unwrap().to_string();
     assert_ne!(sha, sha2);
-    assert_eq!(
-        crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"]),
-        sha2,
-        "force-with-lease replaced the branch"
-    );
+    assert_eq!(pushed_branch(&repo), sha2, "force-with-lease replaced the branch");
     gh.verify().await;
     // The token is nowhere on disk or in any output.
     assert!(!std::fs::read_to_string(repo.path.join(".git/config")).unwrap().contains(TOKEN));
@@ -269,16 +286,7 @@ async fn under_actions_outputs_summary_and_masks_are_written() {
         .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(5)))
         .mount(&gh)
         .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/issues/5/labels"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/pulls/5/requested_reviewers"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(5)))
-        .mount(&gh)
-        .await;
+    mount_labels_and_reviewers(&gh, 5).await;
     let out_file = repo.dir.path().join("github_output");
     let sum_file = repo.dir.path().join("step_summary");
     std::fs::write(&out_file, "previous=step\n").unwrap();
@@ -319,16 +327,7 @@ async fn on_failure_draft_pushes_the_partial_work_as_a_draft_pr_and_still_fails(
         .expect(1)
         .mount(&gh)
         .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/issues/8/labels"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/acme/app/pulls/8/requested_reviewers"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(pr_json(8)))
-        .mount(&gh)
-        .await;
+    mount_labels_and_reviewers(&gh, 8).await;
     let model = MockModel::start().await;
     model
         .turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
@@ -340,8 +339,7 @@ async fn on_failure_draft_pushes_the_partial_work_as_a_draft_pr_and_still_fails(
     let report = run.report();
     assert_eq!(report["status"], "failed");
     assert_eq!(report["pr"]["operation"], "created");
-    let pushed = crate::common::repo::git(&repo.origin, &["rev-parse", "refs/heads/hone/prjob"]);
-    assert_eq!(pushed, repo.git(&["rev-parse", "refs/hone/prjob/failed"]));
+    assert_eq!(pushed_branch(&repo), repo.git(&["rev-parse", "refs/hone/prjob/failed"]));
     let created = mutations(&gh).await.into_iter().find(|m| m.1 == "/repos/acme/app/pulls").unwrap().2;
     assert!(created["title"].as_str().unwrap().starts_with("[checks failing] "), "{}", created["title"]);
     assert!(created["body"].as_str().unwrap().contains("### What blocked the run"));
