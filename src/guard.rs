@@ -140,6 +140,68 @@ mod tests {
     }
 
     #[test]
+    fn limits_are_inclusive_and_removed_lines_count() {
+        let mut p = Policy::builtin();
+        p.max_files_changed = 2;
+        p.max_lines_changed = 10;
+        let edit =
+            |path: &str, added, removed| FileChange { path: path.into(), status: "modified".into(), added, removed };
+        assert!(diff_guard(&p, &[edit("a", 4, 1), edit("b", 2, 3)]).is_empty(), "exactly at both limits");
+        assert_eq!(
+            diff_guard(&p, &[edit("a", 7, 4)]),
+            ["11 lines changed; the policy allows at most 10 (limits.max_lines_changed)"]
+        );
+    }
+
+    /// A `.git` with a config, a hook sample and `info/exclude`.
+    fn plain_git_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
+        std::fs::create_dir_all(dir.path().join("info")).unwrap();
+        std::fs::write(dir.path().join("config"), "[core]\n").unwrap();
+        std::fs::write(dir.path().join("hooks/pre-commit.sample"), "sample").unwrap();
+        std::fs::write(dir.path().join("info/exclude"), "*.o\n").unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_plain_git_dir_snapshots_exactly_its_regular_files() {
+        let dir = plain_git_dir();
+        let g = GitGuard::snapshot(dir.path());
+        let keys: Vec<&str> = g.files.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["config", "hooks/pre-commit.sample", "info/exclude"]);
+        assert_eq!(g.files["config"], b"[core]\n");
+    }
+
+    #[test]
+    fn a_config_replaced_by_a_fifo_is_reported_and_put_back() {
+        let dir = plain_git_dir();
+        let git = dir.path();
+        let g = GitGuard::snapshot(git);
+        std::fs::remove_file(git.join("config")).unwrap();
+        nix::unistd::mkfifo(&git.join("config"), nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+        assert_eq!(g.check_and_restore(), [".git/config", ".git/config (not a regular file)"]);
+        assert_eq!(std::fs::read_to_string(git.join("config")).unwrap(), "[core]\n");
+    }
+
+    #[test]
+    fn a_directory_or_symlink_planted_in_hooks_is_reported_and_left_alone() {
+        let dir = plain_git_dir();
+        let outside = tempfile::tempdir().unwrap();
+        let git = dir.path();
+        std::fs::write(outside.path().join("target"), "x").unwrap();
+        let g = GitGuard::snapshot(git);
+        std::fs::create_dir(git.join("hooks/pre-push")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("target"), git.join("hooks/post-checkout")).unwrap();
+        assert_eq!(
+            g.check_and_restore(),
+            [".git/hooks/post-checkout (not a regular file)", ".git/hooks/pre-push (not a regular file)"]
+        );
+        assert!(git.join("hooks/post-checkout").symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(outside.path().join("target")).unwrap(), "x");
+    }
+
+    #[test]
     fn git_guard_restores_planted_hooks_and_config() {
         let dir = tempfile::tempdir().unwrap();
         let git = dir.path();
