@@ -138,3 +138,21 @@ async fn junit_files_are_read_and_stale_ones_removed() {
     judge(&mut judged, None);
     assert!(!judged.accepted, "a check whose JUnit file is missing is never accepted, even when it exits 0");
 }
+
+#[test]
+fn a_check_that_timed_out_or_was_cancelled_proves_nothing_even_against_a_failing_baseline() {
+    use Expect::NoRegression;
+    // With and without test-case detail, the baseline failed: "no worse" would accept a plain
+    // failure. A check that never finished must not be accepted in its place.
+    for failing in [None, Some(&["a::old"][..])] {
+        let base = result(false, NoRegression, failing);
+        let mut control = result(false, NoRegression, failing);
+        judge(&mut control, Some(&base));
+        assert!(control.accepted, "the control: the same failure as before is no regression");
+        for (timed_out, cancelled) in [(true, false), (false, true)] {
+            let mut r = CheckResult { timed_out, cancelled, ..result(false, NoRegression, failing) };
+            judge(&mut r, Some(&base));
+            assert!(!r.accepted, "timed_out={timed_out} cancelled={cancelled} failing={failing:?}");
+        }
+    }
+}
