@@ -156,3 +156,39 @@ fn a_check_that_timed_out_or_was_cancelled_proves_nothing_even_against_a_failing
         }
     }
 }
+
+#[test]
+fn key_lines_are_the_marked_lines_once_each_and_bounded() {
+    let out = "noise 1\nTraceback (most recent call last):\nnoise 2\nE   assert 3 == 4\nFAILED test_x\nFAILED test_x\nplain\n";
+    assert_eq!(key_lines(out), ["Traceback (most recent call last):", "E   assert 3 == 4", "FAILED test_x"]);
+    assert!(key_lines("all good\nnothing here\n").is_empty());
+    let many: String = (0..100).map(|i| format!("error {i}\n")).collect();
+    let k = key_lines(&many);
+    assert_eq!((k.len(), k[29].as_str()), (30, "error 29"));
+    let long = format!("error: {}", "x".repeat(1000));
+    assert_eq!(key_lines(&long)[0].chars().count(), 300);
+}
+
+#[test]
+fn feedback_says_what_failed_from_the_results_not_from_the_command() {
+    let mut r = result(false, Expect::NoRegression, Some(&["t::a", "t::new"]));
+    (r.command, r.key_lines, r.output_tail) = ("make check".into(), vec!["KEY LINE 42".into()], "TAIL".into());
+    r.new_failures = vec!["t::new".into()];
+    let fb = feedback(&[r.clone()], 2, 3);
+    assert!(fb.contains("fix attempt 2 of 3"), "{fb}");
+    assert!(fb.contains("## check `t` exited with 1\n$ make check\n"), "{fb}");
+    assert!(fb.contains("Tests that fail now but passed before your change: t::new\n"), "{fb}");
+    assert!(
+        fb.contains("Lines that look relevant:\nKEY LINE 42\n") && fb.contains("Last lines of output:\nTAIL"),
+        "{fb}"
+    );
+    r.new_failures.clear();
+    let fb = feedback(&[r.clone()], 1, 3);
+    assert!(fb.contains("Failing tests: t::a, t::new\n") && !fb.contains("passed before"), "{fb}");
+    r.timed_out = true;
+    assert!(feedback(&[r.clone()], 1, 3).contains("## check `t` timed out"));
+    r.output_tail = "y".repeat(20_000);
+    let fb = feedback(&[r], 1, 3);
+    assert!(fb.ends_with("[... cut; run the failing command with run_cmd to see more ...]"), "cut");
+    assert!(fb.chars().count() < FEEDBACK_CHARS + 100);
+}
