@@ -337,3 +337,23 @@ mod props {
         }
     }
 }
+
+#[test]
+fn deny_rules_match_a_program_by_its_path_too_under_default_allow() {
+    // Under default-deny an unlisted `/usr/bin/curl` is refused anyway; here only the deny rule
+    // can refuse it, so this exercises the basename match itself.
+    let mut p = policy();
+    p.default_allow = true;
+    for (cmd, allowed) in [
+        ("/usr/bin/curl x", false),
+        ("./curl x", false),
+        ("/opt/tools/wget -q y", false),
+        ("/usr/bin/sudo ls", false),
+        ("/usr/local/bin/make test", true),
+        ("curly x", true),
+        ("/usr/bin/curl-config --version", true),
+    ] {
+        let d = decide_command(&p, cmd);
+        assert_eq!(d.allowed, allowed, "{cmd}: {}", d.rule);
+    }
+}
