@@ -198,3 +198,107 @@ pub fn decide_path(policy: &Policy, path: &str, access: Access) -> Decision {
     }
     Decision::allow("write".into(), rel)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{compile_pattern, rules, strs};
+    use super::*;
+
+    /// The base policy (default path rules) with these command rules.
+    fn with_rules(default_allow: bool, allow: &[&str], deny: &[&str]) -> Policy {
+        let mut p = Policy::base();
+        p.default_allow = default_allow;
+        for (i, a) in allow.iter().enumerate() {
+            p.allow.push(compile_pattern(&format!("commands.allow[{i}]"), a).unwrap());
+        }
+        for (i, d) in deny.iter().enumerate() {
+            p.deny.push(compile_pattern(&format!("commands.deny[{i}]"), d).unwrap());
+        }
+        p
+    }
+
+    #[test]
+    fn deny_rules_match_the_base_name_from_any_word_on_under_either_default() {
+        for default_allow in [true, false] {
+            // Allowed as written, so only the deny rules can refuse these.
+            let allow = ["curl *", "/usr/bin/curl *", "./curl *", "taskset *", "/opt/bin/tool *"];
+            let p = with_rules(default_allow, &allow, &["curl *", "/opt/bin/tool *"]);
+            for (cmd, rule) in [
+                ("curl x", "commands.deny[0] `curl *`"),
+                ("/usr/bin/curl x", "commands.deny[0] `curl *`"),
+                ("./curl x", "commands.deny[0] `curl *`"),
+                ("taskset 1 /usr/bin/curl x", "commands.deny[0] `curl *`"),
+                // A deny rule written with a path matches the path as written.
+                ("/opt/bin/tool x", "commands.deny[1] `/opt/bin/tool *`"),
+            ] {
+                let d = decide_command(&p, cmd);
+                assert!(!d.allowed, "default_allow={default_allow} {cmd}: {d:?}");
+                assert_eq!(d.rule, rule, "default_allow={default_allow} {cmd}");
+            }
+            assert_eq!(decide_command(&p, "taskset 1 /usr/bin/curl x").subject, "/usr/bin/curl x");
+            assert!(decide_command(&p, "taskset 1 ls").allowed == default_allow);
+            assert!(decide_command(&p, "/opt/bin/other x").allowed == default_allow);
+        }
+        // Allow rules match the words as written, from the first: no base name.
+        let p = with_rules(false, &["ls *"], &[]);
+        assert!(decide_command(&p, "ls -l").allowed);
+        assert!(!decide_command(&p, "/bin/ls -l").allowed);
+        assert!(!decide_command(&p, "nice ls -l").allowed);
+    }
+
+    #[test]
+    fn an_allowed_line_names_each_rule_once() {
+        let p = with_rules(false, &["ls *", "cat *"], &[]);
+        let d = decide_command(&p, "ls && ls -la && cat a | cat");
+        assert!(d.allowed);
+        assert_eq!(d.rule, "commands.allow[0] `ls *`; commands.allow[1] `cat *`");
+        assert_eq!(d.subject, "ls && ls -la && cat a | cat");
+        assert_eq!(decide_command(&p, "").rule, "nothing to run");
+        let d = decide_command(&with_rules(true, &[], &[]), "make");
+        assert_eq!((d.allowed, d.rule.as_str()), (true, "commands.default: allow"));
+    }
+
+    #[test]
+    fn path_denials_name_the_command_and_the_path() {
+        let p = with_rules(true, &[], &[]);
+        let d = decide_command(&p, "echo x > .git/hooks/pre-commit");
+        assert_eq!(d.rule, "built-in: .git is never writable");
+        assert_eq!(d.subject, "echo x (writes .git/hooks/pre-commit)");
+        let d = decide_command(&p, "cat -n src/.env");
+        assert_eq!(d.rule, "default.read_deny[0] `**/.env`");
+        assert_eq!(d.subject, "cat -n src/.env (reads src/.env)");
+        assert_eq!(d.hint, "this file may hold secrets and is not readable");
+    }
+
+    #[test]
+    fn glob_arguments_that_could_name_a_read_denied_file_are_refused() {
+        let p = with_rules(true, &[], &[]);
+        for (cmd, rule) in [
+            ("cat .en?", "default.read_deny[0] `**/.env`"),
+            ("cat .e*", "default.read_deny[0] `**/.env`"),
+            ("cat .en[v].*", "default.read_deny[1] `**/.env.*`"),
+            ("head keys/id_*", "default.read_deny[4] `**/id_rsa*`"),
+        ] {
+            let d = decide_command(&p, cmd);
+            assert!(!d.allowed, "{cmd}");
+            assert_eq!(d.rule, rule, "{cmd}");
+            let arg = cmd.split_once(' ').unwrap().1;
+            assert_eq!(d.subject, format!("{cmd} (reads {arg})"));
+            assert_eq!(d.hint, "this glob can match a file that may hold secrets");
+        }
+        // A bare `*` or a one-letter glob is not refused (it would refuse `grep x *` everywhere);
+        // `*` does not match a leading dot in bash; options and dynamic words are not paths.
+        for ok in ["grep x *", "cat ?", "cat *.py", "cat *env", "ls --ignore=*.pem", "grep -r --exclude=*.key x ."] {
+            assert!(decide_command(&p, ok).allowed, "{ok}: {:?}", decide_command(&p, ok));
+        }
+    }
+
+    #[test]
+    fn a_plain_argument_is_a_path_not_a_glob() {
+        let mut p = with_rules(true, &[], &[]);
+        p.read_deny = rules("paths.read_deny", &strs(&["config/prod.yaml"])).unwrap();
+        assert!(!decide_command(&p, "cat config/prod.yaml").allowed);
+        assert!(decide_command(&p, "cat prod.yaml").allowed);
+        assert!(!decide_command(&p, "cat config/prod.y?ml").allowed);
+    }
+}

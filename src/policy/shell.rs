@@ -372,3 +372,7 @@ fn no_substitution(src: &str, what: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

@@ -235,8 +235,12 @@ fn key_lines(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for line in text.lines() {
         let low = line.to_lowercase();
-        if MARKERS.iter().any(|m| low.contains(&m.to_lowercase())) && !out.iter().any(|o| o == line) {
-            out.push(line.chars().take(300).collect());
+        if MARKERS.iter().any(|m| low.contains(&m.to_lowercase())) {
+            // Compared as kept: a long line that repeats is kept once.
+            let kept: String = line.chars().take(300).collect();
+            if !out.contains(&kept) {
+                out.push(kept);
+            }
         }
         if out.len() >= 30 {
             break;

@@ -1,0 +1,99 @@
+//! Shell analysis: what is refused, nesting limits, redirections, braces and the helpers.
+
+use super::*;
+
+fn one(cmd: &str) -> SimpleCmd {
+    let mut cmds = analyse(cmd).unwrap();
+    assert_eq!(cmds.len(), 1, "{cmd}: {cmds:?}");
+    cmds.remove(0)
+}
+
+fn refusal(cmd: &str) -> String {
+    analyse(cmd).expect_err(cmd)
+}
+
+/// `inner` inside `depth` nested command substitutions.
+fn nested(depth: usize, inner: &str) -> String {
+    (0..depth).fold(inner.to_string(), |s, _| format!("echo $( {s} )"))
+}
+
+#[test]
+fn variables_that_change_what_runs_are_refused() {
+    for var in ["PATH", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_12"] {
+        assert!(is_dangerous_var(var), "{var}");
+        let why = refusal(&format!("{var}=x ls"));
+        assert_eq!(why, format!("sets `{var}`, which changes what runs (not allowed in commands)"));
+    }
+    for var in ["HOME_DIR", "GIT_CONFIG_KEYS", "X"] {
+        assert!(!is_dangerous_var(var), "{var}");
+    }
+}
+
+#[test]
+fn control_and_invisible_characters_are_refused_but_tab_and_newline_are_not() {
+    assert_eq!(refusal("ls\r"), "contains the control or invisible character U+000D");
+    assert_eq!(refusal("ls \u{7}x"), "contains the control or invisible character U+0007");
+    assert_eq!(refusal("ls \u{FEFF}x"), "contains the control or invisible character U+FEFF");
+    let cmds = analyse("ls\tsrc\nls").unwrap();
+    assert_eq!(cmds.iter().map(SimpleCmd::text).collect::<Vec<_>>(), ["ls src", "ls"]);
+}
+
+#[test]
+fn nesting_is_counted_and_limited() {
+    assert_eq!(analyse(&nested(MAX_DEPTH, "ls")).unwrap().len(), MAX_DEPTH + 1);
+    assert_eq!(refusal(&nested(MAX_DEPTH + 1, "ls")), format!("nested more than {MAX_DEPTH} levels deep"));
+    // An arithmetic body read as a command is one level deeper.
+    assert!(analyse(&nested(MAX_DEPTH - 1, "((a b))")).is_ok());
+    assert!(refusal(&nested(MAX_DEPTH, "((a b))")).starts_with("nested more than"));
+}
+
+#[test]
+fn computed_command_names_are_refused() {
+    for cmd in ["c?rl x", "$CMD x", "cur[l] x", "c*l x"] {
+        assert!(refusal(cmd).contains("is computed at run time"), "{cmd}");
+    }
+    assert!(refusal("\u{0441}url x").contains("non-ASCII"));
+}
+
+#[test]
+fn redirection_targets_are_reads_and_writes() {
+    let c = one("cat <> data.txt");
+    assert_eq!((c.reads, c.writes), (vec!["data.txt".to_string()], vec!["data.txt".to_string()]));
+    let c = one("make &> build.log");
+    assert_eq!((c.argv, c.writes), (vec!["make".to_string()], vec!["build.log".to_string()]));
+    let c = one("make &> $LOG < in.txt 2>> err.txt");
+    assert_eq!((c.reads, c.writes), (vec!["in.txt".to_string()], vec!["err.txt".to_string()]));
+}
+
+#[test]
+fn words_are_brace_expanded_only_when_bash_would() {
+    assert_eq!(one("echo {a,b}.py").argv, ["echo", "a.py", "b.py"]);
+    assert_eq!(one("echo '{a,b}' \"{c,d}\"").argv, ["echo", "{a,b}", "{c,d}"]);
+    assert_eq!(one("echo {} {x} a{b").argv, ["echo", "{}", "{x}", "a{b"]);
+    let c = one("echo $HOME x");
+    assert_eq!((c.argv, c.dynamic), (vec!["echo".to_string(), "$HOME".into(), "x".into()], vec![false, true, false]));
+    assert!(refusal("echo {$A,b}").contains("brace-expands words computed at run time"));
+}
+
+#[test]
+fn two_plain_words_read_as_a_command() {
+    for cmd in ["curl x", "/usr/bin/curl x", "./run x", "a.b c", "/bin/id"] {
+        assert!(looks_like_command(cmd), "{cmd}");
+    }
+    for expr in ["i + 1", "x++", "1 2", "-x y", "a", "", "i < /x"] {
+        assert!(!looks_like_command(expr), "{expr}");
+    }
+}
+
+#[test]
+fn substitutions_where_they_are_not_analysed_are_refused() {
+    for src in ["a $(b)", "a `b`", "a <(b)", "a >(b)"] {
+        assert_eq!(
+            no_substitution(src, "a test"),
+            Err("has a command substitution inside a test, which cannot be analysed".to_string()),
+            "{src}"
+        );
+    }
+    assert_eq!(no_substitution("a $b (c) <d >e", "a test"), Ok(()));
+    assert!(refusal("echo $(( `id` ))").contains("inside an expansion"));
+}
