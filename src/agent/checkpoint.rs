@@ -115,13 +115,13 @@ impl Loop<'_> {
     /// back to it. Returns a note for the model.
     async fn checkpoint_or_rollback(&mut self, turn: u32, label: &str) -> Result<String, String> {
         let results = self.run_checks(0, false).await;
-        let note = self.judge_progress(turn, label, &results)?;
+        let note = self.judge_progress(turn, label, &results).await?;
         Ok(note.unwrap_or_default())
     }
 
     /// Compare `results` with the last checkpoint: roll back when worse (returning the notice for
     /// the model), or save a new checkpoint.
-    pub fn judge_progress(
+    pub async fn judge_progress(
         &mut self,
         turn: u32,
         label: &str,
@@ -132,7 +132,7 @@ impl Loop<'_> {
         let Some(last) = self.run.checkpoints.last().cloned() else { return Ok(None) };
         if score > last.score {
             let oid = last.commit;
-            self.ws.reset_worktree_to(oid).map_err(|e| e.message)?;
+            self.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await.map_err(|e| e.message)?;
             let reason = format!(
                 "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
                 crate::verify::failure_summary(results),
@@ -154,9 +154,11 @@ impl Loop<'_> {
         let id = last.id + 1;
         let refname = format!("refs/hone/{}/checkpoints/{id}", self.job.name);
         let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.meta.run_id);
+        let (base, name, email) = (self.base, self.job.git.author_name.clone(), self.job.git.author_email.clone());
         let oid = self
             .ws
-            .snapshot(self.base, &refname, &msg, &self.job.git.author_name, &self.job.git.author_email)
+            .blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email))
+            .await
             .map_err(|e| e.message)?;
         self.events.emit(Event::Checkpoint {
             id,

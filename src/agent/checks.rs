@@ -12,12 +12,13 @@ impl Loop<'_> {
         let baseline = attempt == 0 && record;
         if !baseline && !self.touched {
             // A command may have changed files: the change existed, whatever happens to it later.
-            self.touched = self.ws.changes(self.base).is_ok_and(|c| !c.is_empty());
+            let base = self.base;
+            self.touched = self.ws.blocking(move |ws| ws.changes(base)).await.is_ok_and(|c| !c.is_empty());
         }
         // What the checks themselves leave in the work tree is theirs, not the model's change.
-        let before = self.ws.dirty_entries().unwrap_or_default();
+        let before = self.ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default();
         let results = self.run_each_check(attempt, record).await;
-        if let Err(e) = self.ws.mark_artifacts(&before) {
+        if let Err(e) = self.ws.blocking(move |ws| ws.mark_artifacts(&before)).await {
             self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
         }
         results

@@ -30,14 +30,21 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
         (_, OriginalHead::Branch(b)) => b.clone(),
         _ => "main".into(),
     };
-    ws.start_branch(&job.git.branch, base, job.repo.allow_dirty)?;
+    let (branch, keep) = (job.git.branch.clone(), job.repo.allow_dirty);
+    ws.blocking(move |ws| ws.start_branch(&branch, base, keep)).await?;
     let result = work(p, run, cancel, base).await;
     if job.repo.allow_dirty {
         run.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     } else {
-        let restored = ws.restore(&original);
-        // What the run left in ignored paths (build output, caches) goes too.
-        match ws.remove_new_ignored(&p.ignored) {
+        // The checkout back as it was, and what the run left in ignored paths (build output,
+        // caches) removed. Not cut short by a cancel: this is what leaves the repo known.
+        let ignored = p.ignored.clone();
+        let back = original.clone();
+        let (restored, cleaned) = ws
+            .blocking(move |ws| Ok((ws.restore(&back), ws.remove_new_ignored(&ignored))))
+            .await
+            .unwrap_or_else(|e| (Err(e), Ok(Vec::new())));
+        match cleaned {
             Ok(gone) if !gone.is_empty() => tracing::debug!("removed what the run left in ignored paths: {gone:?}"),
             Ok(_) => {}
             Err(e) => run.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
@@ -129,15 +136,15 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     if status == Status::Cancelled {
         run.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
     }
-    let (status, may_save) = guards(p, run, status, base, &git_guard)?;
+    let (status, may_save) = guards(p, run, status, base, &git_guard).await?;
     let status = finish::dropped_change(run, status, touched);
-    finish::finish(p, run, status, base, may_save)
+    finish::finish(p, run, status, base, may_save).await
 }
 
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too
 /// big, no secret in the diff. A success they refuse becomes a failure. The second value is
 /// false when the work must not be saved anywhere (it carries a secret).
-fn guards(
+async fn guards(
     p: &Prepared,
     run: &mut Run,
     status: Status,
@@ -145,19 +152,20 @@ fn guards(
     git_guard: &GitGuard,
 ) -> Result<(Status, bool), HoneError> {
     let planted = git_guard.check_and_restore();
-    run.files_changed = p.ws.changes(base)?;
+    let want_diff = !p.redactor.is_empty();
+    let (changes, diff) =
+        p.ws.blocking(move |ws| Ok((ws.changes(base)?, if want_diff { Some(ws.diff_text(base)?) } else { None })))
+            .await?;
+    run.files_changed = changes;
     let mut problems: Vec<String> =
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
     problems.extend(diff_guard(&p.policy, &run.files_changed));
     let mut secret = false;
-    if !p.redactor.is_empty() {
-        let diff = p.ws.diff_text(base)?;
-        if p.redactor.apply(&diff) != diff {
-            secret = true;
-            problems.push(
-                "the change contains the value of a secret (or an encoding of it); committing it would leak it, so it is not saved either".into(),
-            );
-        }
+    if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
+        secret = true;
+        problems.push(
+            "the change contains the value of a secret (or an encoding of it); committing it would leak it, so it is not saved either".into(),
+        );
     }
     run.policy.guard = problems.clone();
     if status == Status::Success && !problems.is_empty() {

@@ -28,7 +28,7 @@ pub fn dropped_change(run: &mut Run, status: Status, touched: bool) -> Status {
 
 /// Commit a verified change, or save unverified work on a private ref (unless `may_save` is
 /// false: work that carries a secret is saved nowhere).
-pub fn finish(
+pub async fn finish(
     p: &Prepared,
     run: &mut Run,
     status: Status,
@@ -38,7 +38,7 @@ pub fn finish(
     let changed = !run.files_changed.is_empty();
     let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
     run.summary = p.redactor.apply(&summarize::write(run, heading_for));
-    let result = commit_or_save(p, run, status, base, changed && may_save);
+    let result = commit_or_save(p, run, status, base, changed && may_save).await;
     if !matches!(result, Ok(Status::Success | Status::NoChange)) {
         // Written again now that the saved ref (if any) is known.
         run.summary = p.redactor.apply(&summarize::write(run, *result.as_ref().unwrap_or(&Status::Error)));
@@ -46,7 +46,7 @@ pub fn finish(
     result
 }
 
-fn commit_or_save(
+async fn commit_or_save(
     p: &Prepared,
     run: &mut Run,
     status: Status,
@@ -58,7 +58,8 @@ fn commit_or_save(
         Status::Success if !changed => Ok(Status::NoChange),
         Status::Success if job.git.commit => {
             let message = p.redactor.apply(&summarize::commit_message(job, run));
-            let sha = ws.commit(base, &message, &job.git.author_name, &job.git.author_email)?.to_string();
+            let (msg, name, email) = (message.clone(), job.git.author_name.clone(), job.git.author_email.clone());
+            let sha = ws.blocking(move |ws| ws.commit(base, &msg, &name, &email)).await?.to_string();
             p.events.emit(Event::Commit {
                 sha: sha.clone(),
                 branch: job.git.branch.clone(),
@@ -79,7 +80,8 @@ fn commit_or_save(
                 job.name,
                 run.meta.run_id
             );
-            match ws.snapshot(base, &refname, &msg, &job.git.author_name, &job.git.author_email) {
+            let (name, email, to) = (job.git.author_name.clone(), job.git.author_email.clone(), refname.clone());
+            match ws.blocking(move |ws| ws.snapshot(base, &to, &msg, &name, &email)).await {
                 Ok(_) => run.saved_ref = Some(refname),
                 Err(e) => run.warnings.push(format!("could not save the unverified work: {}", e.message)),
             }

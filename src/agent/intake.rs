@@ -180,7 +180,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         }
     }
     if !job.repo.allow_dirty {
-        let dirty = ws.dirty_paths().map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+        let dirty = ws.blocking(|ws| ws.dirty_paths()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
         if !dirty.is_empty() {
             let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
             let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
@@ -194,7 +194,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             )));
         }
     }
-    let ignored = ws.ignored_entries().map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    let ignored = ws.blocking(|ws| ws.ignored_entries()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     let (sandbox, sandbox_report) =
         build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored).await.map_err(&fail)?;
     let mut prepared = Prepared {

@@ -22,8 +22,8 @@ pub async fn ship(
         (None, Some(r)) => p.ws.resolve_base(Some(r)).ok().map(|o| o.to_string()),
         _ => None,
     };
-    let patch = match (&head, git2::Oid::from_str(&run.base_sha)) {
-        (Some(h), Ok(base)) => git2::Oid::from_str(h).ok().and_then(|h| p.ws.diff_commits(base, h).ok()),
+    let patch = match (head.as_deref().map(git2::Oid::from_str), git2::Oid::from_str(&run.base_sha)) {
+        (Some(Ok(h)), Ok(base)) => p.ws.blocking(move |ws| ws.diff_commits(base, h)).await.ok(),
         _ => None,
     };
     let title = pr_text::title(&p.job.pr.title, run);

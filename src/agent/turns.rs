@@ -326,7 +326,7 @@ impl<'a> Loop<'a> {
         self.enter(State::Executing, format!("fix attempt {}", self.run.fix_attempts));
         self.events.emit(Event::FixRequested { attempt: self.run.fix_attempts, failing });
         let mut fb = verify::feedback(&results, self.run.fix_attempts, max_fixes);
-        match self.judge_progress(turn, &format!("verification round {attempt}"), &results) {
+        match self.judge_progress(turn, &format!("verification round {attempt}"), &results).await {
             Ok(Some(note)) => fb.push_str(&note),
             Ok(None) => {}
             Err(e) => self.run.warnings.push(format!("checkpoint failed: {e}")),

@@ -150,7 +150,8 @@ impl Remote {
         let spec = format!("+refs/heads/{branch}:refs/hone/fetched");
         self.git(&["fetch", "--no-tags", &self.url.clone(), &spec], &format!("fetch `{branch}`")).await?;
         let sha = self.git(&["rev-parse", "refs/hone/fetched"], "read the fetched commit").await?;
-        ws.fetch_local(self.git_dir(), "refs/hone/fetched", local_ref)?;
+        let (from, to) = (self.git_dir().to_path_buf(), local_ref.to_string());
+        ws.blocking(move |ws| ws.fetch_local(&from, "refs/hone/fetched", &to)).await?;
         Ok(sha)
     }
 

@@ -13,6 +13,7 @@ use crate::error::{Code, HoneError, Result};
 use git2::{BranchType, Oid, Repository, Signature};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// Stop libgit2 from reading any config outside the repo. Call once at start-up, before other
 /// threads use git2.
@@ -47,10 +48,11 @@ pub struct Workspace {
     root: PathBuf,
     /// Repo-relative paths hone never commits or reports as changes (its own directory, the
     /// report dir, the checks' JUnit files).
-    excluded: Vec<String>,
+    excluded: Arc<Vec<String>>,
     /// What the verify commands left in the work tree (logs, caches, coverage): not the model's
     /// change, so never committed; removed with everything else when the checkout is restored.
-    artifacts: std::sync::Mutex<Vec<String>>,
+    /// Shared with the handles `blocking` opens.
+    artifacts: Arc<Mutex<Vec<String>>>,
 }
 
 impl Workspace {
@@ -66,8 +68,31 @@ impl Workspace {
             .ok_or_else(|| HoneError::new(Code::Git, "the repository is bare").hint("use a checkout with a work tree"))?
             .canonicalize()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
-        let excluded = excluded.into_iter().filter(|r| !r.is_empty()).collect();
+        let excluded = Arc::new(excluded.into_iter().filter(|r| !r.is_empty()).collect());
         Ok(Workspace { repo, root, excluded, artifacts: Default::default() })
+    }
+
+    /// Run `work` on a blocking thread, off the async executor: walking the work tree, diffing,
+    /// staging, checking out and committing read and write every file, which takes seconds in a
+    /// large repository. A `Repository` cannot be shared between threads, so `work` gets a
+    /// handle of its own on the same repository, with the same excluded paths and artifacts.
+    /// Quick ref lookups (`resolve_base`, `original_head`, `is_branch`) need not come here.
+    pub async fn blocking<T, F>(&self, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Workspace) -> Result<T> + Send + 'static,
+    {
+        let repo = Repository::open(&self.root)
+            .map_err(|e| HoneError::new(Code::Git, format!("cannot open the repository again: {}", e.message())))?;
+        let handle = Workspace {
+            repo,
+            root: self.root.clone(),
+            excluded: self.excluded.clone(),
+            artifacts: self.artifacts.clone(),
+        };
+        tokio::task::spawn_blocking(move || work(&handle))
+            .await
+            .map_err(|e| HoneError::new(Code::Internal, format!("a git operation did not finish: {e}")))?
     }
 
     pub fn root(&self) -> &Path {
@@ -203,7 +228,7 @@ impl Workspace {
     /// Stage the whole work tree (minus excluded paths) and write it as a tree.
     fn stage_all(&self) -> Result<Oid> {
         let mut index = self.repo.index()?;
-        let mut excluded = self.excluded.clone();
+        let mut excluded = (*self.excluded).clone();
         excluded.extend(self.artifacts.lock().map(|a| a.clone()).unwrap_or_default());
         let skip = |p: &Path, _: &[u8]| -> i32 {
             let s = p.to_string_lossy();
@@ -257,5 +282,59 @@ impl Workspace {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        let mut index = repo.index().unwrap();
+        index.add_path(Path::new("a.txt")).unwrap();
+        index.write().unwrap();
+        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let sig = Signature::now("t", "t@example.com").unwrap();
+        repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
+        let ws = Workspace::open(dir.path(), vec![".hone".into()]).unwrap();
+        (dir, ws)
+    }
+
+    /// On a one-thread runtime, the work waits for a message that only another task on that
+    /// runtime sends: it can arrive only if the work is not holding the executor's one thread.
+    #[test]
+    fn blocking_work_runs_off_the_executor() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (_dir, ws) = repo();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let got = rt.block_on(async {
+            let other = tokio::spawn(async move { tx.send(()).unwrap() });
+            let got =
+                ws.blocking(move |_| Ok(rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok())).await.unwrap();
+            other.await.unwrap();
+            got
+        });
+        assert!(got, "the other task never ran while the git work waited");
+    }
+
+    /// The handle `blocking` opens shares the excluded paths and the check artifacts.
+    #[test]
+    fn blocking_handles_share_exclusions_and_artifacts() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (dir, ws) = repo();
+        std::fs::create_dir(dir.path().join(".hone")).unwrap();
+        std::fs::write(dir.path().join(".hone/r.json"), "{}").unwrap();
+        std::fs::write(dir.path().join("check.log"), "log").unwrap();
+        rt.block_on(async {
+            let marked = ws.blocking(|ws| ws.mark_artifacts(&[])).await.unwrap();
+            assert_eq!(marked, ["check.log"], "the excluded .hone/ is not an artifact");
+            std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+            let dirty = ws.blocking(|ws| ws.dirty_paths()).await.unwrap();
+            assert_eq!(dirty, ["b.txt"], "the artifact marked on one handle is excluded on the next");
+        });
+        assert_eq!(ws.dirty_paths().unwrap(), ["b.txt"], "and on the run's own handle");
     }
 }
