@@ -63,7 +63,7 @@ const MAX_OVERLAYS: usize = 64;
 /// The plan for a run, and the Landlock roots.
 pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     let staging = tempfile::Builder::new().prefix("hone-root-").tempdir()?.keep();
-    let hone = std::env::current_exe()?.canonicalize()?;
+    let (hone, hone_copy) = running_binary()?;
     let mut covered: Vec<PathBuf> = crate::jail::plan::SYSTEM_DIRS.iter().map(PathBuf::from).collect();
     covered.extend(i.home.iter().cloned());
     covered.push(i.root.to_path_buf());
@@ -99,6 +99,7 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
         writable: i.policy.sandbox_writable.clone(),
         isolate_network: !i.policy.network,
         hone,
+        hone_copy,
         staging,
         uid,
         gid,
@@ -135,6 +136,27 @@ pub fn read_denied(policy: &Policy, root: &Path) -> Vec<PathBuf> {
     let out = found.lock().map(|v| v.clone()).unwrap_or_default();
     #[allow(clippy::let_and_return)] // the guard must drop before `found`
     out
+}
+
+/// The binary the jail runs as its holder and init: the one that is running. Its path may since
+/// hold another version, or nothing (hone upgraded or removed during a long fleet run); then the
+/// running binary is copied (from /proc/self/exe, which still reaches it) into a directory of the
+/// run's own, returned second so that it is removed with the jail. A deleted file cannot be
+/// bind-mounted, so /proc/self/exe itself is no use as the path.
+fn running_binary() -> std::io::Result<(PathBuf, Option<PathBuf>)> {
+    use std::os::unix::fs::MetadataExt;
+    let running = std::fs::metadata("/proc/self/exe")?;
+    let same = |p: &Path| std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == (running.dev(), running.ino()));
+    if let Ok(path) = std::env::current_exe().and_then(|p| p.canonicalize())
+        && same(&path)
+    {
+        return Ok((path, None));
+    }
+    let dir = tempfile::Builder::new().prefix("hone-exe-").tempdir()?.keep();
+    let copy = dir.join("hone");
+    std::fs::copy("/proc/self/exe", &copy)?;
+    tracing::warn!("hone's binary changed on disk during the run; the jail runs a copy of the running one");
+    Ok((copy, Some(dir)))
 }
 
 /// Why the machine cannot jail commands, and what to do about it.

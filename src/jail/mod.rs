@@ -60,6 +60,7 @@ impl Jail {
         };
         let mut scratch = vec![plan.staging.clone()];
         scratch.extend(plan.upper.clone());
+        scratch.extend(plan.hone_copy.clone());
         Ok(Jail { user, mnt, net, pid, holder: std::sync::Mutex::new(child), writable, scratch })
     }
 

@@ -62,8 +62,11 @@ pub struct Plan {
     pub writable: Vec<PathBuf>,
     /// A network namespace with only loopback.
     pub isolate_network: bool,
-    /// The hone binary, bound at `HONE_IN_JAIL`.
+    /// The hone binary, bound at `HONE_IN_JAIL`: the running one (see `sandbox::running_binary`).
     pub hone: PathBuf,
+    /// A private copy of the running binary, made when its path no longer holds it; removed
+    /// with the jail.
+    pub hone_copy: Option<PathBuf>,
     /// An empty directory on the host where the new root is assembled.
     pub staging: PathBuf,
     pub uid: u32,

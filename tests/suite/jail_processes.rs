@@ -264,3 +264,40 @@ async fn root_in_the_jail_has_no_capabilities() {
     assert!(said.lines().any(|l| l.trim() == "0"), "the command should run as (mapped) root: {said}");
     assert!(said.contains("MOUNT-REFUSED") && said.contains("MKNOD-REFUSED"), "{said}");
 }
+
+// The binary itself ---------------------------------------------------------------------------
+
+/// hone removed from disk while it runs (an upgrade in the middle of a long fleet run) still
+/// jails its commands: the jail runs the binary that is running, not the path it started from.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hone_removed_from_disk_while_it_runs_still_jails_its_commands() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(cmd("echo jailed-and-running"), false);
+    fix(&mock);
+    commit_spec(&repo, &spec(&repo, "moved", &mock, OPEN_POLICY, ""));
+    let copy = repo.dir.path().join("hone-copy");
+    std::fs::copy(env!("CARGO_BIN_EXE_hone"), &copy).unwrap();
+    let out = tokio::task::spawn_blocking(move || {
+        let child = std::process::Command::new(&copy)
+            .args(["run", "job.yaml"])
+            .current_dir(&repo.path)
+            .env("HONE_TEST_API_KEY", KEY)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // spawn() returns once the exec is done; the jail starts at intake, after the spec, the
+        // policy and the repository are read: the file is gone by then.
+        std::fs::remove_file(&copy).unwrap();
+        (child.wait_with_output().unwrap(), repo)
+    })
+    .await
+    .unwrap();
+    let (out, _repo) = out;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("cannot jail"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(result_of(&mock, 0).contains("jailed-and-running"), "{}", result_of(&mock, 0));
+}
