@@ -14,7 +14,7 @@
 # unviable mutants and timeouts are left out of it. Exits 1 when a file scores under 90%.
 # The full lists are in target/mutants/<file>/mutants.out/ (caught.txt, missed.txt, ...).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 # Each file and the unit tests that belong to it (a libtest name filter).
 FILES=(

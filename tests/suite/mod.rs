@@ -10,6 +10,7 @@ mod examples;
 mod first_runs;
 mod fleet;
 mod harness;
+mod install;
 mod jail_files;
 mod jail_network;
 mod jail_processes;
