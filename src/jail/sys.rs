@@ -187,10 +187,10 @@ pub fn loopback_up() -> Result<()> {
         for (i, b) in b"lo\0".iter().enumerate() {
             req.ifr_name[i] = *b as libc::c_char;
         }
-        let mut rc = libc::ioctl(sock, libc::SIOCGIFFLAGS, &mut req);
+        let mut rc = libc::ioctl(sock, libc::SIOCGIFFLAGS as _, &mut req);
         if rc == 0 {
             req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-            rc = libc::ioctl(sock, libc::SIOCSIFFLAGS, &mut req);
+            rc = libc::ioctl(sock, libc::SIOCSIFFLAGS as _, &mut req);
         }
         let err = Error::last_os_error();
         libc::close(sock);
