@@ -71,6 +71,14 @@ pub struct RetrySpec {
     pub max_delay: Duration,
 }
 
+impl Default for RetrySpec {
+    /// Five attempts; the first retry after 200–300 ms (a transient 5xx or a cut stream is
+    /// usually over by then), doubling up to a minute.
+    fn default() -> Self {
+        RetrySpec { max_attempts: 5, initial_delay: Duration::from_millis(200), max_delay: Duration::from_secs(60) }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct VerifySpec {
     pub name: String,

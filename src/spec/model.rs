@@ -100,10 +100,11 @@ impl Checker<'_> {
     }
 
     fn retry(&mut self, r: raw::RawRetry) -> RetrySpec {
+        let d = RetrySpec::default();
         let retry = RetrySpec {
-            max_attempts: r.max_attempts.unwrap_or(5),
-            initial_delay: r.initial_delay.map_or(Duration::from_secs(1), |d| d.0),
-            max_delay: r.max_delay.map_or(Duration::from_secs(60), |d| d.0),
+            max_attempts: r.max_attempts.unwrap_or(d.max_attempts),
+            initial_delay: r.initial_delay.map_or(d.initial_delay, |x| x.0),
+            max_delay: r.max_delay.map_or(d.max_delay, |x| x.0),
         };
         if retry.max_attempts == 0 {
             self.err("model.retry.max_attempts", "must be at least 1", "1 means no retries; the default is 5");
