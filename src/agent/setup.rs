@@ -88,7 +88,7 @@ pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
 }
 
 /// Build the model client. Errors are user-facing input problems (exit 2).
-pub fn model(job: &Job, env: &RunEnv) -> Result<Model, String> {
+pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
     let m = &job.model;
     let file = job.spec_path.display();
     if m.provider == Provider::Script {
@@ -164,6 +164,7 @@ pub fn model(job: &Job, env: &RunEnv) -> Result<Model, String> {
         idle_timeout: m.idle_timeout,
         text_tools: m.tool_mode == crate::spec::ToolMode::Text,
         calls: std::sync::atomic::AtomicU32::new(0),
+        prompt_cache_key: (m.provider == Provider::Openai).then(|| format!("hone-{run_id}")),
     }))
 }
 

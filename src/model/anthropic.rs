@@ -32,8 +32,10 @@ fn input_of(args: &str) -> Value {
     }
 }
 
-/// The request body. System prompt and tools carry `cache_control`: they never change between
-/// turns, so the provider can reuse the cached prefix.
+/// The request body, with three of Anthropic's four cache breakpoints: the tools and the system
+/// prompt (they never change), and the last block of the newest message, so that everything up
+/// to the newest turn is read from the cache on the next request (the history only grows, until
+/// a compaction rewrites it).
 pub fn body(model: &str, max_tokens: u32, temperature: Option<f64>, stream: bool, req: &ChatRequest) -> Value {
     let system: String = req
         .messages
@@ -79,6 +81,9 @@ pub fn body(model: &str, max_tokens: u32, temperature: Option<f64>, stream: bool
             _ => messages.push(json!({"role": role, "content": blocks})),
         }
     }
+    if let Some(block) = messages.last_mut().and_then(|m| m["content"].as_array_mut()).and_then(|c| c.last_mut()) {
+        block["cache_control"] = json!({"type": "ephemeral"});
+    }
     let mut tools: Vec<Value> = req
         .tools
         .iter()
@@ -106,8 +111,11 @@ pub fn body(model: &str, max_tokens: u32, temperature: Option<f64>, stream: bool
 fn usage(u: &Value, into: &mut Usage) {
     let get = |k: &str| u.get(k).and_then(Value::as_u64);
     if let Some(i) = get("input_tokens") {
-        into.prompt_tokens =
-            i + get("cache_read_input_tokens").unwrap_or(0) + get("cache_creation_input_tokens").unwrap_or(0);
+        let (read, write) =
+            (get("cache_read_input_tokens").unwrap_or(0), get("cache_creation_input_tokens").unwrap_or(0));
+        into.prompt_tokens = i + read + write;
+        into.cached_prompt_tokens = read;
+        into.cache_write_tokens = write;
     }
     if let Some(o) = get("output_tokens") {
         into.completion_tokens = o;
@@ -305,6 +313,12 @@ mod tests {
         assert_eq!(last.len(), 3);
         assert_eq!(last[1]["is_error"], true);
         assert_eq!(last[2]["type"], "text");
+        // Cache breakpoints: the tools, the system prompt and the newest block, within the
+        // API's limit of four; nothing earlier in the history carries one.
+        assert_eq!(last[2]["cache_control"]["type"], "ephemeral");
+        let text = b.to_string();
+        assert_eq!(text.matches("cache_control").count(), 3, "{text}");
+        assert!(msgs[1]["content"].as_array().unwrap().iter().all(|c| c.get("cache_control").is_none()));
     }
 
     #[test]
@@ -336,7 +350,14 @@ mod tests {
         assert_eq!(r.message.content, "Reading.");
         assert_eq!(r.message.tool_calls[0].arguments, r#"{"path":"a.py"}"#);
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
-        assert_eq!(r.usage.unwrap(), Usage { prompt_tokens: 100, completion_tokens: 7, total_tokens: 107 });
+        let want = Usage {
+            prompt_tokens: 100,
+            completion_tokens: 7,
+            total_tokens: 107,
+            cached_prompt_tokens: 90,
+            cache_write_tokens: 0,
+        };
+        assert_eq!(r.usage.unwrap(), want);
     }
 
     #[test]

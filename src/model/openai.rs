@@ -23,6 +23,9 @@ pub struct OpenAi {
     /// The model has no native tool calling: describe tools in the prompt and parse the text.
     pub text_tools: bool,
     pub calls: std::sync::atomic::AtomicU32,
+    /// OpenAI's `prompt_cache_key`: one per run, so that its requests, which share an ever longer
+    /// prefix, land where that prefix is cached. Not sent to OpenAI-compatible servers.
+    pub prompt_cache_key: Option<String>,
 }
 
 impl OpenAi {
@@ -54,6 +57,9 @@ impl OpenAi {
         body[key] = json!(self.max_output_tokens);
         if self.stream {
             body["stream_options"] = json!({"include_usage": true});
+        }
+        if let Some(key) = &self.prompt_cache_key {
+            body["prompt_cache_key"] = json!(key);
         }
         body
     }

@@ -96,7 +96,7 @@ impl Script {
         let completion =
             reply.message.content.len() + reply.message.tool_calls.iter().map(|c| c.arguments.len()).sum::<usize>();
         let (p, c) = ((prompt / 4) as u64, (completion / 4) as u64);
-        reply.usage = Some(Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c });
+        reply.usage = Some(Usage { prompt_tokens: p, completion_tokens: c, total_tokens: p + c, ..Usage::default() });
         check_reply(reply)
     }
 }

@@ -93,7 +93,14 @@ pub fn parse_usage(u: &Value) -> Usage {
     let prompt = get("prompt_tokens");
     let completion = get("completion_tokens");
     let total = u.get("total_tokens").and_then(Value::as_u64).unwrap_or(prompt + completion);
-    Usage { prompt_tokens: prompt, completion_tokens: completion, total_tokens: total }
+    let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+    Usage {
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        total_tokens: total,
+        cached_prompt_tokens: cached,
+        cache_write_tokens: 0,
+    }
 }
 
 /// An `{"error": {...}}` object inside a stream or body.

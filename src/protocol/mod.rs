@@ -72,9 +72,17 @@ pub struct ToolSpec {
 /// Token usage of one model request, or summed over a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every prompt token, cached or not.
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub total_tokens: u64,
+    /// Prompt tokens the provider read from its prompt cache (OpenAI's
+    /// `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`).
+    #[serde(default)]
+    pub cached_prompt_tokens: u64,
+    /// Prompt tokens written to the cache (Anthropic's `cache_creation_input_tokens`).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
@@ -82,6 +90,8 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.total_tokens += other.total_tokens;
+        self.cached_prompt_tokens += other.cached_prompt_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
     }
 }
 

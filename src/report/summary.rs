@@ -71,9 +71,10 @@ pub fn render(r: &RunReport) -> String {
     let _ = writeln!(s, "| Base | `{}` (`{}`) |", r.base, &r.base_sha[..r.base_sha.len().min(12)]);
     let _ = writeln!(
         s,
-        "| Turns | {} · {} tokens · {} fix attempt(s) · {:.1}s |",
+        "| Turns | {} · {} tokens{} · {} fix attempt(s) · {:.1}s |",
         r.turns,
         r.usage.total_tokens,
+        cached(&r.usage),
         r.fix_attempts,
         r.duration_ms as f64 / 1000.0
     );
@@ -127,4 +128,17 @@ pub fn render(r: &RunReport) -> String {
         );
     }
     s
+}
+
+/// How much of the prompt came from the provider's cache, when it said.
+fn cached(u: &crate::protocol::Usage) -> String {
+    if u.cached_prompt_tokens == 0 || u.prompt_tokens == 0 {
+        return String::new();
+    }
+    format!(
+        " ({} of {} prompt tokens cached, {}%)",
+        u.cached_prompt_tokens,
+        u.prompt_tokens,
+        100 * u.cached_prompt_tokens / u.prompt_tokens
+    )
 }

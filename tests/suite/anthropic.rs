@@ -42,6 +42,7 @@ async fn happy(stream: bool) {
     let report = run.report();
     assert_eq!(report["provider"], "anthropic");
     assert_eq!(report["usage"]["prompt_tokens"], 300, "cached input tokens count as prompt tokens");
+    assert_eq!(report["usage"]["cached_prompt_tokens"], 180, "cache_read_input_tokens, summed");
     assert_eq!(repo.show("hone/anthropic", "status.txt"), "fixed");
     run.assert_no_secret(KEY);
 }

@@ -20,6 +20,7 @@ async fn happy_path(stream: bool) {
     assert_eq!(report["status"], "success");
     assert_eq!(report["turns"], 3);
     assert_eq!(report["usage"]["total_tokens"], 360);
+    assert_eq!(report["usage"]["cached_prompt_tokens"], 192, "prompt_tokens_details.cached_tokens, summed");
     assert_eq!(
         report["files_changed"],
         json!([{"path": "status.txt", "status": "modified", "added": 1, "removed": 1}])

@@ -22,6 +22,7 @@ mod plan;
 mod policy;
 mod pr;
 mod progress;
+mod prompt_cache;
 mod report_schema;
 mod safety;
 mod spec_errors;

@@ -40,7 +40,8 @@ impl Turn {
             msg["tool_calls"] = json!(calls);
         }
         json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": msg, "finish_reason": self.finish()}],
-               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+                         "prompt_tokens_details": {"cached_tokens": 64}}})
     }
 
     /// SSE data payloads: content in two pieces, each tool call's arguments split in two.
@@ -62,8 +63,9 @@ impl Turn {
         if finish {
             out.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": self.finish()}]}).to_string());
             out.push(
-                json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
-                    .to_string(),
+                json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
+                                                "prompt_tokens_details": {"cached_tokens": 64}}})
+                .to_string(),
             );
             out.push("[DONE]".into());
         }
