@@ -85,6 +85,8 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     let ctx = tool_context(p, cancel, deadline)?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
     let mut lp = turns::Loop::new(p, &ctx, run, deadline, base);
+    // The repo map is built while the baseline runs (both only read the tree as it was).
+    let map = repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &p.policy);
     // The baseline, before any change; then context and execution.
     let baseline = tokio::select! {
         r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
@@ -96,8 +98,7 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
         lp.enter(State::Summarizing, "a check cannot run");
     } else if baseline && !cancel.is_cancelled() {
         lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-        let map =
-            repomap::build_blocking(ws.root(), &job.task, job.repo_map_tokens, &p.policy, (cancel, deadline)).await;
+        let map = repomap::wait(map, (cancel, deadline)).await;
         let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
         lp.start(vec![Message::system(prompt::system(job, ws.root(), &map, &p.policy)), Message::user(start)]);
         if job.plan {

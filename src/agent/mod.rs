@@ -19,6 +19,7 @@ pub mod setup;
 pub mod ship;
 pub mod state;
 pub mod summarize;
+mod tagcache;
 mod toolcall;
 pub mod turns;
 pub mod watchdog;

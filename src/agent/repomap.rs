@@ -1,6 +1,8 @@
 //! The repo map put into the context: the file tree plus the definitions
 //! (functions, classes, methods, types) of the most relevant files, extracted with tree-sitter's
-//! tags queries for Python, Rust, JavaScript, TypeScript and Go, within a token budget.
+//! tags queries for Python, Rust, JavaScript, TypeScript and Go, within a token budget. It is built
+//! on the blocking pool while the baseline checks run, and per-file definitions are cached across
+//! runs (`tagcache`).
 
 use std::path::Path;
 use tree_sitter_tags::{TagsConfiguration, TagsContext};
@@ -103,23 +105,37 @@ fn rank(rel: &str, task: &str) -> i64 {
 /// come only from files `readable` allows (the policy's `read_deny`); names are listed like
 /// `glob_file_search` lists them.
 pub fn build(root: &Path, task: &str, budget_tokens: usize, readable: &dyn Fn(&str) -> bool) -> String {
-    build_with(&mut Tagger::default(), root, task, budget_tokens, readable)
+    if budget_tokens == 0 {
+        return String::new();
+    }
+    let mut cache = super::tagcache::TagCache::load(root);
+    let map = build_with(&mut Tagger::default(), &mut cache, root, task, budget_tokens, readable);
+    tracing::debug!("repo map: {} file(s) from the cache, {} parsed", cache.hits, cache.misses);
+    cache.save();
+    map
 }
 
-/// `build` on the blocking pool, with definitions only from files `policy` lets the model read.
-/// The map is empty when the run is cancelled or out of time first (or the walk panics).
-pub async fn build_blocking(
+/// Start `build` on the blocking pool, with definitions only from files `policy` lets the model
+/// read; `wait` collects it. Started before the baseline, it is ready when the baseline is.
+pub fn spawn(
     root: &Path,
     task: &str,
     budget_tokens: usize,
     policy: &crate::policy::Policy,
-    (cancel, deadline): (&tokio_util::sync::CancellationToken, tokio::time::Instant),
-) -> String {
+) -> tokio::task::JoinHandle<String> {
     let (root, task, policy) = (root.to_path_buf(), task.to_string(), policy.clone());
-    let work = tokio::task::spawn_blocking(move || {
+    tokio::task::spawn_blocking(move || {
         let readable = |rel: &str| crate::policy::decide_path(&policy, rel, crate::policy::Access::Read).allowed;
         build(&root, &task, budget_tokens, &readable)
-    });
+    })
+}
+
+/// The map `spawn` started; empty when the run is cancelled or out of time first (or the walk
+/// panics).
+pub async fn wait(
+    work: tokio::task::JoinHandle<String>,
+    (cancel, deadline): (&tokio_util::sync::CancellationToken, tokio::time::Instant),
+) -> String {
     tokio::select! {
         r = work => r.unwrap_or_default(),
         () = cancel.cancelled() => String::new(),
@@ -129,6 +145,7 @@ pub async fn build_blocking(
 
 fn build_with(
     tagger: &mut Tagger,
+    cache: &mut super::tagcache::TagCache,
     root: &Path,
     task: &str,
     budget_tokens: usize,
@@ -166,7 +183,7 @@ fn build_with(
             continue;
         }
         let Ok(src) = std::fs::read(root.join(rel)) else { continue };
-        let d = tagger.definitions(lang, &src);
+        let d = cache.get_or(&format!("{lang:?}"), &src, || tagger.definitions(lang, &src));
         if d.is_empty() {
             continue;
         }
@@ -227,7 +244,8 @@ mod tests {
         }
         std::fs::write(dir.path().join("pkg7/parser.py"), "def parse(text):\n    return text\n").unwrap();
         let mut tagger = Tagger::default();
-        let map = build_with(&mut tagger, dir.path(), "Fix the bug in parser.py", 500, &|_| true);
+        let mut cache = super::super::tagcache::TagCache::default();
+        let map = build_with(&mut tagger, &mut cache, dir.path(), "Fix the bug in parser.py", 500, &|_| true);
         assert_eq!(tagger.compiled, 1, "the Python query is compiled once, not once per file");
         assert!(map.len() <= 500 * 4, "{}", map.len());
         assert!(map.starts_with("pkg7/parser.py\n"), "{map}");
