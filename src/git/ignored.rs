@@ -9,7 +9,9 @@ impl Workspace {
     /// repo-relative, minus excluded paths.
     pub fn ignored_entries(&self) -> Result<Vec<String>> {
         let mut opts = StatusOptions::new();
-        opts.include_untracked(false).include_ignored(true).recurse_ignored_dirs(false);
+        // The index's stat cache is refreshed here too (see `dirty_paths`): this runs at intake
+        // even when a dirty tree is allowed.
+        opts.include_untracked(false).include_ignored(true).recurse_ignored_dirs(false).update_index(true);
         let statuses = self.repo.statuses(Some(&mut opts))?;
         Ok(statuses
             .iter()

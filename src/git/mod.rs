@@ -171,9 +171,15 @@ impl Workspace {
     /// With `keep_changes`, uncommitted changes are carried over (safe checkout).
     pub fn start_branch(&self, branch: &str, base: Oid, keep_changes: bool) -> Result<()> {
         let commit = self.repo.find_commit(base)?;
+        let was = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok()).map(|c| c.id());
         self.repo.set_head_detached(base)?;
         self.repo.branch(branch, &commit, true)?;
         self.repo.set_head(&format!("refs/heads/{branch}"))?;
+        if was == Some(base) {
+            // Already on that commit, with a work tree intake found clean (or kept on purpose):
+            // a checkout would change nothing, after walking every file.
+            return Ok(());
+        }
         let mut co = git2::build::CheckoutBuilder::new();
         if keep_changes {
             co.safe()
