@@ -224,11 +224,13 @@ fn sed_script(script: &str) -> Result<(), String> {
             }
             *i += 1;
         }
+        // A script that ends in a backslash steps past its end: stop at the end.
+        *i = (*i).min(c.len());
     };
     while i < c.len() {
         match c[i] {
-            ' ' | '\t' | '\n' | ';' | '{' | '}' | '!' | ',' | '$' | '+' | '~' => i += 1,
-            d if d.is_ascii_digit() => i += 1,
+            // Separators, braces, `!`, address forms (`1,5`, `$`, `0~2`, `+3`) and everything else
+            // that is no command of its own: the `_` arm below steps over it.
             '/' => delimited(&mut i, 1),
             '\\' => {
                 i += 1;

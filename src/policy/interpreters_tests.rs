@@ -107,3 +107,52 @@ fn sed_script_files_are_refused_however_they_are_given() {
         assert!(!refused(ok), "{ok} was refused: {:?}", analyse(ok));
     }
 }
+
+/// How sed's options are read: every way to pass a script is analysed, and `-i` (however it is
+/// spelled or clustered) makes the files written, and only the files.
+#[test]
+fn sed_options_pass_scripts_and_in_place_edits_the_way_sed_reads_them() {
+    for bad in [
+        "sed -e '1e id' f",
+        "sed --expression '1e id' f",
+        "sed --expression='1e id' f",
+        "sed -e1p -e '1e id' f",
+        "sed -e'1e id' f",
+        "sed 's/a\\/b/c/e' f",
+    ] {
+        assert!(refused(bad), "{bad} was not refused");
+    }
+    let writes = |cmd: &str| analyse(cmd).unwrap().into_iter().flat_map(|c| c.writes).collect::<Vec<_>>();
+    for (cmd, written) in [
+        ("sed -i s/a/b/ f", vec!["f"]),
+        ("sed --in-place=.bak s/a/b/ f g", vec!["f", "g"]),
+        ("sed -ni s/a/b/p f", vec!["f"]),
+        ("sed -i -e s/a/b/ f", vec!["f"]),
+        ("sed -i -l 5 s/a/b/ f", vec!["f"]),
+        ("sed -i --line-length 5 s/a/b/ f", vec!["f"]),
+        ("sed -n s/a/b/p f", vec![]),
+        ("sed -E s/x/y/ f", vec![]),
+        ("sed --silent s/i/j/p f", vec![]),
+        ("sed -e s/a/b/ f", vec![]),
+    ] {
+        assert_eq!(writes(cmd), written, "{cmd}");
+    }
+}
+
+/// The walk through a script skips what is not a command: delimited regexes (any delimiter,
+/// escapes included), `y` tables, addresses. An `e` or `w` inside them is text, not a command.
+#[test]
+fn sed_scripts_are_walked_command_by_command() {
+    for ok in [
+        "sed -n '\\%e%p' f",
+        "sed 'y/ew/xy/' f",
+        "sed 's/a\\/e/x/' f",
+        "sed '1d; 2d' f",
+        "sed -n '0~2p' f",
+        "sed '$!d' f",
+        "sed 's/a/b' f",
+        "sed 's/a\\' f",
+    ] {
+        assert!(!refused(ok), "{ok} was refused: {:?}", analyse(ok));
+    }
+}
