@@ -156,3 +156,30 @@ fn sed_scripts_are_walked_command_by_command() {
         assert!(!refused(ok), "{ok} was refused: {:?}", analyse(ok));
     }
 }
+
+/// awk: program files are refused however they are named; the options that take a value are
+/// skipped with it, so the program after them is the one analysed; only the program is.
+#[test]
+fn awk_programs_are_found_after_the_options_that_take_values() {
+    for bad in [
+        "awk -f p.awk f",
+        "awk --file=p.awk f",
+        "awk -fp.awk f",
+        "awk -E p.awk f",
+        "awk --exec p.awk",
+        "awk -v x=1 '{ system(\"id\") }' f",
+        "awk -F : '{ system(\"id\") }' f",
+        "awk --assign x=1 '{ print | \"sh\" }' f",
+        "awk --field-separator : '{ print > \"out\" }' f",
+    ] {
+        assert!(refused(bad), "{bad} was not refused");
+    }
+    for ok in [
+        "awk --posix '{ print $1 }' f",
+        "awk --field-separator=, '{ print $1 }' f",
+        "awk '-vx=print|' '{ print $1 }' f",
+        "awk '{ print $1 }' 'print|x'",
+    ] {
+        assert!(!refused(ok), "{ok} was refused: {:?}", analyse(ok));
+    }
+}

@@ -197,20 +197,29 @@ impl Walker<'_> {
 
     fn simple(&mut self, s: &ast::SimpleCommand) -> Result<(), String> {
         let mut cmd = SimpleCmd { argv: vec![], dynamic: vec![], writes: vec![], reads: vec![] };
-        let items: Vec<&Item> =
-            s.prefix.iter().flat_map(|p| p.0.iter()).chain(s.suffix.iter().flat_map(|p| p.0.iter())).collect();
+        let prefix = s.prefix.iter().flat_map(|p| p.0.iter()).map(|i| (i, true));
+        let items: Vec<(&Item, bool)> =
+            prefix.chain(s.suffix.iter().flat_map(|p| p.0.iter()).map(|i| (i, false))).collect();
         let mut words: Vec<(String, bool)> = Vec::new();
         if let Some(name) = &s.word_or_name {
             words.extend(self.words(&name.value)?);
         }
-        for item in items {
+        for (item, in_prefix) in items {
             match item {
                 Item::IoRedirect(r) => {
                     let mut target = Some(&mut cmd);
                     self.redirect(r, &mut target)?;
                 }
                 Item::Word(w) => words.extend(self.words(&w.value)?),
-                Item::AssignmentWord(a, _) => self.assignment(a)?,
+                Item::AssignmentWord(a, _) if in_prefix => self.assignment(a)?,
+                // After the command name, `x=1` is an argument (`awk -v x=1 …`, `make CC=cc`,
+                // `export X=1`), which the parser still marks as an assignment: it stays in
+                // argv, so that what follows it is read in its place. A name that changes what
+                // runs (`export LD_PRELOAD=…`) is refused as in the prefix.
+                Item::AssignmentWord(a, w) => {
+                    assignment_name_allowed(a)?;
+                    words.extend(self.words(&w.value)?);
+                }
                 Item::ProcessSubstitution(_, sub) => self.list(&sub.list)?,
             }
         }
@@ -234,12 +243,7 @@ impl Walker<'_> {
     }
 
     fn assignment(&mut self, a: &ast::Assignment) -> Result<(), String> {
-        let name = match &a.name {
-            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => n,
-        };
-        if is_dangerous_var(name) {
-            return Err(format!("sets `{name}`, which changes what runs (not allowed in commands)"));
-        }
+        assignment_name_allowed(a)?;
         match &a.value {
             ast::AssignmentValue::Scalar(w) => self.word(&w.value).map(|_| ()),
             ast::AssignmentValue::Array(items) => items.iter().try_for_each(|(k, v)| {
@@ -366,6 +370,15 @@ fn looks_like_command(expr: &str) -> bool {
 }
 
 /// Refuse text that hides a command substitution where hone does not analyse it.
+/// Refuse an assignment to a variable that changes what runs (`LD_PRELOAD`, `PATH`, …).
+fn assignment_name_allowed(a: &ast::Assignment) -> Result<(), String> {
+    let (ast::AssignmentName::VariableName(name) | ast::AssignmentName::ArrayElementName(name, _)) = &a.name;
+    if is_dangerous_var(name) {
+        return Err(format!("sets `{name}`, which changes what runs (not allowed in commands)"));
+    }
+    Ok(())
+}
+
 fn no_substitution(src: &str, what: &str) -> Result<(), String> {
     if src.contains("$(") || src.contains('`') || src.contains("<(") || src.contains(">(") {
         return Err(format!("has a command substitution inside {what}, which cannot be analysed"));

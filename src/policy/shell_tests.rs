@@ -97,3 +97,17 @@ fn substitutions_where_they_are_not_analysed_are_refused() {
     assert_eq!(no_substitution("a $b (c) <d >e", "a test"), Ok(()));
     assert!(refusal("echo $(( `id` ))").contains("inside an expansion"));
 }
+
+/// After the command name, `NAME=value` words are arguments: they stay in argv in their place
+/// (the parser marks them as assignments). Dropping them let `awk -v x=1 '{system(…)}'` read the
+/// program as `-v`'s value, so it was never analysed.
+#[test]
+fn assignment_words_after_the_command_name_are_arguments() {
+    let argv = |cmd: &str| analyse(cmd).unwrap().into_iter().map(|c| c.argv).collect::<Vec<_>>();
+    assert_eq!(argv("make CC=gcc all"), [["make", "CC=gcc", "all"]]);
+    assert_eq!(argv("X=1 make Y=2"), [["make", "Y=2"]], "a prefix assignment is not an argument");
+    assert!(analyse("awk -v x=1 '{ system(\"id\") }' f").is_err());
+    assert!(analyse("export LD_PRELOAD=/tmp/x.so").is_err());
+    assert!(analyse("make PATH=/tmp/evil").is_err());
+    assert_eq!(argv("env X=1 ls"), [vec!["ls"], vec!["env", "X=1", "ls"]]);
+}
