@@ -94,6 +94,14 @@ fn judging_against_the_baseline() {
     let mut r = result(false, NoRegression, None);
     judge(&mut r, Some(&result(true, NoRegression, None)));
     assert!(!r.accepted);
+    // A check that passes is accepted, whatever it expects and whatever the baseline did.
+    for expect in [Pass, NoRegression] {
+        for baseline in [None, Some(&base), Some(&result(true, expect, None))] {
+            let mut r = result(true, expect, None);
+            judge(&mut r, baseline);
+            assert!(r.accepted, "{expect:?} against {baseline:?}");
+        }
+    }
 }
 
 #[tokio::test]
@@ -358,4 +366,14 @@ fn tail_lines_keeps_the_last_lines() {
     assert_eq!(tail_lines("a\nb\nc\n", 2), "b\nc");
     assert_eq!(tail_lines("a\nb", 5), "a\nb");
     assert_eq!(tail_lines("", 3), "");
+}
+
+#[tokio::test]
+async fn a_check_keeps_at_most_64_kib_of_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = check("loud", "head -c 200000 /dev/zero | tr '\\0' x; exit 1");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let r = run_check(&c, 1, dir.path(), &env(), deadline, &CancellationToken::new(), &Sandbox::default()).await;
+    let kept = r.output_tail.matches('x').count();
+    assert!(kept <= 64 * 1024 && kept > 63 * 1024, "kept {kept} of 200000 bytes");
 }
