@@ -81,9 +81,7 @@ fn encoded_forms(secret: &str) -> Vec<String> {
         for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
             let enc = engine.encode(&shifted);
             // The first 4 chars mix in the prefix bytes; the last 3 may mix in what follows.
-            if enc.len() > 8 {
-                forms.push(enc[4..enc.len() - 3].to_string());
-            }
+            forms.extend(enc.get(4..enc.len().saturating_sub(3)).map(str::to_string));
         }
     }
     // Percent-encoding: everything but alphanumerics, and RFC 3986 (unreserved `-._~` kept), in
@@ -167,6 +165,10 @@ mod tests {
             let enc = base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
             let out = r.apply(&enc);
             assert!(out.contains(MASK), "prefix {prefix:?}: {enc} -> {out}");
+            // Masked whole: of the secret's encoding, at most the few characters that mix in its
+            // neighbours' bits are left.
+            let secret_chars = CANARY.len() * 4 / 3;
+            assert!(out.len() + secret_chars <= enc.len() + MASK.len() + 8, "prefix {prefix:?}: {enc} -> {out}");
         }
     }
 
@@ -199,6 +201,22 @@ mod tests {
         r.add("abc");
         assert!(r.is_empty());
         r.add(CANARY);
+        assert!(!r.is_empty());
         assert_eq!(r.apply("nothing secret here"), "nothing secret here");
+    }
+
+    #[test]
+    fn a_secret_of_the_minimum_length_counts_and_each_form_is_kept_once() {
+        let r = Redactor::new();
+        r.add("12345");
+        assert!(r.is_empty(), "five characters are too short to mask");
+        r.add("123456");
+        assert_eq!(r.apply("pin 123456."), format!("pin {MASK}."));
+        let once = r.values();
+        assert!(once.contains(&"123456".to_string()) && once.contains(&"654321".to_string()), "{once:?}");
+        assert!(once.iter().all(|v| v.len() >= MIN_SECRET_LEN), "no form shorter than a secret: {once:?}");
+        r.add("123456");
+        assert_eq!(r.values(), once, "registering it again adds nothing");
+        assert!(once.windows(2).all(|w| w[0].len() >= w[1].len()), "longest first: {once:?}");
     }
 }
