@@ -109,11 +109,8 @@ pub fn git(cmd: &mut SimpleCmd) -> Result<(), String> {
     let mut i = 0;
     while i < rest.len() {
         let a = rest[i].as_str();
-        if a == "-c"
-            || a.starts_with("--config-env")
-            || a.starts_with("--exec-path")
-            || (a.starts_with("-c") && a.len() > 2)
-        {
+        // `-c name=value` and `-cname=value`.
+        if a.starts_with("-c") || a.starts_with("--config-env") || a.starts_with("--exec-path") {
             return refuse();
         }
         if GIT_VALUE_OPTS.contains(&a) {
@@ -172,7 +169,8 @@ pub fn sed(cmd: &mut SimpleCmd) -> Result<(), String> {
     let mut i = 0;
     while i < rest.len() {
         let a = &rest[i];
-        if a == "-f" || a.starts_with("--file") || (a.starts_with("-f") && a.len() > 2 && !a.starts_with("--")) {
+        // `-f file`, `-ffile`, `--file=file`.
+        if a.starts_with("-f") || a.starts_with("--file") {
             return Err("sed script files cannot be analysed; give the script on the command line".into());
         }
         if a == "-e" || a == "--expression" {
