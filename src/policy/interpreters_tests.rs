@@ -161,9 +161,14 @@ fn sed_scripts_are_walked_command_by_command() {
         assert!(!refused(ok), "{ok} was refused: {:?}", analyse(ok));
     }
     // What follows a regex, a table or a line of text is a command again.
-    for bad in
-        ["sed '\\%x%e' f", "sed '1s/a/b/e' f", "sed 'y/a/b/;e' f", "sed '1a text\nw out' f", "sed '1a x; w out' f"]
-    {
+    for bad in [
+        "sed '\\%x%e' f",
+        "sed '1s/a/b/e' f",
+        "sed 'y/a/b/;e' f",
+        "sed '1y/a/b/;e' f",
+        "sed '1a text\nw out' f",
+        "sed '1a x; w out' f",
+    ] {
         assert!(refused(bad), "{bad} was not refused");
     }
 }
