@@ -113,3 +113,16 @@ pub(super) async fn run_hone_at(
     after_run(&run, &all, before);
     run
 }
+
+/// Start `bin run job.yaml` in the repository with the test key, output piped, and return at
+/// once (for tests that signal hone, or change its binary, while it runs).
+pub fn spawn_job(bin: &Path, repo: &Path) -> std::process::Child {
+    std::process::Command::new(bin)
+        .args(["run", SPEC])
+        .current_dir(repo)
+        .env("HONE_TEST_API_KEY", KEY)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("hone starts")
+}

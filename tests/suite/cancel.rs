@@ -3,6 +3,7 @@
 use crate::common::mock_model::{MockModel, call};
 use crate::common::*;
 use serde_json::json;
+use std::path::Path;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -17,14 +18,7 @@ async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
     let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", repo.dir.path().display());
     let yaml = with_policy(&repo, &job_yaml("cancel", &mock.base_url, false), &policy);
     commit_spec(&repo, &yaml);
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hone"))
-        .args(["run", SPEC])
-        .current_dir(&repo.path)
-        .env("HONE_TEST_API_KEY", KEY)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_job(Path::new(env!("CARGO_BIN_EXE_hone")), &repo.path);
     let started2 = started.clone();
     tokio::task::spawn_blocking(move || wait_for_file(&started2, Duration::from_secs(60))).await.unwrap();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).unwrap();

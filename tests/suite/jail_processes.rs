@@ -280,14 +280,7 @@ async fn a_hone_removed_from_disk_while_it_runs_still_jails_its_commands() {
     let copy = repo.dir.path().join("hone-copy");
     std::fs::copy(env!("CARGO_BIN_EXE_hone"), &copy).unwrap();
     let out = tokio::task::spawn_blocking(move || {
-        let child = std::process::Command::new(&copy)
-            .args(["run", "job.yaml"])
-            .current_dir(&repo.path)
-            .env("HONE_TEST_API_KEY", KEY)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_job(&copy, &repo.path);
         // spawn() returns once the exec is done; the jail starts at intake, after the spec, the
         // policy and the repository are read: the file is gone by then.
         std::fs::remove_file(&copy).unwrap();
