@@ -51,9 +51,12 @@ pub async fn run(
 ) -> std::io::Result<CmdOutput> {
     let start = Instant::now();
     let mut command = crate::sandbox::command(sandbox, shell(), &["-c", cmd], cwd)?;
-    // Inside the jail, /tmp is the run's own: a host TMPDIR would not exist there.
-    let jailed = sandbox.jail.is_some();
-    let env = env.iter().map(|(k, v)| (k.as_str(), if jailed && k == "TMPDIR" { "/tmp" } else { v.as_str() }));
+    // A jailed command's temp dir is the run's own: a host TMPDIR would be out of its reach.
+    let tmp = sandbox.jail.as_ref().map(|j| j.tmp().to_string_lossy().into_owned());
+    let env = env.iter().map(|(k, v)| match &tmp {
+        Some(t) if k == "TMPDIR" => (k.as_str(), t.as_str()),
+        _ => (k.as_str(), v.as_str()),
+    });
     let mut child = command
         .env_clear()
         .envs(env)

@@ -62,7 +62,12 @@ const MAX_OVERLAYS: usize = 64;
 
 /// The plan for a run, and the Landlock roots.
 pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
-    let staging = tempfile::Builder::new().prefix("hone-root-").tempdir()?.keep();
+    // Where the Linux jail assembles its root; Seatbelt needs none.
+    let staging = if cfg!(target_os = "linux") {
+        tempfile::Builder::new().prefix("hone-root-").tempdir()?.keep()
+    } else {
+        PathBuf::new()
+    };
     let (hone, hone_copy) = running_binary()?;
     let mut covered: Vec<PathBuf> = crate::jail::plan::SYSTEM_DIRS.iter().map(PathBuf::from).collect();
     covered.extend(i.home.iter().cloned());
@@ -143,6 +148,7 @@ pub fn read_denied(policy: &Policy, root: &Path) -> Vec<PathBuf> {
 /// running binary is copied (from /proc/self/exe, which still reaches it) into a directory of the
 /// run's own, returned second so that it is removed with the jail. A deleted file cannot be
 /// bind-mounted, so /proc/self/exe itself is no use as the path.
+#[cfg(target_os = "linux")]
 fn running_binary() -> std::io::Result<(PathBuf, Option<PathBuf>)> {
     use std::os::unix::fs::MetadataExt;
     let running = std::fs::metadata("/proc/self/exe")?;
@@ -159,7 +165,20 @@ fn running_binary() -> std::io::Result<(PathBuf, Option<PathBuf>)> {
     Ok((copy, Some(dir)))
 }
 
+/// On macOS the jail runs no copy of hone.
+#[cfg(not(target_os = "linux"))]
+fn running_binary() -> std::io::Result<(PathBuf, Option<PathBuf>)> {
+    Ok((std::env::current_exe()?, None))
+}
+
 /// Why the machine cannot jail commands, and what to do about it.
+#[cfg(not(target_os = "linux"))]
+pub fn remedy() -> String {
+    "hone jails commands with macOS's Seatbelt (/usr/bin/sandbox-exec), which refuses to run inside another sandbox (an App Sandbox, some CI agents): run hone outside it".into()
+}
+
+/// Why the machine cannot jail commands, and what to do about it.
+#[cfg(target_os = "linux")]
 pub fn remedy() -> String {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
     if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {

@@ -289,12 +289,12 @@ async fn build_sandbox(
         home: env.home(),
         run_id,
     };
-    let fail = |e: String| {
-        let kernel = ["namespace", "uid_map", "setgroups", "Operation not permitted"].iter().any(|k| e.contains(k));
-        let help = if kernel {
-            sandbox::remedy()
-        } else {
-            "this is a fault in hone's jail; please report it with this message".into()
+    let fail = |e: crate::jail::StartError| {
+        let help = match e {
+            crate::jail::StartError::Refused(_) => sandbox::remedy(),
+            crate::jail::StartError::Fault(_) => {
+                "this is a fault in hone's jail; please report it with this message".into()
+            }
         };
         Invalid::new(
             Code::Policy,
@@ -303,18 +303,18 @@ async fn build_sandbox(
             ),
         )
     };
-    let (plan, writable) = sandbox::plan(&inputs).map_err(|e| fail(e.to_string()))?;
+    let fault = |e: &dyn std::fmt::Display| fail(crate::jail::StartError::Fault(e.to_string()));
+    let (plan, writable) = sandbox::plan(&inputs).map_err(|e| fault(&e))?;
     let report = SandboxReport {
         enabled: true,
         network_isolated: plan.isolate_network,
-        landlock_abi: Some(crate::jail::landlock::abi()).filter(|a| *a > 0),
+        landlock_abi: crate::jail::landlock_abi(),
         writable: writable.iter().map(|p| p.display().to_string()).collect(),
         masked: plan.masks.len(),
         protected_ignored: plan.ignored_dirs.len() + plan.ignored_files.len(),
     };
-    let started = tokio::task::spawn_blocking(move || crate::jail::Jail::start(&plan, writable))
-        .await
-        .map_err(|e| fail(e.to_string()))?;
+    let started =
+        tokio::task::spawn_blocking(move || crate::jail::Jail::start(&plan, writable)).await.map_err(|e| fault(&e))?;
     let jail = started.map_err(fail)?;
     Ok((Sandbox { jail: Some(std::sync::Arc::new(jail)) }, report))
 }

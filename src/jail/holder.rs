@@ -6,8 +6,17 @@
 use super::plan::{DEVICES, ETC_MASKS, HONE_IN_JAIL, Plan, SYSTEM_DIRS};
 use super::sys::{self, step};
 use nix::sched::{CloneFlags, unshare};
-use std::io::{BufRead, Result, Write};
+use std::io::{BufRead, ErrorKind, Result, Write};
 use std::path::{Path, PathBuf};
+
+/// How the holder starts an error line when the host refused a step (rather than hone failing).
+pub const REFUSED: &str = "error refused: ";
+
+/// The line that reports `e`: a refusal when the host would not make the namespaces at all, or
+/// refused a later step (EPERM, EACCES: a container's seccomp, AppArmor).
+fn error_line(e: &std::io::Error, namespaces: bool) -> String {
+    if namespaces || e.kind() == ErrorKind::PermissionDenied { format!("{REFUSED}{e}") } else { format!("error: {e}") }
+}
 
 /// `hone __jail-holder PLAN_FILE`: prints `child PID` (the run's PID 1, as hone sees it) and
 /// `ready` (or `error: …`), then holds the namespaces until stdin closes. Runs single-threaded,
@@ -17,10 +26,13 @@ pub fn main(args: &[String]) -> i32 {
         let text = std::fs::read_to_string(p).map_err(|e| step("read the plan", e))?;
         serde_json::from_str::<Plan>(&text).map_err(|e| step("parse the plan", e))
     });
-    let plan = match plan.and_then(|p| namespaces(&p).map(|()| p)) {
+    let plan = match plan {
         Ok(p) => p,
-        Err(e) => return say(&format!("error: {e}"), 1),
+        Err(e) => return say(&error_line(&e, false), 1),
     };
+    if let Err(e) = namespaces(&plan) {
+        return say(&error_line(&e, true), 1);
+    }
     // SAFETY: single-threaded: nothing else runs in this process.
     match unsafe { nix::unistd::fork() } {
         Err(e) => say(&format!("error: start the run's first process: {e}"), 1),
@@ -43,7 +55,7 @@ pub fn main(args: &[String]) -> i32 {
                     }
                     0
                 }
-                Err(e) => say(&format!("error: {e}"), 1),
+                Err(e) => say(&error_line(&e, false), 1),
             };
             // SAFETY: end the child without the parent's exit handlers.
             unsafe { libc::_exit(code) }
@@ -244,4 +256,22 @@ fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_by_the_host_is_told_apart_from_a_fault() {
+        let denied = sys::step("mount a fresh /proc", nix::errno::Errno::EPERM);
+        assert!(error_line(&denied, false).starts_with(REFUSED), "{}", error_line(&denied, false));
+        let missing = sys::step("create /x", std::io::Error::from_raw_os_error(libc::ENOENT));
+        assert_eq!(error_line(&missing, false), "error: create /x: No such file or directory (os error 2)");
+        // Making the namespaces fails only where the host forbids them, whatever the errno.
+        let limit = sys::step("create the namespaces", nix::errno::Errno::ENOSPC);
+        assert!(error_line(&limit, true).starts_with(REFUSED));
+        let parse = sys::step("parse the plan", serde_json::from_str::<Plan>("{").unwrap_err());
+        assert!(error_line(&parse, false).starts_with("error: parse the plan"));
+    }
 }

@@ -7,9 +7,40 @@ use std::ffi::CString;
 use std::io::{Error, Result};
 use std::path::Path;
 
-/// An error that names the step that failed.
-pub fn step(what: impl std::fmt::Display, e: impl std::fmt::Display) -> Error {
-    Error::other(format!("{what}: {e}"))
+/// An error that names the step that failed, of the kind its errno says (so that a refusal by
+/// the host, `PermissionDenied`, stays one).
+pub fn step(what: impl std::fmt::Display, e: impl std::fmt::Display + Errno) -> Error {
+    let kind = e.errno().map_or(std::io::ErrorKind::Other, |n| Error::from_raw_os_error(n).kind());
+    Error::new(kind, format!("{what}: {e}"))
+}
+
+/// The errno behind an error, where there is one.
+pub trait Errno {
+    fn errno(&self) -> Option<i32>;
+}
+
+impl Errno for Error {
+    fn errno(&self) -> Option<i32> {
+        self.raw_os_error().or_else(|| (self.kind() == std::io::ErrorKind::PermissionDenied).then_some(libc::EPERM))
+    }
+}
+
+impl Errno for nix::errno::Errno {
+    fn errno(&self) -> Option<i32> {
+        Some(*self as i32)
+    }
+}
+
+impl Errno for serde_json::Error {
+    fn errno(&self) -> Option<i32> {
+        None
+    }
+}
+
+impl Errno for landlock::RulesetError {
+    fn errno(&self) -> Option<i32> {
+        None
+    }
 }
 
 pub fn bind(src: &Path, dst: &Path, read_only: bool) -> Result<()> {

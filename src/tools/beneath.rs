@@ -1,6 +1,8 @@
 //! File access that stays beneath the repo root even while paths change under it: every open is
 //! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)` relative to a directory fd, so a symlink
-//! swapped in after the policy check cannot redirect a read or write outside the repo.
+//! swapped in after the policy check cannot redirect a read or write outside the repo. macOS has
+//! no `RESOLVE_BENEATH`: there a path with `..` is refused and every open is `O_NOFOLLOW_ANY`, so a
+//! path through any symlink is refused.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -12,7 +14,18 @@ fn cstr(p: &str) -> Result<CString> {
     CString::new(p).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
+/// Open flags for a descriptor used only as a directory to work beneath, or to look at a file.
+#[cfg(target_os = "linux")]
+const PATH_ONLY: i32 = libc::O_PATH;
+#[cfg(not(target_os = "linux"))]
+const PATH_ONLY: i32 = libc::O_RDONLY | libc::O_NONBLOCK;
+
+fn escapes(rel: &str) -> Error {
+    Error::new(ErrorKind::PermissionDenied, format!("`{rel}` resolves outside the repo (through a symlink)"))
+}
+
 /// `openat2(dirfd, rel, flags)` confined beneath `dirfd`.
+#[cfg(target_os = "linux")]
 fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
     let path = cstr(if rel.is_empty() { "." } else { rel })?;
     // SAFETY: open_how is plain data; zeroed then filled.
@@ -33,15 +46,37 @@ fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<Owned
     if fd < 0 {
         let e = Error::last_os_error();
         if e.raw_os_error() == Some(libc::EXDEV) {
-            return Err(Error::new(
-                ErrorKind::PermissionDenied,
-                format!("`{rel}` resolves outside the repo (through a symlink)"),
-            ));
+            return Err(escapes(rel));
         }
         return Err(e);
     }
     // SAFETY: the kernel returned a new, owned file descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// `openat(dirfd, rel, flags | O_NOFOLLOW_ANY)`, refusing `..` and absolute paths: beneath
+/// `dirfd` because no symlink is followed and no step goes up.
+#[cfg(target_os = "macos")]
+fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
+    if rel.starts_with('/') || rel.split('/').any(|c| c == "..") {
+        return Err(escapes(rel));
+    }
+    let path = cstr(if rel.is_empty() { "." } else { rel })?;
+    let flags = flags | libc::O_CLOEXEC | libc::O_NOFOLLOW_ANY;
+    // SAFETY: valid fd, NUL-terminated path; the mode is read only with O_CREAT.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), path.as_ptr(), flags, mode as libc::c_uint) };
+    if fd < 0 {
+        let e = Error::last_os_error();
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!("`{rel}` goes through a symlink, which hone does not follow on macOS"),
+            ));
+        }
+        return Err(e);
+    }
+    // SAFETY: the kernel returned a new, owned file descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// The repo root as a directory fd.
@@ -64,7 +99,7 @@ pub fn read(root: &Path, rel: &str) -> Result<Vec<u8>> {
 
 /// Open (creating as needed) the directory `rel` beneath `root`.
 fn open_dir_all(root: &File, rel: &str) -> Result<OwnedFd> {
-    let mut cur = openat2(root, ".", libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    let mut cur = openat2(root, ".", PATH_ONLY | libc::O_DIRECTORY, 0)?;
     for comp in rel.split('/').filter(|c| !c.is_empty() && *c != ".") {
         let name = cstr(comp)?;
         // SAFETY: valid dir fd and NUL-terminated name.
@@ -77,7 +112,7 @@ fn open_dir_all(root: &File, rel: &str) -> Result<OwnedFd> {
         }
         // Each step resolves beneath the directory reached so far (itself beneath the root), so a
         // symlink swapped into the path cannot lead out.
-        cur = openat2(&cur, comp, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        cur = openat2(&cur, comp, PATH_ONLY | libc::O_DIRECTORY, 0)?;
     }
     Ok(cur)
 }
@@ -94,7 +129,7 @@ pub fn write_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
         return Err(Error::new(ErrorKind::InvalidInput, format!("`{rel}` is not a file name")));
     }
     let dir = open_dir_all(&root_dir, parent)?;
-    let mode = openat2(&dir, name, libc::O_PATH | libc::O_NOFOLLOW, 0)
+    let mode = openat2(&dir, name, PATH_ONLY | libc::O_NOFOLLOW, 0)
         .ok()
         .and_then(|fd| File::from(fd).metadata().ok())
         .filter(|m| m.is_file())
@@ -106,7 +141,7 @@ pub fn write_atomic(root: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
 pub fn remove(root: &Path, rel: &str) -> Result<()> {
     let root_dir = open_root(root)?;
     let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-    let dir = openat2(&root_dir, if parent.is_empty() { "." } else { parent }, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+    let dir = openat2(&root_dir, if parent.is_empty() { "." } else { parent }, PATH_ONLY | libc::O_DIRECTORY, 0)?;
     let name_c = cstr(name)?;
     // SAFETY: a NUL-terminated name relative to a pinned dir fd.
     let rc = unsafe { libc::unlinkat(dir.as_raw_fd(), name_c.as_ptr(), 0) };

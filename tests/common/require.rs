@@ -38,6 +38,14 @@ impl Need {
                 let uid = nix::unistd::geteuid();
                 if uid.is_root() { Ok(()) } else { Err(format!("the test runs as uid {uid}, not root")) }
             }
+            // On macOS the jail is Seatbelt, which needs no setting: only sandbox-exec.
+            Need::UserNamespaces if cfg!(target_os = "macos") => {
+                if std::path::Path::new("/usr/bin/sandbox-exec").exists() {
+                    Ok(())
+                } else {
+                    Err("/usr/bin/sandbox-exec is missing".into())
+                }
+            }
             Need::UserNamespaces => {
                 let out = std::process::Command::new("unshare")
                     .args(["--user", "--map-root-user", "--mount", "--pid", "--fork", "--net", "true"])
@@ -68,10 +76,17 @@ impl Need {
 }
 
 /// The Landlock ABI version the kernel offers (0 when none).
+#[cfg(target_os = "linux")]
 pub fn landlock_abi() -> i64 {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) only returns a number.
     let v = unsafe { libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, 1u32) };
     v.max(0)
+}
+
+/// No Landlock off Linux.
+#[cfg(not(target_os = "linux"))]
+pub fn landlock_abi() -> i64 {
+    0
 }
 
 /// Whether `need` is in the comma-separated waiver list `waived`.

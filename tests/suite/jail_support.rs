@@ -6,6 +6,9 @@
 //! the command itself runs and only the jail can stop it. Scripts are written into the repository
 //! with `write_file` and run with `sh`/`python3`, which no command analysis can see into.
 
+// The Linux suites use every helper; the macOS one a few.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
+
 use crate::common::mock_model::{MockModel, Turn, call, text};
 use crate::common::repo::TestRepo;
 use crate::common::*;

@@ -11,9 +11,15 @@ mod first_runs;
 mod fleet;
 mod harness;
 mod install;
+#[cfg(target_os = "linux")]
 mod jail_files;
+#[cfg(target_os = "macos")]
+mod jail_macos;
+#[cfg(target_os = "linux")]
 mod jail_network;
+#[cfg(target_os = "linux")]
 mod jail_processes;
+#[cfg(target_os = "linux")]
 mod jail_secrets;
 mod jail_support;
 mod model_faults;

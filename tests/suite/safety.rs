@@ -334,6 +334,7 @@ fn with_policy_text(yaml: &str) -> String {
 
 /// A machine that cannot make user namespaces (here: a namespace whose limit is 0) never runs
 /// commands unjailed: the run stops at intake, names the remedy, and the model is never asked.
+#[cfg(target_os = "linux")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_machine_that_cannot_jail_stops_at_intake_and_names_the_remedy() {
     require!(Need::UserNamespaces);
