@@ -51,19 +51,24 @@ pub async fn run(
 ) -> std::io::Result<CmdOutput> {
     let start = Instant::now();
     let mut command = crate::sandbox::command(sandbox, shell(), &["-c", cmd], cwd)?;
-    // A jailed command's temp dir is the run's own: a host TMPDIR would be out of its reach.
+    // A jailed command's temp dir is the run's own (a host TMPDIR would be out of its reach),
+    // whether or not the policy passes TMPDIR.
     let tmp = sandbox.jail.as_ref().map(|j| j.tmp().to_string_lossy().into_owned());
-    let env = env.iter().map(|(k, v)| match &tmp {
-        Some(t) if k == "TMPDIR" => (k.as_str(), t.as_str()),
-        _ => (k.as_str(), v.as_str()),
-    });
+    let env = env.iter().filter(|(k, _)| tmp.is_none() || k != "TMPDIR").map(|(k, v)| (k.as_str(), v.as_str()));
+    command.env_clear().envs(env);
+    if let Some(t) = &tmp {
+        command.env("TMPDIR", t);
+    }
+    // A session of its own (and so a process group, killed as one): no controlling terminal, so
+    // nothing the command runs can read from or type into the terminal hone runs in.
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        command.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
     let mut child = command
-        .env_clear()
-        .envs(env)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
         .spawn()?;
     let pgid = child.id().map(|id| Pid::from_raw(id as i32));
@@ -203,6 +208,28 @@ mod tests {
 
     fn env() -> Vec<(String, String)> {
         vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())]
+    }
+
+    /// The command has a session of its own: it cannot reach hone's controlling terminal.
+    #[tokio::test]
+    async fn a_command_runs_in_a_session_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = nix::unistd::getsid(None).unwrap().as_raw();
+        let o = run(
+            "exec python3 -c 'import os; print(os.getsid(0), os.getpid())'",
+            dir.path(),
+            &env(),
+            Duration::from_secs(10),
+            1000,
+            &CancellationToken::new(),
+            &Default::default(),
+        )
+        .await
+        .unwrap();
+        let nums: Vec<i32> = o.output.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+        assert_eq!(nums.len(), 2, "{}", o.output);
+        assert_ne!(nums[0], ours, "the command shares hone's session");
+        assert_eq!(nums[0], nums[1], "the command leads its own session");
     }
 
     #[tokio::test]

@@ -3,6 +3,8 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub(crate) mod agent;
+#[doc(hidden)]
+pub mod bench;
 pub mod cli;
 pub mod commands;
 pub(crate) mod env;

@@ -101,7 +101,7 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
         ignored_files,
         ignored_dirs: ignored_dirs.iter().take(MAX_OVERLAYS).cloned().collect(),
         upper: Some(upper),
-        writable: i.policy.sandbox_writable.clone(),
+        writable: extra_writable(i.policy, i.root),
         isolate_network: !i.policy.network,
         hone,
         hone_copy,
@@ -114,8 +114,19 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     plan.ignored_files.extend(ignored_dirs.into_iter().skip(MAX_OVERLAYS));
     let mut writable: Vec<PathBuf> = vec![i.root.to_path_buf(), "/tmp".into(), "/var/tmp".into(), "/dev".into()];
     writable.extend(i.home.iter().cloned());
-    writable.extend(i.policy.sandbox_writable.iter().cloned());
+    writable.extend(plan.writable.iter().cloned());
     Ok((plan, writable))
+}
+
+/// The policy's writable trees, less any that holds the repository: made writable whole, it
+/// would make `.git` and the protected entries writable too.
+fn extra_writable(policy: &Policy, root: &Path) -> Vec<PathBuf> {
+    let (keep, drop): (Vec<PathBuf>, Vec<PathBuf>) =
+        policy.sandbox_writable.iter().cloned().partition(|w| !root.starts_with(w));
+    for w in drop {
+        tracing::warn!("paths.sandbox_writable `{}` holds the repository; it stays read-only", w.display());
+    }
+    keep
 }
 
 /// Files and directories in the repository (ignored ones too) that the policy forbids reading;

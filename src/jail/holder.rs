@@ -236,7 +236,9 @@ fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
             sys::bind(d, &at(d), true)?;
         }
     }
-    for f in plan.ignored_files.iter().filter(|f| f.is_file()) {
+    // Ignored files, and directories past the overlay limit: read-only (never through a symlink).
+    for f in plan.ignored_files.iter().filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file() || m.is_dir()))
+    {
         sys::bind(f, &at(f), true)?;
     }
     for g in &plan.git_dirs {

@@ -8,7 +8,7 @@ use super::plan::{HOME_MASKS, Plan};
 use std::path::{Path, PathBuf};
 
 /// System trees a command may read on macOS (the toolchains live under /Library/Developer and
-/// /Applications/Xcode.app; /etc is /private/etc).
+/// /Applications/Xcode.app; `xcode-select`'s link tells the /usr/bin shims where).
 pub const SYSTEM_DIRS: &[&str] = &[
     "/usr",
     "/bin",
@@ -19,17 +19,15 @@ pub const SYSTEM_DIRS: &[&str] = &[
     "/opt",
     "/nix",
     "/dev",
-    "/etc",
     "/private/etc",
-    "/var/select",
     "/private/var/select",
-    "/var/db/timezone",
     "/private/var/db/timezone",
+    "/private/var/db/xcode_select_link",
 ];
 
-/// Places outside the home that hold the host's secrets: never readable.
+/// Places outside the home that hold the host's secrets: never readable (resolved paths).
 pub const SYSTEM_MASKS: &[&str] =
-    &["/Library/Keychains", "/private/etc/master.passwd", "/etc/master.passwd", "/etc/sudoers"];
+    &["/Library/Keychains", "/private/etc/master.passwd", "/private/etc/sudoers", "/private/etc/sudoers.d"];
 
 /// Home-relative places macOS keeps credentials in, on top of the ones every platform masks.
 pub const MAC_HOME_MASKS: &[&str] =
@@ -45,36 +43,55 @@ pub struct Profile {
 
 impl Profile {
     /// A new parameter `PREFIX_N` holding `path`; its SBPL reference.
-    fn param(&mut self, prefix: &str, path: &Path) -> String {
+    fn param(&mut self, prefix: &str, path: &Path) -> Result<String, String> {
+        let value =
+            path.to_str().ok_or_else(|| format!("{} is not UTF-8, which Seatbelt cannot name", path.display()))?;
         let name = format!("{prefix}_{}", self.params.iter().filter(|(k, _)| k.starts_with(prefix)).count());
-        self.params.push((name.clone(), path.to_string_lossy().into_owned()));
-        format!("(param \"{name}\")")
+        self.params.push((name.clone(), value.to_string()));
+        Ok(format!("(param \"{name}\")"))
     }
 
-    /// `(subpath (param …))` for each of `paths`, as new parameters.
-    fn subpaths(&mut self, prefix: &str, paths: &[PathBuf]) -> Vec<String> {
-        paths.iter().map(|p| format!("(subpath {})", self.param(prefix, p))).collect()
+    /// `(FILTER (param …))` for each of `paths`, as new parameters.
+    fn filters(&mut self, filter: &str, prefix: &str, paths: &[PathBuf]) -> Result<Vec<String>, String> {
+        paths.iter().map(|p| Ok(format!("({filter} {})", self.param(prefix, p)?))).collect()
     }
 }
 
 /// What every command may do whatever the plan: start processes (which inherit the profile),
-/// signal and inspect its own, read system settings, look up users, use ptys and semaphores.
+/// signal and inspect its own, read the machine's description (not other processes' arguments or
+/// environments: no `kern.proc*`), look up users, use semaphores, and write the null devices and
+/// its own descriptors. No terminal: a command cannot reach the one hone runs in.
 const BASE: &str = r#"(version 1)
 (deny default)
 (allow process-exec)
 (allow process-fork)
 (allow signal (target same-sandbox))
 (allow process-info* (target same-sandbox))
-(allow sysctl-read)
+(allow sysctl-read
+  (sysctl-name-prefix "hw.")
+  (sysctl-name "kern.argmax")
+  (sysctl-name "kern.hostname")
+  (sysctl-name "kern.maxfilesperproc")
+  (sysctl-name "kern.maxproc")
+  (sysctl-name "kern.osproductversion")
+  (sysctl-name "kern.osrelease")
+  (sysctl-name "kern.ostype")
+  (sysctl-name "kern.osvariant_status")
+  (sysctl-name "kern.osversion")
+  (sysctl-name "kern.secure_kernel")
+  (sysctl-name "kern.usrstack64")
+  (sysctl-name "kern.version")
+  (sysctl-name "machdep.cpu.brand_string")
+  (sysctl-name "sysctl.proc_cputype")
+  (sysctl-name "vm.loadavg"))
 (allow user-preference-read)
 (allow mach-host*)
 (allow ipc-posix-sem)
-(allow pseudo-tty)
 (allow mach-lookup (global-name "com.apple.system.opendirectoryd.libinfo"))
-(allow file-read-metadata)
+(allow file-read-metadata file-test-existence)
+(allow file-read-data (literal "/"))
 (allow file-write-data file-ioctl
-  (require-all (vnode-type CHARACTER-DEVICE)
-    (require-any (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (regex #"^/dev/ttys[0-9]+$"))))
+  (literal "/dev/null") (literal "/dev/zero") (literal "/dev/dtracehelper") (subpath "/dev/fd"))
 "#;
 
 /// With network: sockets, and the services name resolution and TLS trust need.
@@ -88,42 +105,61 @@ const NETWORK: &str = r#"(allow network*)
   (global-name "com.apple.networkd"))
 "#;
 
+/// `(require-not F)` for each filter.
+fn nots(filters: &[String]) -> String {
+    filters.iter().map(|f| format!("(require-not {f})")).collect::<Vec<_>>().join(" ")
+}
+
 /// The profile for `plan`, with `tmp` as the run's private temp dir. Every path is expected
-/// canonical (`/private/var/…`, not `/var/…`): Seatbelt matches resolved paths.
-pub fn profile(plan: &Plan, tmp: &Path) -> Profile {
+/// canonical (`/private/var/…`, not `/var/…`): Seatbelt matches resolved paths. Fails only on a
+/// path that is not UTF-8.
+pub fn profile(plan: &Plan, tmp: &Path) -> Result<Profile, String> {
     let mut p = Profile { text: BASE.to_string(), params: Vec::new() };
     let mut masks: Vec<PathBuf> = plan.masks.clone();
     masks.extend(SYSTEM_MASKS.iter().map(PathBuf::from));
     if let Some(home) = &plan.home {
         masks.extend(HOME_MASKS.iter().chain(MAC_HOME_MASKS).map(|m| home.join(m)));
     }
-    let not_masked: Vec<String> =
-        p.subpaths("MASK", &masks).into_iter().map(|s| format!("(require-not {s})")).collect();
+    let not_masked = nots(&p.filters("subpath", "MASK", &masks)?);
     let mut readable: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
     readable.extend(plan.ro_dirs.iter().cloned());
     readable.extend(plan.home.iter().cloned());
     readable.push(plan.repo.clone());
     readable.push(tmp.to_path_buf());
     readable.extend(plan.writable.iter().cloned());
-    let readable = p.subpaths("READ", &readable);
-    p.text +=
-        &format!("(allow file-read* (require-all (require-any {}) {}))\n", readable.join(" "), not_masked.join(" "));
-    // The repository, less its git dirs and the ignored entries that existed before the run.
-    let repo = format!("(subpath {})", p.param("REPO", &plan.repo));
-    let mut keep: Vec<String> = p.subpaths("GIT", &plan.git_dirs);
-    keep.extend(plan.ignored_files.iter().map(|f| format!("(literal {})", p.param("IGNORED_FILE", f))));
-    keep.extend(p.subpaths("IGNORED_DIR", &plan.ignored_dirs));
-    let keep: Vec<String> = keep.into_iter().map(|s| format!("(require-not {s})")).collect();
-    p.text += &format!("(allow file-write* (require-all {repo} {} {}))\n", keep.join(" "), not_masked.join(" "));
-    let mut writable = vec![tmp.to_path_buf()];
+    let readable = p.filters("subpath", "READ", &readable)?.join(" ");
+    p.text += &format!("(allow file-read* file-map-executable (require-all (require-any {readable}) {not_masked}))\n");
+    // Writes: the repository, the run's temp dir and the policy's writable trees, less the git
+    // dirs, the ignored entries that existed before the run (a directory past the overlay limit
+    // is among the files: `subpath` covers both) and the masks.
+    let mut kept: Vec<PathBuf> = plan.git_dirs.clone();
+    kept.extend(plan.ignored_dirs.iter().chain(&plan.ignored_files).cloned());
+    let not_kept = nots(&p.filters("subpath", "KEEP", &kept)?);
+    let mut writable = vec![plan.repo.clone(), tmp.to_path_buf()];
     writable.extend(plan.writable.iter().cloned());
-    let writable = p.subpaths("WRITE", &writable);
-    p.text +=
-        &format!("(allow file-write* (require-all (require-any {}) {}))\n", writable.join(" "), not_masked.join(" "));
+    let roots = p.filters("subpath", "WRITE", &writable)?.join(" ");
+    p.text += &format!("(allow file-write* (require-all (require-any {roots}) {not_kept} {not_masked}))\n");
+    // A rename moves a whole tree by its top: `mv cfg c2` would carry a masked `cfg/.env`, and
+    // `mv repo $TMPDIR/r` the git dir, to a path no rule protects. So neither a protected path
+    // nor any directory above one (up to the writable root) may be moved or removed.
+    let pinned = p.filters("literal", "PIN", &pinned(&writable, &kept, &masks))?.join(" ");
+    p.text += &format!("(deny file-write-unlink {pinned})\n");
     if !plan.isolate_network {
         p.text += NETWORK;
     }
-    p
+    Ok(p)
+}
+
+/// Each writable root, and every protected path inside one with the directories between.
+fn pinned(roots: &[PathBuf], kept: &[PathBuf], masks: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = roots.to_vec();
+    for p in kept.iter().chain(masks) {
+        let Some(root) = roots.iter().find(|r| p.starts_with(r)) else { continue };
+        out.extend(p.ancestors().take_while(|a| a.starts_with(root) && *a != root.as_path()).map(Path::to_path_buf));
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 #[cfg(test)]
@@ -135,7 +171,7 @@ mod tests {
             repo: "/Users/dev/repo".into(),
             git_dirs: vec!["/Users/dev/repo/.git".into()],
             home: Some("/Users/dev".into()),
-            masks: vec!["/Users/dev/repo/.env".into()],
+            masks: vec!["/Users/dev/repo/cfg/.env".into()],
             ignored_files: vec!["/Users/dev/repo/local.cfg".into()],
             ignored_dirs: vec!["/Users/dev/repo/.venv".into()],
             writable: vec!["/Users/dev/.cache/pip".into()],
@@ -144,64 +180,93 @@ mod tests {
         }
     }
 
-    fn value<'a>(p: &'a Profile, name: &str) -> &'a str {
-        &p.params.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("no {name} in {:?}", p.params)).1
+    fn values<'a>(p: &'a Profile, prefix: &str) -> Vec<&'a str> {
+        p.params.iter().filter(|(k, _)| k.starts_with(prefix)).map(|(_, v)| v.as_str()).collect()
+    }
+
+    /// The one line that starts with `start`.
+    fn rule<'a>(p: &'a Profile, start: &str) -> &'a str {
+        let lines: Vec<&str> = p.text.lines().filter(|l| l.starts_with(start)).collect();
+        assert_eq!(lines.len(), 1, "{start}: {lines:?}");
+        lines[0]
     }
 
     #[test]
     fn paths_are_parameters_never_text() {
         let mut pl = plan();
         pl.repo = "/Users/dev/a\") (allow default) (\"".into();
-        let p = profile(&pl, Path::new("/private/var/folders/x/hone-tmp"));
+        let p = profile(&pl, Path::new("/private/var/folders/x/hone-tmp")).unwrap();
         assert!(!p.text.contains("allow default"), "{}", p.text);
-        assert_eq!(value(&p, "REPO_0"), "/Users/dev/a\") (allow default) (\"");
-        assert!(p.text.contains("(subpath (param \"REPO_0\"))"));
+        assert_eq!(values(&p, "WRITE")[0], "/Users/dev/a\") (allow default) (\"");
+        use std::os::unix::ffi::OsStrExt;
+        pl.masks.push(PathBuf::from(std::ffi::OsStr::from_bytes(b"/Users/dev/repo/\xff")));
+        let e = profile(&pl, Path::new("/private/tmp/t")).unwrap_err();
+        assert!(e.contains("not UTF-8"), "{e}");
     }
 
     #[test]
-    fn writes_reach_the_repo_and_tmp_but_not_git_or_protected_entries() {
-        let p = profile(&plan(), Path::new("/private/tmp/hone-tmp"));
-        let repo_rule = p.text.lines().find(|l| l.contains("REPO_0")).unwrap();
-        assert!(repo_rule.starts_with("(allow file-write* (require-all (subpath (param \"REPO_0\"))"), "{repo_rule}");
-        for k in ["GIT_0", "IGNORED_DIR_0", "MASK_0"] {
-            assert!(repo_rule.contains(&format!("(require-not (subpath (param \"{k}\")))")), "{k}: {repo_rule}");
+    fn writes_reach_the_writable_roots_less_git_protected_entries_and_masks() {
+        let p = profile(&plan(), Path::new("/private/tmp/hone-tmp")).unwrap();
+        assert_eq!(values(&p, "WRITE"), ["/Users/dev/repo", "/private/tmp/hone-tmp", "/Users/dev/.cache/pip"]);
+        assert_eq!(values(&p, "KEEP"), ["/Users/dev/repo/.git", "/Users/dev/repo/.venv", "/Users/dev/repo/local.cfg"]);
+        // One rule for every writable root, so a policy's writable tree never lifts the rest.
+        let w = rule(&p, "(allow file-write*");
+        for k in ["KEEP_0", "KEEP_1", "KEEP_2", "MASK_0"] {
+            assert!(w.contains(&format!("(require-not (subpath (param \"{k}\")))")), "{k}: {w}");
         }
-        assert!(repo_rule.contains("(require-not (literal (param \"IGNORED_FILE_0\")))"));
-        assert_eq!(value(&p, "GIT_0"), "/Users/dev/repo/.git");
-        assert_eq!(value(&p, "WRITE_0"), "/private/tmp/hone-tmp");
-        assert_eq!(value(&p, "WRITE_1"), "/Users/dev/.cache/pip");
-        // Nothing else is writable: the home is readable only.
-        let writes: Vec<&str> = p.text.lines().filter(|l| l.contains("file-write*")).collect();
-        assert_eq!(writes.len(), 2, "{writes:?}");
-        assert!(!p.params.iter().any(|(k, v)| k.starts_with("WRITE") && v == "/Users/dev"));
+        assert!(w.contains(
+            "(require-any (subpath (param \"WRITE_0\")) (subpath (param \"WRITE_1\")) (subpath (param \"WRITE_2\")))"
+        ));
+        assert!(!values(&p, "WRITE").contains(&"/Users/dev"), "the home is read-only");
     }
 
     #[test]
-    fn credentials_and_denied_files_are_masked_for_reads_and_writes() {
-        let p = profile(&plan(), Path::new("/private/tmp/t"));
-        let masks: Vec<&str> =
-            p.params.iter().filter(|(k, _)| k.starts_with("MASK")).map(|(_, v)| v.as_str()).collect();
-        for m in ["/Users/dev/repo/.env", "/Users/dev/.ssh", "/Users/dev/Library/Keychains", "/Library/Keychains"] {
+    fn nothing_protected_and_no_directory_above_it_can_be_moved_or_removed() {
+        let p = profile(&plan(), Path::new("/private/tmp/t")).unwrap();
+        let pins = values(&p, "PIN");
+        for want in [
+            "/Users/dev/repo",
+            "/Users/dev/repo/.git",
+            "/Users/dev/repo/.venv",
+            "/Users/dev/repo/cfg",
+            "/Users/dev/repo/cfg/.env",
+            "/private/tmp/t",
+        ] {
+            assert!(pins.contains(&want), "{want} is not pinned: {pins:?}");
+        }
+        assert!(!pins.contains(&"/Users/dev") && !pins.contains(&"/Users/dev/.ssh"), "{pins:?}");
+        assert!(rule(&p, "(deny file-write-unlink").contains("(literal (param \"PIN_0\"))"));
+        // The deny comes after the allows, which it overrides.
+        let (allow, deny) =
+            (p.text.find("(allow file-write*").unwrap(), p.text.find("(deny file-write-unlink").unwrap());
+        assert!(deny > allow);
+    }
+
+    #[test]
+    fn credentials_and_denied_files_are_masked_and_reads_are_an_allow_list() {
+        let p = profile(&plan(), Path::new("/private/tmp/t")).unwrap();
+        let masks = values(&p, "MASK");
+        for m in ["/Users/dev/repo/cfg/.env", "/Users/dev/.ssh", "/Users/dev/Library/Keychains", "/Library/Keychains"] {
             assert!(masks.contains(&m), "{m} not masked: {masks:?}");
         }
-        let read_rule = p.text.lines().find(|l| l.starts_with("(allow file-read* ")).unwrap();
+        let r = rule(&p, "(allow file-read* file-map-executable");
         for i in 0..masks.len() {
-            assert!(read_rule.contains(&format!("(require-not (subpath (param \"MASK_{i}\")))")));
+            assert!(r.contains(&format!("(require-not (subpath (param \"MASK_{i}\")))")));
         }
-        // Reads are an allow-list: the repo, the home, the system, nothing else (no `/Users`).
-        let reads: Vec<&str> =
-            p.params.iter().filter(|(k, _)| k.starts_with("READ")).map(|(_, v)| v.as_str()).collect();
+        let reads = values(&p, "READ");
         assert!(reads.contains(&"/Users/dev/repo") && reads.contains(&"/usr") && reads.contains(&"/Users/dev"));
-        assert!(!reads.contains(&"/Users") && !reads.contains(&"/"));
+        assert!(!reads.contains(&"/Users") && !reads.contains(&"/") && !reads.contains(&"/private/var"));
     }
 
     #[test]
-    fn the_network_is_closed_unless_the_policy_opens_it() {
-        let closed = profile(&plan(), Path::new("/private/tmp/t"));
+    fn no_terminal_no_other_processes_and_no_network_unless_the_policy_opens_it() {
+        let closed = profile(&plan(), Path::new("/private/tmp/t")).unwrap();
         assert!(!closed.text.contains("network"), "{}", closed.text);
+        assert!(!closed.text.contains("tty") && !closed.text.contains("pseudo-tty"), "{}", closed.text);
+        assert!(!closed.text.contains("kern.proc"), "argv and environments of other processes stay unreadable");
         let mut pl = plan();
         pl.isolate_network = false;
-        let open = profile(&pl, Path::new("/private/tmp/t"));
+        let open = profile(&pl, Path::new("/private/tmp/t")).unwrap();
         assert!(open.text.contains("(allow network*)"));
         assert!(open.text.starts_with("(version 1)\n(deny default)\n"));
     }

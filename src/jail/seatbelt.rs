@@ -29,7 +29,8 @@ impl Jail {
         }
         let tmp = tempfile::Builder::new().prefix("hone-tmp-").tempdir().map_err(|e| fault(&e))?.keep();
         let tmp = tmp.canonicalize().map_err(|e| fault(&e))?;
-        let jail = Jail { profile: sbpl::profile(&canonical(plan), &tmp), tmp };
+        let profile = sbpl::profile(&canonical(plan), &tmp).map_err(StartError::Refused)?;
+        let jail = Jail { profile, tmp };
         jail.probe()?;
         Ok(jail)
     }
@@ -96,19 +97,25 @@ impl Drop for Jail {
 }
 
 /// The plan with every path resolved (`/var` is `/private/var`, `/tmp` is `/private/tmp`), as
-/// Seatbelt sees them; a path that does not exist is kept as given.
+/// Seatbelt sees them. What is protected is protected both as given and resolved, so that
+/// swapping a symlink on the way cannot uncover it; a path that does not exist is kept as given.
 fn canonical(plan: &Plan) -> Plan {
     let c = |p: &PathBuf| p.canonicalize().unwrap_or_else(|_| p.clone());
-    let all = |v: &[PathBuf]| v.iter().map(c).collect::<Vec<_>>();
+    let one = |v: &[PathBuf]| v.iter().map(c).collect::<Vec<_>>();
+    let both = |v: &[PathBuf]| {
+        let mut out: Vec<PathBuf> = v.iter().flat_map(|p| [p.clone(), c(p)]).collect();
+        out.dedup();
+        out
+    };
     Plan {
         repo: c(&plan.repo),
-        git_dirs: all(&plan.git_dirs),
-        ro_dirs: all(&plan.ro_dirs),
+        git_dirs: both(&plan.git_dirs),
+        ro_dirs: one(&plan.ro_dirs),
         home: plan.home.as_ref().map(c),
-        masks: all(&plan.masks),
-        ignored_files: all(&plan.ignored_files),
-        ignored_dirs: all(&plan.ignored_dirs),
-        writable: all(&plan.writable),
+        masks: both(&plan.masks),
+        ignored_files: both(&plan.ignored_files),
+        ignored_dirs: both(&plan.ignored_dirs),
+        writable: one(&plan.writable),
         ..plan.clone()
     }
 }

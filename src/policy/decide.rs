@@ -164,10 +164,17 @@ fn normalize(path: &str) -> String {
 }
 
 /// May the model read or write `path` (repo-relative)?
+/// The rule that denies reading `rel` (a normalized repo-relative path), if any: what
+/// `decide_path` asks for a read, without building a decision (the search tools ask it for
+/// every file they walk).
+pub fn read_denied_by<'p>(policy: &'p Policy, rel: &str) -> Option<&'p super::PathRule> {
+    policy.read_deny.iter().find(|r| r.matcher.is_match(rel))
+}
+
 pub fn decide_path(policy: &Policy, path: &str, access: Access) -> Decision {
     let rel = normalize(path);
     if access == Access::Read {
-        if let Some(r) = policy.read_deny.iter().find(|r| r.matcher.is_match(&rel)) {
+        if let Some(r) = read_denied_by(policy, &rel) {
             return Decision::deny(
                 format!("{} `{}`", r.key, r.glob),
                 rel,

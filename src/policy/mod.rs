@@ -9,7 +9,7 @@ pub mod raw;
 pub mod shell;
 pub mod wrappers;
 
-pub use decide::{Access, Decision, decide_command, decide_path};
+pub use decide::{Access, Decision, decide_command, decide_path, read_denied_by};
 
 use crate::spec::{Diagnostic, yaml};
 use globset::GlobMatcher;

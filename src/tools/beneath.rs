@@ -88,13 +88,18 @@ pub fn open_root(root: &Path) -> Result<File> {
 /// Only a regular file is read: a FIFO or device is never waited on (the open does not block,
 /// and anything but a regular file is refused before a read).
 pub fn read(root: &Path, rel: &str) -> Result<Vec<u8>> {
-    let dir = open_root(root)?;
-    let fd = openat2(&dir, rel, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
-    let mut f = File::from(fd);
-    crate::safe_fs::regular(&f, rel)?;
+    let mut f = open_file(&open_root(root)?, rel)?;
     let mut buf = Vec::new();
     f.read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+/// Open the regular file `rel` beneath the root directory `root` for reading, without blocking
+/// on a FIFO or device (anything but a regular file is refused).
+pub fn open_file(root: &File, rel: &str) -> Result<File> {
+    let f = File::from(openat2(root, rel, libc::O_RDONLY | libc::O_NONBLOCK, 0)?);
+    crate::safe_fs::regular(&f, rel)?;
+    Ok(f)
 }
 
 /// Open (creating as needed) the directory `rel` beneath `root`.

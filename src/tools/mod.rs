@@ -61,8 +61,9 @@ impl ToolContext {
     }
 
     /// Whether a read of `rel` is allowed, without recording it (for filtering search results).
+    /// `rel` is a path the walker produced (normalized, relative to the root).
     pub fn readable(&self, rel: &str) -> bool {
-        decide_path(&self.policy, rel, Access::Read).allowed
+        crate::policy::read_denied_by(&self.policy, rel).is_none()
     }
 
     pub fn check_command(&self, cmd: &str) -> Result<(), ToolOutput> {

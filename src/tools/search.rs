@@ -7,9 +7,13 @@ use crate::policy::Access;
 use crate::protocol::ToolOutput;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::UTF8};
+use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const GLOB: ToolDef = ToolDef {
     name: "glob_file_search",
@@ -82,12 +86,18 @@ pub fn glob(ctx: &ToolContext, a: GlobArgs) -> ToolOutput {
         }
     };
     let bare = !a.pattern.contains('/');
-    let mut hits: Vec<String> = walk(ctx.root.path(), &base.abs)
-        .filter(|(rel, _)| {
-            matcher.is_match(rel) || (bare && Path::new(rel).file_name().is_some_and(|n| matcher.is_match(n)))
+    let found = Mutex::new(Vec::new());
+    walk_parallel(ctx, &base.abs, || {
+        let (matcher, found) = (&matcher, &found);
+        Box::new(move |rel: String| {
+            if (matcher.is_match(&rel) || (bare && Path::new(&rel).file_name().is_some_and(|n| matcher.is_match(n))))
+                && let Ok(mut f) = found.lock()
+            {
+                f.push(rel);
+            }
         })
-        .map(|(rel, _)| rel)
-        .collect();
+    });
+    let mut hits = found.into_inner().unwrap_or_else(|e| e.into_inner());
     hits.sort();
     let total = hits.len();
     hits.truncate(MAX_FILES);
@@ -118,65 +128,151 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
         Ok(r) => r,
         Err(e) => return e,
     };
-    let matcher = match RegexMatcherBuilder::new().case_insensitive(a.ignore_case).build(&a.pattern) {
-        Ok(m) => m,
-        Err(e) => {
-            return ToolOutput::err(Code::InvalidArgs, format!("bad regular expression: {e}"));
-        }
-    };
+    let matcher =
+        match RegexMatcherBuilder::new().case_insensitive(a.ignore_case).line_terminator(Some(b'\n')).build(&a.pattern)
+        {
+            Ok(m) => m,
+            Err(e) => {
+                return ToolOutput::err(Code::InvalidArgs, format!("bad regular expression: {e}"));
+            }
+        };
     let filter = match a.glob.as_deref().map(globset::Glob::new) {
         Some(Ok(g)) => Some(g.compile_matcher()),
         Some(Err(e)) => return ToolOutput::err(Code::InvalidArgs, format!("bad glob: {e}")),
         None => None,
     };
+    let root_dir = match super::beneath::open_root(ctx.root.path()) {
+        Ok(d) => d,
+        Err(e) => return ToolOutput::err(Code::Io, format!("cannot open the repository: {e}")),
+    };
     let max = a.max_results.unwrap_or(100).clamp(1, 1000);
-    let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).line_number(true).build();
-    let mut hits = Vec::new();
-    let mut truncated = false;
-    let mut withheld = 0;
-    for (rel, abs) in walk(ctx.root.path(), &base.abs) {
-        // Only regular files are searched: a FIFO would block the open.
-        if !std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_file()) {
-            continue;
-        }
-        if !ctx.readable(&rel) {
-            withheld += 1;
-            continue;
-        }
-        if let Some(f) = &filter
-            && !(f.is_match(&rel) || Path::new(&rel).file_name().is_some_and(|n| f.is_match(n)))
-        {
-            continue;
-        }
-        let _ = searcher.search_path(
-            &matcher,
-            &abs,
-            UTF8(|line, text| {
-                if hits.len() >= max {
-                    truncated = true;
-                    return Ok(false);
-                }
-                let text = text.trim_end();
-                let shown: String = text.chars().take(300).collect();
-                hits.push(format!("{rel}:{line}: {shown}"));
-                Ok(true)
-            }),
-        );
-        if truncated {
-            break;
-        }
-    }
+    let found = Mutex::new(Found::new(max));
+    let withheld = AtomicUsize::new(0);
+    walk_parallel(ctx, &base.abs, || {
+        let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).line_number(true).build();
+        let matcher = matcher.clone();
+        let (filter, found, withheld, root_dir) = (&filter, &found, &withheld, &root_dir);
+        Box::new(move |rel: String| {
+            if let Some(f) = filter
+                && !(f.is_match(&rel) || Path::new(&rel).file_name().is_some_and(|n| f.is_match(n)))
+            {
+                return;
+            }
+            if !ctx.readable(&rel) {
+                withheld.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            if found.lock().is_ok_and(|f| f.past_cutoff(&rel)) {
+                return;
+            }
+            // Opened beneath the root, not followed through a symlink, and only if regular.
+            let Ok(file) = super::beneath::open_file(root_dir, &rel) else { return };
+            let mut hits = Vec::new();
+            let _ = searcher.search_file(
+                &matcher,
+                &file,
+                UTF8(|line, text| {
+                    let shown: String = text.trim_end().chars().take(300).collect();
+                    hits.push(format!("{rel}:{line}: {shown}"));
+                    Ok(hits.len() <= max)
+                }),
+            );
+            if !hits.is_empty()
+                && let Ok(mut f) = found.lock()
+            {
+                f.add(rel, hits);
+            }
+        })
+    });
+    let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (hits, cut) = found.into_hits();
     let mut out = hits.join("\n");
-    if truncated {
-        out.push_str(&format!("\n[... stopped at {max} matches; narrow the pattern, path or glob ...]"));
+    if cut {
+        out.push_str(&format!(
+            "\n[... stopped at {max} matches (the first in path order); narrow the pattern, path or glob ...]"
+        ));
     }
     if hits.is_empty() {
         out = format!("no matches for `{}`", a.pattern);
     }
+    let withheld = withheld.into_inner();
     if withheld > 0 {
         out.push_str(&format!("\n[{withheld} file(s) not searched: the policy denies reading them]"));
     }
     ToolOutput::ok(out)
+}
+
+/// Visit every file beneath `base` (respecting .gitignore, skipping `.git`, not following
+/// symlinks) on the walker's threads, with the path relative to the root; each thread gets its
+/// own visitor from `make`. Stops early when the run is cancelled.
+/// A visitor of files, by path relative to the root.
+type Visit<'a> = Box<dyn FnMut(String) + Send + 'a>;
+
+fn walk_parallel<'a>(ctx: &'a ToolContext, base: &Path, mut make: impl FnMut() -> Visit<'a>) {
+    let root = ctx.root.path();
+    ignore::WalkBuilder::new(base)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build_parallel()
+        .run(|| {
+            let mut visit = make();
+            Box::new(move |entry| {
+                if ctx.cancel.is_cancelled() {
+                    return WalkState::Quit;
+                }
+                if let Ok(e) = entry
+                    && e.file_type().is_some_and(|t| t.is_file())
+                    && let Ok(rel) = e.path().strip_prefix(root)
+                {
+                    visit(rel.to_string_lossy().into_owned());
+                }
+                WalkState::Continue
+            })
+        });
+}
+
+/// The matches found so far, by file in path order: at most `max` are kept (the first in path
+/// order), so the answer does not depend on which thread finished first, and a file past the
+/// last kept one is not searched once `max` are held.
+struct Found {
+    max: usize,
+    files: BTreeMap<String, Vec<String>>,
+    held: usize,
+    cut: bool,
+}
+
+impl Found {
+    fn new(max: usize) -> Found {
+        Found { max, files: BTreeMap::new(), held: 0, cut: false }
+    }
+
+    /// Whether a file at `rel` could not change the answer (only tell that there are more).
+    fn past_cutoff(&self, rel: &str) -> bool {
+        self.held >= self.max && self.files.keys().next_back().is_some_and(|last| rel > last.as_str())
+    }
+
+    fn add(&mut self, rel: String, hits: Vec<String>) {
+        self.held += hits.len();
+        self.files.insert(rel, hits);
+        while self.held > self.max {
+            self.cut = true;
+            let Some(mut last) = self.files.last_entry() else { break };
+            let over = self.held - self.max;
+            if last.get().len() <= over {
+                self.held -= last.remove().len();
+            } else {
+                let keep = last.get().len() - over;
+                last.get_mut().truncate(keep);
+                self.held = self.max;
+            }
+        }
+    }
+
+    /// The kept matches in path order, and whether any were left out.
+    fn into_hits(self) -> (Vec<String>, bool) {
+        (self.files.into_values().flatten().collect(), self.cut)
+    }
 }
 
 #[cfg(test)]
@@ -205,5 +301,50 @@ mod tests {
         assert!(out.content.starts_with("no matches"));
         let out = dispatch(&c, &call("grep", json!({"pattern": "("}))).await;
         assert!(!out.ok);
+    }
+
+    /// Many threads search, one answer: the first matches in path order, whichever file was
+    /// searched first, and the note says there were more.
+    #[tokio::test]
+    async fn the_answer_is_the_first_matches_in_path_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for (i, f) in ["d/z.txt", "b.txt", "a.txt", "c/a.txt", "e.txt"].iter().enumerate() {
+            std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
+            std::fs::write(p.join(f), format!("hit {i}a\nmiss\nhit {i}b\nhit {i}c\n")).unwrap();
+        }
+        let c = ctx(p);
+        let out = dispatch(&c, &call("grep", json!({"pattern": "hit", "max_results": 5}))).await.content;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[..5],
+            ["a.txt:1: hit 2a", "a.txt:3: hit 2b", "a.txt:4: hit 2c", "b.txt:1: hit 1a", "b.txt:3: hit 1b"],
+            "{out}"
+        );
+        assert!(lines[5].starts_with("[... stopped at 5 matches"), "{out}");
+        let all = dispatch(&c, &call("grep", json!({"pattern": "hit", "max_results": 15}))).await.content;
+        assert_eq!(all.lines().count(), 15, "exactly max, no note: {all}");
+        assert!(all.ends_with("e.txt:4: hit 4c"), "{all}");
+        let files = dispatch(&c, &call("glob_file_search", json!({"pattern": "*.txt"}))).await.content;
+        assert_eq!(files, "a.txt\nb.txt\nc/a.txt\nd/z.txt\ne.txt");
+    }
+
+    /// A symlink (to a file or a directory) is never searched through, and a denied file is
+    /// counted, not searched.
+    #[tokio::test]
+    async fn symlinks_are_not_followed_and_denied_files_are_withheld() {
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "needle outside\n").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::os::unix::fs::symlink(outside.path().join("secret.txt"), p.join("file-link.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), p.join("dir-link")).unwrap();
+        std::fs::write(p.join(".env"), "needle=secret\n").unwrap();
+        std::fs::write(p.join("in.txt"), "needle inside\n").unwrap();
+        let c = ctx(p);
+        let out = dispatch(&c, &call("grep", json!({"pattern": "needle"}))).await.content;
+        assert!(out.starts_with("in.txt:1: needle inside\n"), "{out}");
+        assert!(!out.contains("outside") && !out.contains("secret"), "{out}");
+        assert!(out.contains("[1 file(s) not searched: the policy denies reading them]"), "{out}");
     }
 }

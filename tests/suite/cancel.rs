@@ -12,10 +12,12 @@ async fn sigterm_mid_command_aborts_cleanly_with_exit_130() {
     let repo = broken_repo();
     let mock = MockModel::start().await;
     let marker = format!("hone-cancel-{}", std::process::id());
-    let started = repo.dir.path().join("cmd-started");
+    let marks = repo.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let started = marks.join("cmd-started");
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "partial\n"})), false)
         .turn(call("run_cmd", json!({"command": format!("touch {} && sh -c 'trap \"\" TERM; sleep 300; echo {marker}' & sleep 300", started.display())})), false);
-    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", repo.dir.path().display());
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display());
     let yaml = with_policy(&repo, &job_yaml("cancel", &mock.base_url, false), &policy);
     commit_spec(&repo, &yaml);
     let child = spawn_job(Path::new(env!("CARGO_BIN_EXE_hone")), &repo.path);

@@ -291,7 +291,9 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
     let dir = tempfile::tempdir().unwrap();
     let lines = setup(dir.path());
     let marker = format!("hone-fleet-cancel-{}", std::process::id());
-    let started = dir.path().join("started");
+    let marks = dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let started = marks.join("started");
     let script = format!(
         "turns:\n  - tool_calls:\n      - {{ name: run_cmd, arguments: {{ command: \"touch {} && sleep 300 && echo {marker}\" }} }}\n",
         started.display()
@@ -299,7 +301,7 @@ async fn sigterm_stops_the_fleet_writes_the_reports_and_exits_130() {
     std::fs::write(dir.path().join("script.yaml"), script).unwrap();
     std::fs::write(
         dir.path().join("policy.yaml"),
-        format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", dir.path().display()),
+        format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display()),
     )
     .unwrap();
     let job = std::fs::read_to_string(dir.path().join("job.yaml")).unwrap();

@@ -300,3 +300,35 @@ async fn ignored_paths_the_run_wrote_are_gone_after_it() {
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// Protection holds past its limits: an ignored directory past the 64 that get an overlay is
+/// read-only, not writable, and a policy's writable tree that holds the whole repository does not
+/// make `.git` or the ignored entries writable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protection_holds_past_the_overlay_limit_and_under_a_writable_parent() {
+    require!(Need::UserNamespaces);
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), (".gitignore", "cache*/\n")]);
+    for i in 0..70 {
+        let d = repo.path.join(format!("cache{i:02}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("keep.txt"), "as it was\n").unwrap();
+    }
+    let git_config = std::fs::read_to_string(repo.path.join(".git/config")).unwrap();
+    let parent = repo.path.parent().unwrap().display().to_string();
+    let mock = MockModel::start().await;
+    let script =
+        "echo evil > cache69/keep.txt; echo evil > cache00/keep.txt; echo '[alias]' >> .git/config; echo done\n";
+    mock.turn(write("w.sh", script), false).turn(cmd("sh w.sh; rm -f w.sh"), false);
+    fix(&mock);
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{parent}\"]\n");
+    let yaml = spec(&repo, "limits", &mock, &policy, "");
+    let run = run_job(&repo, &yaml, &[]).await;
+    let wrote = result_of(&mock, 1);
+    assert!(wrote.contains("done"), "the command did not run: {wrote}");
+    for i in [0, 69] {
+        let got = std::fs::read_to_string(repo.path.join(format!("cache{i:02}/keep.txt"))).unwrap();
+        assert_eq!(got, "as it was\n", "cache{i:02} was written: {wrote}");
+    }
+    assert_eq!(std::fs::read_to_string(repo.path.join(".git/config")).unwrap(), git_config, "{wrote}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}

@@ -2,7 +2,7 @@
 //! the home, write outside the repository and into `.git`, and reach the network. Runs on macOS
 //! only (the Linux jail has its own suites); each attack leaves a marker the test looks for.
 
-use super::jail_support::{cmd, fix, result_of, spec};
+use super::jail_support::{cmd, fix, result_of, spec, write};
 use crate::common::mock_model::MockModel;
 use crate::common::*;
 
@@ -19,6 +19,10 @@ async fn seatbelt_keeps_commands_inside_the_repository() {
     let after_host = mock.base_url.split(':').nth(2).unwrap_or_default();
     let port: String = after_host.chars().take_while(char::is_ascii_digit).collect();
     let git_config = std::fs::read_to_string(repo.path.join(".git/config")).unwrap();
+    std::fs::create_dir_all(repo.path.join("cfg")).unwrap();
+    std::fs::write(repo.path.join("cfg/.env"), format!("TOKEN={secret}\n")).unwrap();
+    // Renames carry a tree by its top: the directory above a read-denied file, the repository.
+    let renames = "mv cfg c2 && cat c2/.env; cd .. && mv \"$OLDPWD\" \"$TMPDIR/r\" && echo MOVED; echo mv-done\n";
     mock.turn(cmd("cat \"$HOME/.ssh/id_ed25519\"; echo read-done"), false)
         .turn(cmd(&format!("echo x > '{}'; echo write-done", outside.display())), false)
         .turn(cmd("echo '[core]' >> .git/config; echo git-done"), false)
@@ -28,6 +32,7 @@ async fn seatbelt_keeps_commands_inside_the_repository() {
             )),
             false,
         );
+    mock.turn(write("mv.sh", renames), false).turn(cmd("sh mv.sh"), false);
     fix(&mock);
     let yaml = spec(&repo, "seatbelt", &mock, OPEN_POLICY, "pr: { enabled: false }\n");
     let run = run_job_env(&repo, &yaml, &[("HOME", home.to_str().unwrap())]).await;
@@ -40,5 +45,8 @@ async fn seatbelt_keeps_commands_inside_the_repository() {
     assert_eq!(after, git_config, "a command wrote .git/config: {}", result_of(&mock, 2));
     let net = result_of(&mock, 3);
     assert!(net.contains("net-done") && !net.contains("CONNECTED"), "a command reached the network: {net}");
+    let moved = result_of(&mock, 5);
+    assert!(moved.contains("mv-done") && !moved.contains(secret) && !moved.contains("MOVED"), "{moved}");
+    assert!(repo.path.join("cfg/.env").exists() && repo.path.join(".git").is_dir());
     assert_eq!(std::fs::read_to_string(repo.path.join("status.txt")).unwrap(), "fixed\n", "{}", run.stderr);
 }

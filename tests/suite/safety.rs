@@ -219,7 +219,10 @@ async fn writes_to_git_hooks_and_workflows_through_commands_are_refused_with_no_
 async fn a_poisoned_fsmonitor_in_the_repo_config_never_runs() {
     require!(Need::UserNamespaces);
     let repo = broken_repo();
-    let marker = repo.dir.path().join("fsmonitor-ran");
+    // Where a jailed command may write (a writable tree must not hold the repository).
+    let marks = repo.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let marker = marks.join("fsmonitor-ran");
     let hook = repo.dir.path().join("fsmon.sh");
     std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
     std::process::Command::new("chmod").args(["+x", hook.to_str().unwrap()]).status().unwrap();
@@ -232,7 +235,7 @@ async fn a_poisoned_fsmonitor_in_the_repo_config_never_runs() {
     mock.turn(call("run_cmd", json!({"command": "git status && git diff"})), false)
         .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("done"), false);
-    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", repo.dir.path().display());
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display());
     let yaml = with_policy(&repo, &job_yaml("fsmon", &mock.base_url, false), &policy);
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
