@@ -4,7 +4,7 @@
 //!     cargo bench --bench search -- TREE [RUNS] [RG]
 //!
 //! Each query runs RUNS times in this process through the tools' dispatch, as the agent loop
-//! calls them (the first call is reported apart), and RUNS times as an `rg` process with the
+//! calls them (the first call is reported apart), taking turns with an `rg` process with the
 //! same filters (hidden files searched, .gitignore respected, `.git` skipped, line numbers), so
 //! that `rg`'s times include its process start, as a model's `rg` command's would. The matches
 //! each side finds are compared, so a fast wrong answer cannot pass. Prints a Markdown table.
@@ -83,17 +83,16 @@ fn main() {
                 .expect("rg runs")
         };
         rg_run();
-        let mut times = Vec::new();
-        let mut out = String::new();
-        for _ in 0..runs + 1 {
+        // The first call apart; then hone and rg take turns, so that noise from the machine
+        // falls on both alike.
+        let t = Instant::now();
+        let mut out = tools.call(name, &args);
+        let first = t.elapsed();
+        let (mut times, mut rg_times, mut rg_out) = (Vec::new(), Vec::new(), String::new());
+        for _ in 0..runs {
             let t = Instant::now();
             out = tools.call(name, &args);
             times.push(t.elapsed());
-        }
-        let first = times.remove(0);
-        let mut rg_times = Vec::new();
-        let mut rg_out = String::new();
-        for _ in 0..runs {
             let t = Instant::now();
             let o = rg_run();
             rg_times.push(t.elapsed());
