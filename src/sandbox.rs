@@ -130,35 +130,31 @@ fn extra_writable(policy: &Policy, root: &Path) -> Vec<PathBuf> {
 }
 
 /// Files and directories in the repository (ignored ones too) that the policy forbids reading;
-/// a denied directory is not searched further.
+/// a denied directory is not searched further. Walked on every core: it sees the whole tree.
 pub fn read_denied(policy: &Policy, root: &Path) -> Vec<PathBuf> {
-    let found = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (p, r, f) = (policy.clone(), root.to_path_buf(), found.clone());
-    let mut walk = ignore::WalkBuilder::new(root);
-    walk.standard_filters(false).filter_entry(move |e| {
-        if e.file_name() == ".git" {
-            return false;
-        }
-        let rel = e.path().strip_prefix(&r).map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
-        if rel.is_empty() || crate::policy::decide_path(&p, &rel, crate::policy::Access::Read).allowed {
-            return true;
-        }
-        if let Ok(mut v) = f.lock() {
-            v.push(e.path().to_path_buf());
-        }
-        false
+    let found = std::sync::Mutex::new(Vec::new());
+    ignore::WalkBuilder::new(root).standard_filters(false).build_parallel().run(|| {
+        let found = &found;
+        Box::new(move |entry| {
+            let Ok(e) = entry else { return ignore::WalkState::Continue };
+            if e.file_name() == ".git" {
+                return ignore::WalkState::Skip;
+            }
+            let rel = e.path().strip_prefix(root).map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
+            if rel.is_empty() || crate::policy::read_denied_by(policy, &rel).is_none() {
+                return ignore::WalkState::Continue;
+            }
+            if let Ok(mut v) = found.lock() {
+                v.push(e.into_path());
+            }
+            ignore::WalkState::Skip
+        })
     });
-    walk.build().for_each(drop);
-    let out = found.lock().map(|v| v.clone()).unwrap_or_default();
-    #[allow(clippy::let_and_return)] // the guard must drop before `found`
+    let mut out = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    out.sort();
     out
 }
 
-/// The binary the jail runs as its holder and init: the one that is running. Its path may since
-/// hold another version, or nothing (hone upgraded or removed during a long fleet run); then the
-/// running binary is copied (from /proc/self/exe, which still reaches it) into a directory of the
-/// run's own, returned second so that it is removed with the jail. A deleted file cannot be
-/// bind-mounted, so /proc/self/exe itself is no use as the path.
 #[cfg(target_os = "linux")]
 fn running_binary() -> std::io::Result<(PathBuf, Option<PathBuf>)> {
     use std::os::unix::fs::MetadataExt;

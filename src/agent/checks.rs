@@ -10,18 +10,40 @@ impl Loop<'_> {
     /// keep the results in the report.
     pub async fn run_checks(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
         let baseline = attempt == 0 && record;
+        self.settle_marks().await;
         if !baseline && !self.touched {
             // A command may have changed files: the change existed, whatever happens to it later.
             let base = self.base;
             self.touched = self.ws.blocking(move |ws| ws.changes(base)).await.is_ok_and(|c| !c.is_empty());
         }
         // What the checks themselves leave in the work tree is theirs, not the model's change.
-        let before = self.ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default();
+        // Before the baseline of a run that requires a clean tree, intake saw it clean and
+        // nothing has written it since: no walk needed.
+        let before = if baseline && !self.job.repo.allow_dirty {
+            Vec::new()
+        } else {
+            self.ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default()
+        };
         let results = self.run_each_check(attempt, record).await;
-        if let Err(e) = self.ws.blocking(move |ws| ws.mark_artifacts(&before)).await {
-            self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
+        // After the baseline, telling what the checks wrote (a walk of the tree) runs alongside
+        // the first model request; it is settled before any tool runs (`settle_marks`).
+        match self.ws.spawn_blocking(move |ws| ws.mark_artifacts(&before)) {
+            Ok(task) => self.pending_marks = Some(task),
+            Err(e) => self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message)),
+        }
+        if !baseline {
+            self.settle_marks().await;
         }
         results
+    }
+
+    /// Wait for the marking of the last checks' artifacts, if it is still running.
+    pub async fn settle_marks(&mut self) {
+        if let Some(task) = self.pending_marks.take()
+            && let Err(e) = crate::git::settle(task).await
+        {
+            self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
+        }
     }
 
     async fn run_each_check(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {

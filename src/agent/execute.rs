@@ -128,6 +128,7 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
             () = cancel.cancelled() => Status::Cancelled,
         }
     };
+    lp.settle_marks().await;
     let touched = lp.touched();
     drop(lp);
     if status == Status::Cancelled || cancel.is_cancelled() {

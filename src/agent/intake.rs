@@ -179,22 +179,21 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             policy.protect(&rel, why);
         }
     }
-    if !job.repo.allow_dirty {
-        let dirty = ws.blocking(|ws| ws.dirty_paths()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
-        if !dirty.is_empty() {
-            let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
-            let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
-            return Err(fail(Invalid::new(
-                Code::Git,
-                format!(
-                    "error[E_GIT]: the work tree at {} has uncommitted changes: {}{more}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
-                    ws.root().display(),
-                    shown.join(", ")
-                ),
-            )));
-        }
+    // One walk of the work tree for both what is dirty and what is ignored.
+    let (dirty, ignored) =
+        ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    if !job.repo.allow_dirty && !dirty.is_empty() {
+        let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
+        let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
+        return Err(fail(Invalid::new(
+            Code::Git,
+            format!(
+                "error[E_GIT]: the work tree at {} has uncommitted changes: {}{more}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
+                ws.root().display(),
+                shown.join(", ")
+            ),
+        )));
     }
-    let ignored = ws.blocking(|ws| ws.ignored_entries()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     let (sandbox, sandbox_report) =
         build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored).await.map_err(&fail)?;
     let mut prepared = Prepared {

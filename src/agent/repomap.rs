@@ -143,6 +143,32 @@ pub async fn wait(
     }
 }
 
+/// The repository's files (as the search tools see them) with their sizes, walked on every
+/// core; at most `MAX_FILES_WALKED` (which ones, past that, depends on the walk's timing).
+fn files_with_sizes(root: &Path) -> Vec<(String, u64)> {
+    let found = std::sync::Mutex::new(Vec::new());
+    let count = std::sync::atomic::AtomicUsize::new(0);
+    crate::tools::search::walker(root).build_parallel().run(|| {
+        let (found, count) = (&found, &count);
+        Box::new(move |entry| {
+            let Ok(e) = entry else { return ignore::WalkState::Continue };
+            if !e.file_type().is_some_and(|t| t.is_file()) {
+                return ignore::WalkState::Continue;
+            }
+            if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= MAX_FILES_WALKED {
+                return ignore::WalkState::Quit;
+            }
+            let Ok(rel) = e.path().strip_prefix(root) else { return ignore::WalkState::Continue };
+            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            if let Ok(mut f) = found.lock() {
+                f.push((rel.to_string_lossy().into_owned(), size));
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    found.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
 fn build_with(
     tagger: &mut Tagger,
     cache: &mut super::tagcache::TagCache,
@@ -155,12 +181,9 @@ fn build_with(
         return String::new();
     }
     let budget = budget_tokens * 4;
-    let mut files: Vec<(String, u64)> = crate::tools::search::walk(root, root)
-        .take(MAX_FILES_WALKED)
-        .map(|(rel, abs)| (rel, std::fs::metadata(abs).map(|m| m.len()).unwrap_or(0)))
-        .collect();
+    let mut files = files_with_sizes(root);
     let total = files.len();
-    files.sort_by(|a, b| rank(&b.0, task).cmp(&rank(&a.0, task)).then(a.0.cmp(&b.0)));
+    files.sort_by_cached_key(|(rel, _)| (std::cmp::Reverse(rank(rel, task)), rel.clone()));
     let mut out = String::new();
     // The file list takes up to 40% of the budget (less room for the "more files" line).
     let mut listed = 0;

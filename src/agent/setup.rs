@@ -88,6 +88,20 @@ pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
 }
 
 /// Build the model client. Errors are user-facing input problems (exit 2).
+/// The HTTP client for a model at `base`. For a plain `http://` server (a local Ollama, vLLM or
+/// llama.cpp) no TLS trust store is loaded (reading the system's certificates costs ~10 ms
+/// before the first request); the client then trusts no certificate, so it can never be
+/// talked into an unverified `https://` connection.
+fn http_client(base: &str) -> Result<reqwest::Client, String> {
+    let mut b = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
+    if base.starts_with("http://") {
+        b = b.tls_certs_only(std::iter::empty());
+    }
+    b.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
 pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
     let m = &job.model;
     let file = job.spec_path.display();
@@ -99,11 +113,6 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
             .map_err(|diags| diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
     }
     let key = env.var(&m.api_key_env).map(str::to_string);
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
     if m.provider == Provider::Anthropic {
         let Some(api_key) = key else {
             return Err(format!(
@@ -115,7 +124,7 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
         let base = base.unwrap_or_else(|| "https://api.anthropic.com".into());
         let base = base.trim_end_matches('/').trim_end_matches("/v1");
         return Ok(Model::Anthropic(Anthropic {
-            http,
+            http: http_client(base)?,
             url: format!("{base}/v1/messages"),
             api_key,
             model: m.name.clone(),
@@ -152,7 +161,7 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
         }
     };
     Ok(Model::OpenAi(OpenAi {
-        http,
+        http: http_client(&base)?,
         url: format!("{}/chat/completions", base.trim_end_matches('/')),
         api_key: key,
         model: m.name.clone(),

@@ -43,6 +43,8 @@ pub struct Loop<'a> {
     reuse_sum: f64,
     /// Compactions forced by context-length errors in the current turn.
     forced_compactions: u32,
+    /// The marking of what the baseline's checks wrote, still running (`settle_marks`).
+    pub(super) pending_marks: Option<tokio::task::JoinHandle<crate::error::Result<Vec<String>>>>,
 }
 
 /// What to do after a model reply.
@@ -82,6 +84,7 @@ impl<'a> Loop<'a> {
             clarify_requested: false,
             finished: None,
             touched: false,
+            pending_marks: None,
             last_request: Vec::new(),
             calibration: 1.0,
             reuse_sum: 0.0,
@@ -121,7 +124,10 @@ impl<'a> Loop<'a> {
             }
             self.run.turns += 1;
             let turn = self.run.turns;
-            let reply = match self.request(turn).await {
+            let reply = self.request(turn).await;
+            // Nothing the model asks for runs before the tree's state is known.
+            self.settle_marks().await;
+            let reply = match reply {
                 Ok(Some(r)) => r,
                 Ok(None) => continue,
                 Err(s) => return s,

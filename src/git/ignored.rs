@@ -21,6 +21,29 @@ impl Workspace {
             .collect())
     }
 
+    /// The work tree at intake, in one walk: the dirty paths (as `dirty_paths` lists them) and
+    /// the ignored entries (as `ignored_entries`, and also those inside untracked directories).
+    /// Refreshes the index's stat cache (see `dirty_paths`).
+    pub fn intake_status(&self) -> Result<(Vec<String>, Vec<String>)> {
+        let mut opts = StatusOptions::new();
+        opts.include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .include_ignored(true)
+            .recurse_ignored_dirs(false)
+            .update_index(true);
+        let statuses = self.repo.statuses(Some(&mut opts))?;
+        let (mut dirty, mut ignored) = (Vec::new(), Vec::new());
+        for s in statuses.iter().filter(|s| s.status() != git2::Status::CURRENT) {
+            let Ok(path) = s.path() else { continue };
+            let path = path.trim_end_matches('/');
+            if self.is_excluded(path) {
+                continue;
+            }
+            if s.status().is_ignored() { &mut ignored } else { &mut dirty }.push(path.to_string());
+        }
+        Ok((dirty, ignored))
+    }
+
     /// Remove ignored entries that are not in `before`: what the run left in ignored paths.
     /// Nothing is followed: a symlink is removed itself, and a path under one is left alone.
     pub fn remove_new_ignored(&self, before: &[String]) -> Result<Vec<String>> {

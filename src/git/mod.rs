@@ -82,6 +82,15 @@ impl Workspace {
         T: Send + 'static,
         F: FnOnce(&Workspace) -> Result<T> + Send + 'static,
     {
+        settle(self.spawn_blocking(work)?).await
+    }
+
+    /// `blocking`, started now and awaited later (with `settle`).
+    pub fn spawn_blocking<T, F>(&self, work: F) -> Result<tokio::task::JoinHandle<Result<T>>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Workspace) -> Result<T> + Send + 'static,
+    {
         let repo = Repository::open(&self.root)
             .map_err(|e| HoneError::new(Code::Git, format!("cannot open the repository again: {}", e.message())))?;
         let handle = Workspace {
@@ -90,9 +99,7 @@ impl Workspace {
             excluded: self.excluded.clone(),
             artifacts: self.artifacts.clone(),
         };
-        tokio::task::spawn_blocking(move || work(&handle))
-            .await
-            .map_err(|e| HoneError::new(Code::Internal, format!("a git operation did not finish: {e}")))?
+        Ok(tokio::task::spawn_blocking(move || work(&handle)))
     }
 
     pub fn root(&self) -> &Path {
@@ -289,6 +296,11 @@ impl Workspace {
         }
         Ok(())
     }
+}
+
+/// The result of work started with `Workspace::spawn_blocking`.
+pub async fn settle<T>(task: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
+    task.await.map_err(|e| HoneError::new(Code::Internal, format!("a git operation did not finish: {e}")))?
 }
 
 #[cfg(test)]

@@ -50,20 +50,12 @@ pub const GREP: ToolDef = ToolDef {
 
 const MAX_FILES: usize = 200;
 
-/// Walk `base` (inside `root`) respecting .gitignore, yielding files with their relative paths.
-pub fn walk(root: &Path, base: &Path) -> impl Iterator<Item = (String, std::path::PathBuf)> {
-    let root = root.to_path_buf();
-    ignore::WalkBuilder::new(base)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(move |e| {
-            let rel = e.path().strip_prefix(&root).ok()?.to_string_lossy().into_owned();
-            Some((rel, e.into_path()))
-        })
+/// How every search walks: .gitignore respected (in or out of a git repository), hidden files
+/// seen, `.git` skipped, symlinks not followed.
+pub fn walker(base: &Path) -> ignore::WalkBuilder {
+    let mut w = ignore::WalkBuilder::new(base);
+    w.hidden(false).require_git(false).filter_entry(|e| e.file_name() != ".git");
+    w
 }
 
 #[derive(Deserialize)]
@@ -210,10 +202,7 @@ type Visit<'a> = Box<dyn FnMut(String) + Send + 'a>;
 
 fn walk_parallel<'a>(ctx: &'a ToolContext, base: &Path, mut make: impl FnMut() -> Visit<'a>) {
     let root = ctx.root.path();
-    ignore::WalkBuilder::new(base)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git")
+    walker(base)
         .build_parallel()
         .run(|| {
             let mut visit = make();
