@@ -125,7 +125,7 @@ pub fn spawn(
 ) -> tokio::task::JoinHandle<String> {
     let (root, task, policy) = (root.to_path_buf(), task.to_string(), policy.clone());
     tokio::task::spawn_blocking(move || {
-        let readable = |rel: &str| crate::policy::decide_path(&policy, rel, crate::policy::Access::Read).allowed;
+        let readable = |rel: &str| crate::policy::read_denied_by(&policy, rel).is_none();
         build(&root, &task, budget_tokens, &readable)
     })
 }
