@@ -52,6 +52,9 @@ pub enum Code {
     /// A verify command cannot run at all (not found, not executable, no JUnit file).
     #[serde(rename = "E_CHECK")]
     Check,
+    /// A setup command (installing dependencies) failed: nothing else ran.
+    #[serde(rename = "E_SETUP")]
+    Setup,
     /// The model ended its work as blocked (`finish` with `outcome: blocked`).
     #[serde(rename = "E_BLOCKED")]
     Blocked,
@@ -78,6 +81,7 @@ impl Code {
             Code::NotFound => "E_NOT_FOUND",
             Code::Forge => "E_FORGE",
             Code::Check => "E_CHECK",
+            Code::Setup => "E_SETUP",
             Code::Blocked => "E_BLOCKED",
             Code::Internal => "E_INTERNAL",
         }
@@ -149,6 +153,7 @@ mod tests {
             Code::NotFound,
             Code::Forge,
             Code::Check,
+            Code::Setup,
             Code::Blocked,
         ] {
             let json = serde_json::to_string(&code).unwrap();

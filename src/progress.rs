@@ -39,6 +39,17 @@ fn subject(args: &str) -> String {
     if one_line.chars().count() > 120 { one_line.chars().take(117).collect::<String>() + "..." } else { one_line }
 }
 
+/// A setup command's line: its name, how it ended, how long it took.
+fn setup_line(e: &Event) -> String {
+    let Event::SetupCompleted { name, passed, exit_code, timed_out, duration_ms } = e else { return String::new() };
+    let how = match (passed, timed_out) {
+        (true, _) => "done".to_string(),
+        (_, true) => "timed out".into(),
+        _ => format!("FAILED (exit {})", exit_code.map_or("signal".into(), |c| c.to_string())),
+    };
+    format!("setup `{name}`: {how} ({})", secs(*duration_ms))
+}
+
 fn secs(ms: u64) -> String {
     format!("{:.1}s", ms as f64 / 1000.0)
 }
@@ -104,6 +115,7 @@ impl Progress {
             Event::PolicyDecision { subject, allowed: false, rule, .. } => {
                 self.line(&format!("  denied by the policy: {subject} ({rule})"), r)
             }
+            Event::SetupCompleted { .. } => self.line(&setup_line(e), r),
             Event::VerifyCompleted {
                 attempt,
                 check,

@@ -62,7 +62,12 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
     result
 }
 
-fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> Result<Arc<ToolContext>, HoneError> {
+fn tool_context(
+    p: &Prepared,
+    cancel: &CancellationToken,
+    deadline: Instant,
+    sandbox: crate::sandbox::Sandbox,
+) -> Result<Arc<ToolContext>, HoneError> {
     let root =
         Root::new(p.ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
     Ok(Arc::new(ToolContext {
@@ -74,7 +79,7 @@ fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> 
         deadline,
         changes: Mutex::new(tools::patch::ChangeLog::default()),
         policy: p.policy.clone(),
-        sandbox: p.sandbox.clone(),
+        sandbox,
         decisions: Mutex::new(Vec::new()),
     }))
 }
@@ -82,7 +87,16 @@ fn tool_context(p: &Prepared, cancel: &CancellationToken, deadline: Instant) -> 
 async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git2::Oid) -> Result<Status, HoneError> {
     let (job, ws) = (&p.job, &p.ws);
     let deadline = p.deadline;
-    let ctx = tool_context(p, cancel, deadline)?;
+    // Setup first (in its own jail), then the run's jail; without setup, intake's jail is it.
+    let sandbox = if job.setup.is_empty() {
+        p.sandbox.clone()
+    } else {
+        match super::deps::run(p, run, cancel).await {
+            Ok((sandbox, _)) => sandbox,
+            Err(status) => return Ok(status),
+        }
+    };
+    let ctx = tool_context(p, cancel, deadline, sandbox)?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
     let mut lp = turns::Loop::new(p, &ctx, run, deadline, base);
     // The repo map is built while the baseline runs (both only read the tree as it was).

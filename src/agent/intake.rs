@@ -194,8 +194,17 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             ),
         )));
     }
-    let (sandbox, sandbox_report) =
-        build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored).await.map_err(&fail)?;
+    // With setup commands, this first jail is setup's: the network as `setup.network` says, and
+    // nothing protected from its writes (what it installs must stay). The run's own jail is built
+    // after setup (`deps::run`), protecting what setup made.
+    let (sandbox, sandbox_report) = if job.setup.is_empty() {
+        build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored).await
+    } else {
+        let mut setup_policy = policy.clone();
+        setup_policy.network |= policy.setup_network;
+        build_sandbox(&setup_policy, &ws, (&report_dir, &env), &format!("{}-setup", events.run_id()), &[]).await
+    }
+    .map_err(&fail)?;
     let mut prepared = Prepared {
         job,
         model,
@@ -266,7 +275,7 @@ async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken)
 
 /// Build the jail (which is also the probe: a machine that cannot jail stops the run here), or
 /// run commands unconfined when the policy says `sandbox: off`.
-async fn build_sandbox(
+pub(super) async fn build_sandbox(
     policy: &Policy,
     ws: &Workspace,
     (report_dir, env): (&ReportDir, &crate::env::RunEnv),

@@ -5,6 +5,7 @@ mod budget;
 pub mod checkpoint;
 pub mod checks;
 pub mod context;
+mod deps;
 mod execute;
 mod finish;
 pub mod history;

@@ -51,6 +51,7 @@ pub struct Run {
     pub usage: Usage,
     pub fix_attempts: u32,
     pub tool_calls: Vec<ToolCallRecord>,
+    pub setup: Vec<CheckResult>,
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
     pub files_changed: Vec<FileChange>,
@@ -85,6 +86,7 @@ impl Run {
             usage: Usage::default(),
             fix_attempts: 0,
             tool_calls: vec![],
+            setup: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],
@@ -126,7 +128,7 @@ impl From<&Run> for RunReport {
         (report.base_sha, report.base_branch) = (r.base_sha.clone(), r.base_branch.clone());
         (report.turns, report.usage, report.fix_attempts) = (r.turns, r.usage, r.fix_attempts);
         report.tool_calls = r.tool_calls.clone();
-        (report.baseline, report.verify) = (r.baseline.clone(), r.verify.clone());
+        (report.setup, report.baseline, report.verify) = (r.setup.clone(), r.baseline.clone(), r.verify.clone());
         report.files_changed = r.files_changed.clone();
         (report.commit, report.saved_ref) = (r.commit.clone(), r.saved_ref.clone());
         (report.errors, report.warnings) = (r.errors.clone(), r.warnings.clone());

@@ -54,6 +54,8 @@ pub struct Policy {
     /// Extra absolute paths commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
     pub network: bool,
+    /// The job's setup commands reach the network (`setup.network`), even when `network` is off.
+    pub setup_network: bool,
     pub sandbox: bool,
     pub env_pass: Vec<String>,
     pub pass_secrets: Vec<String>,
@@ -159,6 +161,7 @@ impl Policy {
             write_deny,
             sandbox_writable: vec![],
             network: false,
+            setup_network: false,
             sandbox: true,
             env_pass: strs(DEFAULT_ENV_PASS),
             pass_secrets: vec![],
@@ -226,6 +229,7 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
     command_rules(&mut p, &mut cmds, &map, &mut errors);
     path_rules(&mut p, raw.paths.unwrap_or_default(), &map, &mut errors);
     p.network = raw.network.unwrap_or(false);
+    p.setup_network = raw.setup.and_then(|s| s.network).unwrap_or(false);
     p.sandbox = raw.sandbox != Some(SandboxMode::Off);
     let env = raw.env.unwrap_or_default();
     if let Some(pass) = env.pass {

@@ -9,10 +9,19 @@ pub struct RawPolicy {
     pub commands: Option<RawCommands>,
     pub paths: Option<RawPaths>,
     pub network: Option<bool>,
+    pub setup: Option<RawSetup>,
     pub sandbox: Option<SandboxMode>,
     pub env: Option<RawEnv>,
     pub secrets: Option<Vec<String>>,
     pub limits: Option<RawLimits>,
+}
+
+/// What the job's setup commands may do beyond every command.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetup {
+    /// Setup reaches the network (to install dependencies); commands after it still do not.
+    pub network: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]

@@ -98,6 +98,14 @@ pub enum Event {
         exit_code: Option<i32>,
         duration_ms: u64,
     },
+    /// A setup command (job spec `setup:`) finished; setup stops at the first that fails.
+    SetupCompleted {
+        name: String,
+        passed: bool,
+        exit_code: Option<i32>,
+        timed_out: bool,
+        duration_ms: u64,
+    },
     VerifyStarted {
         attempt: u32,
         check: String,

@@ -46,6 +46,17 @@ fn baseline_case(job: &str, c: &CheckResult) -> TestCase {
     b.build()
 }
 
+/// A setup command: a failure is a failure (it stopped the run).
+fn setup_case(job: &str, c: &CheckResult) -> TestCase {
+    let mut b = if c.passed {
+        TestCaseBuilder::success(&c.name, Duration::milliseconds(c.duration_ms as i64))
+    } else {
+        TestCaseBuilder::failure(&c.name, Duration::milliseconds(c.duration_ms as i64), "setup", &why(c))
+    };
+    b.set_classname(&format!("hone.{job}.setup")).set_system_out(&c.output_tail);
+    b.build()
+}
+
 /// junit-report prints times as `f64` seconds, and a sum like 3 + 0.361 prints as
 /// `3.3609999999999998`, which the junit-10 XSD rejects (at most 3 decimals). Rewrite every
 /// `time="…"` attribute with exactly three decimals.
@@ -96,6 +107,14 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
     let mut suite = TestSuiteBuilder::new(&format!("hone.{}", r.job));
     suite.add_testcases(cases);
     let mut report = ReportBuilder::new();
+    if !r.setup.is_empty() {
+        let mut setup = TestSuiteBuilder::new(&format!("hone.{}.setup", r.job));
+        setup.add_testcases(r.setup.iter().map(|c| setup_case(&r.job, c)));
+        if let Some(ts) = ts {
+            setup.set_timestamp(ts);
+        }
+        report.add_testsuite(setup.build());
+    }
     if !r.baseline.is_empty() {
         let mut base = TestSuiteBuilder::new(&format!("hone.{}.baseline", r.job));
         base.add_testcases(r.baseline.iter().map(|c| baseline_case(&r.job, c)));

@@ -177,6 +177,8 @@ pub struct RunReport {
     pub usage: Usage,
     pub fix_attempts: u32,
     pub tool_calls: Vec<ToolCallRecord>,
+    /// The job's setup commands, in order (the last one is the one that failed, if any did).
+    pub setup: Vec<CheckResult>,
     /// The checks as they were before any change (attempt 0).
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
@@ -239,6 +241,7 @@ impl RunReport {
             usage: Usage::default(),
             fix_attempts: 0,
             tool_calls: vec![],
+            setup: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],

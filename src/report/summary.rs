@@ -24,6 +24,23 @@ fn cell(c: &crate::verify::CheckResult) -> String {
     }
 }
 
+/// The setup commands and how each went.
+fn setup(s: &mut String, r: &RunReport) {
+    if r.setup.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n### Setup\n\n| Command | Result | Time |\n|---|---|---|");
+    for c in &r.setup {
+        let res = match (c.passed, c.timed_out, c.exit_code) {
+            (true, _, _) => "done".to_string(),
+            (_, true, _) => "timed out".into(),
+            (_, _, Some(code)) => format!("failed (exit {code})"),
+            _ => "killed".into(),
+        };
+        let _ = writeln!(s, "| `{}` | {res} | {:.1}s |", c.name, c.duration_ms as f64 / 1000.0);
+    }
+}
+
 /// The checks table: each check's expectation, baseline, final result and attempts.
 fn checks(s: &mut String, r: &RunReport) {
     if r.verify.is_empty() && r.baseline.is_empty() {
@@ -82,6 +99,7 @@ pub fn render(r: &RunReport) -> String {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
+    setup(&mut s, r);
     checks(&mut s, r);
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render());

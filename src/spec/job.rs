@@ -12,6 +12,8 @@ pub struct Job {
     pub task: String,
     pub repo: RepoSpec,
     pub model: ModelSpec,
+    /// Commands that prepare the work tree (install dependencies) before the baseline.
+    pub setup: Vec<SetupSpec>,
     pub verify: Vec<VerifySpec>,
     pub limits: Limits,
     pub policy: Option<PathBuf>,
@@ -88,6 +90,28 @@ pub struct VerifySpec {
     pub junit: Option<String>,
     #[serde(with = "dur_ser")]
     pub timeout: Duration,
+}
+
+/// A setup command: run once, in order, after the checkout and before the baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupSpec {
+    pub name: String,
+    pub run: String,
+    #[serde(with = "dur_ser")]
+    pub timeout: Duration,
+}
+
+impl SetupSpec {
+    /// As a check that must pass, to run and report like one.
+    pub fn as_check(&self) -> VerifySpec {
+        VerifySpec {
+            name: self.name.clone(),
+            run: self.run.clone(),
+            expect: super::raw::Expect::default(),
+            junit: None,
+            timeout: self.timeout,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -147,6 +147,7 @@ impl Checker<'_> {
             scratch: r.scratch.unwrap_or(false),
         };
         let model = self.model(raw.model, dir);
+        let setup = self.setup(raw.setup.unwrap_or_default());
         let verify = self.verify(raw.verify.unwrap_or_default());
         let limits = self.limits(raw.limits.unwrap_or_default());
         let git = self.git(raw.git.unwrap_or_default(), &name);
@@ -161,6 +162,7 @@ impl Checker<'_> {
             task,
             repo,
             model,
+            setup,
             verify,
             limits,
             policy,
@@ -221,6 +223,49 @@ impl Checker<'_> {
         tools
     }
 
+    /// The name, command and timeout of `setup[i]` or `verify[i]` (at `base`), each checked:
+    /// names present and unique among `taken`, a command, a timeout above zero.
+    fn command(
+        &mut self,
+        base: &str,
+        (name, run, timeout): (Option<String>, Option<String>, Option<duration::Dur>),
+        taken: &[&str],
+    ) -> (String, String, Duration) {
+        let name = name.unwrap_or_default();
+        if name.trim().is_empty() {
+            self.missing(&join(base, "name"), "give each command a short `name`, like deps, lint or test");
+        } else if taken.contains(&name.as_str()) {
+            self.err(
+                &join(base, "name"),
+                format!("duplicate name `{name}`"),
+                "names must be unique: they identify commands in reports",
+            );
+        }
+        let run = run.unwrap_or_default();
+        if run.trim().is_empty() {
+            self.missing(&join(base, "run"), "set `run:` to the shell command, like `python -m pytest -q`");
+        }
+        let timeout = timeout.map_or(Duration::from_secs(600), |d| d.0);
+        if timeout.is_zero() {
+            self.err(&join(base, "timeout"), "must be more than zero", "for example `10m`");
+        }
+        (name, run, timeout)
+    }
+
+    fn setup(&mut self, raw: Vec<raw::RawSetup>) -> Vec<SetupSpec> {
+        let mut out: Vec<SetupSpec> = Vec::new();
+        for (i, s) in raw.into_iter().enumerate() {
+            let base = format!("setup[{i}]");
+            if self.removed.contains(&base) {
+                continue;
+            }
+            let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
+            let (name, run, timeout) = self.command(&base, (s.name, s.run, s.timeout), &taken);
+            out.push(SetupSpec { name, run, timeout });
+        }
+        out
+    }
+
     fn verify(&mut self, raw: Vec<raw::RawVerify>) -> Vec<VerifySpec> {
         let mut out: Vec<VerifySpec> = Vec::new();
         for (i, v) in raw.into_iter().enumerate() {
@@ -228,24 +273,8 @@ impl Checker<'_> {
             if self.removed.contains(&base) {
                 continue;
             }
-            let name = v.name.unwrap_or_default();
-            if name.trim().is_empty() {
-                self.missing(&join(&base, "name"), "give each check a short `name`, like lint or test");
-            } else if out.iter().any(|o| o.name == name) {
-                self.err(
-                    &join(&base, "name"),
-                    format!("duplicate check name `{name}`"),
-                    "names must be unique: they identify checks in reports",
-                );
-            }
-            let run = v.run.unwrap_or_default();
-            if run.trim().is_empty() {
-                self.missing(&join(&base, "run"), "set `run:` to the shell command, like `python -m pytest -q`");
-            }
-            let timeout = v.timeout.map_or(Duration::from_secs(600), |d| d.0);
-            if timeout.is_zero() {
-                self.err(&join(&base, "timeout"), "must be more than zero", "for example `10m`");
-            }
+            let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
+            let (name, run, timeout) = self.command(&base, (v.name, v.run, v.timeout), &taken);
             if let Some(j) = &v.junit
                 && (j.starts_with('/') || j.split('/').any(|c| c == ".."))
             {

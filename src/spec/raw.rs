@@ -12,6 +12,7 @@ pub struct RawJob {
     pub task: Option<String>,
     pub repo: Option<RawRepo>,
     pub model: Option<RawModel>,
+    pub setup: Option<Vec<RawSetup>>,
     pub verify: Option<Vec<RawVerify>>,
     pub limits: Option<RawLimits>,
     pub policy: Option<String>,
@@ -95,6 +96,14 @@ pub struct RawRetry {
     pub max_attempts: Option<u32>,
     pub initial_delay: Option<Dur>,
     pub max_delay: Option<Dur>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSetup {
+    pub name: Option<String>,
+    pub run: Option<String>,
+    pub timeout: Option<Dur>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -98,6 +98,21 @@ fn verify_entries_need_name_and_run_and_unique_names() {
 }
 
 #[test]
+fn setup_entries_are_checked_like_verify_entries_and_keep_their_order() {
+    let setup = "setup:\n  - { name: venv, run: \"python3 -m venv .venv\", timeout: 5m }\n  - { name: deps, run: \"npm ci\" }\nverify:\n";
+    let job = parse(Path::new("dir/job.yaml"), &GOOD.replace("verify:\n", setup)).unwrap();
+    let names: Vec<(&str, u64)> = job.setup.iter().map(|s| (s.name.as_str(), s.timeout.as_secs())).collect();
+    assert_eq!(names, [("venv", 300), ("deps", 600)]);
+    let bad =
+        "setup:\n  - { name: deps }\n  - { name: deps, run: x, timeout: 0s }\n  - { run: y, colour: red }\nverify:\n";
+    let e = errors(&GOOD.replace("verify:\n", bad));
+    let mut paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();
+    paths.sort();
+    let want = ["setup[0].run", "setup[1].name", "setup[1].timeout", "setup[2].colour", "setup[2].name"];
+    assert_eq!(paths, want, "{e:#?}");
+}
+
+#[test]
 fn empty_file_reports_missing_required_keys() {
     let e = errors("");
     let paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();

@@ -202,23 +202,21 @@ type Visit<'a> = Box<dyn FnMut(String) + Send + 'a>;
 
 fn walk_parallel<'a>(ctx: &'a ToolContext, base: &Path, mut make: impl FnMut() -> Visit<'a>) {
     let root = ctx.root.path();
-    walker(base)
-        .build_parallel()
-        .run(|| {
-            let mut visit = make();
-            Box::new(move |entry| {
-                if ctx.cancel.is_cancelled() {
-                    return WalkState::Quit;
-                }
-                if let Ok(e) = entry
-                    && e.file_type().is_some_and(|t| t.is_file())
-                    && let Ok(rel) = e.path().strip_prefix(root)
-                {
-                    visit(rel.to_string_lossy().into_owned());
-                }
-                WalkState::Continue
-            })
-        });
+    walker(base).build_parallel().run(|| {
+        let mut visit = make();
+        Box::new(move |entry| {
+            if ctx.cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
+            if let Ok(e) = entry
+                && e.file_type().is_some_and(|t| t.is_file())
+                && let Ok(rel) = e.path().strip_prefix(root)
+            {
+                visit(rel.to_string_lossy().into_owned());
+            }
+            WalkState::Continue
+        })
+    });
 }
 
 /// The matches found so far, by file in path order: at most `max` are kept (the first in path

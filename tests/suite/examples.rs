@@ -129,3 +129,14 @@ async fn validate_tells_fleet_and_policy_files_from_job_specs() {
     assert!(bad.stderr.contains("`concurrenc`") && bad.stderr.contains("did you mean `concurrency`"), "{}", bad.stderr);
     assert!(!bad.stderr.contains("unknown key `repos`"), "{}", bad.stderr);
 }
+
+/// The setup example validates, and its policy gives setup (only) the network.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_setup_example_validates() {
+    let spec = root().join("examples/setup/job.yaml");
+    let v = run_hone(&["validate", spec.to_str().unwrap()], &[], root().join("target/unused-setup")).await;
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    assert!(v.stdout.contains("network off"), "{}", v.stdout);
+    let policy = std::fs::read_to_string(root().join("examples/setup/policy.yaml")).unwrap();
+    assert!(policy.contains("setup:\n  network: true"));
+}

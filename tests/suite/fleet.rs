@@ -347,3 +347,28 @@ async fn resume_after_a_dry_run_does_the_real_work() {
         assert_eq!(git(&origin, &["branch", "--list", "hone/fleetjob"]).trim(), "hone/fleetjob", "{i} was pushed");
     }
 }
+
+/// Setup runs per repository: where it fails, that repository is `failed` with `E_SETUP`, and
+/// the others go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_whose_setup_fails_is_failed_and_the_others_go_on() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let lines: Vec<String> =
+        setup(dir.path()).into_iter().filter(|l| ["r00", "r01", "r03"].iter().any(|r| l.contains(r))).collect();
+    // r03's check.sh says "never": its setup fails.
+    let job = std::fs::read_to_string(dir.path().join("job.yaml")).unwrap();
+    let job = job.replace("verify:\n", "setup:\n  - { name: deps, run: \"! grep -q never check.sh\" }\nverify:\n");
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let (gh, rec) = github_creating_prs().await;
+    let file = fleet_file(dir.path(), &lines, "ws");
+    let run = fleet(&["fleet", file.to_str().unwrap()], dir.path(), &gh).await;
+    let report: Value = read_json(&dir.path().join("ws/fleet.json"));
+    let r03 = repo_entry(&report, "r03");
+    assert_eq!((r03["status"].as_str(), r03["code"].as_str()), (Some("failed"), Some("E_SETUP")), "{report:#}");
+    for r in ["r00", "r01"] {
+        assert_eq!(repo_entry(&report, r)["status"], "pr_created", "{report:#}");
+    }
+    assert_eq!(rec.0.lock().unwrap().len(), 2);
+    assert_ne!(run.code, 0, "a failed repository makes the fleet's exit code say so");
+}

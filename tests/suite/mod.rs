@@ -31,4 +31,5 @@ mod progress;
 mod prompt_cache;
 mod report_schema;
 mod safety;
+mod setup_cmds;
 mod spec_errors;

@@ -1,0 +1,94 @@
+//! The job's setup commands (`setup:`, installing dependencies): run in order after the checkout
+//! and before the baseline, in setup's jail (network as the policy's `setup.network` says); then
+//! the run's own jail is built, protecting what setup made, which is never part of the change.
+
+use super::intake::{Prepared, build_sandbox};
+use super::run::Run;
+use super::state::State;
+use crate::error::Code;
+use crate::protocol::Event;
+use crate::report::ErrorRecord;
+use crate::report::Status;
+use crate::sandbox::{Sandbox, SandboxReport};
+use tokio_util::sync::CancellationToken;
+
+/// How many lines of a failed setup command's output the error shows.
+const TAIL_LINES: usize = 12;
+
+/// Run the setup commands, then build the run's jail. `Err` is the run's status when setup
+/// failed or was cut short (recorded in `run`); nothing else runs then.
+pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Result<(Sandbox, SandboxReport), Status> {
+    let ws = &p.ws;
+    let before =
+        if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
+    let env = super::setup::command_env(&p.policy, &p.env);
+    for s in &p.job.setup {
+        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, &p.sandbox).await;
+        r.output_tail = p.redactor.apply(&r.output_tail);
+        r.accepted = r.passed;
+        p.events.emit(Event::SetupCompleted {
+            name: s.name.clone(),
+            passed: r.passed,
+            exit_code: r.exit_code,
+            timed_out: r.timed_out,
+            duration_ms: r.duration_ms,
+        });
+        let failed = !r.passed;
+        let why = match (r.cancelled, r.timed_out, r.exit_code) {
+            (true, _, _) => "was cancelled".to_string(),
+            (_, true, _) => format!("ran past its timeout ({})", crate::spec::duration::format(s.timeout)),
+            (_, _, Some(c)) => format!("exited with {c}"),
+            _ => "was killed by a signal".into(),
+        };
+        let mut tail: Vec<String> = r.output_tail.lines().rev().take(TAIL_LINES).map(str::to_string).collect();
+        tail.reverse();
+        run.setup.push(r);
+        if failed {
+            if cancel.is_cancelled() {
+                return Err(Status::Cancelled);
+            }
+            run.errors.push(ErrorRecord {
+                code: Code::Setup,
+                message: format!(
+                    "setup command `{}` ({}) {why}; no model request was made. Its output ended:\n{}\n  = help: fix the command in the job spec's `setup:`, or the policy (`setup.network: true` if it downloads)",
+                    s.name,
+                    s.run,
+                    tail.join("\n")
+                ),
+            });
+            super::turns::enter(&mut run.machine, &p.events, State::Summarizing, "a setup command failed");
+            return Err(Status::InvalidInput);
+        }
+    }
+    protect_and_jail(p, run, &before).await
+}
+
+/// What setup made is the checks' ground, not the change: new untracked entries become
+/// artifacts (left out of the change, removed at the end), and they and new ignored entries are
+/// protected in the run's jail like ignored entries that were there before.
+async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Result<(Sandbox, SandboxReport), Status> {
+    let before = before.to_vec();
+    let made = p.ws.blocking(move |ws| ws.mark_artifacts(&before)).await;
+    let status = p.ws.blocking(|ws| ws.intake_status()).await;
+    let (made, (_, ignored)) = match (made, status) {
+        (Ok(m), Ok(s)) => (m, s),
+        (Err(e), _) | (_, Err(e)) => {
+            run.errors.push(ErrorRecord { code: e.code, message: e.render() });
+            return Err(Status::Error);
+        }
+    };
+    let mut protected = ignored;
+    protected.extend(made);
+    protected.sort();
+    protected.dedup();
+    match build_sandbox(&p.policy, &p.ws, (&p.report_dir, &p.env), p.events.run_id(), &protected).await {
+        Ok((sandbox, report)) => {
+            run.policy.sandbox = report.clone();
+            Ok((sandbox, report))
+        }
+        Err(invalid) => {
+            run.errors.push(ErrorRecord { code: invalid.code, message: invalid.message });
+            Err(Status::InvalidInput)
+        }
+    }
+}
