@@ -9,6 +9,7 @@ mod deps;
 mod execute;
 mod finish;
 pub mod history;
+mod hooks;
 pub mod intake;
 pub mod locate;
 pub mod plan;

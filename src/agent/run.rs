@@ -52,6 +52,7 @@ pub struct Run {
     pub fix_attempts: u32,
     pub tool_calls: Vec<ToolCallRecord>,
     pub setup: Vec<CheckResult>,
+    pub hooks: Vec<crate::report::HookRecord>,
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
     pub files_changed: Vec<FileChange>,
@@ -87,6 +88,7 @@ impl Run {
             fix_attempts: 0,
             tool_calls: vec![],
             setup: vec![],
+            hooks: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],
@@ -129,6 +131,7 @@ impl From<&Run> for RunReport {
         (report.turns, report.usage, report.fix_attempts) = (r.turns, r.usage, r.fix_attempts);
         report.tool_calls = r.tool_calls.clone();
         (report.setup, report.baseline, report.verify) = (r.setup.clone(), r.baseline.clone(), r.verify.clone());
+        report.hooks = r.hooks.clone();
         report.files_changed = r.files_changed.clone();
         (report.commit, report.saved_ref) = (r.commit.clone(), r.saved_ref.clone());
         (report.errors, report.warnings) = (r.errors.clone(), r.warnings.clone());

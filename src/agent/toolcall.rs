@@ -19,7 +19,7 @@ impl Loop<'_> {
             args: args.clone(),
         });
         let started = Instant::now();
-        let out = match self.agent_tool(turn, call).await {
+        let mut out = match self.agent_tool(turn, call).await {
             Some(out) => crate::protocol::ToolOutput { content: self.tools.redactor.apply(&out.content), ..out },
             None => tools::dispatch(self.tools, call).await,
         };
@@ -30,8 +30,13 @@ impl Loop<'_> {
         {
             self.touched = true;
             // A file the model wrote is its change, even where a check had left one.
-            for rel in self.tools.changes.lock().map(|c| c.last_paths()).unwrap_or_default() {
-                self.ws.claim(&rel);
+            let paths = self.tools.changes.lock().map(|c| c.last_paths()).unwrap_or_default();
+            for rel in &paths {
+                self.ws.claim(rel);
+            }
+            if !self.job.hooks.after_edit.is_empty() {
+                let note = self.after_edit(turn, &paths).await;
+                out.content.push_str(&note);
             }
         }
         let duration_ms = started.elapsed().as_millis() as u64;

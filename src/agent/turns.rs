@@ -309,6 +309,7 @@ impl<'a> Loop<'a> {
     async fn verify_round(&mut self, turn: u32, attempt: u32) -> Option<Status> {
         let max_fixes = self.job.limits.max_fix_attempts;
         self.enter(State::Verifying, format!("the model finished; verification attempt {attempt}"));
+        let hook_note = self.before_verify(turn).await;
         let results = self.verify(attempt).await;
         if results.iter().any(|r| r.cancelled) {
             return Some(Status::Cancelled);
@@ -332,6 +333,7 @@ impl<'a> Loop<'a> {
         self.enter(State::Executing, format!("fix attempt {}", self.run.fix_attempts));
         self.events.emit(Event::FixRequested { attempt: self.run.fix_attempts, failing });
         let mut fb = verify::feedback(&results, self.run.fix_attempts, max_fixes);
+        fb.push_str(&hook_note);
         match self.judge_progress(turn, &format!("verification round {attempt}"), &results).await {
             Ok(Some(note)) => fb.push_str(&note),
             Ok(None) => {}

@@ -106,6 +106,16 @@ pub enum Event {
         timed_out: bool,
         duration_ms: u64,
     },
+    /// A hook (job spec `hooks:`) ran, or was refused by the policy (`passed: false`, no code).
+    HookCompleted {
+        kind: String,
+        name: String,
+        passed: bool,
+        exit_code: Option<i32>,
+        /// Files it was given that it changed.
+        changed: Vec<String>,
+        duration_ms: u64,
+    },
     VerifyStarted {
         attempt: u32,
         check: String,

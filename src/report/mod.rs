@@ -77,6 +77,25 @@ pub struct ToolCallRecord {
     pub duration_ms: u64,
 }
 
+/// One run of a hook (`hooks:` in the job spec).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HookRecord {
+    /// `after_edit` or `before_verify`.
+    pub kind: String,
+    pub name: String,
+    /// The turn it followed (for `before_verify`, the turn that ended in verification).
+    pub turn: u32,
+    /// The command as run, with `{files}` substituted.
+    pub command: String,
+    pub passed: bool,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// Files it was given that it changed.
+    pub changed: Vec<String>,
+    /// The policy rule that refused it, when it was not run.
+    pub denied: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorRecord {
     pub code: Code,
@@ -179,6 +198,8 @@ pub struct RunReport {
     pub tool_calls: Vec<ToolCallRecord>,
     /// The job's setup commands, in order (the last one is the one that failed, if any did).
     pub setup: Vec<CheckResult>,
+    /// Every hook run.
+    pub hooks: Vec<HookRecord>,
     /// The checks as they were before any change (attempt 0).
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
@@ -242,6 +263,7 @@ impl RunReport {
             fix_attempts: 0,
             tool_calls: vec![],
             setup: vec![],
+            hooks: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],

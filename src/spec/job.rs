@@ -14,6 +14,8 @@ pub struct Job {
     pub model: ModelSpec,
     /// Commands that prepare the work tree (install dependencies) before the baseline.
     pub setup: Vec<SetupSpec>,
+    /// Commands run around the model's edits (formatters, fixers).
+    pub hooks: HooksSpec,
     pub verify: Vec<VerifySpec>,
     pub limits: Limits,
     pub policy: Option<PathBuf>,
@@ -112,6 +114,15 @@ impl SetupSpec {
             timeout: self.timeout,
         }
     }
+}
+
+/// `hooks:`: `after_edit` runs after each successful write tool, with `{files}` the changed
+/// paths (shell-quoted); `before_verify` once before each verification round, with `{files}` the
+/// change's paths.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct HooksSpec {
+    pub after_edit: Vec<SetupSpec>,
+    pub before_verify: Vec<SetupSpec>,
 }
 
 #[derive(Debug, Clone, Serialize)]

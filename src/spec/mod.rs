@@ -147,7 +147,16 @@ impl Checker<'_> {
             scratch: r.scratch.unwrap_or(false),
         };
         let model = self.model(raw.model, dir);
-        let setup = self.setup(raw.setup.unwrap_or_default());
+        let setup = self.commands("setup", raw.setup.unwrap_or_default(), Duration::from_secs(600));
+        let h = raw.hooks.unwrap_or_default();
+        let hooks = HooksSpec {
+            after_edit: self.commands("hooks.after_edit", h.after_edit.unwrap_or_default(), Duration::from_secs(60)),
+            before_verify: self.commands(
+                "hooks.before_verify",
+                h.before_verify.unwrap_or_default(),
+                Duration::from_secs(300),
+            ),
+        };
         let verify = self.verify(raw.verify.unwrap_or_default());
         let limits = self.limits(raw.limits.unwrap_or_default());
         let git = self.git(raw.git.unwrap_or_default(), &name);
@@ -163,6 +172,7 @@ impl Checker<'_> {
             repo,
             model,
             setup,
+            hooks,
             verify,
             limits,
             policy,
@@ -230,6 +240,7 @@ impl Checker<'_> {
         base: &str,
         (name, run, timeout): (Option<String>, Option<String>, Option<duration::Dur>),
         taken: &[&str],
+        default_timeout: Duration,
     ) -> (String, String, Duration) {
         let name = name.unwrap_or_default();
         if name.trim().is_empty() {
@@ -245,22 +256,23 @@ impl Checker<'_> {
         if run.trim().is_empty() {
             self.missing(&join(base, "run"), "set `run:` to the shell command, like `python -m pytest -q`");
         }
-        let timeout = timeout.map_or(Duration::from_secs(600), |d| d.0);
+        let timeout = timeout.map_or(default_timeout, |d| d.0);
         if timeout.is_zero() {
             self.err(&join(base, "timeout"), "must be more than zero", "for example `10m`");
         }
         (name, run, timeout)
     }
 
-    fn setup(&mut self, raw: Vec<raw::RawSetup>) -> Vec<SetupSpec> {
+    /// `setup` or a hook list (at `key`), each entry checked like a check.
+    fn commands(&mut self, key: &str, raw: Vec<raw::RawSetup>, default_timeout: Duration) -> Vec<SetupSpec> {
         let mut out: Vec<SetupSpec> = Vec::new();
         for (i, s) in raw.into_iter().enumerate() {
-            let base = format!("setup[{i}]");
+            let base = format!("{key}[{i}]");
             if self.removed.contains(&base) {
                 continue;
             }
             let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
-            let (name, run, timeout) = self.command(&base, (s.name, s.run, s.timeout), &taken);
+            let (name, run, timeout) = self.command(&base, (s.name, s.run, s.timeout), &taken, default_timeout);
             out.push(SetupSpec { name, run, timeout });
         }
         out
@@ -274,7 +286,8 @@ impl Checker<'_> {
                 continue;
             }
             let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
-            let (name, run, timeout) = self.command(&base, (v.name, v.run, v.timeout), &taken);
+            let (name, run, timeout) =
+                self.command(&base, (v.name, v.run, v.timeout), &taken, Duration::from_secs(600));
             if let Some(j) = &v.junit
                 && (j.starts_with('/') || j.split('/').any(|c| c == ".."))
             {

@@ -13,6 +13,7 @@ pub struct RawJob {
     pub repo: Option<RawRepo>,
     pub model: Option<RawModel>,
     pub setup: Option<Vec<RawSetup>>,
+    pub hooks: Option<RawHooks>,
     pub verify: Option<Vec<RawVerify>>,
     pub limits: Option<RawLimits>,
     pub policy: Option<String>,
@@ -104,6 +105,13 @@ pub struct RawSetup {
     pub name: Option<String>,
     pub run: Option<String>,
     pub timeout: Option<Dur>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    pub after_edit: Option<Vec<RawSetup>>,
+    pub before_verify: Option<Vec<RawSetup>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -154,7 +154,9 @@ pub fn commit_problems(report: &Value, report_dir: &Path, ctx: &RunContext) -> V
     }
     // What the model's tools wrote: from the mock's served calls and report.json's tool_calls.
     let calls: Vec<&Value> = report["tool_calls"].as_array().into_iter().flatten().collect();
-    let commands_ran = calls.iter().any(|c| c["name"] == "run_cmd" && c["code"] != "E_POLICY_DENIED");
+    // A hook the job ran (not refused) is a command too: its edits are part of the change.
+    let hooks_ran = report["hooks"].as_array().into_iter().flatten().any(|h| h["denied"].is_null());
+    let commands_ran = hooks_ran || calls.iter().any(|c| c["name"] == "run_cmd" && c["code"] != "E_POLICY_DENIED");
     if !commands_ran {
         let mut written: BTreeSet<String> = BTreeSet::new();
         let mut unreadable = Vec::new();

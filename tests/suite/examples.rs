@@ -130,13 +130,18 @@ async fn validate_tells_fleet_and_policy_files_from_job_specs() {
     assert!(!bad.stderr.contains("unknown key `repos`"), "{}", bad.stderr);
 }
 
-/// The setup example validates, and its policy gives setup (only) the network.
+/// The setup and hooks example validates (its policy's examples too), and its policy gives setup
+/// (only) the network.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_setup_example_validates() {
-    let spec = root().join("examples/setup/job.yaml");
-    let v = run_hone(&["validate", spec.to_str().unwrap()], &[], root().join("target/unused-setup")).await;
-    assert_eq!(v.code, 0, "{}", v.stderr);
-    assert!(v.stdout.contains("network off"), "{}", v.stdout);
+    for f in ["job.yaml", "policy.yaml"] {
+        let path = root().join("examples/setup").join(f);
+        let v = run_hone(&["validate", path.to_str().unwrap()], &[], root().join("target/unused-setup")).await;
+        assert_eq!(v.code, 0, "{f}: {}", v.stderr);
+        assert!(v.stdout.contains("network off"), "{}", v.stdout);
+    }
     let policy = std::fs::read_to_string(root().join("examples/setup/policy.yaml")).unwrap();
     assert!(policy.contains("setup:\n  network: true"));
+    let job = std::fs::read_to_string(root().join("examples/setup/job.yaml")).unwrap();
+    assert!(job.contains("after_edit:") && job.contains("before_verify:") && job.contains("{files}"));
 }

@@ -10,6 +10,7 @@ mod examples;
 mod first_runs;
 mod fleet;
 mod harness;
+mod hooks;
 mod install;
 #[cfg(target_os = "linux")]
 mod jail_files;

@@ -1,0 +1,152 @@
+//! The job's hooks around the model's edits (`hooks:`): `after_edit` after each successful write
+//! tool, `before_verify` before each verification round. Each runs in the run's jail, is checked
+//! against the command policy, and is recorded; what it changes in the files it was given is
+//! shown to the model as a short diff, so that the model's view of those files stays true.
+
+use super::turns::Loop;
+use crate::protocol::Event;
+use crate::report::HookRecord;
+use crate::spec::SetupSpec;
+use std::fmt::Write as _;
+
+/// How much of a hook's diff (lines) and failing output (lines) the model is shown.
+const DIFF_LINES: usize = 40;
+const TAIL_LINES: usize = 15;
+
+/// `files`, each quoted for a POSIX shell, space-separated.
+pub fn quote_all(files: &[String]) -> String {
+    files.iter().map(|f| format!("'{}'", f.replace('\'', r"'\''"))).collect::<Vec<_>>().join(" ")
+}
+
+/// The unified diff of `rel` from `old` to `new`, at most `DIFF_LINES` lines.
+fn short_diff(rel: &str, old: &[u8], new: &[u8]) -> String {
+    let patch =
+        git2::Patch::from_buffers(old, Some(std::path::Path::new(rel)), new, Some(std::path::Path::new(rel)), None);
+    let text = patch.and_then(|mut p| p.to_buf()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = lines.iter().take(DIFF_LINES).copied().collect::<Vec<_>>().join("\n");
+    if lines.len() > DIFF_LINES {
+        let _ = write!(out, "\n[... {} more diff lines; read the file to see it all]", lines.len() - DIFF_LINES);
+    }
+    out
+}
+
+impl Loop<'_> {
+    /// After a write tool changed `files`: the `after_edit` hooks. Returns what to append to the
+    /// tool's result ("" when every hook passed and changed nothing).
+    pub(super) async fn after_edit(&mut self, turn: u32, files: &[String]) -> String {
+        let hooks = self.job.hooks.after_edit.clone();
+        self.run_hooks("after_edit", turn, &hooks, files).await
+    }
+
+    /// Before verification round `turn`: the `before_verify` hooks, given the change's files.
+    pub(super) async fn before_verify(&mut self, turn: u32) -> String {
+        if self.job.hooks.before_verify.is_empty() {
+            return String::new();
+        }
+        let base = self.base;
+        let files: Vec<String> = self
+            .ws
+            .blocking(move |ws| ws.changes(base))
+            .await
+            .map(|c| c.into_iter().filter(|f| f.status != "deleted").map(|f| f.path).collect())
+            .unwrap_or_default();
+        let hooks = self.job.hooks.before_verify.clone();
+        self.run_hooks("before_verify", turn, &hooks, &files).await
+    }
+
+    async fn run_hooks(&mut self, kind: &str, turn: u32, hooks: &[SetupSpec], files: &[String]) -> String {
+        let mut note = String::new();
+        for h in hooks {
+            note.push_str(&self.run_hook(kind, turn, h, files).await);
+        }
+        note
+    }
+
+    /// One hook: the policy's word, the run, the record, and the note for the model.
+    async fn run_hook(&mut self, kind: &str, turn: u32, h: &SetupSpec, files: &[String]) -> String {
+        let cmd = h.run.replace("{files}", &quote_all(files));
+        let mut rec =
+            HookRecord { kind: kind.into(), name: h.name.clone(), turn, command: cmd.clone(), ..HookRecord::default() };
+        let decision = crate::policy::decide_command(&self.tools.policy, &cmd);
+        let note = if !decision.allowed {
+            rec.denied = Some(decision.rule.clone());
+            format!("\n[hook `{}` was not run: the policy denies `{}` ({})]", h.name, decision.subject, decision.rule)
+        } else {
+            self.execute_hook(h, &cmd, files, &mut rec).await
+        };
+        self.events.emit(Event::HookCompleted {
+            kind: rec.kind.clone(),
+            name: rec.name.clone(),
+            passed: rec.passed,
+            exit_code: rec.exit_code,
+            changed: rec.changed.clone(),
+            duration_ms: rec.duration_ms,
+        });
+        self.run.hooks.push(rec);
+        self.tools.redactor.apply(&note)
+    }
+
+    async fn execute_hook(&mut self, h: &SetupSpec, cmd: &str, files: &[String], rec: &mut HookRecord) -> String {
+        let root = self.tools.root.path().to_path_buf();
+        let read = |rel: &String| crate::tools::beneath::read(&root, rel).ok();
+        let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();
+        let timeout = h.timeout.min(self.deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let cap = self.tools.limits.max_output_bytes;
+        let out =
+            crate::exec::run(cmd, &root, &self.tools.env, timeout, cap, &self.tools.cancel, &self.tools.sandbox).await;
+        let mut note = String::new();
+        match out {
+            Ok(o) => {
+                (rec.exit_code, rec.duration_ms) = (o.exit_code, o.duration.as_millis() as u64);
+                rec.passed = o.exit_code == Some(0) && !o.timed_out;
+                if !rec.passed {
+                    let tail: Vec<&str> = o.output.lines().rev().take(TAIL_LINES).collect();
+                    let how = if o.timed_out { "timed out".to_string() } else { format!("exit {:?}", o.exit_code) };
+                    let tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+                    let _ = write!(note, "\n[hook `{}` failed ({how}):\n{tail}\n]", h.name);
+                }
+            }
+            Err(e) => {
+                let _ = write!(note, "\n[hook `{}` could not run: {e}]", h.name);
+            }
+        }
+        for (rel, old) in files.iter().zip(before) {
+            let new = read(rel);
+            if new != old {
+                rec.changed.push(rel.clone());
+                let diff = short_diff(rel, old.as_deref().unwrap_or_default(), new.as_deref().unwrap_or_default());
+                let _ = write!(
+                    note,
+                    "\n[hook `{}` changed {rel}; the file is now as this diff leaves it:\n{diff}\n]",
+                    h.name
+                );
+            }
+        }
+        note
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_quoted_so_no_name_can_run_anything() {
+        let files = vec!["a b.py".to_string(), "x';touch pwned;'.py".to_string(), "$(id).py".to_string()];
+        let q = quote_all(&files);
+        assert_eq!(q, r"'a b.py' 'x'\'';touch pwned;'\''.py' '$(id).py'");
+        // The shell hands the names back exactly, one argument each.
+        let out = std::process::Command::new("sh").arg("-c").arg(format!("printf '%s\\n' {q}")).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "a b.py\nx';touch pwned;'.py\n$(id).py\n");
+    }
+
+    #[test]
+    fn the_diff_is_short_and_says_when_it_is_cut() {
+        let d = short_diff("a.py", b"x=1\n", b"x = 1\n");
+        assert!(d.contains("-x=1") && d.contains("+x = 1") && d.contains("a.py"), "{d}");
+        let old: String = (0..100).map(|i| format!("{i}\n")).collect();
+        let long = short_diff("b.txt", old.as_bytes(), b"");
+        assert!(long.lines().count() <= DIFF_LINES + 1 && long.contains("more diff lines"), "{long}");
+    }
+}
