@@ -100,7 +100,8 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     let git_guard = GitGuard::snapshot(&ws.git_dir());
     let mut lp = turns::Loop::new(p, &ctx, run, deadline, base);
     // The repo map is built while the baseline runs (both only read the tree as it was).
-    let map = repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &p.policy);
+    let early = p.map.lock().ok().and_then(|mut m| m.take());
+    let map = early.unwrap_or_else(|| repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &p.policy));
     // The baseline, before any change; then context and execution.
     let baseline = tokio::select! {
         r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),

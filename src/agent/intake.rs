@@ -36,6 +36,9 @@ pub struct Prepared {
     pub deadline: tokio::time::Instant,
     pub env: std::sync::Arc<crate::env::RunEnv>,
     pub shared: crate::env::Shared,
+    /// The repo map, started at intake (alongside the jail) when the tree it reads is surely the
+    /// baseline's: no autofix checkout, no setup, the base at HEAD. Taken by the run.
+    pub map: std::sync::Mutex<Option<tokio::task::JoinHandle<String>>>,
 }
 
 /// Intake failed: why, and as much as intake knew of where to report it.
@@ -194,6 +197,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             ),
         )));
     }
+    let map = early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
     // nothing protected from its writes (what it installs must stay). The run's own jail is built
     // after setup (`deps::run`), protecting what setup made.
@@ -222,9 +226,21 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         autofix: None,
         skip: None,
         github_repo: opts.github_repo.take(),
+        map: std::sync::Mutex::new(map),
     };
     autofix(&mut prepared, &opts.cancel).await.map_err(&fail)?;
     Ok(prepared)
+}
+
+/// Whether the repo map can be built at intake: the run will start from the tree as it is now
+/// (no PR to check out, no setup to change it, the base is HEAD).
+fn early_map(job: &Job, ws: &Workspace, env: &crate::env::RunEnv) -> bool {
+    let autofix = job.pr.number.is_some() || (env.actions && crate::forge::autofix::number_from_event(env).is_some());
+    let at_head = match (ws.resolve_base(job.repo.base.as_deref()), ws.resolve_base(None)) {
+        (Ok(base), Ok(head)) => head == base,
+        _ => false,
+    };
+    job.repo_map_tokens > 0 && !autofix && job.setup.is_empty() && at_head
 }
 
 /// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
