@@ -210,22 +210,18 @@ mod tests {
         vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())]
     }
 
+    /// `cmd` in a temp dir, unjailed, with a 10 s timeout and 1000 bytes of output.
+    async fn quick(cmd: &str) -> CmdOutput {
+        let dir = tempfile::tempdir().unwrap();
+        let (timeout, cancel) = (Duration::from_secs(10), CancellationToken::new());
+        run(cmd, dir.path(), &env(), timeout, 1000, &cancel, &Default::default()).await.unwrap()
+    }
+
     /// The command has a session of its own: it cannot reach hone's controlling terminal.
     #[tokio::test]
     async fn a_command_runs_in_a_session_of_its_own() {
-        let dir = tempfile::tempdir().unwrap();
         let ours = nix::unistd::getsid(None).unwrap().as_raw();
-        let o = run(
-            "exec python3 -c 'import os; print(os.getsid(0), os.getpid())'",
-            dir.path(),
-            &env(),
-            Duration::from_secs(10),
-            1000,
-            &CancellationToken::new(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+        let o = quick("exec python3 -c 'import os; print(os.getsid(0), os.getpid())'").await;
         let nums: Vec<i32> = o.output.split_whitespace().filter_map(|w| w.parse().ok()).collect();
         assert_eq!(nums.len(), 2, "{}", o.output);
         assert_ne!(nums[0], ours, "the command shares hone's session");
@@ -234,18 +230,7 @@ mod tests {
 
     #[tokio::test]
     async fn exit_code_and_output() {
-        let dir = tempfile::tempdir().unwrap();
-        let o = run(
-            "echo out; echo err >&2; exit 3",
-            dir.path(),
-            &env(),
-            Duration::from_secs(10),
-            1000,
-            &CancellationToken::new(),
-            &Default::default(),
-        )
-        .await
-        .unwrap();
+        let o = quick("echo out; echo err >&2; exit 3").await;
         assert_eq!(o.exit_code, Some(3));
         assert!(o.output.contains("out") && o.output.contains("err"));
         assert!(!o.success());

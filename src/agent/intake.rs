@@ -197,7 +197,8 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             ),
         )));
     }
-    let map = early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
+    let map =
+        early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
     // nothing protected from its writes (what it installs must stay). The run's own jail is built
     // after setup (`deps::run`), protecting what setup made.

@@ -107,21 +107,18 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
     let mut suite = TestSuiteBuilder::new(&format!("hone.{}", r.job));
     suite.add_testcases(cases);
     let mut report = ReportBuilder::new();
-    if !r.setup.is_empty() {
-        let mut setup = TestSuiteBuilder::new(&format!("hone.{}.setup", r.job));
-        setup.add_testcases(r.setup.iter().map(|c| setup_case(&r.job, c)));
+    // The setup commands and the baseline, each a testsuite of its own when there are any.
+    let parts = [
+        ("setup", r.setup.iter().map(|c| setup_case(&r.job, c)).collect::<Vec<_>>()),
+        ("baseline", r.baseline.iter().map(|c| baseline_case(&r.job, c)).collect()),
+    ];
+    for (part, cases) in parts.into_iter().filter(|(_, c)| !c.is_empty()) {
+        let mut s = TestSuiteBuilder::new(&format!("hone.{}.{part}", r.job));
+        s.add_testcases(cases);
         if let Some(ts) = ts {
-            setup.set_timestamp(ts);
+            s.set_timestamp(ts);
         }
-        report.add_testsuite(setup.build());
-    }
-    if !r.baseline.is_empty() {
-        let mut base = TestSuiteBuilder::new(&format!("hone.{}.baseline", r.job));
-        base.add_testcases(r.baseline.iter().map(|c| baseline_case(&r.job, c)));
-        if let Some(ts) = ts {
-            base.set_timestamp(ts);
-        }
-        report.add_testsuite(base.build());
+        report.add_testsuite(s.build());
     }
     if let Some(ts) = ts {
         suite.set_timestamp(ts);
