@@ -154,7 +154,7 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
                 withheld.fetch_add(1, Ordering::Relaxed);
                 return;
             }
-            if found.lock().is_ok_and(|f| f.past_cutoff(&rel)) {
+            if found.lock().is_ok_and(|mut f| f.skip(&rel)) {
                 return;
             }
             // Opened beneath the root, not followed through a symlink, and only if regular.
@@ -234,9 +234,12 @@ impl Found {
         Found { max, files: BTreeMap::new(), held: 0, cut: false }
     }
 
-    /// Whether a file at `rel` could not change the answer (only tell that there are more).
-    fn past_cutoff(&self, rel: &str) -> bool {
-        self.held >= self.max && self.files.keys().next_back().is_some_and(|last| rel > last.as_str())
+    /// Whether a file at `rel` could not change the answer (only tell that there are more): then
+    /// it is not searched, and the answer says that the search stopped.
+    fn skip(&mut self, rel: &str) -> bool {
+        let past = self.held >= self.max && self.files.keys().next_back().is_some_and(|last| rel > last.as_str());
+        self.cut |= past;
+        past
     }
 
     fn add(&mut self, rel: String, hits: Vec<String>) {
