@@ -45,7 +45,21 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
         run.setup.push(r);
         if failed {
             if cancel.is_cancelled() {
+                run.errors.push(ErrorRecord {
+                    code: Code::Cancelled,
+                    message: "the run was cancelled by a signal during setup".into(),
+                });
+                super::turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");
                 return Err(Status::Cancelled);
+            }
+            if tokio::time::Instant::now() >= p.deadline {
+                let budget = crate::spec::duration::format(p.job.limits.max_wall_time);
+                run.errors.push(ErrorRecord {
+                    code: Code::Budget,
+                    message: format!("the wall-time budget ({budget}) ran out during setup command `{}`", s.name),
+                });
+                super::turns::enter(&mut run.machine, &p.events, State::Summarizing, "the wall-time budget ran out");
+                return Err(Status::BudgetExhausted);
             }
             run.errors.push(ErrorRecord {
                 code: Code::Setup,

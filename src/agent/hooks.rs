@@ -9,13 +9,15 @@ use crate::report::HookRecord;
 use crate::spec::SetupSpec;
 use std::fmt::Write as _;
 
-/// How much of a hook's diff (lines) and failing output (lines) the model is shown.
+/// How much of a hook's diff (lines, bytes) and failing output (lines) the model is shown.
 const DIFF_LINES: usize = 40;
+const DIFF_BYTES: usize = 4000;
 const TAIL_LINES: usize = 15;
 
-/// `files`, each quoted for a POSIX shell, space-separated.
+/// `files`, each as `./path` (so that no name reads as an option) quoted for a POSIX shell,
+/// space-separated.
 pub fn quote_all(files: &[String]) -> String {
-    files.iter().map(|f| format!("'{}'", f.replace('\'', r"'\''"))).collect::<Vec<_>>().join(" ")
+    files.iter().map(|f| format!("'./{}'", f.replace('\'', r"'\''"))).collect::<Vec<_>>().join(" ")
 }
 
 /// The unified diff of `rel` from `old` to `new`, at most `DIFF_LINES` lines.
@@ -24,11 +26,21 @@ fn short_diff(rel: &str, old: &[u8], new: &[u8]) -> String {
         git2::Patch::from_buffers(old, Some(std::path::Path::new(rel)), new, Some(std::path::Path::new(rel)), None);
     let text = patch.and_then(|mut p| p.to_buf()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    let mut out = lines.iter().take(DIFF_LINES).copied().collect::<Vec<_>>().join("\n");
-    if lines.len() > DIFF_LINES {
-        let _ = write!(out, "\n[... {} more diff lines; read the file to see it all]", lines.len() - DIFF_LINES);
+    let mut out = String::new();
+    let mut shown = 0;
+    for l in &lines {
+        // A minified file's single line must not fill the model's context either.
+        if shown == DIFF_LINES || out.len() + l.len() > DIFF_BYTES {
+            break;
+        }
+        out.push_str(l);
+        out.push('\n');
+        shown += 1;
     }
-    out
+    if shown < lines.len() {
+        let _ = write!(out, "[... {} more diff lines; read the file to see it all]", lines.len() - shown);
+    }
+    out.trim_end().to_string()
 }
 
 impl Loop<'_> {
@@ -57,7 +69,8 @@ impl Loop<'_> {
 
     async fn run_hooks(&mut self, kind: &str, turn: u32, hooks: &[SetupSpec], files: &[String]) -> String {
         let mut note = String::new();
-        for h in hooks {
+        // A hook made for some files is not run with none: `fmt {files}` would mean everything.
+        for h in hooks.iter().filter(|h| !files.is_empty() || !h.run.contains("{files}")) {
             note.push_str(&self.run_hook(kind, turn, h, files).await);
         }
         note
@@ -80,6 +93,7 @@ impl Loop<'_> {
             name: rec.name.clone(),
             passed: rec.passed,
             exit_code: rec.exit_code,
+            timed_out: rec.timed_out,
             changed: rec.changed.clone(),
             duration_ms: rec.duration_ms,
         });
@@ -98,11 +112,16 @@ impl Loop<'_> {
         let mut note = String::new();
         match out {
             Ok(o) => {
-                (rec.exit_code, rec.duration_ms) = (o.exit_code, o.duration.as_millis() as u64);
+                (rec.exit_code, rec.duration_ms, rec.timed_out) =
+                    (o.exit_code, o.duration.as_millis() as u64, o.timed_out);
                 rec.passed = o.exit_code == Some(0) && !o.timed_out;
                 if !rec.passed {
                     let tail: Vec<&str> = o.output.lines().rev().take(TAIL_LINES).collect();
-                    let how = if o.timed_out { "timed out".to_string() } else { format!("exit {:?}", o.exit_code) };
+                    let how = match (o.timed_out, o.exit_code) {
+                        (true, _) => "timed out".to_string(),
+                        (_, Some(c)) => format!("exit {c}"),
+                        _ => "killed by a signal".into(),
+                    };
                     let tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
                     let _ = write!(note, "\n[hook `{}` failed ({how}):\n{tail}\n]", h.name);
                 }
@@ -115,6 +134,11 @@ impl Loop<'_> {
             let new = read(rel);
             if new != old {
                 rec.changed.push(rel.clone());
+                if rec.kind == "after_edit"
+                    && let Ok(mut log) = self.tools.changes.lock()
+                {
+                    log.amend_last(rel, new.clone());
+                }
                 let diff = short_diff(rel, old.as_deref().unwrap_or_default(), new.as_deref().unwrap_or_default());
                 let _ = write!(
                     note,
@@ -135,10 +159,10 @@ mod tests {
     fn files_are_quoted_so_no_name_can_run_anything() {
         let files = vec!["a b.py".to_string(), "x';touch pwned;'.py".to_string(), "$(id).py".to_string()];
         let q = quote_all(&files);
-        assert_eq!(q, r"'a b.py' 'x'\'';touch pwned;'\''.py' '$(id).py'");
+        assert_eq!(q, r"'./a b.py' './x'\'';touch pwned;'\''.py' './$(id).py'");
         // The shell hands the names back exactly, one argument each.
         let out = std::process::Command::new("sh").arg("-c").arg(format!("printf '%s\\n' {q}")).output().unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "a b.py\nx';touch pwned;'.py\n$(id).py\n");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "./a b.py\n./x';touch pwned;'.py\n./$(id).py\n");
     }
 
     #[test]
@@ -148,5 +172,8 @@ mod tests {
         let old: String = (0..100).map(|i| format!("{i}\n")).collect();
         let long = short_diff("b.txt", old.as_bytes(), b"");
         assert!(long.lines().count() <= DIFF_LINES + 1 && long.contains("more diff lines"), "{long}");
+        let minified = "x".repeat(100_000);
+        let wide = short_diff("m.js", b"", minified.as_bytes());
+        assert!(wide.len() < DIFF_BYTES + 100 && wide.contains("more diff lines"), "{}", wide.len());
     }
 }

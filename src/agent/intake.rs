@@ -171,17 +171,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     if let Err(e) = locate::hide_hone_dir(ws.root()) {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
-    // The model may not edit its own instructions.
-    for (path, why) in
-        [(Some(&job.spec_path), "protected: the job spec"), (job.policy.as_ref(), "protected: the policy file")]
-    {
-        if let Some(rel) = path
-            .and_then(|p| p.canonicalize().ok())
-            .and_then(|p| p.strip_prefix(ws.root()).ok().map(|r| r.to_string_lossy().into_owned()))
-        {
-            policy.protect(&rel, why);
-        }
-    }
+    protect_instructions(&mut policy, &job, &ws);
     // One walk of the work tree for both what is dirty and what is ignored.
     let (dirty, ignored) =
         ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
@@ -231,6 +221,20 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     };
     autofix(&mut prepared, &opts.cancel).await.map_err(&fail)?;
     Ok(prepared)
+}
+
+/// The model may not edit its own instructions: the job spec and the policy file.
+fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
+    for (path, why) in
+        [(Some(&job.spec_path), "protected: the job spec"), (job.policy.as_ref(), "protected: the policy file")]
+    {
+        if let Some(rel) = path
+            .and_then(|p| p.canonicalize().ok())
+            .and_then(|p| p.strip_prefix(ws.root()).ok().map(|r| r.to_string_lossy().into_owned()))
+        {
+            policy.protect(&rel, why);
+        }
+    }
 }
 
 /// Whether the repo map can be built at intake: the run will start from the tree as it is now

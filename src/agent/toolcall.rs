@@ -35,7 +35,8 @@ impl Loop<'_> {
                 self.ws.claim(rel);
             }
             if !self.job.hooks.after_edit.is_empty() {
-                let note = self.after_edit(turn, &paths).await;
+                let written = self.tools.changes.lock().map(|c| c.last_written()).unwrap_or_default();
+                let note = self.after_edit(turn, &written).await;
                 out.content.push_str(&note);
             }
         }

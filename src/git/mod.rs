@@ -286,7 +286,13 @@ impl Workspace {
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         self.repo.checkout_head(Some(&mut co))?;
+        // What a check or setup left: removed, unless HEAD has it (a tracked file they rewrote,
+        // like a lockfile, which the checkout above has just put back).
+        let head = self.repo.head()?.peel_to_tree()?;
         for rel in self.dirty_paths()?.into_iter().chain(self.take_artifacts()) {
+            if head.get_path(Path::new(&rel)).is_ok() {
+                continue;
+            }
             let p = self.root.join(&rel);
             if p.is_dir() {
                 let _ = std::fs::remove_dir_all(&p);

@@ -112,6 +112,7 @@ pub enum Event {
         name: String,
         passed: bool,
         exit_code: Option<i32>,
+        timed_out: bool,
         /// Files it was given that it changed.
         changed: Vec<String>,
         duration_ms: u64,

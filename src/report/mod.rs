@@ -89,6 +89,7 @@ pub struct HookRecord {
     pub command: String,
     pub passed: bool,
     pub exit_code: Option<i32>,
+    pub timed_out: bool,
     pub duration_ms: u64,
     /// Files it was given that it changed.
     pub changed: Vec<String>,

@@ -50,6 +50,22 @@ impl ChangeLog {
         self.changes.last().map(|(_, files)| files.iter().map(|f| f.0.clone()).collect()).unwrap_or_default()
     }
 
+    /// The files the newest change left in place (not deleted or moved away).
+    pub fn last_written(&self) -> Vec<String> {
+        let files = self.changes.last().map(|(_, f)| f.as_slice()).unwrap_or_default();
+        files.iter().filter(|(_, _, after)| after.is_some()).map(|f| f.0.clone()).collect()
+    }
+
+    /// Something else (a hook) rewrote `path` right after the newest change: that content is the
+    /// change's result, so that undoing it still finds the file as the change left it.
+    pub fn amend_last(&mut self, path: &str, content: Option<Vec<u8>>) {
+        if let Some((_, files)) = self.changes.last_mut()
+            && let Some(f) = files.iter_mut().find(|f| f.0 == path)
+        {
+            f.2 = content;
+        }
+    }
+
     /// Whether the newest change altered any file's content (writing a file as it was does not).
     pub fn last_altered(&self) -> bool {
         self.changes.last().is_some_and(|(_, files)| files.iter().any(|(_, before, after)| before != after))

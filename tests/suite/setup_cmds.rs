@@ -25,7 +25,8 @@ async fn setup_runs_first_and_what_it_makes_is_never_the_change() {
     // A fresh clone without .gitignore: setup's .venv and node_modules are untracked, not ignored.
     let repo = broken_repo();
     let mock = MockModel::start().await;
-    let setup = "  - { name: deps, run: \"mkdir -p .venv/bin node_modules && echo tool > .venv/bin/tool && echo pkg > node_modules/pkg.js\", timeout: 30s }\n";
+    // It also rewrites a tracked file, as `npm install` rewrites a lockfile.
+    let setup = "  - { name: deps, run: \"mkdir -p .venv/bin node_modules && echo tool > .venv/bin/tool && echo pkg > node_modules/pkg.js && echo locked >> src/lib.txt\", timeout: 30s }\n";
     // The check needs what setup installed.
     let yaml = spec_with_setup("setup-ok", &mock, setup, "test -f .venv/bin/tool && sh check.sh");
     // The model's writes there land in the jail's overlay, never in the work tree or the change.
@@ -48,6 +49,8 @@ async fn setup_runs_first_and_what_it_makes_is_never_the_change() {
     assert!(run.events().iter().any(|e| e["type"] == "setup_completed" && e["name"] == "deps"));
     // The checkout is as it was: what setup made was removed with the run's other leftovers.
     assert!(!repo.path.join("node_modules").exists() && !repo.path.join(".venv").exists());
+    assert_eq!(std::fs::read_to_string(repo.path.join("src/lib.txt")).unwrap(), "hello\n", "the tracked file is back");
+    assert!(repo.git(&["status", "--porcelain"]).is_empty(), "{}", repo.git(&["status", "--porcelain"]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
