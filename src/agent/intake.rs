@@ -172,6 +172,9 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
+    // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
+    let map =
+        early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
     // One walk of the work tree for both what is dirty and what is ignored.
     let (dirty, ignored) =
         ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
@@ -187,8 +190,6 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
             ),
         )));
     }
-    let map =
-        early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
     // nothing protected from its writes (what it installs must stay). The run's own jail is built
     // after setup (`deps::run`), protecting what setup made.
