@@ -1,11 +1,10 @@
 //! Entry points for the benchmarks in `benches/`: a tool context over a tree under the built-in
 //! policy, and a call through the tools' dispatch as the agent loop makes it. Not a stable API.
 
-use crate::policy::Policy;
 use crate::protocol::ToolCall;
-use crate::tools::{ToolContext, dispatch, paths::Root};
+use crate::tools::{ToolContext, dispatch};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The read tools over one tree, as one run would have them.
@@ -16,24 +15,12 @@ pub struct Tools {
 
 impl Tools {
     pub fn new(tree: &Path) -> std::io::Result<Tools> {
-        let mut policy = Policy::builtin();
-        policy.default_allow = true;
-        let ctx = Arc::new(ToolContext {
-            root: Root::new(tree)?,
-            limits: crate::spec::ToolLimits {
-                cmd_timeout: Duration::from_secs(30),
-                max_output_bytes: 1 << 24,
-                max_read_bytes: 1 << 20,
-            },
-            env: vec![],
-            redactor: crate::redact::Redactor::new(),
-            cancel: tokio_util::sync::CancellationToken::new(),
-            deadline: tokio::time::Instant::now() + Duration::from_secs(3600),
-            changes: Mutex::new(Default::default()),
-            policy,
-            sandbox: Default::default(),
-            decisions: Mutex::new(Vec::new()),
-        });
+        let limits = crate::spec::ToolLimits {
+            cmd_timeout: Duration::from_secs(30),
+            max_output_bytes: 1 << 24,
+            max_read_bytes: 1 << 20,
+        };
+        let ctx = Arc::new(ToolContext::standalone(tree, limits, vec![])?);
         let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
         Ok(Tools { ctx, rt })
     }

@@ -6,7 +6,7 @@
 use super::turns::Loop;
 use crate::protocol::Event;
 use crate::report::HookRecord;
-use crate::spec::SetupSpec;
+use crate::spec::CommandSpec;
 use std::fmt::Write as _;
 
 /// How much of a hook's diff (lines, bytes) and failing output (lines) the model is shown.
@@ -67,7 +67,7 @@ impl Loop<'_> {
         self.run_hooks("before_verify", turn, &hooks, &files).await
     }
 
-    async fn run_hooks(&mut self, kind: &str, turn: u32, hooks: &[SetupSpec], files: &[String]) -> String {
+    async fn run_hooks(&mut self, kind: &str, turn: u32, hooks: &[CommandSpec], files: &[String]) -> String {
         let mut note = String::new();
         // A hook made for some files is not run with none: `fmt {files}` would mean everything.
         for h in hooks.iter().filter(|h| !files.is_empty() || !h.run.contains("{files}")) {
@@ -77,7 +77,7 @@ impl Loop<'_> {
     }
 
     /// One hook: the policy's word, the run, the record, and the note for the model.
-    async fn run_hook(&mut self, kind: &str, turn: u32, h: &SetupSpec, files: &[String]) -> String {
+    async fn run_hook(&mut self, kind: &str, turn: u32, h: &CommandSpec, files: &[String]) -> String {
         let cmd = h.run.replace("{files}", &quote_all(files));
         let mut rec =
             HookRecord { kind: kind.into(), name: h.name.clone(), turn, command: cmd.clone(), ..HookRecord::default() };
@@ -101,7 +101,7 @@ impl Loop<'_> {
         self.tools.redactor.apply(&note)
     }
 
-    async fn execute_hook(&mut self, h: &SetupSpec, cmd: &str, files: &[String], rec: &mut HookRecord) -> String {
+    async fn execute_hook(&mut self, h: &CommandSpec, cmd: &str, files: &[String], rec: &mut HookRecord) -> String {
         let root = self.tools.root.path().to_path_buf();
         let read = |rel: &String| crate::tools::beneath::read(&root, rel).ok();
         let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();

@@ -13,7 +13,7 @@ pub struct Job {
     pub repo: RepoSpec,
     pub model: ModelSpec,
     /// Commands that prepare the work tree (install dependencies) before the baseline.
-    pub setup: Vec<SetupSpec>,
+    pub setup: Vec<CommandSpec>,
     /// Commands run around the model's edits (formatters, fixers).
     pub hooks: HooksSpec,
     pub verify: Vec<VerifySpec>,
@@ -94,16 +94,17 @@ pub struct VerifySpec {
     pub timeout: Duration,
 }
 
-/// A setup command: run once, in order, after the checkout and before the baseline.
+/// A named command with a timeout: a `setup` entry (run once, in order, after the checkout and
+/// before the baseline) or a hook.
 #[derive(Debug, Clone, Serialize)]
-pub struct SetupSpec {
+pub struct CommandSpec {
     pub name: String,
     pub run: String,
     #[serde(with = "dur_ser")]
     pub timeout: Duration,
 }
 
-impl SetupSpec {
+impl CommandSpec {
     /// As a check that must pass, to run and report like one.
     pub fn as_check(&self) -> VerifySpec {
         VerifySpec {
@@ -121,8 +122,8 @@ impl SetupSpec {
 /// change's paths.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct HooksSpec {
-    pub after_edit: Vec<SetupSpec>,
-    pub before_verify: Vec<SetupSpec>,
+    pub after_edit: Vec<CommandSpec>,
+    pub before_verify: Vec<CommandSpec>,
 }
 
 #[derive(Debug, Clone, Serialize)]

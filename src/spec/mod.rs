@@ -264,8 +264,8 @@ impl Checker<'_> {
     }
 
     /// `setup` or a hook list (at `key`), each entry checked like a check.
-    fn commands(&mut self, key: &str, raw: Vec<raw::RawSetup>, default_timeout: Duration) -> Vec<SetupSpec> {
-        let mut out: Vec<SetupSpec> = Vec::new();
+    fn commands(&mut self, key: &str, raw: Vec<raw::RawCommand>, default_timeout: Duration) -> Vec<CommandSpec> {
+        let mut out: Vec<CommandSpec> = Vec::new();
         for (i, s) in raw.into_iter().enumerate() {
             let base = format!("{key}[{i}]");
             if self.removed.contains(&base) {
@@ -273,7 +273,7 @@ impl Checker<'_> {
             }
             let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
             let (name, run, timeout) = self.command(&base, (s.name, s.run, s.timeout), &taken, default_timeout);
-            out.push(SetupSpec { name, run, timeout });
+            out.push(CommandSpec { name, run, timeout });
         }
         out
     }

@@ -12,7 +12,7 @@ pub struct RawJob {
     pub task: Option<String>,
     pub repo: Option<RawRepo>,
     pub model: Option<RawModel>,
-    pub setup: Option<Vec<RawSetup>>,
+    pub setup: Option<Vec<RawCommand>>,
     pub hooks: Option<RawHooks>,
     pub verify: Option<Vec<RawVerify>>,
     pub limits: Option<RawLimits>,
@@ -101,7 +101,7 @@ pub struct RawRetry {
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSetup {
+pub struct RawCommand {
     pub name: Option<String>,
     pub run: Option<String>,
     pub timeout: Option<Dur>,
@@ -110,8 +110,8 @@ pub struct RawSetup {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawHooks {
-    pub after_edit: Option<Vec<RawSetup>>,
-    pub before_verify: Option<Vec<RawSetup>>,
+    pub after_edit: Option<Vec<RawCommand>>,
+    pub before_verify: Option<Vec<RawCommand>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

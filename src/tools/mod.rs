@@ -38,6 +38,25 @@ pub struct ToolContext {
 }
 
 impl ToolContext {
+    /// A context outside any run (the benchmarks, unit tests): the built-in policy with commands
+    /// allowed, no jail, an hour to the deadline.
+    pub fn standalone(root: &std::path::Path, limits: ToolLimits, env: Vec<(String, String)>) -> std::io::Result<Self> {
+        let mut policy = Policy::builtin();
+        policy.default_allow = true;
+        Ok(ToolContext {
+            root: Root::new(root)?,
+            limits,
+            env,
+            redactor: Redactor::new(),
+            cancel: CancellationToken::new(),
+            deadline: Instant::now() + std::time::Duration::from_secs(3600),
+            changes: Mutex::new(patch::ChangeLog::default()),
+            policy,
+            sandbox: Default::default(),
+            decisions: Mutex::new(Vec::new()),
+        })
+    }
+
     fn record(&self, d: &Decision) {
         if let Ok(mut v) = self.decisions.lock() {
             v.push(d.clone());
@@ -255,26 +274,13 @@ pub(crate) mod testutil {
     use super::*;
 
     pub fn ctx(dir: &std::path::Path) -> Arc<ToolContext> {
-        Arc::new(ToolContext {
-            root: Root::new(dir).unwrap(),
-            limits: ToolLimits {
-                cmd_timeout: std::time::Duration::from_secs(30),
-                max_output_bytes: 4000,
-                max_read_bytes: 4000,
-            },
-            env: vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())],
-            redactor: Redactor::new(),
-            cancel: CancellationToken::new(),
-            deadline: Instant::now() + std::time::Duration::from_secs(600),
-            changes: Mutex::new(patch::ChangeLog::default()),
-            policy: {
-                let mut p = Policy::builtin();
-                p.default_allow = true;
-                p
-            },
-            sandbox: Default::default(),
-            decisions: Mutex::new(Vec::new()),
-        })
+        let limits = ToolLimits {
+            cmd_timeout: std::time::Duration::from_secs(30),
+            max_output_bytes: 4000,
+            max_read_bytes: 4000,
+        };
+        let env = vec![("PATH".into(), std::env::var("PATH").unwrap_or_default())];
+        Arc::new(ToolContext::standalone(dir, limits, env).unwrap())
     }
 
     pub fn call(name: &str, args: Value) -> ToolCall {
