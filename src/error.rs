@@ -55,6 +55,9 @@ pub enum Code {
     /// A setup command (installing dependencies) failed: nothing else ran.
     #[serde(rename = "E_SETUP")]
     Setup,
+    /// An MCP server failed: it could not start, stopped answering, or a call to it failed.
+    #[serde(rename = "E_MCP")]
+    Mcp,
     /// The model ended its work as blocked (`finish` with `outcome: blocked`).
     #[serde(rename = "E_BLOCKED")]
     Blocked,
@@ -82,6 +85,7 @@ impl Code {
             Code::Forge => "E_FORGE",
             Code::Check => "E_CHECK",
             Code::Setup => "E_SETUP",
+            Code::Mcp => "E_MCP",
             Code::Blocked => "E_BLOCKED",
             Code::Internal => "E_INTERNAL",
         }
@@ -154,6 +158,7 @@ mod tests {
             Code::Forge,
             Code::Check,
             Code::Setup,
+            Code::Mcp,
             Code::Blocked,
         ] {
             let json = serde_json::to_string(&code).unwrap();

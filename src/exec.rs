@@ -51,20 +51,7 @@ pub async fn run(
 ) -> std::io::Result<CmdOutput> {
     let start = Instant::now();
     let mut command = crate::sandbox::command(sandbox, shell(), &["-c", cmd], cwd)?;
-    // A jailed command's temp dir is the run's own (a host TMPDIR would be out of its reach),
-    // whether or not the policy passes TMPDIR.
-    let tmp = sandbox.jail.as_ref().map(|j| j.tmp().to_string_lossy().into_owned());
-    let env = env.iter().filter(|(k, _)| tmp.is_none() || k != "TMPDIR").map(|(k, v)| (k.as_str(), v.as_str()));
-    command.env_clear().envs(env);
-    if let Some(t) = &tmp {
-        command.env("TMPDIR", t);
-    }
-    // A session of its own (and so a process group, killed as one): no controlling terminal, so
-    // nothing the command runs can read from or type into the terminal hone runs in.
-    // SAFETY: setsid is async-signal-safe and touches no memory.
-    unsafe {
-        command.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
-    }
+    own_session(&mut command, env, sandbox);
     let mut child = command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -110,6 +97,66 @@ pub async fn run(
         output,
         total_bytes,
     })
+}
+
+/// Give `command` exactly the environment `env` (with the jail's own temp dir) and a session of
+/// its own.
+fn own_session(command: &mut tokio::process::Command, env: &[(String, String)], sandbox: &crate::sandbox::Sandbox) {
+    // A jailed command's temp dir is the run's own (a host TMPDIR would be out of its reach),
+    // whether or not the policy passes TMPDIR.
+    let tmp = sandbox.jail.as_ref().map(|j| j.tmp().to_string_lossy().into_owned());
+    let env = env.iter().filter(|(k, _)| tmp.is_none() || k != "TMPDIR").map(|(k, v)| (k.as_str(), v.as_str()));
+    command.env_clear().envs(env);
+    if let Some(t) = &tmp {
+        command.env("TMPDIR", t);
+    }
+    // A session of its own (and so a process group, killed as one): no controlling terminal, so
+    // nothing the command runs can read from or type into the terminal hone runs in.
+    // SAFETY: setsid is async-signal-safe and touches no memory.
+    unsafe {
+        command.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+    }
+}
+
+/// A long-lived process (an MCP server) started like a command, in the jail when there is one,
+/// with its stdin and stdout piped to hone and the tail of its stderr kept. Its whole process
+/// group is killed when this is dropped.
+pub struct Service {
+    pub child: tokio::process::Child,
+    pub stderr: Arc<Mutex<Capture>>,
+    _group: GroupGuard,
+}
+
+impl Service {
+    pub fn spawn(
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(String, String)],
+        sandbox: &crate::sandbox::Sandbox,
+    ) -> std::io::Result<Service> {
+        let mut command = crate::sandbox::command(sandbox, program, args, cwd)?;
+        own_session(&mut command, env, sandbox);
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let group = GroupGuard(child.id().map(|id| Pid::from_raw(id as i32)));
+        let stderr = Arc::new(Mutex::new(Capture::new(4096)));
+        if let Some(err) = child.stderr.take() {
+            tokio::spawn(pump(err, stderr.clone()));
+        }
+        Ok(Service { child, stderr, _group: group })
+    }
+
+    /// The last lines of what it wrote to stderr.
+    pub fn stderr_tail(&self, lines: usize) -> String {
+        let text = self.stderr.lock().map(|c| c.render()).unwrap_or_default();
+        let all: Vec<&str> = text.trim_end().lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
 }
 
 struct GroupGuard(Option<Pid>);

@@ -6,7 +6,8 @@ pub const SUCCESS: i32 = 0;
 pub const TASK_FAILED: i32 = 1;
 /// Invalid input: the job spec, the policy file or the command line.
 pub const INVALID_INPUT: i32 = 2;
-/// Infrastructure failure: the model API unreachable after retries, git errors.
+/// Infrastructure failure: the model API unreachable after retries, git errors, a required MCP
+/// server down.
 pub const INFRA_FAILURE: i32 = 3;
 /// Interrupted by SIGINT or SIGTERM.
 pub const INTERRUPTED: i32 = 130;

@@ -18,6 +18,7 @@ pub(crate) mod git;
 pub(crate) mod guard;
 pub mod jail;
 mod logging;
+pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod policy;
 pub(crate) mod progress;

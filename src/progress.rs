@@ -1,7 +1,7 @@
 //! Progress for people watching a log (stderr): one line per state change, turn, tool call,
 //! check, retry, rollback and commit. Under GitHub Actions each phase is a collapsible group.
 
-use crate::protocol::Event;
+use crate::protocol::{Event, McpStatus};
 use crate::redact::Redactor;
 use std::collections::HashMap;
 use std::io::Write;
@@ -48,6 +48,17 @@ fn setup_line(e: &Event) -> String {
         _ => format!("FAILED (exit {})", exit_code.map_or("signal".into(), |c| c.to_string())),
     };
     format!("setup `{name}`: {how} ({})", secs(*duration_ms))
+}
+
+/// An MCP server's line: started with its tools, failed to start, or stopped.
+fn mcp_line(e: &Event) -> String {
+    let Event::McpServer { name, status, tools, error } = e else { return String::new() };
+    let first = |s: &str| s.lines().next().unwrap_or("").to_string();
+    match status {
+        McpStatus::Running => format!("MCP server `{name}`: {} tool(s) offered", tools.len()),
+        // The error says it all: "the MCP server `x` did not start: …" or "… stopped: …".
+        McpStatus::Failed | McpStatus::Stopped => first(error.as_deref().unwrap_or("")),
+    }
 }
 
 fn secs(ms: u64) -> String {
@@ -116,6 +127,7 @@ impl Progress {
                 self.line(&format!("  denied by the policy: {subject} ({rule})"), r)
             }
             Event::SetupCompleted { .. } => self.line(&setup_line(e), r),
+            Event::McpServer { .. } => self.line(&mcp_line(e), r),
             Event::VerifyCompleted {
                 attempt,
                 check,

@@ -15,7 +15,7 @@ pub enum Kind {
 }
 
 const JOB_KEYS: &[&str] = &["task", "model", "verify", "repo", "git", "pr", "plan", "report", "tools", "context"];
-const POLICY_KEYS: &[&str] = &["commands", "paths", "network", "sandbox", "env", "secrets"];
+const POLICY_KEYS: &[&str] = &["commands", "paths", "network", "sandbox", "env", "secrets", "mcp"];
 
 /// The kind of file `text` is; a job spec when nothing says otherwise (its errors will explain).
 pub fn kind(text: &str) -> Kind {
@@ -55,8 +55,13 @@ fn render(diags: &[crate::spec::Diagnostic], code: &str) -> String {
 fn describe(p: &Policy) -> String {
     let source =
         p.source.as_ref().map_or("the built-in default policy".to_string(), |s| format!("policy {}", s.display()));
+    let mcp = if p.mcp_allow.is_empty() {
+        "no MCP tool".to_string()
+    } else {
+        format!("MCP tools: {} allowed and {} denied pattern(s)", p.mcp_allow.len(), p.mcp_deny.len())
+    };
     format!(
-        "{source}: network {}, sandbox {}",
+        "{source}: network {}, sandbox {}, {mcp}",
         if p.network { "on" } else { "off" },
         if p.sandbox { "on" } else { "off" }
     )
@@ -77,10 +82,11 @@ fn job(file: &Path) -> Result<String, String> {
     };
     let p = load_policy(&spec).map_err(|e| e.message)?;
     Ok(format!(
-        "{}: valid job spec (job `{}`, {} check(s), branch `{}`; {}){note}",
+        "{}: valid job spec (job `{}`, {} check(s), {} MCP server(s), branch `{}`; {}){note}",
         file.display(),
         spec.name,
         spec.verify.len(),
+        spec.mcp.len(),
         spec.git.branch,
         describe(&p)
     ))

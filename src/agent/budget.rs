@@ -49,6 +49,14 @@ impl Loop<'_> {
         Some(Status::BudgetExhausted)
     }
 
+    /// A server the job requires stopped answering: the run cannot go on.
+    pub(super) fn mcp_down(&mut self) -> Option<Status> {
+        let why = self.tools.mcp.get()?.required_down()?;
+        self.fail(Code::Mcp, why);
+        self.enter(State::Summarizing, "a required MCP server stopped");
+        Some(Status::Error)
+    }
+
     pub(super) fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
         if let Some(u) = reply.usage {
             self.run.usage.add(u);

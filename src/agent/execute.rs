@@ -81,7 +81,45 @@ fn tool_context(
         policy: p.policy.clone(),
         sandbox,
         decisions: Mutex::new(Vec::new()),
+        mcp: Default::default(),
     }))
+}
+
+/// Start the job's MCP servers (in the run's jail) and hand them to the tools.
+async fn start_mcp(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) {
+    if p.job.mcp.is_empty() {
+        return;
+    }
+    let inputs = crate::mcp::connect::Inputs {
+        sandbox: &ctx.sandbox,
+        root: p.ws.root(),
+        command_env: &ctx.env,
+        run_env: &p.env,
+        redactor: &p.redactor,
+    };
+    let bounds = crate::mcp::Bounds { cancel: cancel.clone(), deadline: p.deadline };
+    let hub = crate::mcp::Hub::start(&p.job.mcp, &p.policy, &inputs, &bounds, p.events.clone()).await;
+    let _ = ctx.mcp.set(hub);
+}
+
+/// The conversation's start once the baseline is taken: the repo map, the system prompt and the
+/// first user turn, then planning or not.
+async fn begin(
+    lp: &mut turns::Loop<'_>,
+    p: &Prepared,
+    map: tokio::task::JoinHandle<String>,
+    cancel: &CancellationToken,
+) {
+    lp.enter(State::ContextBuilding, "intake passed; baseline taken");
+    let map = repomap::wait(map, (cancel, p.deadline)).await;
+    let job = &p.job;
+    let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
+    lp.start(vec![Message::system(prompt::system(job, p.ws.root(), &map, &p.policy)), Message::user(start)]);
+    if job.plan {
+        lp.enter(State::Planning, "waiting for the model's plan");
+    } else {
+        lp.enter(State::Executing, "planning is off (`plan: false`)");
+    }
 }
 
 async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git2::Oid) -> Result<Status, HoneError> {
@@ -102,29 +140,31 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     // The repo map is built while the baseline runs (both only read the tree as it was).
     let early = p.map.lock().ok().and_then(|mut m| m.take());
     let map = early.unwrap_or_else(|| repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &p.policy));
-    // The baseline, before any change; then context and execution.
-    let baseline = tokio::select! {
-        r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
-        () = cancel.cancelled() => false,
-    };
-    let unrunnable = if baseline { crate::verify::unrunnable(&lp.run.baseline) } else { None };
-    if let Some((code, why)) = &unrunnable {
-        lp.run.errors.push(ErrorRecord { code: *code, message: p.redactor.apply(why) });
-        lp.enter(State::Summarizing, "a check cannot run");
-    } else if baseline && !cancel.is_cancelled() {
-        lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-        let map = repomap::wait(map, (cancel, deadline)).await;
-        let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
-        lp.start(vec![Message::system(prompt::system(job, ws.root(), &map, &p.policy)), Message::user(start)]);
-        if job.plan {
-            lp.enter(State::Planning, "waiting for the model's plan");
-        } else {
-            lp.enter(State::Executing, "planning is off (`plan: false`)");
+    // The baseline, before any change (the job's MCP servers start meanwhile); then context
+    // and execution.
+    let baseline = async {
+        tokio::select! {
+            r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
+            () = cancel.cancelled() => false,
         }
+    };
+    let (baseline, ()) = tokio::join!(baseline, start_mcp(p, &ctx, cancel));
+    // What stops the run before the first request: a check that cannot run, a required MCP
+    // server that did not start.
+    let unrunnable = if baseline { crate::verify::unrunnable(&lp.run.baseline) } else { None };
+    let stop = unrunnable.map(|(code, why)| (code, why, Status::InvalidInput, "a check cannot run")).or_else(|| {
+        let why = ctx.mcp.get().and_then(crate::mcp::Hub::required_down)?;
+        Some((Code::Mcp, why, Status::Error, "a required MCP server did not start"))
+    });
+    if let Some((code, why, _, reason)) = &stop {
+        lp.run.errors.push(ErrorRecord { code: *code, message: p.redactor.apply(why) });
+        lp.enter(State::Summarizing, *reason);
+    } else if baseline && !cancel.is_cancelled() {
+        begin(&mut lp, p, map, cancel).await;
     }
     let budget_note = || format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
-    let status = if unrunnable.is_some() {
-        Status::InvalidInput
+    let status = if let Some((_, _, status, _)) = stop {
+        status
     } else if !baseline {
         if !cancel.is_cancelled() {
             lp.run.errors.push(ErrorRecord {
@@ -146,6 +186,10 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     lp.settle_marks().await;
     let touched = lp.touched();
     drop(lp);
+    if let Some(hub) = ctx.mcp.get() {
+        run.mcp = hub.records();
+        hub.shutdown();
+    }
     if status == Status::Cancelled || cancel.is_cancelled() {
         turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");
     }

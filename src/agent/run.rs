@@ -53,6 +53,7 @@ pub struct Run {
     pub tool_calls: Vec<ToolCallRecord>,
     pub setup: Vec<CheckResult>,
     pub hooks: Vec<crate::report::HookRecord>,
+    pub mcp: Vec<crate::protocol::McpServerRecord>,
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
     pub files_changed: Vec<FileChange>,
@@ -89,6 +90,7 @@ impl Run {
             tool_calls: vec![],
             setup: vec![],
             hooks: vec![],
+            mcp: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],
@@ -132,6 +134,7 @@ impl From<&Run> for RunReport {
         report.tool_calls = r.tool_calls.clone();
         (report.setup, report.baseline, report.verify) = (r.setup.clone(), r.baseline.clone(), r.verify.clone());
         report.hooks = r.hooks.clone();
+        report.mcp = r.mcp.clone();
         report.files_changed = r.files_changed.clone();
         (report.commit, report.saved_ref) = (r.commit.clone(), r.saved_ref.clone());
         (report.errors, report.warnings) = (r.errors.clone(), r.warnings.clone());

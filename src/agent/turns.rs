@@ -119,7 +119,7 @@ impl<'a> Loop<'a> {
     pub async fn drive(&mut self) -> Status {
         let mut verify_attempt = 0u32;
         loop {
-            if let Some(s) = self.out_of_budget() {
+            if let Some(s) = self.out_of_budget().or_else(|| self.mcp_down()) {
                 return s;
             }
             self.run.turns += 1;
@@ -160,7 +160,9 @@ impl<'a> Loop<'a> {
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
         self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
         self.last_request = messages.clone();
-        let req = ChatRequest { messages, tools: self.specs.clone() };
+        let mut tools = self.specs.clone();
+        tools.extend(self.tools.mcp.get().map(crate::mcp::Hub::specs).unwrap_or_default());
+        let req = ChatRequest { messages, tools };
         let (events, stats, faults) = (self.events, &mut self.run.model_retries, &mut self.run.faults);
         let reply = retry::complete(
             self.model,

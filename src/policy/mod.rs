@@ -5,11 +5,13 @@ pub mod braces;
 pub mod decide;
 pub mod describe;
 pub mod interpreters;
+pub mod mcp;
 pub mod raw;
 pub mod shell;
 pub mod wrappers;
 
 pub use decide::{Access, Decision, decide_command, decide_path, read_denied_by};
+pub use mcp::decide_mcp;
 
 use crate::spec::{Diagnostic, yaml};
 use globset::GlobMatcher;
@@ -56,6 +58,9 @@ pub struct Policy {
     pub network: bool,
     /// The job's setup commands reach the network (`setup.network`), even when `network` is off.
     pub setup_network: bool,
+    /// `mcp.allow` and `mcp.deny`: globs over `SERVER/TOOL` (see `decide_mcp`).
+    pub mcp_allow: Vec<PathRule>,
+    pub mcp_deny: Vec<PathRule>,
     pub sandbox: bool,
     pub env_pass: Vec<String>,
     pub pass_secrets: Vec<String>,
@@ -162,6 +167,8 @@ impl Policy {
             sandbox_writable: vec![],
             network: false,
             setup_network: false,
+            mcp_allow: vec![],
+            mcp_deny: vec![],
             sandbox: true,
             env_pass: strs(DEFAULT_ENV_PASS),
             pass_secrets: vec![],
@@ -230,6 +237,7 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
     path_rules(&mut p, raw.paths.unwrap_or_default(), &map, &mut errors);
     p.network = raw.network.unwrap_or(false);
     p.setup_network = raw.setup.and_then(|s| s.network).unwrap_or(false);
+    mcp::rules_from(&mut p, raw.mcp.unwrap_or_default(), &map, &mut errors);
     p.sandbox = raw.sandbox != Some(SandboxMode::Off);
     let env = raw.env.unwrap_or_default();
     if let Some(pass) = env.pass {

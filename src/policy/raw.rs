@@ -10,6 +10,7 @@ pub struct RawPolicy {
     pub paths: Option<RawPaths>,
     pub network: Option<bool>,
     pub setup: Option<RawSetup>,
+    pub mcp: Option<RawMcp>,
     pub sandbox: Option<SandboxMode>,
     pub env: Option<RawEnv>,
     pub secrets: Option<Vec<String>>,
@@ -22,6 +23,15 @@ pub struct RawPolicy {
 pub struct RawSetup {
     /// Setup reaches the network (to install dependencies); commands after it still do not.
     pub network: Option<bool>,
+}
+
+/// Which MCP tools the model is offered: globs over `SERVER/TOOL`; a deny wins, and a tool no
+/// allow names is not offered.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawMcp {
+    pub allow: Option<Vec<String>>,
+    pub deny: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]

@@ -98,6 +98,16 @@ pub enum Event {
         exit_code: Option<i32>,
         duration_ms: u64,
     },
+    /// An MCP server of the job started (with the tools offered), failed to start, or stopped
+    /// answering during the run.
+    McpServer {
+        name: String,
+        status: super::McpStatus,
+        /// The names the model sees for its tools (empty unless it started).
+        tools: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
     /// A setup command (job spec `setup:`) finished; setup stops at the first that fails.
     SetupCompleted {
         name: String,

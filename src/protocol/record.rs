@@ -105,3 +105,41 @@ pub struct PrReport {
     /// GitHub requests retried after rate limits.
     pub retries: u32,
 }
+
+/// How an MCP server of the job fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McpStatus {
+    /// Started, and still answering at the end of the run.
+    Running,
+    /// Could not start (spawn or connect, handshake, tool list): its tools were not offered.
+    Failed,
+    /// Stopped answering during the run: its tools were withdrawn.
+    Stopped,
+}
+
+/// One MCP server of the job, as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerRecord {
+    pub name: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    pub required: bool,
+    pub status: McpStatus,
+    /// `SERVER/TOOL` of each tool offered to the model, with the name the model saw.
+    pub offered: Vec<McpToolRecord>,
+    /// `SERVER/TOOL` of each tool the policy kept from the model.
+    pub denied: Vec<String>,
+    pub calls: u32,
+    /// Calls that failed: the tool said so, timed out, or the server was gone.
+    pub failed_calls: u32,
+    /// Why it failed or stopped (its stderr tail included, redacted).
+    pub error: Option<String>,
+    pub start_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpToolRecord {
+    pub tool: String,
+    pub exposed: String,
+}

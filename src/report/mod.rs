@@ -201,6 +201,8 @@ pub struct RunReport {
     pub setup: Vec<CheckResult>,
     /// Every hook run.
     pub hooks: Vec<HookRecord>,
+    /// The job's MCP servers: whether each started, the tools offered and kept back, calls.
+    pub mcp: Vec<crate::protocol::McpServerRecord>,
     /// The checks as they were before any change (attempt 0).
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
@@ -265,6 +267,7 @@ impl RunReport {
             tool_calls: vec![],
             setup: vec![],
             hooks: vec![],
+            mcp: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],

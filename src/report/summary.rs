@@ -41,6 +41,30 @@ fn setup(s: &mut String, r: &RunReport) {
     }
 }
 
+/// The MCP servers: how each fared, the tools offered and kept back, the calls.
+fn mcp(s: &mut String, r: &RunReport) {
+    if r.mcp.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n### MCP servers\n\n| Server | Status | Tools offered | Kept back | Calls |\n|---|---|---|---|---|"
+    );
+    for m in &r.mcp {
+        let status = match (m.status, &m.error) {
+            (crate::protocol::McpStatus::Running, _) => "running".to_string(),
+            (st, e) => {
+                let why = e.as_deref().unwrap_or("").lines().next().unwrap_or("").replace('|', "\\|");
+                format!("{}: {why}", if st == crate::protocol::McpStatus::Failed { "failed" } else { "stopped" })
+            }
+        };
+        let tools: Vec<String> = m.offered.iter().map(|t| format!("`{}`", t.exposed)).collect();
+        let failed = if m.failed_calls > 0 { format!(" ({} failed)", m.failed_calls) } else { String::new() };
+        let _ =
+            writeln!(s, "| `{}` | {status} | {} | {} | {}{failed} |", m.name, tools.join(" "), m.denied.len(), m.calls);
+    }
+}
+
 /// The checks table: each check's expectation, baseline, final result and attempts.
 fn checks(s: &mut String, r: &RunReport) {
     if r.verify.is_empty() && r.baseline.is_empty() {
@@ -100,6 +124,7 @@ pub fn render(r: &RunReport) -> String {
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
     setup(&mut s, r);
+    mcp(&mut s, r);
     checks(&mut s, r);
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render());

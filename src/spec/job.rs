@@ -16,6 +16,8 @@ pub struct Job {
     pub setup: Vec<CommandSpec>,
     /// Commands run around the model's edits (formatters, fixers).
     pub hooks: HooksSpec,
+    /// MCP servers whose tools (as the policy allows) the model is offered.
+    pub mcp: Vec<super::mcp::McpServerSpec>,
     pub verify: Vec<VerifySpec>,
     pub limits: Limits,
     pub policy: Option<PathBuf>,
@@ -174,7 +176,7 @@ pub struct ToolLimits {
     pub max_read_bytes: usize,
 }
 
-mod dur_ser {
+pub(super) mod dur_ser {
     use serde::Serializer;
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -4,12 +4,15 @@ pub mod adhoc;
 pub mod diag;
 pub mod duration;
 pub mod job;
+pub mod mcp;
 mod model;
 pub mod raw;
 pub mod yaml;
 
 pub use diag::Diagnostic;
+use job::dur_ser;
 pub use job::*;
+pub use mcp::{McpServerSpec, McpTransport};
 pub use raw::{Expect, Provider, ToolMode};
 
 use raw::RawJob;
@@ -157,6 +160,7 @@ impl Checker<'_> {
                 Duration::from_secs(300),
             ),
         };
+        let mcp = self.mcp(raw.mcp);
         let verify = self.verify(raw.verify.unwrap_or_default());
         let limits = self.limits(raw.limits.unwrap_or_default());
         let git = self.git(raw.git.unwrap_or_default(), &name);
@@ -173,6 +177,7 @@ impl Checker<'_> {
             model,
             setup,
             hooks,
+            mcp,
             verify,
             limits,
             policy,

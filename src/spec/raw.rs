@@ -14,6 +14,7 @@ pub struct RawJob {
     pub model: Option<RawModel>,
     pub setup: Option<Vec<RawCommand>>,
     pub hooks: Option<RawHooks>,
+    pub mcp: Option<super::mcp::RawMcp>,
     pub verify: Option<Vec<RawVerify>>,
     pub limits: Option<RawLimits>,
     pub policy: Option<String>,

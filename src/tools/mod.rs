@@ -35,6 +35,8 @@ pub struct ToolContext {
     pub sandbox: crate::sandbox::Sandbox,
     /// Every policy decision since the last drain, for the audit trail.
     pub decisions: Mutex<Vec<Decision>>,
+    /// The job's MCP servers, once started (before the first request).
+    pub mcp: std::sync::OnceLock<crate::mcp::Hub>,
 }
 
 impl ToolContext {
@@ -54,6 +56,7 @@ impl ToolContext {
             policy,
             sandbox: Default::default(),
             decisions: Mutex::new(Vec::new()),
+            mcp: Default::default(),
         })
     }
 
@@ -142,7 +145,12 @@ pub const READ_RETRY_DELAYS: [std::time::Duration; 3] =
 /// Idempotent read tools are retried on transient I/O errors; write and exec tools never are.
 /// File and search tools run on the blocking pool, off the async executor.
 pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
+    let mcp = ctx.mcp.get().filter(|h| h.offers(&call.name));
     let out = match call.name.as_str() {
+        name if let Some(hub) = mcp => {
+            let bounds = crate::mcp::Bounds { cancel: ctx.cancel.clone(), deadline: ctx.deadline };
+            hub.call(name, &call.arguments, &bounds).await
+        }
         "run_cmd" => match parse_args(call) {
             Ok(a) => shell::run_cmd(ctx, a).await,
             Err(e) => e,
@@ -152,12 +160,19 @@ pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
         }
         _ => off_executor(ctx, call, Effect::Write).await,
     };
-    // A last bound on any result: head and tail, with how to read the rest.
-    let cap = ctx.limits.max_output_bytes.max(ctx.limits.max_read_bytes) + 4096;
+    // A last bound on any result: head and tail, with how to read the rest. An MCP tool's
+    // result is bounded like a command's output.
+    let (cap, hint) = match mcp {
+        Some(_) => (ctx.limits.max_output_bytes, "ask the tool for less"),
+        None => (
+            ctx.limits.max_output_bytes.max(ctx.limits.max_read_bytes) + 4096,
+            "read smaller ranges (read_file start_line/end_line) or narrow the search",
+        ),
+    };
     let content = if out.content.len() > cap {
         let mut c = crate::exec::Capture::new(cap);
         c.push(out.content.as_bytes());
-        c.render_with("read smaller ranges (read_file start_line/end_line) or narrow the search")
+        c.render_with(hint)
     } else {
         out.content
     };

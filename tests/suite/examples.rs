@@ -145,3 +145,37 @@ async fn the_setup_example_validates() {
     let job = std::fs::read_to_string(root().join("examples/setup/job.yaml")).unwrap();
     assert!(job.contains("after_edit:") && job.contains("before_verify:") && job.contains("{files}"));
 }
+
+/// The MCP example runs offline as its header says: the tracker server starts in the jail, the
+/// model reads issue 12 through it, and the policy keeps `close_issue` from the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_example_reads_its_issue_through_mcp_and_fixes_the_bug() {
+    require!(Need::UserNamespaces);
+    let src = root().join("examples/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["job.yaml", "policy.yaml", "script.yaml", "repo/temp.py", "repo/test_temp.py", "repo/tools/tracker.py"] {
+        let to = dir.path().join(f);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src.join(f), &to).unwrap();
+    }
+    let run = run_in(dir.path(), &["run", "job.yaml"], &[], dir.path().join(".hone/reports")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report = run.report();
+    let mcp = &report["mcp"][0];
+    assert_eq!((mcp["status"].as_str(), mcp["calls"].as_u64()), (Some("running"), Some(1)), "{mcp:#}");
+    assert_eq!(mcp["denied"], serde_json::json!(["tracker/close_issue"]));
+    assert!(
+        run.read("summary.md")
+            .contains("| `tracker` | running | `tracker__get_issue` `tracker__search_issues` | 1 | 1 |"),
+        "{}",
+        run.read("summary.md")
+    );
+    assert!(run.stderr.contains("MCP server `tracker`: 2 tool(s) offered"), "{}", run.stderr);
+    let scratch = dir.path().join(".hone/scratch/mcp-issue");
+    let fixed = crate::common::repo::git(&scratch, &["show", "hone/mcp-issue:temp.py"]);
+    assert!(fixed.contains("c * 9 / 5 + 32"), "{fixed}");
+    for f in ["job.yaml", "policy.yaml"] {
+        let v = run_hone(&["validate", src.join(f).to_str().unwrap()], &[], root().join("target/unused-mcp")).await;
+        assert_eq!(v.code, 0, "{f}: {}", v.stderr);
+    }
+}

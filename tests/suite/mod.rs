@@ -23,6 +23,7 @@ mod jail_processes;
 #[cfg(target_os = "linux")]
 mod jail_secrets;
 mod jail_support;
+mod mcp;
 mod model_faults;
 mod outcomes;
 mod plan;

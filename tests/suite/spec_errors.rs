@@ -126,7 +126,7 @@ async fn a_valid_spec_validates() {
     assert_eq!(v.code, 0, "{}", v.stderr);
     assert!(
         v.stdout.contains(
-            "valid job spec (job `demo`, 1 check(s), branch `hone/demo`; the built-in default policy: network off, sandbox on)"
+            "valid job spec (job `demo`, 1 check(s), 0 MCP server(s), branch `hone/demo`; the built-in default policy: network off, sandbox on, no MCP tool)"
         ),
         "{}",
         v.stdout

@@ -1,0 +1,254 @@
+//! The job's MCP servers: started together before the first request (stdio ones in the jail),
+//! their tools offered as the policy allows, every call bounded, and what became of each server
+//! recorded. A server that fails is left out, unless the job requires it.
+
+pub mod connect;
+pub mod convert;
+
+use crate::error::Code;
+use crate::events::Events;
+use crate::policy::{Policy, decide_mcp};
+use crate::protocol::{Event, McpServerRecord, McpStatus, McpToolRecord, ToolOutput, ToolSpec};
+use crate::spec::{McpServerSpec, McpTransport};
+use connect::{Conn, Inputs};
+use std::sync::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The started servers and the tools offered from them.
+pub struct Hub {
+    servers: Vec<Server>,
+    offered: Vec<Offered>,
+    events: Events,
+    redactor: crate::redact::Redactor,
+}
+
+struct Server {
+    spec: McpServerSpec,
+    conn: Option<Conn>,
+    record: Mutex<McpServerRecord>,
+}
+
+struct Offered {
+    server: usize,
+    tool: String,
+    spec: ToolSpec,
+}
+
+/// Bounds on starting and calling servers.
+#[derive(Clone)]
+pub struct Bounds {
+    pub cancel: CancellationToken,
+    pub deadline: Instant,
+}
+
+impl Hub {
+    /// Start every server at once, each bounded by its start timeout, the deadline and
+    /// cancellation; offer the tools the policy allows. Failures are recorded, not returned.
+    pub async fn start(specs: &[McpServerSpec], policy: &Policy, i: &Inputs<'_>, b: &Bounds, events: Events) -> Hub {
+        let opened = futures_util::future::join_all(specs.iter().map(|s| open_bounded(s, i, b))).await;
+        let mut hub = Hub { servers: vec![], offered: vec![], events, redactor: i.redactor.clone() };
+        for (spec, (result, start_ms)) in specs.iter().zip(opened) {
+            let index = hub.servers.len();
+            let mut record = McpServerRecord {
+                name: spec.name.clone(),
+                transport: match spec.transport {
+                    McpTransport::Stdio { .. } => "stdio".into(),
+                    McpTransport::Http { .. } => "http".into(),
+                },
+                required: spec.required,
+                status: McpStatus::Failed,
+                offered: vec![],
+                denied: vec![],
+                calls: 0,
+                failed_calls: 0,
+                error: None,
+                start_ms,
+            };
+            let conn = match result {
+                Ok((conn, tools)) => {
+                    record.status = McpStatus::Running;
+                    hub.offer(index, spec, &tools, policy, &mut record);
+                    Some(conn)
+                }
+                Err(e) => {
+                    record.error =
+                        Some(i.redactor.apply(&format!("the MCP server `{}` did not start: {e}", spec.name)));
+                    None
+                }
+            };
+            hub.events.emit(Event::McpServer {
+                name: spec.name.clone(),
+                status: record.status,
+                tools: record.offered.iter().map(|t| t.exposed.clone()).collect(),
+                error: record.error.clone(),
+            });
+            hub.servers.push(Server { spec: spec.clone(), conn, record: Mutex::new(record) });
+        }
+        hub
+    }
+
+    fn offer(
+        &mut self,
+        index: usize,
+        spec: &McpServerSpec,
+        tools: &[rmcp::model::Tool],
+        policy: &Policy,
+        record: &mut McpServerRecord,
+    ) {
+        let allowed: Vec<&rmcp::model::Tool> = tools
+            .iter()
+            .filter(|t| {
+                let ok = decide_mcp(policy, &spec.name, &t.name).allowed;
+                if !ok {
+                    record.denied.push(format!("{}/{}", spec.name, t.name));
+                }
+                ok
+            })
+            .collect();
+        let names: Vec<String> = allowed.iter().map(|t| t.name.to_string()).collect();
+        // Unique across servers too: a server's name has no `__` and does not end in `_`, so
+        // the first `__` of an exposed name ends the server's.
+        let exposed = convert::exposed_names(&spec.name, &names);
+        for (t, exposed) in allowed.into_iter().zip(exposed) {
+            // What the server says goes to the model: redacted like a tool result.
+            let description = t.description.as_deref().map(|d| self.redactor.apply(d));
+            let schema = serde_json::to_string(t.input_schema.as_ref())
+                .ok()
+                .and_then(|j| serde_json::from_str(&self.redactor.apply(&j)).ok())
+                .unwrap_or_default();
+            let s = convert::tool_spec(&exposed, &spec.name, &t.name, description.as_deref(), &schema);
+            record.offered.push(McpToolRecord { tool: t.name.to_string(), exposed: exposed.clone() });
+            self.offered.push(Offered { server: index, tool: t.name.to_string(), spec: s });
+        }
+    }
+
+    /// The specs of the tools offered from servers still answering.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.offered.iter().filter(|o| self.alive(o.server)).map(|o| o.spec.clone()).collect()
+    }
+
+    /// Whether `name` is an MCP tool this run offered.
+    pub fn offers(&self, name: &str) -> bool {
+        self.offered.iter().any(|o| o.spec.name == name)
+    }
+
+    fn alive(&self, server: usize) -> bool {
+        self.servers[server].record.lock().is_ok_and(|r| r.status == McpStatus::Running)
+    }
+
+    /// Every server's record, as the report shows it.
+    pub fn records(&self) -> Vec<McpServerRecord> {
+        self.servers.iter().filter_map(|s| s.record.lock().ok().map(|r| r.clone())).collect()
+    }
+
+    /// Why the run cannot go on: a required server that did not start or stopped.
+    pub fn required_down(&self) -> Option<String> {
+        self.servers.iter().find_map(|s| {
+            let r = s.record.lock().ok()?;
+            (r.required && r.status != McpStatus::Running).then(|| {
+                let why = r.error.clone().unwrap_or_default();
+                format!("{why}; the job marks it `required`, so the run stops")
+            })
+        })
+    }
+
+    /// Call the offered tool `name` with `arguments` (a JSON object), bounded by the server's
+    /// timeout, the deadline and cancellation. Every failure is an error result.
+    pub async fn call(&self, name: &str, arguments: &str, b: &Bounds) -> ToolOutput {
+        let Some(o) = self.offered.iter().find(|o| o.spec.name == name) else {
+            return ToolOutput::err(Code::InvalidArgs, format!("unknown tool `{name}`"));
+        };
+        let server = &self.servers[o.server];
+        let out = self.call_on(server, o, arguments, b).await;
+        if let Ok(mut r) = server.record.lock() {
+            r.calls += 1;
+            r.failed_calls += u32::from(!out.ok);
+        }
+        out
+    }
+
+    async fn call_on(&self, server: &Server, o: &Offered, arguments: &str, b: &Bounds) -> ToolOutput {
+        let sname = &server.spec.name;
+        let (Some(conn), true) = (&server.conn, self.alive(o.server)) else {
+            return ToolOutput::err(Code::Mcp, format!("the MCP server `{sname}` has stopped; its tools are gone"));
+        };
+        let raw = if arguments.trim().is_empty() { "{}" } else { arguments };
+        let args = match serde_json::from_str::<serde_json::Value>(raw) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => {
+                let msg = format!("the arguments of `{}` must be a JSON object matching its schema", o.spec.name);
+                return ToolOutput::err(Code::InvalidArgs, msg);
+            }
+        };
+        let params = rmcp::model::CallToolRequestParams::new(o.tool.clone()).with_arguments(args);
+        let timeout = server.spec.timeout;
+        let result = tokio::select! {
+            r = tokio::time::timeout(timeout, conn.client.call_tool(params)) => r,
+            () = b.cancel.cancelled() => return ToolOutput::err(Code::Cancelled, "the run was cancelled"),
+            () = tokio::time::sleep_until(b.deadline) => {
+                return ToolOutput::err(Code::ToolTimeout, "the run's wall-time budget ran out during this tool");
+            }
+        };
+        match result {
+            Err(_) => ToolOutput::err(
+                Code::ToolTimeout,
+                format!(
+                    "the MCP server `{sname}` did not answer within {}; try again with a smaller request, or do without it",
+                    crate::spec::duration::format(timeout)
+                ),
+            ),
+            Ok(Ok(r)) => {
+                let (ok, text) = convert::render_result(&serde_json::to_value(&r).unwrap_or_default());
+                if ok { ToolOutput::ok(text) } else { ToolOutput::err(Code::Mcp, text) }
+            }
+            Ok(Err(e)) if conn.client.is_transport_closed() || conn.client.is_closed() => {
+                let why = connect::with_tail(format!("the MCP server `{sname}` stopped: {e}"), &conn.stderr_tail());
+                self.stopped(server, &why);
+                ToolOutput::err(Code::Mcp, format!("{why}\nIts tools are withdrawn; carry on without them."))
+            }
+            Ok(Err(e)) => ToolOutput::err(Code::Mcp, format!("the MCP server `{sname}` failed the call: {e}")),
+        }
+    }
+
+    fn stopped(&self, server: &Server, why: &str) {
+        let why = self.redactor.apply(why);
+        if let Ok(mut r) = server.record.lock() {
+            r.status = McpStatus::Stopped;
+            r.error = Some(why.clone());
+        }
+        self.events.emit(Event::McpServer {
+            name: server.spec.name.clone(),
+            status: McpStatus::Stopped,
+            tools: vec![],
+            error: Some(why),
+        });
+    }
+
+    /// Close every connection: a stdio server's stdin is closed; its process group is killed
+    /// when the hub is dropped.
+    pub fn shutdown(&self) {
+        for s in &self.servers {
+            if let Some(conn) = &s.conn {
+                conn.client.cancellation_token().cancel();
+            }
+        }
+    }
+}
+
+/// Open one server within its bounds; with the time it took.
+async fn open_bounded(
+    spec: &McpServerSpec,
+    i: &Inputs<'_>,
+    b: &Bounds,
+) -> (Result<(Conn, Vec<rmcp::model::Tool>), String>, u64) {
+    let started = Instant::now();
+    let limit = (started + spec.start_timeout).min(b.deadline);
+    let r = tokio::select! {
+        r = tokio::time::timeout_at(limit, connect::open(spec, i)) => r.unwrap_or_else(|_| {
+            Err(format!("it did not finish starting within {}", crate::spec::duration::format(spec.start_timeout)))
+        }),
+        () = b.cancel.cancelled() => Err("the run was cancelled".into()),
+    };
+    (r, started.elapsed().as_millis() as u64)
+}

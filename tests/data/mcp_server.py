@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""A small MCP server for hone's tests, speaking stdio (the default) or streamable HTTP.
+
+    mcp_server.py                     stdio: JSON-RPC lines on stdin and stdout
+    mcp_server.py --fail-start        stdio: write a reason to stderr and exit 3 at once
+    mcp_server.py --hang-start        stdio: never answer the handshake
+    mcp_server.py --http LOG [--token T]
+                                      HTTP on 127.0.0.1 (its port printed on stdout); with
+                                      --token, a request without `Authorization: Bearer T` is
+                                      refused with 401. Every tools/call is logged to LOG, one
+                                      JSON line each.
+
+Tools: lookup_issue {id}, close_issue {id}, echo_env {name}, read_file {path},
+connect {port}, big {bytes}, fail, hang, crash. Standard library only.
+"""
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+TOOLS = [
+    # A careless server: its description carries the token it was given.
+    {"name": "lookup_issue", "description": "Look up an issue by number (token %s)." % os.environ.get("ISSUES_TOKEN"),
+     "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+    {"name": "close_issue", "description": "Close an issue.",
+     "inputSchema": {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}},
+    {"name": "echo_env", "description": "The value of an environment variable.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    {"name": "read_file", "description": "Read a file.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+    {"name": "connect", "description": "Open a TCP connection to 127.0.0.1:port.",
+     "inputSchema": {"type": "object", "properties": {"port": {"type": "integer"}}}},
+    {"name": "big", "description": "Return this many bytes of text.",
+     "inputSchema": {"type": "object", "properties": {"bytes": {"type": "integer"}}}},
+    {"name": "fail", "description": "Always fails.", "inputSchema": {"type": "object"}},
+    {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
+    {"name": "crash", "description": "Kills the server.", "inputSchema": {"type": "object"}},
+]
+
+
+def text(t, error=False):
+    r = {"content": [{"type": "text", "text": t}]}
+    if error:
+        r["isError"] = True
+    return r
+
+
+def call(name, args):
+    if name == "lookup_issue":
+        return text("issue %s: the parser crashes on empty input" % args.get("id"))
+    if name == "close_issue":
+        return text("closed issue %s" % args.get("id"))
+    if name == "echo_env":
+        return text("%s=%s" % (args.get("name"), os.environ.get(args.get("name", ""), "<unset>")))
+    if name == "read_file":
+        try:
+            with open(args.get("path", ""), encoding="utf-8", errors="replace") as f:
+                return text(f.read())
+        except OSError as e:
+            return text("cannot read: %s" % e, error=True)
+    if name == "connect":
+        try:
+            socket.create_connection(("127.0.0.1", int(args.get("port", 0))), timeout=2).close()
+            return text("connected")
+        except OSError as e:
+            return text("cannot connect: %s" % e, error=True)
+    if name == "big":
+        return text("x" * int(args.get("bytes", 0)))
+    if name == "fail":
+        return text("the tracker is read-only today", error=True)
+    if name == "hang":
+        time.sleep(3600)
+    if name == "crash":
+        sys.stderr.write("fatal: out of cheese\n")
+        sys.stderr.flush()
+        os._exit(3)
+    return None
+
+
+def handle(msg):
+    """The response to one JSON-RPC message, or None for a notification."""
+    method, mid, params = msg.get("method"), msg.get("id"), msg.get("params") or {}
+    if mid is None:
+        return None
+    if method == "initialize":
+        result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "test-mcp", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": TOOLS}
+    elif method == "tools/call":
+        result = call(params.get("name"), params.get("arguments") or {})
+        if result is None:
+            return {"jsonrpc": "2.0", "id": mid, "error": {"code": -32602, "message": "no such tool"}}
+    elif method == "ping":
+        result = {}
+    else:
+        return {"jsonrpc": "2.0", "id": mid, "error": {"code": -32601, "message": "no such method"}}
+    return {"jsonrpc": "2.0", "id": mid, "result": result}
+
+
+def stdio(hang_start):
+    lock = threading.Lock()
+
+    def answer(msg):
+        resp = handle(msg)
+        if resp is not None:
+            with lock:
+                sys.stdout.write(json.dumps(resp) + "\n")
+                sys.stdout.flush()
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        if hang_start and msg.get("method") == "initialize":
+            continue
+        # Calls run on threads, so a hanging call does not block the next one.
+        threading.Thread(target=answer, args=(msg,), daemon=True).start()
+    time.sleep(0.2)
+
+
+def http(log, token):
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            if token and self.headers.get("Authorization") != "Bearer " + token:
+                self.send_response(401)
+                self.end_headers()
+                return
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            msg = json.loads(body)
+            if msg.get("method") == "tools/call":
+                with open(log, "a") as f:
+                    f.write(json.dumps(msg.get("params")) + "\n")
+            resp = handle(msg)
+            if resp is None:
+                self.send_response(202)
+                self.end_headers()
+                return
+            data = json.dumps(resp).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            if msg.get("method") == "initialize":
+                self.send_header("Mcp-Session-Id", "test-session")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            self.send_response(405)
+            self.end_headers()
+
+        def do_DELETE(self):
+            self.send_response(200)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    sys.stdout.write("%d\n" % server.server_address[1])
+    sys.stdout.flush()
+    server.serve_forever()
+
+
+def main():
+    args = sys.argv[1:]
+    if "--fail-start" in args:
+        sys.stderr.write("error: cannot open the issue database\n")
+        sys.exit(3)
+    if "--http" in args:
+        token = args[args.index("--token") + 1] if "--token" in args else None
+        http(args[args.index("--http") + 1], token)
+    else:
+        stdio("--hang-start" in args)
+
+
+if __name__ == "__main__":
+    main()
