@@ -49,6 +49,29 @@ impl Loop<'_> {
         Some(Status::BudgetExhausted)
     }
 
+    /// The cost budget: stop before a request whose most possible cost (its estimated prompt,
+    /// none of it cached, and a full `max_output_tokens` answer) would take the run past it.
+    pub(super) fn over_cost(&mut self, estimated_prompt: u64) -> Option<Status> {
+        let (limit, pricing) = (self.job.limits.max_cost_usd?, self.job.model.pricing?);
+        let spent = pricing.cost(&self.run.usage);
+        let next = pricing.most(estimated_prompt, self.job.model.max_output_tokens);
+        if spent + next <= limit {
+            return None;
+        }
+        use crate::spec::pricing::dollars;
+        self.fail(
+            Code::Budget,
+            format!(
+                "the cost budget ({}) would be exceeded: {} spent, and the next request could cost up to {}",
+                dollars(limit),
+                dollars(spent),
+                dollars(next)
+            ),
+        );
+        self.enter(State::Summarizing, "the cost budget ran out");
+        Some(Status::BudgetExhausted)
+    }
+
     /// A server the job requires stopped answering: the run cannot go on.
     pub(super) fn mcp_down(&mut self) -> Option<Status> {
         let why = self.tools.mcp.get()?.required_down()?;
@@ -58,6 +81,9 @@ impl Loop<'_> {
     }
 
     pub(super) fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
+        if let Some(m) = &reply.model {
+            self.run.model_id = Some(m.clone());
+        }
         if let Some(u) = reply.usage {
             self.run.usage.add(u);
             let est = context::estimate(&self.last_request).max(1) as f64;

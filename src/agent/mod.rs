@@ -207,6 +207,8 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
         base: job.repo.base.clone().unwrap_or_else(|| "HEAD".into()),
         branch: job.git.branch.clone(),
         context_window: job.model.context_window,
+        pricing: job.model.pricing,
+        max_cost_usd: job.limits.max_cost_usd,
     });
     r.policy.source =
         p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());

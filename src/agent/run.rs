@@ -27,6 +27,8 @@ pub struct RunMeta {
     pub base: String,
     pub branch: String,
     pub context_window: u64,
+    pub pricing: Option<crate::spec::pricing::Pricing>,
+    pub max_cost_usd: Option<f64>,
 }
 
 /// A snapshot of the work tree the run can roll back to.
@@ -54,6 +56,8 @@ pub struct Run {
     pub setup: Vec<CheckResult>,
     pub hooks: Vec<crate::report::HookRecord>,
     pub mcp: Vec<crate::protocol::McpServerRecord>,
+    /// The model id the provider last said answered.
+    pub model_id: Option<String>,
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
     pub files_changed: Vec<FileChange>,
@@ -91,6 +95,7 @@ impl Run {
             setup: vec![],
             hooks: vec![],
             mcp: vec![],
+            model_id: None,
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],
@@ -114,6 +119,13 @@ impl Run {
         }
     }
 
+    /// What the run has cost so far, when the job gives prices.
+    pub fn cost(&self) -> Option<crate::spec::pricing::Cost> {
+        let pricing = self.meta.pricing?;
+        let usd = (pricing.cost(&self.usage) * 1e6).round() / 1e6;
+        Some(crate::spec::pricing::Cost { usd, limit_usd: self.meta.max_cost_usd, pricing })
+    }
+
     /// The last verification round's results.
     pub fn final_checks(&self) -> Vec<&CheckResult> {
         crate::report::final_checks(&self.verify)
@@ -132,6 +144,8 @@ impl From<&Run> for RunReport {
         (report.base_sha, report.base_branch) = (r.base_sha.clone(), r.base_branch.clone());
         (report.turns, report.usage, report.fix_attempts) = (r.turns, r.usage, r.fix_attempts);
         report.tool_calls = r.tool_calls.clone();
+        report.model_id = r.model_id.clone();
+        report.cost = r.cost();
         (report.setup, report.baseline, report.verify) = (r.setup.clone(), r.baseline.clone(), r.verify.clone());
         report.hooks = r.hooks.clone();
         report.mcp = r.mcp.clone();
@@ -174,5 +188,7 @@ pub fn test_meta(job: &str) -> RunMeta {
         base: "HEAD".into(),
         branch: format!("hone/{job}"),
         context_window: 32_768,
+        pricing: None,
+        max_cost_usd: None,
     }
 }

@@ -154,6 +154,9 @@ impl<'a> Loop<'a> {
             self.messages = messages.clone();
         }
         let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
+        if let Some(s) = self.over_cost(estimated) {
+            return Err(s);
+        }
         let reuse = context::prefix_reuse(&self.last_request, &messages);
         self.reuse_sum += reuse;
         self.run.prefix_reuse_avg = self.reuse_sum / f64::from(turn);

@@ -50,6 +50,9 @@ pub struct RepoResult {
     pub pr_url: Option<String>,
     pub duration_ms: u64,
     pub tokens: u64,
+    /// What its run cost, in US dollars (null without `model.pricing`).
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
     pub report_dir: String,
     /// The job's hash when it ran: `--resume` only trusts results of the same job.
     pub job_hash: String,
@@ -70,6 +73,9 @@ pub struct FleetReport {
     pub duration_ms: u64,
     pub exit_code: i32,
     pub counts: std::collections::BTreeMap<String, usize>,
+    /// The sum of the repositories' costs, in US dollars (null when none is known).
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
     pub repos: Vec<RepoResult>,
 }
 
@@ -97,7 +103,10 @@ pub fn build(
     for r in &repos {
         *counts.entry(r.status.as_str().to_string()).or_insert(0) += 1;
     }
+    let costs: Vec<f64> = repos.iter().filter_map(|r| r.cost_usd).collect();
+    let cost_usd = (!costs.is_empty()).then(|| (costs.iter().sum::<f64>() * 1e6).round() / 1e6);
     FleetReport {
+        cost_usd,
         schema_version: 1,
         job: job.into(),
         job_hash: job_hash.into(),
@@ -155,7 +164,14 @@ fn summary(r: &FleetReport) -> String {
     let mut s = String::new();
     let icon = if r.exit_code == 0 { "✅" } else { "❌" };
     let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let _ = writeln!(s, "## {icon} hone fleet: `{}` — {} repositories ({})\n", r.job, r.repos.len(), counts.join(", "));
+    let cost = r.cost_usd.map(|c| format!("; cost {}", crate::spec::pricing::dollars(c))).unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "## {icon} hone fleet: `{}` — {} repositories ({}){cost}\n",
+        r.job,
+        r.repos.len(),
+        counts.join(", ")
+    );
     let _ = writeln!(s, "| Repository | Status | PR | Time | Tokens | Error |\n|---|---|---|---|---|---|");
     for repo in &r.repos {
         let pr = repo.pr_url.as_deref().map(|u| format!("[link]({u})")).unwrap_or_default();
@@ -211,6 +227,7 @@ pub(crate) mod tests {
             pr_url: None,
             duration_ms: 1,
             tokens: 0,
+            cost_usd: None,
             report_dir: String::new(),
             job_hash: "h".into(),
             resumed: false,
@@ -251,5 +268,28 @@ pub(crate) mod tests {
             false,
         );
         assert_eq!(serde_json::to_value(&m).unwrap(), serde_json::to_value(&whole).unwrap());
+    }
+
+    #[test]
+    fn the_fleet_cost_is_the_sum_of_the_known_costs() {
+        let priced = |id: &str, c: Option<f64>| RepoResult { cost_usd: c, ..repo(id, RepoStatus::PrCreated) };
+        let r = build(
+            "j",
+            "h",
+            "t".into(),
+            1,
+            vec![priced("a", Some(0.25)), priced("b", None), priced("c", Some(1.0))],
+            false,
+        );
+        assert_eq!(r.cost_usd, Some(1.25));
+        assert!(summary(&r).contains("; cost $1.25"), "{}", summary(&r));
+        let r = build("j", "h", "t".into(), 1, vec![priced("a", None)], false);
+        assert_eq!(r.cost_usd, None, "no price, no cost");
+        // Shards merge to the same sum.
+        let (x, y) = (
+            build("j", "h", "t".into(), 1, vec![priced("a", Some(0.5))], false),
+            build("j", "h", "t".into(), 1, vec![priced("b", Some(0.25))], false),
+        );
+        assert_eq!(merge(vec![x, y]).unwrap().cost_usd, Some(0.75));
     }
 }

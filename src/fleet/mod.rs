@@ -108,6 +108,7 @@ fn result_from_outcome(
         pr_url: report.pr.as_ref().and_then(|p| p.url.clone()),
         duration_ms: report.duration_ms,
         tokens: report.usage.total_tokens,
+        cost_usd: report.cost.map(|c| c.usd),
         dry_run,
         ..failed(t, Code::Internal, "", job_hash, report_dir)
     }
@@ -126,6 +127,7 @@ fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) 
         pr_url: None,
         duration_ms: 0,
         tokens: 0,
+        cost_usd: None,
         report_dir: report_dir.display().to_string(),
         job_hash: job_hash.into(),
         resumed: false,

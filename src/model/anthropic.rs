@@ -146,12 +146,16 @@ pub struct Assembler {
     stop: Option<String>,
     usage: Usage,
     stopped: bool,
+    model: Option<String>,
 }
 
 impl Assembler {
     pub fn push(&mut self, event: &str, data: &Value) -> Result<(), ModelError> {
         match event {
-            "message_start" => usage(&data["message"]["usage"], &mut self.usage),
+            "message_start" => {
+                usage(&data["message"]["usage"], &mut self.usage);
+                self.model = data["message"]["model"].as_str().map(str::to_string);
+            }
             "content_block_start" => {
                 let b = &data["content_block"];
                 if b["type"] == "tool_use" {
@@ -200,6 +204,7 @@ impl Assembler {
             message: Message::assistant(self.text, calls),
             finish_reason: FinishReason::parse(&stop),
             usage: Some(self.usage),
+            model: self.model,
         })
     }
 }
@@ -229,6 +234,7 @@ pub fn parse_message(v: &Value) -> Result<Reply, ModelError> {
         message: Message::assistant(text, calls),
         finish_reason: FinishReason::parse(stop),
         usage: Some(u),
+        model: v["model"].as_str().map(str::to_string),
     })
 }
 

@@ -157,6 +157,7 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
         message: Message::assistant(content, tool_calls),
         finish_reason: FinishReason::parse(finish),
         usage: v.get("usage").filter(|u| !u.is_null()).map(parse_usage),
+        model: v.get("model").and_then(Value::as_str).map(str::to_string),
     })
 }
 

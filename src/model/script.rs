@@ -66,6 +66,7 @@ impl Script {
                 message: Message::assistant(raw.content.unwrap_or_default(), calls),
                 finish_reason: finish,
                 usage: None,
+                model: None,
             });
         }
         if turns.is_empty() {

@@ -19,6 +19,7 @@ pub struct Assembler {
     calls: BTreeMap<u64, PartialCall>,
     finish: Option<String>,
     usage: Option<Usage>,
+    model: Option<String>,
 }
 
 impl Assembler {
@@ -29,6 +30,9 @@ impl Assembler {
         }
         if let Some(u) = chunk.get("usage").filter(|u| !u.is_null()) {
             self.usage = Some(parse_usage(u));
+        }
+        if let Some(m) = chunk.get("model").and_then(Value::as_str) {
+            self.model = Some(m.to_string());
         }
         let Some(choice) = chunk.get("choices").and_then(|c| c.get(0)) else {
             return Ok(());
@@ -84,6 +88,7 @@ impl Assembler {
             message: Message::assistant(self.content, tool_calls),
             finish_reason: FinishReason::parse(&finish),
             usage: self.usage,
+            model: self.model,
         })
     }
 }

@@ -124,6 +124,9 @@ pub struct Reply {
     pub message: Message,
     pub finish_reason: FinishReason,
     pub usage: Option<Usage>,
+    /// The model id the provider says answered (it may differ from the one asked for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
 }
 
 /// What a tool returned. `content` is what the model sees.

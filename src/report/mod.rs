@@ -185,8 +185,14 @@ pub struct RunReport {
     pub exit_code: i32,
     pub started_at: String,
     pub duration_ms: u64,
+    /// The hone that ran it.
+    pub hone_version: String,
     pub provider: String,
+    /// The model asked for (`model.name`), and the id the provider said answered.
     pub model: String,
+    pub model_id: Option<String>,
+    /// What the run cost (null without `model.pricing`).
+    pub cost: Option<crate::spec::pricing::Cost>,
     pub repo: String,
     pub base: String,
     pub base_sha: String,
@@ -254,8 +260,11 @@ impl RunReport {
             exit_code: Status::Error.exit_code(),
             started_at,
             duration_ms: 0,
+            hone_version: env!("CARGO_PKG_VERSION").into(),
             provider: String::new(),
             model: String::new(),
+            model_id: None,
+            cost: None,
             repo: String::new(),
             base: String::new(),
             base_sha: String::new(),

@@ -103,7 +103,11 @@ pub fn render(r: &RunReport) -> String {
     let _ = writeln!(s, "## {icon} hone: `{}` — {}\n", r.job, r.status.as_str());
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| Status | `{}` (exit {}) |", r.status.as_str(), r.exit_code);
-    let _ = writeln!(s, "| Model | {} `{}` |", r.provider, r.model);
+    let answered = match &r.model_id {
+        Some(id) if *id != r.model => format!(" (answered by `{id}`)"),
+        _ => String::new(),
+    };
+    let _ = writeln!(s, "| Model | {} `{}`{answered} · hone {} |", r.provider, r.model, r.hone_version);
     let branch = match &r.commit {
         Some(c) => format!("`{}` at `{}`", c.branch, &c.sha[..c.sha.len().min(12)]),
         None => "no commit".into(),
@@ -119,6 +123,11 @@ pub fn render(r: &RunReport) -> String {
         r.fix_attempts,
         r.duration_ms as f64 / 1000.0
     );
+    if let Some(c) = &r.cost {
+        use crate::spec::pricing::dollars;
+        let limit = c.limit_usd.map(|l| format!(" of {}", dollars(l))).unwrap_or_default();
+        let _ = writeln!(s, "| Cost | {}{limit} |", dollars(c.usd));
+    }
     if r.model_retries.total > 0 {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));

@@ -66,6 +66,8 @@ pub struct ModelSpec {
     pub tool_mode: super::raw::ToolMode,
     /// The model's context window in tokens (explicit, or a default for known model families).
     pub context_window: u64,
+    /// Prices per million tokens, for the run's cost (`None`: the cost is not known).
+    pub pricing: Option<super::pricing::Pricing>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -135,6 +137,8 @@ pub struct Limits {
     pub max_wall_time: Duration,
     pub max_tokens: u64,
     pub max_fix_attempts: u32,
+    /// Stop before a request that could take the run's cost past this (needs `model.pricing`).
+    pub max_cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -6,6 +6,7 @@ pub mod duration;
 pub mod job;
 pub mod mcp;
 mod model;
+pub mod pricing;
 pub mod raw;
 pub mod yaml;
 
@@ -162,7 +163,7 @@ impl Checker<'_> {
         };
         let mcp = self.mcp(raw.mcp);
         let verify = self.verify(raw.verify.unwrap_or_default());
-        let limits = self.limits(raw.limits.unwrap_or_default());
+        let limits = self.limits(raw.limits.unwrap_or_default(), model.pricing.as_ref());
         let git = self.git(raw.git.unwrap_or_default(), &name);
         let pr = pr(raw.pr.unwrap_or_default());
         let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
@@ -307,8 +308,9 @@ impl Checker<'_> {
         out
     }
 
-    fn limits(&mut self, l: raw::RawLimits) -> Limits {
+    fn limits(&mut self, l: raw::RawLimits, pricing: Option<&pricing::Pricing>) -> Limits {
         let limits = Limits {
+            max_cost_usd: self.max_cost(l.max_cost_usd, pricing),
             max_turns: l.max_turns.unwrap_or(40),
             max_wall_time: l.max_wall_time.map_or(Duration::from_secs(20 * 60), |d| d.0),
             max_tokens: l.max_tokens.unwrap_or(2_000_000),

@@ -53,6 +53,7 @@ impl Checker<'_> {
         let max_output_tokens = m.max_output_tokens.unwrap_or(4096);
         let retry = self.retry(m.retry.unwrap_or_default());
         let context_window = m.context_window.unwrap_or_else(|| default_context_window(&name));
+        let pricing = self.pricing(m.pricing);
         ModelSpec {
             provider,
             name,
@@ -67,6 +68,7 @@ impl Checker<'_> {
             retry,
             tool_mode: m.tool_mode.unwrap_or_default(),
             context_window,
+            pricing,
         }
     }
 

@@ -79,6 +79,7 @@ pub struct RawModel {
     pub retry: Option<RawRetry>,
     pub tool_mode: Option<ToolMode>,
     pub context_window: Option<u64>,
+    pub pricing: Option<super::pricing::RawPricing>,
 }
 
 /// How the model calls tools.
@@ -143,6 +144,7 @@ pub struct RawLimits {
     pub max_wall_time: Option<Dur>,
     pub max_tokens: Option<u64>,
     pub max_fix_attempts: Option<u32>,
+    pub max_cost_usd: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]

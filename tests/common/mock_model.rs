@@ -11,7 +11,7 @@ mod strict;
 mod turn;
 
 pub use strict::{Refusal, check_pairing, check_pairing_anthropic, reject};
-pub use turn::{Turn, call, text};
+pub use turn::{MODEL_ID, Turn, call, text};
 
 use serde_json::Value;
 use std::collections::VecDeque;

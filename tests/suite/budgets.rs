@@ -1,6 +1,6 @@
 //! Budgets: turns and wall time.
 
-use crate::common::mock_model::{MockModel, call};
+use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
 use serde_json::json;
 
@@ -50,4 +50,65 @@ async fn the_wall_time_budget_runs_out_and_kills_the_running_command() {
     assert!(repo.is_clean() && repo.head_branch() == "main");
     let alive = survivors(&marker);
     assert!(alive.is_empty(), "processes outlived the run: {alive:?}");
+}
+
+/// `model.pricing` with the mock's usage per turn (100 prompt tokens, 64 of them cached, 20 out):
+/// 36 × $10 + 64 × $1 + 20 × $1000 per million = $0.020424 a turn.
+const PRICED: &str = "  pricing: { input: 10, cached_input: 1, output: 1000 }\n  max_output_tokens: 10\n";
+const PER_TURN: f64 = 0.020424;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_reports_its_cost_the_model_that_answered_and_its_version() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("list_dir", json!({})), false);
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Done."), false);
+    let yaml = job_yaml("cost", &mock.base_url, false)
+        .replace("  api_key_env: HONE_TEST_API_KEY\n", &format!("  api_key_env: HONE_TEST_API_KEY\n{PRICED}"));
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    let cost = report["cost"]["usd"].as_f64().unwrap();
+    assert!((cost - 3.0 * PER_TURN).abs() < 1e-9, "{cost}");
+    assert_eq!(report["cost"]["pricing"]["cache_write"], 10.0, "cache writes default to the input price");
+    assert_eq!(report["model"], "mock-model");
+    assert_eq!(report["model_id"], crate::common::mock_model::MODEL_ID);
+    assert_eq!(report["hone_version"], env!("CARGO_PKG_VERSION"));
+    let summary = run.read("summary.md");
+    assert!(summary.contains("| Cost | $0.0613 |"), "{summary}");
+    assert!(summary.contains("(answered by `mock-model-2026-11-01`)"), "{summary}");
+
+    // Without prices, the cost is not made up.
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Done."), false);
+    let run = run_job(&repo, &job_yaml("no-cost", &mock.base_url, false), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.report()["cost"].is_null());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cost_budget_stops_the_run_before_a_request_that_could_exceed_it() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    for i in 0..9 {
+        mock.turn(call("list_dir", json!({"path": if i % 2 == 0 { "." } else { "src" }})), false);
+    }
+    let yaml = job_yaml("cost-cap", &mock.base_url, false)
+        .replace("  api_key_env: HONE_TEST_API_KEY\n", &format!("  api_key_env: HONE_TEST_API_KEY\n{PRICED}"))
+        .replace("max_fix_attempts: 2 }", "max_fix_attempts: 2, max_cost_usd: 0.15 }");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["status"], "budget_exhausted", "{:#}", report["errors"]);
+    let err = &report["errors"][0];
+    assert_eq!(err["code"], "E_BUDGET");
+    let msg = err["message"].as_str().unwrap();
+    assert!(msg.starts_with("the cost budget ($0.15) would be exceeded:"), "{msg}");
+    let made = mock.requests().len();
+    assert!((2..9).contains(&made), "it stopped part way: {made} requests");
+    let cost = report["cost"]["usd"].as_f64().unwrap();
+    assert!((cost - made as f64 * PER_TURN).abs() < 1e-9 && cost <= 0.15, "{cost}");
+    assert_eq!(report["cost"]["limit_usd"], 0.15);
 }

@@ -3,6 +3,9 @@
 
 use serde_json::{Value, json};
 
+/// The model id the mock says answered (not the one asked for: providers resolve aliases).
+pub const MODEL_ID: &str = "mock-model-2026-11-01";
+
 /// One logical assistant turn, rendered as JSON or as SSE chunks.
 #[derive(Clone, Debug, Default)]
 pub struct Turn {
@@ -39,14 +42,15 @@ impl Turn {
         if !calls.is_empty() {
             msg["tool_calls"] = json!(calls);
         }
-        json!({"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": msg, "finish_reason": self.finish()}],
+        json!({"id": "x", "object": "chat.completion", "model": MODEL_ID, "choices": [{"index": 0, "message": msg, "finish_reason": self.finish()}],
                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120,
                          "prompt_tokens_details": {"cached_tokens": 64}}})
     }
 
     /// SSE data payloads: content in two pieces, each tool call's arguments split in two.
     pub fn sse(&self, n: usize, finish: bool) -> Vec<String> {
-        let mut out = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant"}}]}).to_string()];
+        let mut out =
+            vec![json!({"model": MODEL_ID, "choices": [{"index": 0, "delta": {"role": "assistant"}}]}).to_string()];
         let half = self.content.len() / 2;
         let (a, b) =
             self.content.split_at(self.content.char_indices().map(|(i, _)| i).find(|i| *i >= half).unwrap_or(0));
@@ -87,7 +91,7 @@ impl Turn {
             let input: Value = serde_json::from_str(args).unwrap_or(json!({"_unparsed": args}));
             content.push(json!({"type": "tool_use", "id": format!("toolu_{n}_{i}"), "name": name, "input": input}));
         }
-        json!({"id": "msg", "type": "message", "role": "assistant", "content": content, "stop_reason": self.stop_reason(),
+        json!({"id": "msg", "type": "message", "role": "assistant", "model": MODEL_ID, "content": content, "stop_reason": self.stop_reason(),
                "usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 20}})
     }
 
@@ -96,7 +100,7 @@ impl Turn {
         let f = |ev: &str, data: Value| format!("event: {ev}\ndata: {data}\n\n");
         let mut out = vec![f(
             "message_start",
-            json!({"type": "message_start", "message": {"usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 1}}}),
+            json!({"type": "message_start", "message": {"model": MODEL_ID, "usage": {"input_tokens": 40, "cache_read_input_tokens": 60, "output_tokens": 1}}}),
         )];
         let mut idx = 0;
         if !self.content.is_empty() {
