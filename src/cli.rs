@@ -53,6 +53,13 @@ pub enum Command {
         /// The file (YAML): what it is is told from its keys.
         file: PathBuf,
     },
+    /// Print the JSON Schema of a job spec, a fleet file or a policy file, for editors (the same
+    /// as docs/schemas/*.schema.json).
+    Schema {
+        /// Which file.
+        #[arg(value_enum)]
+        which: crate::schema::Which,
+    },
 }
 
 #[derive(Debug, clap::Args)]

@@ -28,6 +28,10 @@ pub fn main(cli: Cli) -> i32 {
     rt.block_on(async move {
         match cli.command {
             Command::Validate { file } => validate(&file),
+            Command::Schema { which } => {
+                print!("{}", crate::schema::generate(which));
+                exit::SUCCESS
+            }
             Command::Fleet { action, args } => fleet(action, args, quiet, redactor).await,
             Command::Run(args) => run(args, quiet, redactor).await,
         }

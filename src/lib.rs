@@ -27,6 +27,7 @@ pub(crate) mod redact;
 pub(crate) mod report;
 pub(crate) mod safe_fs;
 pub(crate) mod sandbox;
+pub(crate) mod schema;
 pub(crate) mod spec;
 pub(crate) mod tools;
 pub(crate) mod validate;

@@ -4,7 +4,7 @@ use crate::spec::{Diagnostic, yaml};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawFleet {
     version: Option<u32>,
@@ -16,13 +16,18 @@ struct RawFleet {
     fail_fast: Option<bool>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawTarget {
     url: Option<String>,
     path: Option<String>,
     from_file: Option<String>,
     base: Option<String>,
+}
+
+/// The fleet file's JSON Schema, from the type that reads it.
+pub fn schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
+    generator.into_root_schema_for::<RawFleet>()
 }
 
 /// Where a repository comes from.

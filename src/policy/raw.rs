@@ -2,23 +2,33 @@
 
 use serde::Deserialize;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
+    /// The policy format: must be 1.
     pub version: Option<u32>,
+    /// Which commands the model may run.
     pub commands: Option<RawCommands>,
+    /// Which paths the model may read and write.
     pub paths: Option<RawPaths>,
+    /// Whether commands reach the network (default false).
     pub network: Option<bool>,
+    /// What the job's setup commands may do beyond every command.
     pub setup: Option<RawSetup>,
+    /// Which MCP tools the model is offered: globs over SERVER/TOOL; none by default.
     pub mcp: Option<RawMcp>,
+    /// on (default): commands run in the jail; off: unconfined, on purpose.
     pub sandbox: Option<SandboxMode>,
+    /// Which environment variables commands get.
     pub env: Option<RawEnv>,
+    /// Names of more environment variables whose values are redacted.
     pub secrets: Option<Vec<String>>,
+    /// The size limits of a change.
     pub limits: Option<RawLimits>,
 }
 
 /// What the job's setup commands may do beyond every command.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSetup {
     /// Setup reaches the network (to install dependencies); commands after it still do not.
@@ -27,21 +37,23 @@ pub struct RawSetup {
 
 /// Which MCP tools the model is offered: globs over `SERVER/TOOL`; a deny wins, and a tool no
 /// allow names is not offered.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawMcp {
+    /// Globs over SERVER/TOOL of the tools to offer, like `issues/lookup_*`.
     pub allow: Option<Vec<String>>,
+    /// Globs over SERVER/TOOL never offered, even when an allow matches.
     pub deny: Option<Vec<String>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxMode {
     On,
     Off,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Default {
     Allow,
@@ -50,7 +62,7 @@ pub enum Default {
     Ask,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCommands {
     pub default: Option<Default>,
@@ -59,14 +71,14 @@ pub struct RawCommands {
     pub examples: Option<RawExamples>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawExamples {
     pub allow: Option<Vec<String>>,
     pub deny: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPaths {
     pub read_deny: Option<Vec<String>>,
@@ -75,14 +87,14 @@ pub struct RawPaths {
     pub sandbox_writable: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawEnv {
     pub pass: Option<Vec<String>>,
     pub pass_secrets: Option<Vec<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLimits {
     pub max_files_changed: Option<usize>,

@@ -67,6 +67,20 @@ impl<'de> Deserialize<'de> for Dur {
     }
 }
 
+impl schemars::JsonSchema for Dur {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^([0-9]+(ms|s|m|h))+$",
+            "description": "a number and a unit: `500ms`, `90s`, `2m` or `1h` (units may combine: `1h30m`)",
+        })
+    }
+}
+
 impl Serialize for Dur {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&format(self.0))

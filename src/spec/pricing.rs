@@ -6,7 +6,7 @@ use crate::protocol::Usage;
 use serde::{Deserialize, Serialize};
 
 /// Prices in US dollars per million tokens, as the job spec gives them.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPricing {
     pub input: Option<f64>,

@@ -4,35 +4,52 @@
 use super::duration::Dur;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawJob {
+    /// The spec format: must be 1.
     pub version: Option<u32>,
+    /// The job name (branch `hone/{name}`, refs, reports). Default: the file name without extension.
     pub name: Option<String>,
+    /// What to do, in plain language.
     pub task: Option<String>,
+    /// The repository to work on: the git work tree that contains the spec unless `path` names one.
     pub repo: Option<RawRepo>,
+    /// The model and how to reach it.
     pub model: Option<RawModel>,
+    /// Commands that prepare the work tree (install dependencies) before the baseline, in their own jail.
     pub setup: Option<Vec<RawCommand>>,
+    /// Commands run around the model's edits: `after_edit` (with `{files}`) and `before_verify`.
     pub hooks: Option<RawHooks>,
+    /// MCP servers whose tools the model may use, as the policy's `mcp:` rules allow.
     pub mcp: Option<super::mcp::RawMcp>,
+    /// The repository's own checks, run before any change (the baseline) and after the model finishes.
     pub verify: Option<Vec<RawVerify>>,
+    /// The run's budgets: turns, wall time, tokens, fix attempts, cost.
     pub limits: Option<RawLimits>,
+    /// The policy file, relative to the spec (default: the built-in policy).
     pub policy: Option<String>,
+    /// Branch, commit and push settings.
     pub git: Option<RawGit>,
+    /// Where the reports go.
     pub report: Option<RawReport>,
+    /// Limits of the model's tools.
     pub tools: Option<RawTools>,
+    /// Ask the model for a plan first (default true).
     pub plan: Option<bool>,
+    /// What goes into the model's context.
     pub context: Option<RawContext>,
+    /// The pull request hone opens or updates.
     pub pr: Option<RawPr>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawContext {
     pub repo_map_tokens: Option<usize>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRepo {
     pub path: Option<String>,
@@ -42,7 +59,7 @@ pub struct RawRepo {
 }
 
 /// Which model API hone talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Provider {
     Openai,
@@ -63,27 +80,41 @@ impl Provider {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawModel {
+    /// Which API: openai, anthropic, openai-compatible (Ollama, vLLM, llama.cpp) or script (replayed turns, for tests and demos).
     pub provider: Option<Provider>,
+    /// The model id sent to the API.
     pub name: Option<String>,
+    /// The API root, like http://localhost:11434/v1.
     pub base_url: Option<String>,
+    /// The NAME of the environment variable holding the key, never the key itself.
     pub api_key_env: Option<String>,
+    /// Sampling temperature, 0 to 2.
     pub temperature: Option<f64>,
+    /// The most tokens one answer may have (default 4096).
     pub max_output_tokens: Option<u32>,
+    /// Stream answers over SSE (default true).
     pub stream: Option<bool>,
+    /// For `provider: script`: the YAML file of turns.
     pub script: Option<String>,
+    /// Time limit of a request, or of waiting for a stream to start (default 10m).
     pub request_timeout: Option<Dur>,
+    /// A stream silent this long is cut and retried (default 2m).
     pub idle_timeout: Option<Dur>,
+    /// Retries of failed model requests.
     pub retry: Option<RawRetry>,
+    /// native (the API's tool calling) or text (tools in the prompt).
     pub tool_mode: Option<ToolMode>,
+    /// The model's context window in tokens.
     pub context_window: Option<u64>,
+    /// Prices in US dollars per million tokens, for the run's cost and `limits.max_cost_usd`.
     pub pricing: Option<super::pricing::RawPricing>,
 }
 
 /// How the model calls tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolMode {
     /// The API's own tool calling.
@@ -93,7 +124,7 @@ pub enum ToolMode {
     Text,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawRetry {
     pub max_attempts: Option<u32>,
@@ -101,33 +132,41 @@ pub struct RawRetry {
     pub max_delay: Option<Dur>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawCommand {
+    /// A short name, unique in its list.
     pub name: Option<String>,
+    /// The shell command, run with bash -c in the repo root.
     pub run: Option<String>,
+    /// Its time limit.
     pub timeout: Option<Dur>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawHooks {
     pub after_edit: Option<Vec<RawCommand>>,
     pub before_verify: Option<Vec<RawCommand>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawVerify {
+    /// A short name, unique among the checks.
     pub name: Option<String>,
+    /// The shell command, run with bash -c in the repo root.
     pub run: Option<String>,
+    /// Its time limit (default 10m).
     pub timeout: Option<Dur>,
+    /// pass (default) or no-regression (fail no worse than at the baseline).
     pub expect: Option<Expect>,
+    /// A JUnit XML file the command writes (repo-relative), to judge test case by test case.
     pub junit: Option<String>,
 }
 
 /// What a check must show at the end of the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Expect {
     /// It must pass.
@@ -137,17 +176,22 @@ pub enum Expect {
     NoRegression,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawLimits {
+    /// Model requests per run (default 40).
     pub max_turns: Option<u32>,
+    /// The whole run (default 20m).
     pub max_wall_time: Option<Dur>,
+    /// Total tokens (default 2000000).
     pub max_tokens: Option<u64>,
+    /// How often failing checks go back to the model (default 3).
     pub max_fix_attempts: Option<u32>,
+    /// The run's cost cap in US dollars; needs `model.pricing`.
     pub max_cost_usd: Option<f64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawGit {
     pub branch: Option<String>,
@@ -181,7 +225,20 @@ impl<'de> Deserialize<'de> for PrEnabled {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize)]
+impl schemars::JsonSchema for PrEnabled {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PrEnabled".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "oneOf": [{"type": "boolean"}, {"const": "auto"}],
+            "description": "true, false, or \"auto\": open a PR when a token is present",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OnFailure {
     #[default]
@@ -189,7 +246,7 @@ pub enum OnFailure {
     Draft,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPr {
     pub enabled: Option<PrEnabled>,
@@ -205,13 +262,13 @@ pub struct RawPr {
     pub allow_forks: Option<bool>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawReport {
     pub dir: Option<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTools {
     pub cmd_timeout: Option<Dur>,

@@ -179,3 +179,44 @@ async fn the_mcp_example_reads_its_issue_through_mcp_and_fixes_the_bug() {
         assert_eq!(v.code, 0, "{f}: {}", v.stderr);
     }
 }
+
+/// Every example file starts with the `yaml-language-server` comment naming the schema of its
+/// kind (as `hone validate` tells kinds apart), so editors complete and check it; a relative one
+/// points at the committed schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_example_names_the_schema_of_its_kind() {
+    let mut files = Vec::new();
+    let mut dirs = vec![root().join("examples")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() && !["kubernetes", "repo", ".hone"].contains(&name.as_str()) {
+                dirs.push(p);
+            } else if name.ends_with(".yaml") && name != "script.yaml" {
+                files.push(p);
+            }
+        }
+    }
+    assert!(files.len() >= 13, "{files:?}");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let first = text.lines().next().unwrap();
+        let target = first
+            .strip_prefix("# yaml-language-server: $schema=")
+            .unwrap_or_else(|| panic!("{}: {first}", f.display()));
+        let v = run_hone(&["validate", f.to_str().unwrap()], &[], root().join("target/unused-schemas")).await;
+        assert_eq!(v.code, 0, "{}: {}", f.display(), v.stderr);
+        let kind = if v.stdout.contains("valid fleet file") {
+            "fleet"
+        } else if v.stdout.contains("valid policy") {
+            "policy"
+        } else {
+            "job"
+        };
+        assert!(target.ends_with(&format!("/{kind}.schema.json")), "{}: {target} for a {kind}", f.display());
+        if !target.starts_with("https://") {
+            assert!(f.parent().unwrap().join(target).is_file(), "{}: {target}", f.display());
+        }
+    }
+}
