@@ -53,6 +53,16 @@ pub enum Command {
         /// The file (YAML): what it is is told from its keys.
         file: PathBuf,
     },
+    /// Write a job spec, a policy and a workflow for this repository's ecosystem (Python, Node,
+    /// Rust or Go): an issue labelled `hone` becomes a pull request. Never overwrites a file.
+    Init {
+        /// The repository (default: the one that contains the current directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// The model the job uses (`claude-*` selects Anthropic).
+        #[arg(long, default_value = "gpt-4.1")]
+        model: String,
+    },
     /// Print the JSON Schema of a job spec, a fleet file or a policy file, for editors (the same
     /// as docs/schemas/*.schema.json).
     Schema {

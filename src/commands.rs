@@ -28,6 +28,7 @@ pub fn main(cli: Cli) -> i32 {
     rt.block_on(async move {
         match cli.command {
             Command::Validate { file } => validate(&file),
+            Command::Init { dir, model } => init(dir, &model),
             Command::Schema { which } => {
                 print!("{}", crate::schema::generate(which));
                 exit::SUCCESS
@@ -123,6 +124,50 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
         env,
     };
     report(crate::fleet::run(opts).await)
+}
+
+/// `hone init`: the files for the repository's ecosystem; the result line on stdout.
+fn init(dir: Option<std::path::PathBuf>, model: &str) -> i32 {
+    let start = dir.unwrap_or_else(|| std::path::PathBuf::from("."));
+    let root = match git2::Repository::discover(&start).ok().and_then(|r| r.workdir().map(|w| w.to_path_buf())) {
+        Some(r) => r,
+        None => {
+            eprintln!(
+                "hone: error[E_GIT]: {} is not in a git repository
+  = help: run `hone init` in the repository hone is to work on (or `git init` first)",
+                start.display()
+            );
+            return exit::INVALID_INPUT;
+        }
+    };
+    let Some(project) = crate::init::detect(&root).filter(|p| !p.verify.is_empty()) else {
+        eprintln!(
+            "hone: error[E_SPEC]: found no Python, Node, Rust or Go project with tests at {}
+  = help: a Node project needs a `test`, `lint` or `build` script; otherwise write the spec by hand (docs/job-spec.md, examples/)",
+            root.display()
+        );
+        return exit::INVALID_INPUT;
+    };
+    match crate::init::write(&root, &crate::init::files(&project, model)) {
+        Ok((written, kept)) => {
+            for f in &written {
+                eprintln!("wrote {}", f.display());
+            }
+            for f in &kept {
+                eprintln!("kept {} (it exists; not overwritten)", f.display());
+            }
+            if project.found.len() > 1 {
+                eprintln!("note: the checks are for the first of {:?}; add the others' by hand", project.found);
+            }
+            eprintln!("next: `hone validate .github/hone/issue.yaml`, commit, and label an issue `hone`");
+            println!("hone: init wrote {} file(s), kept {} in {}", written.len(), kept.len(), root.display());
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hone: error[E_IO]: cannot write the files: {e}");
+            exit::INFRA_FAILURE
+        }
+    }
 }
 
 fn validate(file: &std::path::Path) -> i32 {

@@ -16,6 +16,7 @@ pub(crate) mod fleet;
 pub(crate) mod forge;
 pub(crate) mod git;
 pub(crate) mod guard;
+pub(crate) mod init;
 pub mod jail;
 mod logging;
 pub(crate) mod mcp;

@@ -93,14 +93,8 @@ fn checks(s: &mut String, r: &RunReport) {
     }
 }
 
-pub fn render(r: &RunReport) -> String {
-    let icon = match r.status {
-        Status::Success | Status::NoChange => "✅",
-        Status::Cancelled => "⏹️",
-        _ => "❌",
-    };
-    let mut s = String::new();
-    let _ = writeln!(s, "## {icon} hone: `{}` — {}\n", r.job, r.status.as_str());
+/// The table of facts at the top: status, model, branch, base, turns, cost, retries.
+fn facts(s: &mut String, r: &RunReport) {
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| Status | `{}` (exit {}) |", r.status.as_str(), r.exit_code);
     let answered = match &r.model_id {
@@ -132,6 +126,17 @@ pub fn render(r: &RunReport) -> String {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
+}
+
+pub fn render(r: &RunReport) -> String {
+    let icon = match r.status {
+        Status::Success | Status::NoChange => "✅",
+        Status::Cancelled => "⏹️",
+        _ => "❌",
+    };
+    let mut s = String::new();
+    let _ = writeln!(s, "## {icon} hone: `{}` — {}\n", r.job, r.status.as_str());
+    facts(&mut s, r);
     setup(&mut s, r);
     mcp(&mut s, r);
     checks(&mut s, r);

@@ -11,6 +11,7 @@ mod first_runs;
 mod fleet;
 mod harness;
 mod hooks;
+mod init;
 mod install;
 #[cfg(target_os = "linux")]
 mod jail_files;

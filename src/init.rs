@@ -1,0 +1,261 @@
+//! `hone init`: look at the repository's ecosystem (Python, Node, Rust, Go) and write a job
+//! spec, a policy and a workflow that pass `hone validate` and actionlint, with the setup and
+//! verify commands that ecosystem uses. It never overwrites a file.
+
+use std::path::{Path, PathBuf};
+
+/// A project kind hone knows the commands of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ecosystem {
+    Python,
+    Node,
+    Rust,
+    Go,
+}
+
+impl Ecosystem {
+    fn name(self) -> &'static str {
+        match self {
+            Ecosystem::Python => "Python",
+            Ecosystem::Node => "Node",
+            Ecosystem::Rust => "Rust",
+            Ecosystem::Go => "Go",
+        }
+    }
+
+    /// The starter policy (`examples/policies/`).
+    fn policy(self) -> &'static str {
+        match self {
+            Ecosystem::Python => include_str!("../examples/policies/python.yaml"),
+            Ecosystem::Node => include_str!("../examples/policies/node.yaml"),
+            Ecosystem::Rust => include_str!("../examples/policies/rust.yaml"),
+            Ecosystem::Go => include_str!("../examples/policies/go.yaml"),
+        }
+    }
+}
+
+/// What `init` found: the ecosystems in order of preference, and the project's commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    pub found: Vec<Ecosystem>,
+    /// `(name, command)` pairs.
+    pub setup: Vec<(String, String)>,
+    pub verify: Vec<(String, String)>,
+}
+
+fn read(root: &Path, f: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(f)).ok()
+}
+
+fn pair(name: &str, run: &str) -> (String, String) {
+    (name.to_string(), run.to_string())
+}
+
+/// Detect the ecosystems at `root` and the commands of the first. Pure but for reading files.
+pub fn detect(root: &Path) -> Option<Project> {
+    let has = |f: &str| root.join(f).is_file();
+    let mut found = Vec::new();
+    if has("Cargo.toml") {
+        found.push(Ecosystem::Rust);
+    }
+    if has("go.mod") {
+        found.push(Ecosystem::Go);
+    }
+    if has("package.json") {
+        found.push(Ecosystem::Node);
+    }
+    if ["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"].iter().any(|f| has(f)) {
+        found.push(Ecosystem::Python);
+    }
+    let (setup, verify) = match found.first()? {
+        Ecosystem::Rust => rust(has("Cargo.lock")),
+        Ecosystem::Go => go(),
+        Ecosystem::Node => node(root)?,
+        Ecosystem::Python => python(root),
+    };
+    Some(Project { found, setup, verify })
+}
+
+type Commands = (Vec<(String, String)>, Vec<(String, String)>);
+
+fn rust(locked: bool) -> Commands {
+    // Crates go into the work tree: setup's home does not carry over to the run's jail.
+    let lock = if locked { " --locked" } else { "" };
+    (
+        vec![pair("crates", &format!("CARGO_HOME=.cargo-home cargo fetch{lock}"))],
+        vec![pair("test", "CARGO_HOME=.cargo-home cargo test --offline -q")],
+    )
+}
+
+fn go() -> Commands {
+    let env = "GOFLAGS=-modcacherw GOMODCACHE=\"$PWD/.gomodcache\"";
+    (
+        vec![pair("modules", &format!("{env} go mod download"))],
+        vec![pair("vet", &format!("{env} go vet ./...")), pair("test", &format!("{env} go test ./..."))],
+    )
+}
+
+fn node(root: &Path) -> Option<Commands> {
+    let pkg: serde_json::Value = serde_json::from_str(&read(root, "package.json")?).ok()?;
+    let has = |f: &str| root.join(f).is_file();
+    let (install, run) = if has("pnpm-lock.yaml") {
+        ("pnpm install --frozen-lockfile", "pnpm")
+    } else if has("yarn.lock") {
+        ("yarn install --frozen-lockfile", "yarn")
+    } else if has("package-lock.json") {
+        ("npm ci --no-audit --no-fund", "npm run")
+    } else {
+        ("npm install --no-audit --no-fund", "npm run")
+    };
+    let scripts = pkg.get("scripts").and_then(|s| s.as_object());
+    let verify: Vec<(String, String)> = ["lint", "build", "test"]
+        .iter()
+        .filter(|s| scripts.is_some_and(|m| m.contains_key(**s)))
+        .map(|s| pair(s, &format!("{run} {s}")))
+        .collect();
+    Some((vec![pair("deps", install)], verify))
+}
+
+fn python(root: &Path) -> Commands {
+    let pyproject = read(root, "pyproject.toml").unwrap_or_default();
+    let extra = ["test", "tests", "dev"].into_iter().find(|e| {
+        pyproject.contains("[project.optional-dependencies]")
+            && pyproject.lines().any(|l| l.trim_start().starts_with(&format!("{e} =")))
+    });
+    let packaged = !pyproject.is_empty() || root.join("setup.py").is_file() || root.join("setup.cfg").is_file();
+    let mut install = match (packaged, extra) {
+        (true, Some(e)) => format!("-e '.[{e}]' pytest"),
+        (true, None) => "-e . pytest".to_string(),
+        (false, _) => "-r requirements.txt pytest".to_string(),
+    };
+    if root.join("requirements-dev.txt").is_file() {
+        install.push_str(" -r requirements-dev.txt");
+    }
+    let ruff = pyproject.contains("[tool.ruff");
+    if ruff {
+        install.push_str(" ruff");
+    }
+    let setup = vec![pair("venv", &format!("python3 -m venv .venv && .venv/bin/pip install -q {install}"))];
+    let mut verify = Vec::new();
+    if ruff {
+        verify.push(pair("lint", ".venv/bin/ruff check ."));
+    }
+    verify.push(pair("test", ".venv/bin/python -m pytest -q"));
+    (setup, verify)
+}
+
+const SCHEMA: &str = "https://raw.githubusercontent.com/hone/hone/v0/docs/schemas";
+
+/// The job spec for `p`: the issue-to-PR job (the task comes from the issue, `--task`).
+pub fn job_yaml(p: &Project, model: &str) -> String {
+    let eco = p.found[0].name();
+    let provider = if model.starts_with("claude") { "anthropic" } else { "openai" };
+    let mut s = format!(
+        "# yaml-language-server: $schema={SCHEMA}/job.schema.json\n\
+         # Written by `hone init` for a {eco} project: the job .github/workflows/hone-issue-to-pr.yml runs\n\
+         # when an issue is labelled `hone` (the issue is the task). Check it with `hone validate`.\n\
+         version: 1\nname: issue\nmodel: {{ provider: {provider}, name: {model} }}\nsetup:\n"
+    );
+    for (name, run) in &p.setup {
+        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 15m }}\n", quote(run)));
+    }
+    s.push_str("verify:\n");
+    for (name, run) in &p.verify {
+        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 15m }}\n", quote(run)));
+    }
+    s.push_str(
+        "limits: { max_turns: 60, max_wall_time: 45m, max_fix_attempts: 3 }\npolicy: policy.yaml\n\
+         pr:\n  enabled: auto\n  labels: [hone]\n  on_failure: draft\n",
+    );
+    s
+}
+
+/// A YAML double-quoted string.
+fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+/// The ecosystem's starter policy, with network for the setup commands.
+pub fn policy_yaml(p: &Project) -> String {
+    let mut s = p.found[0].policy().to_string();
+    s.push_str("setup:\n  network: true     # the job's setup commands (only) install dependencies\n");
+    s
+}
+
+/// The files `init` writes, relative to the repository root, with their contents.
+pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {
+    vec![
+        (PathBuf::from(".github/hone/issue.yaml"), job_yaml(p, model)),
+        (PathBuf::from(".github/hone/policy.yaml"), policy_yaml(p)),
+        (PathBuf::from(".github/workflows/hone-issue-to-pr.yml"), include_str!("../workflows/issue-to-pr.yml").into()),
+    ]
+}
+
+/// Write what is missing under `root`; never replace a file. Returns (written, kept).
+pub fn write(root: &Path, files: &[(PathBuf, String)]) -> std::io::Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+    let (mut written, mut kept) = (Vec::new(), Vec::new());
+    for (rel, text) in files {
+        let path = root.join(rel);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                use std::io::Write;
+                f.write_all(text.as_bytes())?;
+                written.push(rel.clone());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => kept.push(rel.clone()),
+            Err(e) => return Err(std::io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
+    }
+    Ok((written, kept))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(files: &[(&str, &str)]) -> Option<Project> {
+        let dir = tempfile::tempdir().unwrap();
+        for (f, text) in files {
+            std::fs::write(dir.path().join(f), text).unwrap();
+        }
+        detect(dir.path())
+    }
+
+    #[test]
+    fn each_ecosystem_gets_its_commands() {
+        let p = project(&[(
+            "pyproject.toml",
+            "[project]\n[project.optional-dependencies]\ntest = [\"pytest\"]\n[tool.ruff]\n",
+        )])
+        .unwrap();
+        assert_eq!(p.found, [Ecosystem::Python]);
+        assert!(p.setup[0].1.contains("-e '.[test]' pytest ruff"), "{:?}", p.setup);
+        assert_eq!(p.verify, [pair("lint", ".venv/bin/ruff check ."), pair("test", ".venv/bin/python -m pytest -q")]);
+        let p = project(&[("requirements.txt", "requests\n")]).unwrap();
+        assert!(p.setup[0].1.ends_with("pip install -q -r requirements.txt pytest"), "{:?}", p.setup);
+        let p = project(&[("package.json", r#"{"scripts": {"test": "jest", "lint": "eslint ."}}"#), ("yarn.lock", "")])
+            .unwrap();
+        assert_eq!(p.setup, [pair("deps", "yarn install --frozen-lockfile")]);
+        assert_eq!(p.verify, [pair("lint", "yarn lint"), pair("test", "yarn test")]);
+        let p = project(&[("Cargo.toml", "[package]\n"), ("Cargo.lock", ""), ("package.json", "{}")]).unwrap();
+        assert_eq!(p.found, [Ecosystem::Rust, Ecosystem::Node]);
+        assert_eq!(p.setup[0].1, "CARGO_HOME=.cargo-home cargo fetch --locked");
+        let p = project(&[("go.mod", "module x\n")]).unwrap();
+        assert_eq!(p.verify.len(), 2);
+        assert!(project(&[("README.md", "hi")]).is_none());
+    }
+
+    #[test]
+    fn commands_are_quoted_for_yaml() {
+        let p = project(&[("go.mod", "module x\n")]).unwrap();
+        let yaml = job_yaml(&p, "gpt-4.1");
+        assert!(
+            yaml.contains(r#"run: "GOFLAGS=-modcacherw GOMODCACHE=\"$PWD/.gomodcache\" go mod download""#),
+            "{yaml}"
+        );
+        assert!(job_yaml(&p, "claude-sonnet-4").contains("provider: anthropic"));
+    }
+}

@@ -1,0 +1,104 @@
+//! `hone init` (issue 16, part 4): for a Python, Node, Rust or Go repository it writes a job
+//! spec, a policy and a workflow that `hone validate` accepts, with the ecosystem's setup and
+//! verify commands, and it never overwrites a file.
+
+use crate::common::repo::TestRepo;
+use crate::common::*;
+
+async fn init(repo: &TestRepo, extra: &[&str]) -> Run {
+    let mut args = vec!["init"];
+    args.extend_from_slice(extra);
+    run_in(&repo.path, &args, &[], repo.path.join("target/unused-init")).await
+}
+
+async fn validate(repo: &TestRepo, file: &str) -> Run {
+    run_in(&repo.path, &["validate", file], &[], repo.path.join("target/unused-init")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_python_repository_gets_a_valid_job_policy_and_workflow_and_nothing_is_overwritten() {
+    let repo = TestRepo::new(&[
+        ("pyproject.toml", "[project]\nname = \"x\"\n[project.optional-dependencies]\ntest = [\"pytest\"]\n"),
+        ("src/x/__init__.py", ""),
+    ]);
+    // From a subdirectory, as a user might: the files go to the repository's root.
+    let sub = repo.path.join("src");
+    let run = run_in(&sub, &["init"], &[], repo.path.join("target/unused-init")).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("hone: init wrote 3 file(s), kept 0"), "{}", run.stdout);
+    let job = std::fs::read_to_string(repo.path.join(".github/hone/issue.yaml")).unwrap();
+    assert!(job.starts_with("# yaml-language-server: $schema="), "{job}");
+    assert!(job.contains(r#"run: "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' pytest""#), "{job}");
+    assert!(job.contains(r#"run: ".venv/bin/python -m pytest -q""#), "{job}");
+    let v = validate(&repo, ".github/hone/issue.yaml").await;
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    assert!(
+        v.stdout.contains("valid job spec (job `issue`, 1 check(s)") && v.stdout.contains("--task"),
+        "{}",
+        v.stdout
+    );
+    let v = validate(&repo, ".github/hone/policy.yaml").await;
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    let policy = std::fs::read_to_string(repo.path.join(".github/hone/policy.yaml")).unwrap();
+    assert!(policy.contains("setup:\n  network: true"), "{policy}");
+    let workflow = std::fs::read_to_string(repo.path.join(".github/workflows/hone-issue-to-pr.yml")).unwrap();
+    let shipped =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows/issue-to-pr.yml"))
+            .unwrap();
+    assert_eq!(workflow, shipped, "the workflow CI checks with actionlint");
+    assert!(workflow.contains(".github/hone/issue.yaml"));
+
+    // Again, after the user edited the policy: nothing is replaced.
+    std::fs::write(repo.path.join(".github/hone/policy.yaml"), "version: 1\nnetwork: false\n").unwrap();
+    let again = init(&repo, &[]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.starts_with("hone: init wrote 0 file(s), kept 3"), "{}", again.stdout);
+    assert!(again.stderr.contains("kept .github/hone/policy.yaml (it exists; not overwritten)"), "{}", again.stderr);
+    assert_eq!(
+        std::fs::read_to_string(repo.path.join(".github/hone/policy.yaml")).unwrap(),
+        "version: 1\nnetwork: false\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_rust_and_go_repositories_get_their_own_commands() {
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+    let cases: [Case; 3] = [
+        (
+            &[("package.json", r#"{"scripts": {"test": "node --test", "build": "tsc"}}"#), ("package-lock.json", "{}")],
+            &["npm ci --no-audit --no-fund", "npm run build", "npm run test"],
+        ),
+        (&[("Cargo.toml", "[package]\nname = \"x\"\n")], &["cargo fetch", "cargo test --offline -q"]),
+        (&[("go.mod", "module example.com/x\n")], &["go mod download", "go vet ./...", "go test ./..."]),
+    ];
+    for (files, commands) in cases {
+        let repo = TestRepo::new(files);
+        let run = init(&repo, &["--model", "claude-sonnet-4-5"]).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let job = std::fs::read_to_string(repo.path.join(".github/hone/issue.yaml")).unwrap();
+        for c in commands {
+            assert!(job.contains(c), "{c} in {job}");
+        }
+        assert!(job.contains("provider: anthropic, name: claude-sonnet-4-5"), "{job}");
+        for f in [".github/hone/issue.yaml", ".github/hone/policy.yaml"] {
+            let v = validate(&repo, f).await;
+            assert_eq!(v.code, 0, "{f}: {}\n{job}", v.stderr);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_known_project_or_a_repository_init_says_what_to_do() {
+    let repo = TestRepo::new(&[("README.md", "docs only\n")]);
+    let run = init(&repo, &[]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("found no Python, Node, Rust or Go project"), "{}", run.stderr);
+    assert!(!repo.path.join(".github").exists(), "nothing written");
+    // A Node project with no script to check with is not given a spec that verifies nothing.
+    let repo = TestRepo::new(&[("package.json", "{}")]);
+    assert_eq!(init(&repo, &[]).await.code, 2);
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(dir.path(), &["init"], &[], dir.path().join("unused")).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("is not in a git repository"), "{}", run.stderr);
+}
