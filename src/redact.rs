@@ -64,6 +64,45 @@ impl Redactor {
     }
 }
 
+/// The shortest piece of a secret masked at a cut (shorter pieces are too common to matter).
+const MIN_PIECE: usize = 4;
+
+impl Redactor {
+    /// `apply`, and where `text` was cut short (head and tail around a `[... omitted ...]`
+    /// line), also a piece of a secret that the cut split: the start of one ending the head,
+    /// the end of one starting the tail.
+    pub fn apply_cut(&self, text: &str) -> String {
+        let out = self.apply(text);
+        let (Some(start), Ok(n)) = (out.find("\n[... "), self.needles.read()) else {
+            return out;
+        };
+        let Some(end) = out[start..].find(" ...]\n").map(|e| start + e + " ...]\n".len()) else {
+            return out;
+        };
+        let (mut head, marker, mut tail) = (out[..start].to_string(), &out[start..end], out[end..].to_string());
+        for needle in n.iter() {
+            for k in (MIN_PIECE..needle.len()).rev() {
+                if let Some(p) = needle.get(..k)
+                    && head.ends_with(p)
+                {
+                    head.truncate(head.len() - k);
+                    head.push_str(MASK);
+                    break;
+                }
+            }
+            for k in (MIN_PIECE..needle.len()).rev() {
+                if let Some(p) = needle.get(needle.len() - k..)
+                    && tail.starts_with(p)
+                {
+                    tail = format!("{MASK}{}", &tail[k..]);
+                    break;
+                }
+            }
+        }
+        format!("{head}{marker}{tail}")
+    }
+}
+
 /// base64 (standard and URL-safe, with and without padding, and the three shifted alignments
 /// that appear when the secret sits inside a longer encoded string) and percent-encoding.
 fn encoded_forms(secret: &str) -> Vec<String> {
@@ -218,5 +257,20 @@ mod tests {
         r.add("123456");
         assert_eq!(r.values(), once, "registering it again adds nothing");
         assert!(once.windows(2).all(|w| w[0].len() >= w[1].len()), "longest first: {once:?}");
+    }
+
+    #[test]
+    fn a_secret_split_by_a_cut_is_masked_on_both_sides() {
+        let r = Redactor::new();
+        r.add("Zq81x0RaW4mcpTOKEN99");
+        let mut c = crate::exec::Capture::new(40);
+        c.push(format!("{}Zq81x0RaW4mcp", "a".repeat(7)).as_bytes());
+        c.push(&[b'.'; 100]);
+        c.push(b"pTOKEN99bbbbbbbbbbbb");
+        let cut = r.apply_cut(&c.render());
+        assert!(!cut.contains("Zq81x0RaW4") && !cut.contains("TOKEN99"), "{cut}");
+        assert!(cut.starts_with("aaaaaaa[REDACTED]\n[... ") && cut.contains(" ...]\n"), "{cut}");
+        // Uncut text is left as `apply` leaves it.
+        assert_eq!(r.apply_cut("the Zq81 prefix alone"), "the Zq81 prefix alone");
     }
 }

@@ -42,6 +42,20 @@ pub fn command(sb: &Sandbox, program: &str, args: &[&str], cwd: &Path) -> std::i
     }
 }
 
+/// `command` for a process that must not write to the repository at `cwd` (an MCP server): in
+/// the jail, the repository is read-only to it (Linux, by Landlock).
+pub fn command_read_only(
+    sb: &Sandbox,
+    program: &str,
+    args: &[&str],
+    cwd: &Path,
+) -> std::io::Result<tokio::process::Command> {
+    match &sb.jail {
+        Some(j) => j.command_read_only(program, args, cwd, cwd),
+        None => command(sb, program, args, cwd),
+    }
+}
+
 /// What the jail needs to know about the run.
 pub struct Inputs<'a> {
     pub policy: &'a Policy,

@@ -153,7 +153,7 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     // server that did not start.
     let unrunnable = if baseline { crate::verify::unrunnable(&lp.run.baseline) } else { None };
     let stop = unrunnable.map(|(code, why)| (code, why, Status::InvalidInput, "a check cannot run")).or_else(|| {
-        let why = ctx.mcp.get().and_then(crate::mcp::Hub::required_down)?;
+        let why = ctx.mcp.get().filter(|_| !cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down)?;
         Some((Code::Mcp, why, Status::Error, "a required MCP server did not start"))
     });
     if let Some((code, why, _, reason)) = &stop {
@@ -187,8 +187,8 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     let touched = lp.touched();
     drop(lp);
     if let Some(hub) = ctx.mcp.get() {
+        hub.shutdown().await;
         run.mcp = hub.records();
-        hub.shutdown();
     }
     if status == Status::Cancelled || cancel.is_cancelled() {
         turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");

@@ -92,7 +92,7 @@ pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
 /// llama.cpp) no TLS trust store is loaded (reading the system's certificates costs ~10 ms
 /// before the first request); the client then trusts no certificate, so it can never be
 /// talked into an unverified `https://` connection.
-pub(crate) fn http_client(base: &str) -> Result<reqwest::Client, String> {
+fn http_client(base: &str) -> Result<reqwest::Client, String> {
     let mut b = reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
         .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));

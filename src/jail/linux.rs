@@ -61,8 +61,37 @@ impl Jail {
 
     /// A command that runs `program args` in the jail, in `cwd` (a path inside the repository).
     pub fn command(&self, program: &str, args: &[&str], cwd: &Path) -> std::io::Result<tokio::process::Command> {
+        self.command_with(None, program, args, cwd)
+    }
+
+    /// `command`, with `root` (the repository) and every mount beneath it read-only in the
+    /// command's own mount namespace: for a process that has no business writing there (an MCP
+    /// server).
+    pub fn command_read_only(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        root: &Path,
+    ) -> std::io::Result<tokio::process::Command> {
+        self.command_with(Some(root), program, args, cwd)
+    }
+
+    /// `__jail-exec [--read-only ROOT] WRITABLE... -- PROGRAM ARGS...`, entered into the run's
+    /// namespaces.
+    fn command_with(
+        &self,
+        read_only: Option<&Path>,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+    ) -> std::io::Result<tokio::process::Command> {
         let mut cmd = tokio::process::Command::new(plan::HONE_IN_JAIL);
-        cmd.arg("__jail-exec").args(&self.writable).arg("--").arg(program).args(args);
+        cmd.arg("__jail-exec");
+        if let Some(root) = read_only {
+            cmd.arg(init::READ_ONLY).arg(root);
+        }
+        cmd.args(&self.writable).arg("--").arg(program).args(args);
         let cwd = sys::cstr(cwd)?;
         let (user, mnt, pid) = (self.user.as_raw_fd(), self.mnt.as_raw_fd(), self.pid.as_raw_fd());
         let net = self.net.as_ref().map(AsRawFd::as_raw_fd);

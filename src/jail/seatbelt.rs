@@ -84,6 +84,18 @@ impl Jail {
         Ok(cmd)
     }
 
+    /// `command`: the profile is the run's, so the repository is writable here (Linux makes it
+    /// read-only with Landlock).
+    pub fn command_read_only(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        _root: &Path,
+    ) -> std::io::Result<tokio::process::Command> {
+        self.command(program, args, cwd)
+    }
+
     /// The commands' temp dir.
     pub fn tmp(&self) -> &Path {
         &self.tmp

@@ -3,19 +3,25 @@
 //! handshake and the tool list.
 
 use crate::env::RunEnv;
+use crate::exec::Capture;
 use crate::exec::Service;
 use crate::spec::mcp::expand;
 use crate::spec::{McpServerSpec, McpTransport};
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, Tool};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool};
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 /// The largest message hone accepts from a server (one JSON-RPC line or HTTP body).
 const MAX_MESSAGE: usize = 4 * 1024 * 1024;
+/// The most pages and tools hone reads of a server's tool list (a server that pages forever
+/// fails to start instead of filling memory).
+const MAX_PAGES: usize = 20;
+const MAX_LISTED: usize = 1000;
 
 /// What opening a server needs from the run.
 pub struct Inputs<'a> {
@@ -28,16 +34,20 @@ pub struct Inputs<'a> {
     pub redactor: &'a crate::redact::Redactor,
 }
 
-/// A started server: the client, and for stdio the process (killed with its group on drop).
+/// A started server: the client, and for stdio the process (taken and killed with its group
+/// at shutdown) and the tail of its stderr.
 pub struct Conn {
     pub client: RunningService<RoleClient, ClientConfig>,
-    pub process: Option<Service>,
+    pub process: Mutex<Option<Service>>,
+    stderr: Option<Arc<Mutex<Capture>>>,
 }
 
 impl Conn {
     /// The last lines the server wrote to stderr (stdio only), for reports.
     pub fn stderr_tail(&self) -> String {
-        self.process.as_ref().map(|p| p.stderr_tail(8)).unwrap_or_default()
+        let text = self.stderr.as_ref().and_then(|c| c.lock().ok().map(|c| c.render())).unwrap_or_default();
+        let lines: Vec<&str> = text.trim_end().lines().collect();
+        lines[lines.len().saturating_sub(8)..].join("\n")
     }
 }
 
@@ -52,10 +62,29 @@ pub async fn open(spec: &McpServerSpec, i: &Inputs<'_>) -> Result<(Conn, Vec<Too
         McpTransport::Stdio { command, args, env } => stdio(command, args, env, i).await?,
         McpTransport::Http { url, headers } => http(url, headers, i).await?,
     };
-    match conn.client.list_all_tools().await {
+    match list_tools(&conn).await {
         Ok(tools) => Ok((conn, tools)),
-        Err(e) => Err(with_tail(format!("listing its tools failed: {e}"), &conn.stderr_tail())),
+        Err(e) => Err(with_tail(e, &conn.stderr_tail())),
     }
+}
+
+/// The server's tools, page by page, up to `MAX_PAGES` pages and `MAX_LISTED` tools.
+async fn list_tools(conn: &Conn) -> Result<Vec<Tool>, String> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = conn.client.list_tools(Some(params)).await.map_err(|e| format!("listing its tools failed: {e}"))?;
+        tools.extend(page.tools);
+        if tools.len() > MAX_LISTED {
+            return Err(format!("it lists more than {MAX_LISTED} tools"));
+        }
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return Ok(tools),
+        }
+    }
+    Err(format!("its tool list goes on past {MAX_PAGES} pages"))
 }
 
 /// `msg`, and the server's stderr tail when there is one.
@@ -82,8 +111,9 @@ async fn stdio(command: &str, args: &[String], names: &[String], i: &Inputs<'_>)
         return Err("its stdin and stdout could not be piped".into());
     };
     let transport = AsyncRwTransport::new_client(out, inp).with_max_line_length(MAX_MESSAGE);
+    let stderr = Some(process.stderr.clone());
     match client_info().serve(transport).await {
-        Ok(client) => Ok(Conn { client, process: Some(process) }),
+        Ok(client) => Ok(Conn { client, process: Mutex::new(Some(process)), stderr }),
         Err(e) => {
             // Give a crashing server a moment to finish writing why.
             let _ = tokio::time::timeout(std::time::Duration::from_millis(500), process.child.wait()).await;
@@ -92,28 +122,47 @@ async fn stdio(command: &str, args: &[String], names: &[String], i: &Inputs<'_>)
     }
 }
 
+/// Fill a template (a header value, the URL) from hone's environment. What it takes from there
+/// is a credential: it is redacted everywhere.
+fn fill(template: &str, what: &str, i: &Inputs<'_>) -> Result<String, String> {
+    let value = expand(template, |n| i.run_env.var(n).map(str::to_string)).map_err(|e| format!("{what}: {e}"))?;
+    for name in crate::spec::mcp::template_vars(template).unwrap_or_default() {
+        if let Some(v) = i.run_env.var(name) {
+            i.redactor.add(v);
+        }
+    }
+    Ok(value)
+}
+
+/// The HTTP client for MCP servers: like the model's, but it follows no redirect (a redirect
+/// would carry the headers, credentials included, to wherever it points).
+fn http_client(url: &str) -> Result<reqwest::Client, String> {
+    let mut b = reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(30))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
+    if url.starts_with("http://") {
+        b = b.tls_certs_only(std::iter::empty());
+    }
+    b.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
 async fn http(url: &str, headers: &[(String, String)], i: &Inputs<'_>) -> Result<Conn, String> {
+    let url = fill(url, "its `url`", i)?;
     let mut custom = std::collections::HashMap::new();
     for (k, template) in headers {
-        let value =
-            expand(template, |n| i.run_env.var(n).map(str::to_string)).map_err(|e| format!("its header `{k}`: {e}"))?;
-        // Header values carry credentials: never shown anywhere.
-        for name in crate::spec::mcp::template_vars(template).unwrap_or_default() {
-            if let Some(v) = i.run_env.var(name) {
-                i.redactor.add(v);
-            }
-        }
+        let value = fill(template, &format!("its header `{k}`"), i)?;
         let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("its header `{k}`: {e}"))?;
         let mut value = http::HeaderValue::from_str(&value).map_err(|e| format!("its header `{k}`: {e}"))?;
         value.set_sensitive(true);
         custom.insert(name, value);
     }
-    let client = crate::agent::setup::http_client(url)?;
+    let client = http_client(&url)?;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     config.custom_headers = custom;
     config.max_json_response_size = MAX_MESSAGE;
     config.max_sse_event_size = MAX_MESSAGE;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let client = client_info().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-    Ok(Conn { client, process: None })
+    Ok(Conn { client, process: Mutex::new(None), stderr: None })
 }

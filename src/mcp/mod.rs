@@ -4,13 +4,15 @@
 
 pub mod connect;
 pub mod convert;
+pub mod offer;
 
 use crate::error::Code;
 use crate::events::Events;
-use crate::policy::{Policy, decide_mcp};
+use crate::policy::Policy;
 use crate::protocol::{Event, McpServerRecord, McpStatus, McpToolRecord, ToolOutput, ToolSpec};
 use crate::spec::{McpServerSpec, McpTransport};
 use connect::{Conn, Inputs};
+use rmcp::service::ServiceError;
 use std::sync::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -48,6 +50,7 @@ impl Hub {
     pub async fn start(specs: &[McpServerSpec], policy: &Policy, i: &Inputs<'_>, b: &Bounds, events: Events) -> Hub {
         let opened = futures_util::future::join_all(specs.iter().map(|s| open_bounded(s, i, b))).await;
         let mut hub = Hub { servers: vec![], offered: vec![], events, redactor: i.redactor.clone() };
+        let mut budget = offer::Budget::default();
         for (spec, (result, start_ms)) in specs.iter().zip(opened) {
             let index = hub.servers.len();
             let mut record = McpServerRecord {
@@ -60,6 +63,7 @@ impl Hub {
                 status: McpStatus::Failed,
                 offered: vec![],
                 denied: vec![],
+                skipped: vec![],
                 calls: 0,
                 failed_calls: 0,
                 error: None,
@@ -68,7 +72,12 @@ impl Hub {
             let conn = match result {
                 Ok((conn, tools)) => {
                     record.status = McpStatus::Running;
-                    hub.offer(index, spec, &tools, policy, &mut record);
+                    let o = offer::select(&spec.name, &tools, policy, i.redactor, &mut budget);
+                    (record.denied, record.skipped) = (o.denied, o.skipped);
+                    for (tool, spec) in o.offered {
+                        record.offered.push(McpToolRecord { tool: tool.clone(), exposed: spec.name.clone() });
+                        hub.offered.push(Offered { server: index, tool, spec });
+                    }
                     Some(conn)
                 }
                 Err(e) => {
@@ -88,44 +97,23 @@ impl Hub {
         hub
     }
 
-    fn offer(
-        &mut self,
-        index: usize,
-        spec: &McpServerSpec,
-        tools: &[rmcp::model::Tool],
-        policy: &Policy,
-        record: &mut McpServerRecord,
-    ) {
-        let allowed: Vec<&rmcp::model::Tool> = tools
-            .iter()
-            .filter(|t| {
-                let ok = decide_mcp(policy, &spec.name, &t.name).allowed;
-                if !ok {
-                    record.denied.push(format!("{}/{}", spec.name, t.name));
-                }
-                ok
-            })
-            .collect();
-        let names: Vec<String> = allowed.iter().map(|t| t.name.to_string()).collect();
-        // Unique across servers too: a server's name has no `__` and does not end in `_`, so
-        // the first `__` of an exposed name ends the server's.
-        let exposed = convert::exposed_names(&spec.name, &names);
-        for (t, exposed) in allowed.into_iter().zip(exposed) {
-            // What the server says goes to the model: redacted like a tool result.
-            let description = t.description.as_deref().map(|d| self.redactor.apply(d));
-            let schema = serde_json::to_string(t.input_schema.as_ref())
-                .ok()
-                .and_then(|j| serde_json::from_str(&self.redactor.apply(&j)).ok())
-                .unwrap_or_default();
-            let s = convert::tool_spec(&exposed, &spec.name, &t.name, description.as_deref(), &schema);
-            record.offered.push(McpToolRecord { tool: t.name.to_string(), exposed: exposed.clone() });
-            self.offered.push(Offered { server: index, tool: t.name.to_string(), spec: s });
-        }
-    }
-
     /// The specs of the tools offered from servers still answering.
     pub fn specs(&self) -> Vec<ToolSpec> {
+        self.notice_stopped();
         self.offered.iter().filter(|o| self.alive(o.server)).map(|o| o.spec.clone()).collect()
+    }
+
+    /// Mark stopped every running server whose connection has closed (a stdio server that
+    /// exited, between calls too).
+    fn notice_stopped(&self) {
+        for s in &self.servers {
+            let Some(conn) = &s.conn else { continue };
+            let running = s.record.lock().is_ok_and(|r| r.status == McpStatus::Running);
+            if running && (conn.client.is_transport_closed() || conn.client.is_closed()) {
+                let why = format!("the MCP server `{}` stopped: its connection closed", s.spec.name);
+                self.stopped(s, &connect::with_tail(why, &conn.stderr_tail()));
+            }
+        }
     }
 
     /// Whether `name` is an MCP tool this run offered.
@@ -144,6 +132,7 @@ impl Hub {
 
     /// Why the run cannot go on: a required server that did not start or stopped.
     pub fn required_down(&self) -> Option<String> {
+        self.notice_stopped();
         self.servers.iter().find_map(|s| {
             let r = s.record.lock().ok()?;
             (r.required && r.status != McpStatus::Running).then(|| {
@@ -202,7 +191,11 @@ impl Hub {
                 let (ok, text) = convert::render_result(&serde_json::to_value(&r).unwrap_or_default());
                 if ok { ToolOutput::ok(text) } else { ToolOutput::err(Code::Mcp, text) }
             }
-            Ok(Err(e)) if conn.client.is_transport_closed() || conn.client.is_closed() => {
+            Ok(Err(e))
+                if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_))
+                    || conn.client.is_transport_closed()
+                    || conn.client.is_closed() =>
+            {
                 let why = connect::with_tail(format!("the MCP server `{sname}` stopped: {e}"), &conn.stderr_tail());
                 self.stopped(server, &why);
                 ToolOutput::err(Code::Mcp, format!("{why}\nIts tools are withdrawn; carry on without them."))
@@ -225,12 +218,17 @@ impl Hub {
         });
     }
 
-    /// Close every connection: a stdio server's stdin is closed; its process group is killed
-    /// when the hub is dropped.
-    pub fn shutdown(&self) {
+    /// Stop every server before the run's end is judged: close each connection (a stdio
+    /// server's stdin), give a stdio server a moment to exit, then kill its process group, so
+    /// that nothing a server does lands after the checks, the guards or the commit.
+    pub async fn shutdown(&self) {
         for s in &self.servers {
-            if let Some(conn) = &s.conn {
-                conn.client.cancellation_token().cancel();
+            let Some(conn) = &s.conn else { continue };
+            conn.client.cancellation_token().cancel();
+            let process = conn.process.lock().ok().and_then(|mut p| p.take());
+            if let Some(mut p) = process {
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(500), p.child.wait()).await;
+                drop(p);
             }
         }
     }

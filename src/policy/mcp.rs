@@ -1,15 +1,43 @@
 //! Which MCP tools the model is offered (`mcp:` in the policy): globs over `SERVER/TOOL`, a deny
 //! winning over an allow, and nothing offered that no allow names.
 
-use super::{Decision, PathRule, Policy, rules};
+use super::{Decision, Policy};
 use crate::spec::{Diagnostic, yaml};
+use globset::{GlobBuilder, GlobMatcher};
+
+/// One `mcp.allow` or `mcp.deny` pattern: a glob for the server's name and one for the tool's.
+#[derive(Debug, Clone)]
+pub struct McpRule {
+    /// Where it came from, e.g. `mcp.allow[0]`.
+    pub key: String,
+    pub pattern: String,
+    server: GlobMatcher,
+    tool: GlobMatcher,
+}
+
+impl McpRule {
+    /// `SERVER/TOOL`, split at the first `/`: `*` in the tool's part matches any characters,
+    /// `/` included (tool names may hold one), and never reaches into the server's name.
+    fn new(key: String, pattern: &str) -> Result<McpRule, String> {
+        let (server, tool) = pattern
+            .split_once('/')
+            .filter(|(s, t)| !s.is_empty() && !t.is_empty() && !s.contains('/'))
+            .ok_or_else(|| format!("`{pattern}` is not a `SERVER/TOOL` pattern"))?;
+        let glob =
+            |g: &str| GlobBuilder::new(g).build().map(|g| g.compile_matcher()).map_err(|e| format!("bad glob: {e}"));
+        Ok(McpRule { key, pattern: pattern.to_string(), server: glob(server)?, tool: glob(tool)? })
+    }
+
+    fn matches(&self, server: &str, tool: &str) -> bool {
+        self.server.is_match(server) && self.tool.is_match(tool)
+    }
+}
 
 /// Decide whether the model may see and call `tool` of MCP server `server`. Pure.
 pub fn decide_mcp(p: &Policy, server: &str, tool: &str) -> Decision {
     let subject = format!("{server}/{tool}");
-    let hit = |list: &[PathRule]| {
-        list.iter().find(|r| r.matcher.is_match(&subject)).map(|r| format!("{} `{}`", r.key, r.glob))
-    };
+    let hit =
+        |list: &[McpRule]| list.iter().find(|r| r.matches(server, tool)).map(|r| format!("{} `{}`", r.key, r.pattern));
     if let Some(rule) = hit(&p.mcp_deny) {
         let hint = "the policy keeps this tool from the model; do the work with the other tools";
         return Decision { allowed: false, rule, subject, hint: hint.into() };
@@ -21,26 +49,19 @@ pub fn decide_mcp(p: &Policy, server: &str, tool: &str) -> Decision {
     Decision { allowed: false, rule: "mcp (no allow matches)".into(), subject, hint }
 }
 
-/// Load `mcp.allow` and `mcp.deny`, reporting a bad glob at its position.
+/// Load `mcp.allow` and `mcp.deny`, reporting a bad pattern at its position.
 pub(super) fn rules_from(p: &mut Policy, raw: super::raw::RawMcp, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) {
     for (list, key, target) in [(raw.allow, "mcp.allow", &mut p.mcp_allow), (raw.deny, "mcp.deny", &mut p.mcp_deny)] {
-        let Some(globs) = list else { continue };
-        for (i, g) in globs.iter().enumerate() {
-            if g.split('/').count() != 2 || g.starts_with('/') || g.ends_with('/') {
-                errors.push(map.at_value(
-                    &format!("{key}[{i}]"),
-                    format!("`{g}` is not a `SERVER/TOOL` pattern"),
+        for (i, g) in list.unwrap_or_default().iter().enumerate() {
+            let k = format!("{key}[{i}]");
+            match McpRule::new(k.clone(), g) {
+                Ok(r) => target.push(r),
+                Err(e) => errors.push(map.at_value(
+                    &k,
+                    e,
                     Some("name a server and a tool, with globs: `issues/lookup_*`, `docs/*`".into()),
-                ));
+                )),
             }
-        }
-        match rules(key, &globs) {
-            Ok(r) => *target = r,
-            Err((k, e)) => errors.push(map.at_value(
-                &k,
-                format!("bad glob: {e}"),
-                Some("use globs over `SERVER/TOOL`, like `issues/lookup_*`".into()),
-            )),
         }
     }
 }
@@ -77,9 +98,15 @@ mod tests {
             assert_eq!((d.allowed, d.rule.as_str()), (allowed, rule), "{server}/{tool}");
             assert_eq!(d.subject, format!("{server}/{tool}"));
         }
-        // `*` never reaches across the slash: `*` alone names no tool of any server.
         let p = policy("mcp:\n  allow: ['*/*']\n");
         assert!(decide_mcp(&p, "a", "b").allowed);
+        // A tool's name may hold a `/`: a deny of `delete*` covers `delete/all` too.
+        let p = policy("mcp:\n  allow: ['srv/*']\n  deny: ['srv/delete*']\n");
+        assert!(decide_mcp(&p, "srv", "list/all").allowed);
+        assert!(!decide_mcp(&p, "srv", "delete/all").allowed);
+        // The server's part never spans into the tool's.
+        let p = policy("mcp:\n  allow: ['a*/x']\n");
+        assert!(!decide_mcp(&p, "ab", "c/x").allowed);
     }
 
     #[test]

@@ -59,8 +59,8 @@ pub struct Policy {
     /// The job's setup commands reach the network (`setup.network`), even when `network` is off.
     pub setup_network: bool,
     /// `mcp.allow` and `mcp.deny`: globs over `SERVER/TOOL` (see `decide_mcp`).
-    pub mcp_allow: Vec<PathRule>,
-    pub mcp_deny: Vec<PathRule>,
+    pub mcp_allow: Vec<mcp::McpRule>,
+    pub mcp_deny: Vec<mcp::McpRule>,
     pub sandbox: bool,
     pub env_pass: Vec<String>,
     pub pass_secrets: Vec<String>,

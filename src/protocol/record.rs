@@ -130,6 +130,9 @@ pub struct McpServerRecord {
     pub offered: Vec<McpToolRecord>,
     /// `SERVER/TOOL` of each tool the policy kept from the model.
     pub denied: Vec<String>,
+    /// `SERVER/TOOL: why` of each allowed tool left out: its name holds a secret, its spec is
+    /// too big, or the run's budget for MCP tools is spent.
+    pub skipped: Vec<String>,
     pub calls: u32,
     /// Calls that failed: the tool said so, timed out, or the server was gone.
     pub failed_calls: u32,

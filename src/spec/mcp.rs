@@ -145,6 +145,13 @@ impl Checker<'_> {
                 None
             }
             (Some(command), None) => {
+                if command.trim().is_empty() {
+                    self.err(
+                        &join(base, "command"),
+                        "the command is empty",
+                        "name the program, like `npx` or `python3`",
+                    );
+                }
                 if s.headers.is_some() {
                     self.err(&join(base, "headers"), "`headers` is for HTTP servers", "remove it, or use `url`");
                 }
@@ -164,7 +171,13 @@ impl Checker<'_> {
                         self.err(&join(base, key), format!("`{key}` is for stdio servers"), help);
                     }
                 }
-                if !(url.starts_with("http://") || url.starts_with("https://")) || reqwest::Url::parse(url).is_err() {
+                // A `${NAME}` in the URL (a key in its query) is filled from the environment.
+                let shape = expand(url, |_| Some("x".into()));
+                if let Err(e) = template_vars(url) {
+                    self.err(&join(base, "url"), e, "write `${NAME}` for a variable's value");
+                } else if !(url.starts_with("http://") || url.starts_with("https://"))
+                    || shape.as_deref().map_or(true, |u| reqwest::Url::parse(u).is_err())
+                {
                     let help = "give the server's endpoint, like `https://mcp.example.com/mcp`";
                     self.err(&join(base, "url"), format!("`{url}` is not an http(s) URL"), help);
                 }
@@ -175,6 +188,8 @@ impl Checker<'_> {
                         self.err(&at, format!("`{k}` is not a header name"), "for example `Authorization`");
                     } else if let Err(e) = template_vars(v) {
                         self.err(&at, e, "write the value with `${NAME}` for a variable, like `Bearer ${DOCS_TOKEN}`");
+                    } else if v.contains(['\r', '\n']) {
+                        self.err(&at, "a header value cannot hold a line break", "write it on one line");
                     }
                 }
                 Some(McpTransport::Http { url: url.clone(), headers })
@@ -270,5 +285,25 @@ mod tests {
         for bad in ["", "-x", "x_", "x-", "a__b", "a/b", "a.b", &"x".repeat(33)] {
             assert!(!valid_server_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn urls_may_take_a_key_from_the_environment_and_values_stay_on_one_line() {
+        let ok = check("    - { name: u, url: 'https://h.example/mcp?key=${KEY}' }\n").unwrap();
+        let McpTransport::Http { url, .. } = &ok[0].transport else { panic!() };
+        assert_eq!(url, "https://h.example/mcp?key=${KEY}");
+        let e = check(
+            "    - { name: a, url: 'https://h/${1X}' }\n    - { name: b, command: '' }\n    - { name: c, url: 'http://h/', headers: { A: \"x\\ny\" } }\n",
+        )
+        .unwrap_err();
+        let got: Vec<(&str, &str)> = e.iter().map(|d| (d.path.as_str(), d.message.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                ("mcp.servers[0].url", "`${1X}` is not a variable name"),
+                ("mcp.servers[1].command", "the command is empty"),
+                ("mcp.servers[2].headers.A", "a header value cannot hold a line break"),
+            ]
+        );
     }
 }

@@ -169,14 +169,17 @@ pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
             "read smaller ranges (read_file start_line/end_line) or narrow the search",
         ),
     };
-    let content = if out.content.len() > cap {
+    // Redacted before the cut and again around it, so that no piece of a secret the cut split
+    // is left on either side of it.
+    let content = ctx.redactor.apply(&out.content);
+    let content = if content.len() > cap {
         let mut c = crate::exec::Capture::new(cap);
-        c.push(out.content.as_bytes());
+        c.push(content.as_bytes());
         c.render_with(hint)
     } else {
-        out.content
+        content
     };
-    ToolOutput { content: ctx.redactor.apply(&content), ..out }
+    ToolOutput { content: ctx.redactor.apply_cut(&content), ..out }
 }
 
 /// Run a file or search tool on the blocking pool. A read (a grep over a large tree) is given

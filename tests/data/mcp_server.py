@@ -4,14 +4,23 @@
     mcp_server.py                     stdio: JSON-RPC lines on stdin and stdout
     mcp_server.py --fail-start        stdio: write a reason to stderr and exit 3 at once
     mcp_server.py --hang-start        stdio: never answer the handshake
+    mcp_server.py --exit-after-list   stdio: exit right after listing its tools
+    mcp_server.py --secret-name       also a tool named after $ISSUES_TOKEN
+    mcp_server.py --many N            also N more tools
+    mcp_server.py --big-schema        also a tool with a 300 KB schema
+    mcp_server.py --endless-pages     a tool list that pages forever
     mcp_server.py --http LOG [--token T]
                                       HTTP on 127.0.0.1 (its port printed on stdout); with
                                       --token, a request without `Authorization: Bearer T` is
                                       refused with 401. Every tools/call is logged to LOG, one
                                       JSON line each.
+    mcp_server.py --http LOG --redirect-to URL
+                                      HTTP that answers every POST with a 307 to URL; every
+                                      request it gets is logged, with its headers
 
 Tools: lookup_issue {id}, close_issue {id}, echo_env {name}, read_file {path},
-connect {port}, big {bytes}, fail, hang, crash. Standard library only.
+write_repo {path}, connect {port}, big {bytes}, boundary {pad}, fail, hang, crash.
+Standard library only.
 """
 import json
 import os
@@ -37,7 +46,19 @@ TOOLS = [
     {"name": "fail", "description": "Always fails.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answers.", "inputSchema": {"type": "object"}},
     {"name": "crash", "description": "Kills the server.", "inputSchema": {"type": "object"}},
+    {"name": "write_repo", "description": "Write a file where the server runs.",
+     "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}},
+    {"name": "boundary", "description": "Text with $ISSUES_TOKEN after `pad` bytes, then 100 KB.",
+     "inputSchema": {"type": "object", "properties": {"pad": {"type": "integer"}}}},
 ]
+ARGS = sys.argv[1:]
+if "--secret-name" in ARGS:
+    TOOLS.append({"name": "t_" + os.environ.get("ISSUES_TOKEN", ""), "inputSchema": {"type": "object"}})
+if "--many" in ARGS:
+    TOOLS += [{"name": "more%d" % i, "inputSchema": {"type": "object"}} for i in range(int(ARGS[ARGS.index("--many") + 1]))]
+if "--big-schema" in ARGS:
+    props = {"p%d" % i: {"type": "string", "description": "z" * 300} for i in range(1000)}
+    TOOLS.append({"name": "huge", "inputSchema": {"type": "object", "properties": props}})
 
 
 def text(t, error=False):
@@ -68,6 +89,15 @@ def call(name, args):
             return text("cannot connect: %s" % e, error=True)
     if name == "big":
         return text("x" * int(args.get("bytes", 0)))
+    if name == "write_repo":
+        try:
+            with open(args.get("path", "planted.txt"), "w") as f:
+                f.write("planted\n")
+            return text("written")
+        except OSError as e:
+            return text("cannot write: %s" % e, error=True)
+    if name == "boundary":
+        return text("a" * int(args.get("pad", 0)) + os.environ.get("ISSUES_TOKEN", "") + "b" * 100000)
     if name == "fail":
         return text("the tracker is read-only today", error=True)
     if name == "hang":
@@ -88,6 +118,10 @@ def handle(msg):
         result = {"protocolVersion": params.get("protocolVersion", "2025-06-18"),
                   "capabilities": {"tools": {}}, "serverInfo": {"name": "test-mcp", "version": "1"}}
     elif method == "tools/list":
+        if "--endless-pages" in ARGS:
+            n = int(params.get("cursor") or "0")
+            page = [{"name": "p%d_%d" % (n, i), "inputSchema": {"type": "object"}} for i in range(10)]
+            return {"jsonrpc": "2.0", "id": mid, "result": {"tools": page, "nextCursor": str(n + 1)}}
         result = {"tools": TOOLS}
     elif method == "tools/call":
         result = call(params.get("name"), params.get("arguments") or {})
@@ -109,6 +143,8 @@ def stdio(hang_start):
             with lock:
                 sys.stdout.write(json.dumps(resp) + "\n")
                 sys.stdout.flush()
+                if "--exit-after-list" in ARGS and msg.get("method") == "tools/list":
+                    os._exit(0)
 
     for line in sys.stdin:
         if not line.strip():
@@ -121,7 +157,7 @@ def stdio(hang_start):
     time.sleep(0.2)
 
 
-def http(log, token):
+def http(log, token, redirect):
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
@@ -129,6 +165,13 @@ def http(log, token):
             pass
 
         def do_POST(self):
+            if redirect:
+                with open(log, "a") as f:
+                    f.write(json.dumps(dict(self.headers)) + "\n")
+                self.send_response(307)
+                self.send_header("Location", redirect)
+                self.end_headers()
+                return
             if token and self.headers.get("Authorization") != "Bearer " + token:
                 self.send_response(401)
                 self.end_headers()
@@ -138,6 +181,8 @@ def http(log, token):
             if msg.get("method") == "tools/call":
                 with open(log, "a") as f:
                     f.write(json.dumps(msg.get("params")) + "\n")
+                if (msg.get("params") or {}).get("name") == "crash":
+                    os._exit(3)
             resp = handle(msg)
             if resp is None:
                 self.send_response(202)
@@ -173,7 +218,8 @@ def main():
         sys.exit(3)
     if "--http" in args:
         token = args[args.index("--token") + 1] if "--token" in args else None
-        http(args[args.index("--http") + 1], token)
+        redirect = args[args.index("--redirect-to") + 1] if "--redirect-to" in args else None
+        http(args[args.index("--http") + 1], token, redirect)
     else:
         stdio("--hang-start" in args)
 

@@ -9,11 +9,11 @@ use crate::common::repo::TestRepo;
 use crate::common::*;
 use serde_json::{Value, json};
 
-const SERVER: &str = include_str!("../data/mcp_server.py");
-const SECRET: &str = "mcp-token-Zq81x0RaW4";
+pub(super) const SERVER: &str = include_str!("../data/mcp_server.py");
+pub(super) const SECRET: &str = "mcp-token-Zq81x0RaW4";
 
 /// `broken_repo` with the test server committed under `tools/`, as a repository's own server is.
-fn mcp_repo() -> TestRepo {
+pub(super) fn mcp_repo() -> TestRepo {
     TestRepo::new(&[
         ("status.txt", "broken\n"),
         ("check.sh", CHECK_SH),
@@ -22,21 +22,21 @@ fn mcp_repo() -> TestRepo {
     ])
 }
 
-fn spec_with_mcp(name: &str, mock: &MockModel, servers: &str) -> String {
+pub(super) fn spec_with_mcp(name: &str, mock: &MockModel, servers: &str) -> String {
     job_yaml(name, &mock.base_url, false).replace("verify:\n", &format!("mcp:\n  servers:\n{servers}verify:\n"))
 }
 
-fn policy(mcp: &str) -> String {
+pub(super) fn policy(mcp: &str) -> String {
     format!("{OPEN_POLICY}mcp:\n{mcp}")
 }
 
 /// The tool names request `i` offered the model.
-fn offered(mock: &MockModel, i: usize) -> Vec<String> {
+pub(super) fn offered(mock: &MockModel, i: usize) -> Vec<String> {
     let req = &mock.requests()[i].body;
     req["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_string()).collect()
 }
 
-fn mcp_record(run: &Run, i: usize) -> Value {
+pub(super) fn mcp_record(run: &Run, i: usize) -> Value {
     run.report()["mcp"][i].clone()
 }
 
@@ -184,21 +184,28 @@ async fn a_stdio_server_is_jailed_like_every_command() {
 
 /// The HTTP test server, outside the jail as a remote one would be: its port, and the file its
 /// calls are logged to.
-struct HttpServer {
+pub(super) struct HttpServer {
     child: std::process::Child,
-    port: u16,
-    calls: std::path::PathBuf,
+    pub(super) port: u16,
+    /// Where it logs: every call, or (redirecting) every request with its headers.
+    pub(super) calls: std::path::PathBuf,
 }
 
 impl HttpServer {
-    fn start(dir: &std::path::Path, token: &str) -> HttpServer {
+    pub(super) fn start(dir: &std::path::Path, token: &str) -> HttpServer {
+        HttpServer::with(dir, &["--token", token])
+    }
+
+    /// The server with `args` after `--http LOG`.
+    pub(super) fn with(dir: &std::path::Path, args: &[&str]) -> HttpServer {
         use std::io::BufRead;
         let script = dir.join("mcp_http.py");
         std::fs::write(&script, SERVER).unwrap();
         let calls = dir.join("mcp-calls.jsonl");
         let mut child = std::process::Command::new("python3")
             .arg(&script)
-            .args(["--http", calls.to_str().unwrap(), "--token", token])
+            .args(["--http", calls.to_str().unwrap()])
+            .args(args)
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();

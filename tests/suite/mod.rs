@@ -25,6 +25,7 @@ mod jail_processes;
 mod jail_secrets;
 mod jail_support;
 mod mcp;
+mod mcp_attacks;
 mod model_faults;
 mod outcomes;
 mod plan;
