@@ -146,3 +146,16 @@ mod props {
         }
     }
 }
+
+#[test]
+fn a_wrong_item_in_a_list_is_one_error_not_a_flood() {
+    for (list, path) in [
+        ("setup: [null]\n", "setup[0]"),
+        ("mcp:\n  servers:\n    - { name: a, command: x, args: [1, 2] }\n", "mcp.servers[0].args[0]"),
+        ("mcp:\n  servers: [null]\n", "mcp.servers[0]"),
+    ] {
+        let e = errors(&format!("version: 1\ntask: t\nmodel: {{ provider: openai, name: m }}\n{list}verify: []\n"));
+        let paths: Vec<&str> = e.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(paths, [path], "{e:#?}");
+    }
+}

@@ -127,8 +127,14 @@ pub fn load<T: DeserializeOwned + Default>(file: &str, text: &str) -> Result<Loa
             Err(err) => {
                 let path = path_string(err.path());
                 let inner = err.inner().to_string();
-                let (diag, remove_path) = classify(&map, &path, &inner);
-                errors.push(diag);
+                let (diag, mut remove_path) = classify(&map, &path, &inner);
+                if removed.contains(&remove_path) {
+                    // A list item already nulled out is still wrong (items may not be null):
+                    // drop the list, without saying the same thing again.
+                    remove_path = split_last(&remove_path).0;
+                } else {
+                    errors.push(diag);
+                }
                 if !remove(&mut value, &remove_path) {
                     break;
                 }
