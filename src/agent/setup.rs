@@ -160,9 +160,31 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
             ));
         }
     };
+    openai_family(m, key, &base, run_id)
+}
+
+/// An OpenAI or OpenAI-compatible client: Chat Completions, or the Responses API.
+fn openai_family(m: &crate::spec::ModelSpec, key: Option<String>, base: &str, run_id: &str) -> Result<Model, String> {
+    let cache_key = (m.provider == Provider::Openai).then(|| format!("hone-{run_id}"));
+    let base = base.trim_end_matches('/');
+    if m.api == crate::spec::raw::Api::Responses {
+        return Ok(Model::Responses(crate::model::responses::Responses {
+            http: http_client(base)?,
+            url: format!("{base}/responses"),
+            api_key: key,
+            model: m.name.clone(),
+            temperature: m.temperature,
+            max_output_tokens: m.max_output_tokens,
+            stream: m.stream,
+            request_timeout: m.request_timeout,
+            idle_timeout: m.idle_timeout,
+            openai: m.provider == Provider::Openai,
+            prompt_cache_key: cache_key,
+        }));
+    }
     Ok(Model::OpenAi(OpenAi {
-        http: http_client(&base)?,
-        url: format!("{}/chat/completions", base.trim_end_matches('/')),
+        http: http_client(base)?,
+        url: format!("{base}/chat/completions"),
         api_key: key,
         model: m.name.clone(),
         temperature: m.temperature,
@@ -173,7 +195,7 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
         idle_timeout: m.idle_timeout,
         text_tools: m.tool_mode == crate::spec::ToolMode::Text,
         calls: std::sync::atomic::AtomicU32::new(0),
-        prompt_cache_key: (m.provider == Provider::Openai).then(|| format!("hone-{run_id}")),
+        prompt_cache_key: cache_key,
     }))
 }
 

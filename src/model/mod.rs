@@ -3,6 +3,8 @@
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod responses;
+mod responses_read;
 pub mod retry;
 pub mod script;
 pub mod stream;
@@ -58,6 +60,7 @@ impl ModelError {
 /// The configured model client.
 pub enum Model {
     OpenAi(openai::OpenAi),
+    Responses(responses::Responses),
     Anthropic(anthropic::Anthropic),
     Script(script::Script),
 }
@@ -78,6 +81,7 @@ impl Model {
             };
             match self {
                 Model::OpenAi(m) => m.complete(req).await,
+                Model::Responses(m) => m.complete(req).await,
                 Model::Anthropic(m) => m.complete(req).await,
                 Model::Script(s) => s.complete(req),
             }

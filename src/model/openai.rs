@@ -161,7 +161,7 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
     })
 }
 
-fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
+pub(super) fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let err = parsed.as_ref().and_then(|v| v.get("error"));
     let message = err

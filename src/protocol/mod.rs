@@ -36,20 +36,30 @@ pub struct Message {
     /// For `Role::Tool`: the call this message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// For `Role::Assistant` from the Responses API: its reasoning items (JSON, with their
+    /// encrypted content), sent back as they came with the next request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasoning: Vec<String>,
 }
 
 impl Message {
     pub fn system(text: impl Into<String>) -> Self {
-        Self { role: Role::System, content: text.into(), tool_calls: vec![], tool_call_id: None }
+        Self { role: Role::System, content: text.into(), tool_calls: vec![], tool_call_id: None, reasoning: vec![] }
     }
     pub fn user(text: impl Into<String>) -> Self {
-        Self { role: Role::User, content: text.into(), tool_calls: vec![], tool_call_id: None }
+        Self { role: Role::User, content: text.into(), tool_calls: vec![], tool_call_id: None, reasoning: vec![] }
     }
     pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
-        Self { role: Role::Assistant, content: text.into(), tool_calls, tool_call_id: None }
+        Self { role: Role::Assistant, content: text.into(), tool_calls, tool_call_id: None, reasoning: vec![] }
     }
     pub fn tool(call_id: impl Into<String>, text: impl Into<String>) -> Self {
-        Self { role: Role::Tool, content: text.into(), tool_calls: vec![], tool_call_id: Some(call_id.into()) }
+        Self {
+            role: Role::Tool,
+            content: text.into(),
+            tool_calls: vec![],
+            tool_call_id: Some(call_id.into()),
+            reasoning: vec![],
+        }
     }
 }
 

@@ -66,6 +66,8 @@ pub struct ModelSpec {
     pub tool_mode: super::raw::ToolMode,
     /// The model's context window in tokens (explicit, or a default for known model families).
     pub context_window: u64,
+    /// Chat Completions or the Responses API (OpenAI and compatible servers only).
+    pub api: super::raw::Api,
     /// Prices per million tokens, for the run's cost (`None`: the cost is not known).
     pub pricing: Option<super::pricing::Pricing>,
 }

@@ -54,6 +54,7 @@ impl Checker<'_> {
         let retry = self.retry(m.retry.unwrap_or_default());
         let context_window = m.context_window.unwrap_or_else(|| default_context_window(&name));
         let pricing = self.pricing(m.pricing);
+        let api = self.api(m.api, provider, &name, m.tool_mode);
         ModelSpec {
             provider,
             name,
@@ -68,6 +69,7 @@ impl Checker<'_> {
             retry,
             tool_mode: m.tool_mode.unwrap_or_default(),
             context_window,
+            api,
             pricing,
         }
     }
@@ -101,6 +103,31 @@ impl Checker<'_> {
         }
     }
 
+    /// `model.api`, or the default for the model: the Responses API for OpenAI models served
+    /// only there.
+    fn api(&mut self, api: Option<raw::Api>, provider: Provider, name: &str, mode: Option<raw::ToolMode>) -> raw::Api {
+        let openai = matches!(provider, Provider::Openai | Provider::OpenaiCompatible);
+        let Some(api) = api else {
+            return if provider == Provider::Openai && needs_responses(name) {
+                raw::Api::Responses
+            } else {
+                raw::Api::Chat
+            };
+        };
+        if api == raw::Api::Responses && !openai {
+            let help =
+                "the Responses API is OpenAI's (and compatible servers'): remove `api`, or use `provider: openai`";
+            self.err("model.api", format!("`provider: {}` has no Responses API", provider.as_str()), help);
+        } else if api == raw::Api::Responses && mode == Some(raw::ToolMode::Text) {
+            self.err(
+                "model.api",
+                "`tool_mode: text` is for Chat Completions",
+                "use `api: chat` for a model without tool calling",
+            );
+        }
+        api
+    }
+
     fn retry(&mut self, r: raw::RawRetry) -> RetrySpec {
         let d = RetrySpec::default();
         let retry = RetrySpec {
@@ -113,6 +140,17 @@ impl Checker<'_> {
         }
         retry
     }
+}
+
+/// OpenAI models served only through the Responses API: the codex models and the `-pro` ones
+/// (and computer use and deep research).
+pub fn needs_responses(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    m.contains("codex")
+        || m.ends_with("-pro")
+        || m.contains("-pro-")
+        || m.contains("computer-use")
+        || m.contains("deep-research")
 }
 
 /// Context windows of known model families, in tokens; 32k for anything unknown.

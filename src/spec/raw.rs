@@ -109,8 +109,20 @@ pub struct RawModel {
     pub tool_mode: Option<ToolMode>,
     /// The model's context window in tokens.
     pub context_window: Option<u64>,
+    /// Which OpenAI API: chat (Chat Completions) or responses (the Responses API). Default: responses for models served only there (codex, -pro), else chat.
+    pub api: Option<Api>,
     /// Prices in US dollars per million tokens, for the run's cost and `limits.max_cost_usd`.
     pub pricing: Option<super::pricing::RawPricing>,
+}
+
+/// Which OpenAI API hone speaks (`model.api`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Api {
+    /// Chat Completions (`/chat/completions`): OpenAI and every compatible server.
+    Chat,
+    /// The Responses API (`/responses`): OpenAI's newest models; reasoning carried between turns.
+    Responses,
 }
 
 /// How the model calls tools.

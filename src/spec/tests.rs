@@ -159,3 +159,23 @@ fn a_wrong_item_in_a_list_is_one_error_not_a_flood() {
         assert_eq!(paths, [path], "{e:#?}");
     }
 }
+
+#[test]
+fn the_api_defaults_to_responses_for_models_served_only_there() {
+    let api = |model: &str| {
+        parse(Path::new("j.yaml"), &format!("version: 1\ntask: t\nmodel: {{ {model} }}\nverify: []\n"))
+            .map(|j| j.model.api)
+    };
+    assert_eq!(api("provider: openai, name: gpt-5-codex").unwrap(), raw::Api::Responses);
+    assert_eq!(api("provider: openai, name: o3-pro").unwrap(), raw::Api::Responses);
+    assert_eq!(api("provider: openai, name: gpt-4.1").unwrap(), raw::Api::Chat);
+    assert_eq!(api("provider: openai-compatible, name: qwen-codex, base_url: 'http://x/v1'").unwrap(), raw::Api::Chat);
+    assert_eq!(api("provider: openai, name: gpt-5-codex, api: chat").unwrap(), raw::Api::Chat, "said is said");
+    for bad in [
+        "provider: anthropic, name: claude-x, api: responses",
+        "provider: openai, name: m, api: responses, tool_mode: text",
+    ] {
+        let Err(SpecError::Invalid(d)) = api(bad) else { panic!("{bad} is refused") };
+        assert_eq!(d[0].path, "model.api", "{d:#?}");
+    }
+}

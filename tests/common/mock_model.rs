@@ -6,10 +6,12 @@
 //! real server gives, and counted as a rejection (see `reject`). A test declares the rejections it
 //! expects with `expect_rejections`; any other number fails the test when the mock is dropped.
 
+mod responses;
 mod serve;
 mod strict;
 mod turn;
 
+pub use responses::check_input;
 pub use strict::{Refusal, check_pairing, check_pairing_anthropic, reject};
 pub use turn::{MODEL_ID, Turn, call, text};
 
@@ -22,6 +24,8 @@ use std::sync::{Arc, Mutex};
 pub enum Dialect {
     OpenAi,
     Anthropic,
+    /// OpenAI's Responses API (`/v1/responses`).
+    Responses,
 }
 
 #[derive(Clone, Debug)]
@@ -122,6 +126,7 @@ impl MockModel {
         let app = axum::Router::new()
             .route("/v1/chat/completions", axum::routing::post(serve::handle))
             .route("/v1/messages", axum::routing::post(serve::handle))
+            .route("/v1/responses", axum::routing::post(serve::handle))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -129,7 +134,7 @@ impl MockModel {
             let _ = axum::serve(listener, app).await;
         });
         let base_url = match dialect {
-            Dialect::OpenAi => format!("http://{addr}/v1"),
+            Dialect::OpenAi | Dialect::Responses => format!("http://{addr}/v1"),
             Dialect::Anthropic => format!("http://{addr}"),
         };
         REGISTRY.lock().unwrap().push((base_url.clone(), Arc::downgrade(&shared)));
@@ -160,6 +165,8 @@ impl MockModel {
             (Dialect::OpenAi, false) => Reply::Json(t.json(n)),
             (Dialect::Anthropic, true) => Reply::Frames(t.anthropic_sse(n, true), false),
             (Dialect::Anthropic, false) => Reply::Json(t.anthropic_json(n)),
+            (Dialect::Responses, true) => Reply::Frames(t.responses_sse(n, true), false),
+            (Dialect::Responses, false) => Reply::Json(t.responses_json(n)),
         };
         self.shared.queue.lock().unwrap().push_back((reply, t.calls.clone()));
         self
@@ -195,6 +202,7 @@ impl MockModel {
             let checked = match self.dialect {
                 Dialect::OpenAi => check_pairing(&r.body["messages"]),
                 Dialect::Anthropic => check_pairing_anthropic(&r.body["messages"]),
+                Dialect::Responses => check_input(&r.body),
             };
             if let Err(e) = checked {
                 panic!(

@@ -34,6 +34,7 @@ mod pr;
 mod progress;
 mod prompt_cache;
 mod report_schema;
+mod responses;
 mod safety;
 mod setup_cmds;
 mod spec_errors;

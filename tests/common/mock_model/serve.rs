@@ -27,7 +27,7 @@ pub(super) async fn handle(State(s): State<Arc<Shared>>, headers: HeaderMap, raw
             Refusal::BadRequest(why) => (
                 StatusCode::BAD_REQUEST,
                 match s.dialect {
-                    Dialect::OpenAi => {
+                    Dialect::OpenAi | Dialect::Responses => {
                         json!({"error": {"message": why, "type": "invalid_request_error", "param": "messages", "code": null}})
                     }
                     Dialect::Anthropic => {

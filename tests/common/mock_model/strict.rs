@@ -120,5 +120,6 @@ pub fn reject(dialect: Dialect, body: &Value) -> Option<Refusal> {
             })
         }
         Dialect::Anthropic => check_pairing_anthropic(&body["messages"]).err().map(Refusal::BadRequest),
+        Dialect::Responses => super::check_input(body).err().map(Refusal::BadRequest),
     }
 }
