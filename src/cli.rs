@@ -63,6 +63,16 @@ pub enum Command {
         #[arg(long, default_value = "gpt-4.1")]
         model: String,
     },
+    /// Run a recorded job again from its report dir: in a clone of its repository at the commit
+    /// it started from, the model answering from `transcript.jsonl` (no network, no key, nothing
+    /// pushed). Exit 0 when the run did what the recorded one did; 1 at the first divergence.
+    Replay {
+        /// The recorded run's report dir (it holds `transcript.jsonl`).
+        dir: PathBuf,
+        /// Where the replayed run's reports go (default: a temp dir, removed after).
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
+    },
     /// Print the JSON Schema of a job spec, a fleet file or a policy file, for editors (the same
     /// as docs/schemas/*.schema.json).
     Schema {

@@ -29,6 +29,13 @@ pub fn main(cli: Cli) -> i32 {
         match cli.command {
             Command::Validate { file } => validate(&file),
             Command::Init { dir, model } => init(dir, &model),
+            Command::Replay { dir, report_dir } => {
+                let (code, line) = crate::replay::replay(&dir, report_dir, quiet, redactor).await;
+                if let Some(l) = line {
+                    println!("{l}");
+                }
+                code
+            }
             Command::Schema { which } => {
                 print!("{}", crate::schema::generate(which));
                 exit::SUCCESS

@@ -25,6 +25,7 @@ pub(crate) mod policy;
 pub(crate) mod progress;
 pub(crate) mod protocol;
 pub(crate) mod redact;
+pub(crate) mod replay;
 pub(crate) mod report;
 pub(crate) mod safe_fs;
 pub(crate) mod sandbox;

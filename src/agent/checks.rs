@@ -25,6 +25,9 @@ impl Loop<'_> {
             self.ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default()
         };
         let results = self.run_each_check(attempt, record).await;
+        if record {
+            self.note_checks(&results);
+        }
         // After the baseline, telling what the checks wrote (a walk of the tree) runs alongside
         // the first model request; it is settled before any tool runs (`settle_marks`).
         match self.ws.spawn_blocking(move |ws| ws.mark_artifacts(&before)) {

@@ -164,7 +164,10 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     setup::collect_secrets(&redactor, &job, &env);
     let mut policy = load_policy(&job).map_err(&fail)?;
     setup::policy_secrets(&redactor, &policy, &env);
-    let model = setup::model(&job, &env, events.run_id()).map_err(|m| fail(Invalid::new(Code::Spec, m)))?;
+    let model = match opts.replay.take() {
+        Some(r) => crate::model::Model::Replay(r),
+        None => setup::model(&job, &env, events.run_id()).map_err(|m| fail(Invalid::new(Code::Spec, m)))?,
+    };
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
     let ws = Workspace::open(&root, excluded).map_err(|e| fail(Invalid::new(e.code, e.render())))?;

@@ -23,6 +23,7 @@ pub mod state;
 pub mod summarize;
 mod tagcache;
 mod toolcall;
+pub(crate) mod transcript;
 pub mod turns;
 pub mod watchdog;
 
@@ -77,6 +78,8 @@ pub struct RunOptions {
     pub github_repo: Option<String>,
     /// Tag every event with this repository id (fleet runs under `--json`).
     pub event_repo: Option<String>,
+    /// `hone replay`: the model answers from a transcript.
+    pub replay: Option<std::sync::Arc<crate::model::replay::Replay>>,
 }
 
 impl RunOptions {
@@ -108,6 +111,7 @@ impl RunOptions {
             base: None,
             github_repo: None,
             event_repo: None,
+            replay: None,
         }
     }
 }
@@ -163,7 +167,7 @@ fn intake_failed(f: intake::Failure, opts: &mut RunOptions, started: Instant, st
     });
     let mut line = report.one_line(f.report_dir.as_ref().map(ReportDir::path));
     if let Some(dir) = &f.report_dir
-        && let Err(e) = write_reports(dir, &report, &events, redactor)
+        && let Err(e) = write_reports(dir, &report, &events, redactor, &[])
     {
         line = format!("{line} (the reports could not be written: {e})");
     }
@@ -183,9 +187,18 @@ fn intake_failed(f: intake::Failure, opts: &mut RunOptions, started: Instant, st
 
 /// Write `report.json`, `junit.xml`, `summary.md` and the whole `events.jsonl` (replacing the
 /// live one, so nothing a command did to it survives).
-fn write_reports(dir: &ReportDir, report: &RunReport, events: &Events, redactor: &Redactor) -> std::io::Result<()> {
+fn write_reports(
+    dir: &ReportDir,
+    report: &RunReport,
+    events: &Events,
+    redactor: &Redactor,
+    said: &[crate::protocol::transcript::Entry],
+) -> std::io::Result<()> {
     events.detach_file();
     report::write_all(dir, report, redactor)?;
+    if !said.is_empty() {
+        dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;
+    }
     dir.write("events.jsonl", events.jsonl().as_bytes())
 }
 
@@ -254,7 +267,9 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     if status == Status::InvalidInput {
         outcome.message = report.errors.first().map(|e| p.redactor.apply(&e.message));
     }
-    if let Err(e) = write_reports(&p.report_dir, &report, &p.events, &p.redactor) {
+    let mut said = vec![transcript::header(&r, job)];
+    said.append(&mut r.transcript);
+    if let Err(e) = write_reports(&p.report_dir, &report, &p.events, &p.redactor, &said) {
         tracing::error!("cannot write the reports to {}: {e}", p.report_dir.path().display());
         outcome.exit_code = crate::exit::INFRA_FAILURE;
         outcome.line = format!("hone: error: cannot write reports to {}: {e}", p.report_dir.path().display());

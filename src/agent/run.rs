@@ -58,6 +58,8 @@ pub struct Run {
     pub mcp: Vec<crate::protocol::McpServerRecord>,
     /// The model id the provider last said answered.
     pub model_id: Option<String>,
+    /// What was said, for `transcript.jsonl`.
+    pub transcript: Vec<crate::protocol::transcript::Entry>,
     pub baseline: Vec<CheckResult>,
     pub verify: Vec<CheckResult>,
     pub files_changed: Vec<FileChange>,
@@ -96,6 +98,7 @@ impl Run {
             hooks: vec![],
             mcp: vec![],
             model_id: None,
+            transcript: vec![],
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],

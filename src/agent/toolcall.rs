@@ -64,6 +64,7 @@ impl Loop<'_> {
             self.fault(crate::protocol::FaultKind::InvalidToolCall);
         }
         let streak = self.loops.record(&call.name, &call.arguments, &out.content);
+        self.note_tool(turn, &call.id, &call.name, out.ok, &out.content);
         self.messages.push(Message::tool(call.id.clone(), out.content));
         streak
     }

@@ -162,9 +162,11 @@ impl<'a> Loop<'a> {
         self.run.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
         self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
-        self.last_request = messages.clone();
         let mut tools = self.specs.clone();
         tools.extend(self.tools.mcp.get().map(crate::mcp::Hub::specs).unwrap_or_default());
+        let previous = std::mem::replace(&mut self.last_request, messages.clone());
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        self.note_request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
         let (events, stats, faults) = (self.events, &mut self.run.model_retries, &mut self.run.faults);
         let reply = retry::complete(
@@ -209,6 +211,7 @@ impl<'a> Loop<'a> {
         };
         self.forced_compactions = 0;
         self.record_usage(turn, &reply, started);
+        self.note_reply(turn, &reply);
         Ok(Some(reply))
     }
 

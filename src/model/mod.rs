@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod http;
 pub mod openai;
+pub mod replay;
 pub mod responses;
 mod responses_read;
 pub mod retry;
@@ -61,6 +62,8 @@ impl ModelError {
 pub enum Model {
     OpenAi(openai::OpenAi),
     Responses(responses::Responses),
+    /// `hone replay`: answers from a transcript.
+    Replay(std::sync::Arc<replay::Replay>),
     Anthropic(anthropic::Anthropic),
     Script(script::Script),
 }
@@ -82,6 +85,7 @@ impl Model {
             match self {
                 Model::OpenAi(m) => m.complete(req).await,
                 Model::Responses(m) => m.complete(req).await,
+                Model::Replay(r) => r.complete(req),
                 Model::Anthropic(m) => m.complete(req).await,
                 Model::Script(s) => s.complete(req),
             }

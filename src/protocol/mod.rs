@@ -9,6 +9,7 @@ mod record;
 pub use events::{Event, EventRecord};
 pub use kinds::{FaultClass, FaultKind, ModelErrorKind};
 pub use record::*;
+pub mod transcript;
 
 use crate::error::Code;
 use serde::{Deserialize, Serialize};

@@ -9,7 +9,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 /// Every file a run may leave in its report dir; an earlier run's are removed at the start.
-pub const REPORT_FILES: &[&str] = &["report.json", "junit.xml", "summary.md", "events.jsonl", "pr.md", "change.patch"];
+pub const REPORT_FILES: &[&str] =
+    &["report.json", "junit.xml", "summary.md", "events.jsonl", "transcript.jsonl", "pr.md", "change.patch"];
 
 #[derive(Debug, Clone)]
 pub struct ReportDir {

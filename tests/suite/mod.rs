@@ -33,6 +33,7 @@ mod policy;
 mod pr;
 mod progress;
 mod prompt_cache;
+mod replay;
 mod report_schema;
 mod responses;
 mod safety;

@@ -1,0 +1,45 @@
+//! `transcript.jsonl`: what was said in a run, line by line: each model request's new messages,
+//! each answer, each tool result as the model saw it, each check. Versioned, redacted like every
+//! sink, and the input of `hone replay`. Plain data.
+
+use super::{FinishReason, Message, Usage};
+use serde::{Deserialize, Serialize};
+
+/// The format's version, in the header line; readers refuse others.
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Entry {
+    /// The first line: what ran, where, from what.
+    Header {
+        version: u32,
+        hone_version: String,
+        job: String,
+        /// The task as the run had it (a `--task` included).
+        task: String,
+        run_id: String,
+        /// The job spec, as given to `hone run`.
+        spec: String,
+        repo: String,
+        /// The commit the run started from.
+        base_sha: String,
+        provider: String,
+        model: String,
+    },
+    /// A model request: the messages added since the previous request (all of them when the
+    /// history was rewritten, `reset`, as compaction does), and the tools offered.
+    Request {
+        turn: u32,
+        #[serde(default)]
+        reset: bool,
+        messages: Vec<Message>,
+        tools: Vec<String>,
+    },
+    /// The answer to the turn's request.
+    Response { turn: u32, message: Message, finish_reason: FinishReason, usage: Option<Usage>, model: Option<String> },
+    /// A tool call's result, as the model saw it.
+    ToolResult { turn: u32, call_id: String, tool: String, ok: bool, content: String },
+    /// A check's result (attempt 0 is the baseline).
+    Check { attempt: u32, name: String, passed: bool, accepted: bool, exit_code: Option<i32>, output_tail: String },
+}

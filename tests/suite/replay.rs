@@ -1,0 +1,80 @@
+//! The transcript and `hone replay` (issue 16, part 1): a run writes `transcript.jsonl`, and
+//! replaying it (with no model server and no key) does what the run did, or names the first
+//! request where it differs.
+
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::*;
+use serde_json::{Value, json};
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+async fn replay(dir: &std::path::Path, cwd: &std::path::Path) -> Run {
+    run_in(cwd, &["replay", dir.to_str().unwrap()], &[], cwd.join("unused-replay")).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_leaves_a_transcript_that_replays_without_the_model_or_its_key() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("read_file", json!({"path": "check.sh"})), false)
+        .turn(call("run_cmd", json!({"command": "sh check.sh"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let yaml = with_policy(&repo, &job_yaml("rec", &mock.base_url, false), OPEN_POLICY);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let t = lines(&run.report_dir.join("transcript.jsonl"));
+    assert_eq!((t[0]["type"].as_str(), t[0]["version"].as_u64()), (Some("header"), Some(1)));
+    let kinds: Vec<&str> = t.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "request").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "response").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "tool_result").count(), 3);
+    assert_eq!(kinds[1], "check", "the baseline comes first");
+    let second = t.iter().filter(|e| e["type"] == "request").nth(1).unwrap();
+    assert_eq!(second["messages"].as_array().unwrap().len(), 2, "only what is new: the answer and its result");
+    assert!(t.iter().any(|e| e["type"] == "tool_result" && e["content"].as_str().unwrap().contains("grep -qx fixed")));
+    run.assert_no_secret(KEY);
+    assert!(!std::fs::read_to_string(run.report_dir.join("transcript.jsonl")).unwrap().contains(KEY));
+    drop(mock);
+
+    // No model server, no key: the answers come from the transcript.
+    let r = replay(&run.report_dir, repo.dir.path()).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.starts_with(
+            "hone replay: the run did what the recorded one did (4 request(s), 3 tool result(s)); it ended success"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(repo.is_clean() && repo.head_branch() == "main", "the replay works in a clone");
+
+    // A result that is not what the recorded run saw: the first divergence, by request.
+    let path = run.report_dir.join("transcript.jsonl");
+    let edited = std::fs::read_to_string(&path).unwrap().replace("grep -qx fixed", "grep -qx FIXED");
+    std::fs::write(&path, edited).unwrap();
+    let r = replay(&run.report_dir, repo.dir.path()).await;
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.starts_with("hone replay: diverged: request 2: the result of call call_1_0 differs"),
+        "{}",
+        r.stdout
+    );
+    let (recorded, now) = r.stdout.split_once("\n  now:").unwrap();
+    assert!(recorded.contains("recorded:") && recorded.contains("grep -qx FIXED status.txt"), "{}", r.stdout);
+    assert!(now.contains("grep -qx fixed status.txt"), "{}", r.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_from_another_version_or_none_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = replay(dir.path(), dir.path()).await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("transcript.jsonl"), "{}", r.stderr);
+    std::fs::write(dir.path().join("transcript.jsonl"), "{\"type\":\"header\",\"version\":9,\"hone_version\":\"9\",\"job\":\"j\",\"task\":\"t\",\"run_id\":\"r\",\"spec\":\"s\",\"repo\":\"r\",\"base_sha\":\"b\",\"provider\":\"p\",\"model\":\"m\"}\n").unwrap();
+    let r = replay(dir.path(), dir.path()).await;
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("transcript version 9; this hone reads version 1"), "{}", r.stderr);
+}
