@@ -114,6 +114,10 @@ pub struct RunArgs {
     /// Autofix mode: fix this pull request in place (overrides `pr.number`).
     #[arg(long)]
     pub pr: Option<u64>,
+    /// A second attempt: start from the work a failed run saved on REF (`failed` for
+    /// `refs/hone/<name>/failed`), applied after the baseline.
+    #[arg(long = "continue", value_name = "REF")]
+    pub continue_from: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]

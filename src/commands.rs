@@ -64,6 +64,7 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
     };
     (opts.repo, opts.report_dir, opts.dry_run) = (a.repo, a.report_dir, a.dry_run);
     (opts.task, opts.model, opts.name, opts.verify, opts.pr) = (a.task, a.model, a.name, a.verify, a.pr);
+    opts.continue_from = a.continue_from;
     let outcome = agent::run(opts).await;
     if let Some(m) = &outcome.message {
         eprintln!("{m}");

@@ -102,6 +102,33 @@ async fn start_mcp(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) 
     let _ = ctx.mcp.set(hub);
 }
 
+/// Why the run stops before the first request (code, message, status, reason): a check that
+/// cannot run, a required MCP server that did not start, saved work (`--continue`) that does
+/// not apply. Otherwise the note on the saved work it took up, if any.
+type Stop = (Code, String, Status, &'static str);
+
+async fn before_start(
+    lp: &mut turns::Loop<'_>,
+    p: &Prepared,
+    ctx: &ToolContext,
+    cancel: &CancellationToken,
+) -> Result<Option<String>, Option<Stop>> {
+    if let Some((code, why)) = crate::verify::unrunnable(&lp.run.baseline) {
+        return Err(Some((code, why, Status::InvalidInput, "a check cannot run")));
+    }
+    if let Some(why) = ctx.mcp.get().filter(|_| !cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down) {
+        return Err(Some((Code::Mcp, why, Status::Error, "a required MCP server did not start")));
+    }
+    match &p.saved {
+        Some(saved) => lp
+            .take_up(saved)
+            .await
+            .map(Some)
+            .map_err(|e| Some((e.code, e.message, Status::InvalidInput, "the saved work does not apply"))),
+        None => Ok(None),
+    }
+}
+
 /// The conversation's start once the baseline is taken: the repo map, the system prompt and the
 /// first user turn, then planning or not.
 async fn begin(
@@ -109,11 +136,16 @@ async fn begin(
     p: &Prepared,
     map: tokio::task::JoinHandle<String>,
     cancel: &CancellationToken,
+    note: Option<String>,
 ) {
     lp.enter(State::ContextBuilding, "intake passed; baseline taken");
     let map = repomap::wait(map, (cancel, p.deadline)).await;
     let job = &p.job;
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
+    let start = match note {
+        Some(n) => format!("{start}\n\n{n}"),
+        None => start.to_string(),
+    };
     lp.start(vec![Message::system(prompt::system(job, p.ws.root(), &map, &p.policy)), Message::user(start)]);
     if job.plan {
         lp.enter(State::Planning, "waiting for the model's plan");
@@ -149,21 +181,21 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
         }
     };
     let (baseline, ()) = tokio::join!(baseline, start_mcp(p, &ctx, cancel));
-    // What stops the run before the first request: a check that cannot run, a required MCP
-    // server that did not start.
-    let unrunnable = if baseline { crate::verify::unrunnable(&lp.run.baseline) } else { None };
-    let stop = unrunnable.map(|(code, why)| (code, why, Status::InvalidInput, "a check cannot run")).or_else(|| {
-        let why = ctx.mcp.get().filter(|_| !cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down)?;
-        Some((Code::Mcp, why, Status::Error, "a required MCP server did not start"))
-    });
-    if let Some((code, why, _, reason)) = &stop {
-        lp.run.errors.push(ErrorRecord { code: *code, message: p.redactor.apply(why) });
-        lp.enter(State::Summarizing, *reason);
-    } else if baseline && !cancel.is_cancelled() {
-        begin(&mut lp, p, map, cancel).await;
-    }
+    let stop = if baseline { before_start(&mut lp, p, &ctx, cancel).await } else { Err(None) };
+    let stop = match stop {
+        Err(Some((code, why, status, reason))) => {
+            lp.run.errors.push(ErrorRecord { code, message: p.redactor.apply(&why) });
+            lp.enter(State::Summarizing, reason);
+            Some(status)
+        }
+        Ok(note) if !cancel.is_cancelled() => {
+            begin(&mut lp, p, map, cancel, note).await;
+            None
+        }
+        _ => None,
+    };
     let budget_note = || format!("the wall-time budget ({}) ran out", spec::duration::format(job.limits.max_wall_time));
-    let status = if let Some((_, _, status, _)) = stop {
+    let status = if let Some(status) = stop {
         status
     } else if !baseline {
         if !cancel.is_cancelled() {

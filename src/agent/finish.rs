@@ -74,12 +74,15 @@ async fn commit_or_save(
         }
         other if changed && other != Status::InvalidInput => {
             let refname = format!("refs/hone/{}/failed", job.name);
-            let msg = format!(
-                "hone: unverified work of a {} run of {}\n\nRun: {}\n",
+            // The run's account of itself goes with the work: a second attempt
+            // (`--continue`) shows it to the model.
+            let msg = p.redactor.apply(&format!(
+                "hone: unverified work of a {} run of {}\n\nRun: {}\n\n{}",
                 other.as_str(),
                 job.name,
-                run.meta.run_id
-            );
+                run.meta.run_id,
+                super::summarize::write(run, other)
+            ));
             let (name, email, to) = (job.git.author_name.clone(), job.git.author_email.clone(), refname.clone());
             match ws.blocking(move |ws| ws.snapshot(base, &to, &msg, &name, &email)).await {
                 Ok(_) => run.saved_ref = Some(refname),

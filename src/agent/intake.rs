@@ -39,6 +39,8 @@ pub struct Prepared {
     /// The repo map, started at intake (alongside the jail) when the tree it reads is surely the
     /// baseline's: no autofix checkout, no setup, the base at HEAD. Taken by the run.
     pub map: std::sync::Mutex<Option<tokio::task::JoinHandle<String>>>,
+    /// `--continue`: the failed run's saved work, applied after the baseline.
+    pub saved: Option<crate::git::Saved>,
 }
 
 /// Intake failed: why, and as much as intake knew of where to report it.
@@ -175,6 +177,10 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
+    let saved = match opts.continue_from.take() {
+        Some(spec) => Some(ws.find_saved(&spec, &job.name).map_err(|e| fail(Invalid::new(e.code, e.render())))?),
+        None => None,
+    };
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
     let map =
         early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
@@ -222,6 +228,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         skip: None,
         github_repo: opts.github_repo.take(),
         map: std::sync::Mutex::new(map),
+        saved,
     };
     autofix(&mut prepared, &opts.cancel).await.map_err(&fail)?;
     Ok(prepared)

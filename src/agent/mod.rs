@@ -1,6 +1,7 @@
 //! One `hone run`: intake, the turn loop under the run's budgets, the guards, then commit or save
 //! the work, restore the user's checkout, and write every report, however the run ends.
 
+mod again;
 mod budget;
 pub mod checkpoint;
 pub mod checks;
@@ -80,6 +81,8 @@ pub struct RunOptions {
     pub event_repo: Option<String>,
     /// `hone replay`: the model answers from a transcript.
     pub replay: Option<std::sync::Arc<crate::model::replay::Replay>>,
+    /// `--continue REF`: start from the work a failed run saved there.
+    pub continue_from: Option<String>,
 }
 
 impl RunOptions {
@@ -112,6 +115,7 @@ impl RunOptions {
             github_repo: None,
             event_repo: None,
             replay: None,
+            continue_from: None,
         }
     }
 }

@@ -58,6 +58,8 @@ pub struct Run {
     pub mcp: Vec<crate::protocol::McpServerRecord>,
     /// The model id the provider last said answered.
     pub model_id: Option<String>,
+    /// `--continue`: the saved work this run took up (`REF (sha)`).
+    pub continued_from: Option<String>,
     /// What was said, for `transcript.jsonl`.
     pub transcript: Vec<crate::protocol::transcript::Entry>,
     pub baseline: Vec<CheckResult>,
@@ -99,6 +101,7 @@ impl Run {
             mcp: vec![],
             model_id: None,
             transcript: vec![],
+            continued_from: None,
             baseline: vec![],
             verify: vec![],
             files_changed: vec![],
@@ -148,6 +151,7 @@ impl From<&Run> for RunReport {
         (report.turns, report.usage, report.fix_attempts) = (r.turns, r.usage, r.fix_attempts);
         report.tool_calls = r.tool_calls.clone();
         report.model_id = r.model_id.clone();
+        report.continued_from = r.continued_from.clone();
         report.cost = r.cost();
         (report.setup, report.baseline, report.verify) = (r.setup.clone(), r.baseline.clone(), r.verify.clone());
         report.hooks = r.hooks.clone();

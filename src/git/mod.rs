@@ -5,7 +5,9 @@
 
 mod changes;
 mod ignored;
+mod saved;
 mod scratch;
+pub use saved::Saved;
 
 pub use scratch::init_scratch;
 

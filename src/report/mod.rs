@@ -193,6 +193,8 @@ pub struct RunReport {
     pub model_id: Option<String>,
     /// What the run cost (null without `model.pricing`).
     pub cost: Option<crate::spec::pricing::Cost>,
+    /// `--continue`: the saved work the run started from, `REF (sha)`.
+    pub continued_from: Option<String>,
     pub repo: String,
     pub base: String,
     pub base_sha: String,
@@ -265,6 +267,7 @@ impl RunReport {
             model: String::new(),
             model_id: None,
             cost: None,
+            continued_from: None,
             repo: String::new(),
             base: String::new(),
             base_sha: String::new(),

@@ -117,6 +117,9 @@ fn facts(s: &mut String, r: &RunReport) {
         r.fix_attempts,
         r.duration_ms as f64 / 1000.0
     );
+    if let Some(from) = &r.continued_from {
+        let _ = writeln!(s, "| Continued from | `{from}` |");
+    }
     if let Some(c) = &r.cost {
         use crate::spec::pricing::dollars;
         let limit = c.limit_usd.map(|l| format!(" of {}", dollars(l))).unwrap_or_default();

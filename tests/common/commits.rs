@@ -157,7 +157,9 @@ pub fn commit_problems(report: &Value, report_dir: &Path, ctx: &RunContext) -> V
     // A hook the job ran (not refused) is a command too: its edits are part of the change.
     let hooks_ran = report["hooks"].as_array().into_iter().flatten().any(|h| h["denied"].is_null());
     let commands_ran = hooks_ran || calls.iter().any(|c| c["name"] == "run_cmd" && c["code"] != "E_POLICY_DENIED");
-    if !commands_ran {
+    // A second attempt (`--continue`) starts from saved work: that is part of the change too.
+    let took_up = report["continued_from"].is_string();
+    if !commands_ran && !took_up {
         let mut written: BTreeSet<String> = BTreeSet::new();
         let mut unreadable = Vec::new();
         for (name, args) in ctx.served.iter().flatten() {

@@ -37,5 +37,6 @@ mod replay;
 mod report_schema;
 mod responses;
 mod safety;
+mod second_attempt;
 mod setup_cmds;
 mod spec_errors;

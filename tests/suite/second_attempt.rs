@@ -1,0 +1,72 @@
+//! `hone run --continue REF` (issue 16, part 1): a second attempt starts from the work a failed
+//! run saved, after the baseline, with the failed run's account shown to the model; a ref that
+//! is not there, or work that no longer applies, stops the run before any request.
+
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::*;
+use serde_json::json;
+
+fn first_message(mock: &MockModel) -> String {
+    let msgs = mock.requests()[0].body["messages"].as_array().unwrap().clone();
+    msgs.iter().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_attempt_goes_on_from_the_saved_work() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "notes.txt", "content": "the check wants `fixed`\n"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(text("Done, I think."), false);
+    let yaml = job_yaml("again", &mock.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let first = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(first.code, 1, "{}", first.stderr);
+    assert_eq!(first.report()["saved_ref"], "refs/hone/again/failed");
+
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let yaml = job_yaml("again", &mock.base_url, false);
+    let run = run_job(&repo, &yaml, &["--continue", "failed"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let note = first_message(&mock);
+    assert!(note.contains("This run continues an earlier attempt"), "{note}");
+    assert!(note.contains("2 file(s): `notes.txt`, `status.txt`"), "{note}");
+    assert!(note.contains("unverified work of a failed run of again"), "the failed run's account: {note}");
+    let mut files = committed(&repo, "hone/again");
+    files.sort();
+    assert_eq!(files, ["notes.txt", "status.txt"], "the saved work is part of the change");
+    assert_eq!(repo.show("hone/again", "notes.txt"), "the check wants `fixed`");
+    let report = run.report();
+    assert!(report["continued_from"].as_str().unwrap().starts_with("refs/hone/again/failed ("), "{report:#}");
+    let baseline = &report["baseline"][0];
+    assert_eq!(baseline["passed"], false, "the baseline is the base's, before the saved work");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_work_that_is_missing_or_no_longer_applies_stops_the_run_first() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let yaml = job_yaml("gone", &mock.base_url, false);
+    let run = run_job(&repo, &yaml, &["--continue", "failed"]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot find the saved work `refs/hone/gone/failed`"), "{}", run.stderr);
+    assert!(mock.requests().is_empty());
+
+    // Saved work whose file the base has since changed.
+    mock.turn(call("write_file", json!({"path": "src/lib.txt", "content": "hello, saved\n"})), false)
+        .turn(text("Done."), false);
+    let yaml = job_yaml("moved", &mock.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    assert_eq!(run_job(&repo, &yaml, &[]).await.code, 1);
+    std::fs::write(repo.path.join("src/lib.txt"), "hello, changed on main\n").unwrap();
+    repo.git(&["commit", "-qam", "main moves on"]);
+    let mock = MockModel::start().await;
+    let run =
+        run_job(&repo, &job_yaml("moved", &mock.base_url, false), &["--continue", "refs/hone/moved/failed"]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let err = &run.report()["errors"][0];
+    assert_eq!(err["code"], "E_CONFLICT");
+    assert!(err["message"].as_str().unwrap().contains("does not apply to the base any more"), "{err}");
+    assert!(mock.requests().is_empty(), "no request was made");
+    assert!(repo.is_clean(), "the checkout is left as it was");
+}
