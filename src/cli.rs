@@ -72,6 +72,13 @@ pub enum Command {
         /// Where the replayed run's reports go (default: a temp dir, removed after).
         #[arg(long)]
         report_dir: Option<PathBuf>,
+        /// The job spec to run (default: the recorded one).
+        #[arg(long)]
+        job: Option<PathBuf>,
+        /// The repository to run on, from its HEAD (default: the recorded one, from the commit
+        /// the run started from). With a transcript from elsewhere, this makes it a test.
+        #[arg(long)]
+        repo: Option<PathBuf>,
     },
     /// Print the JSON Schema of a job spec, a fleet file or a policy file, for editors (the same
     /// as docs/schemas/*.schema.json).

@@ -29,8 +29,9 @@ pub fn main(cli: Cli) -> i32 {
         match cli.command {
             Command::Validate { file } => validate(&file),
             Command::Init { dir, model } => init(dir, &model),
-            Command::Replay { dir, report_dir } => {
-                let (code, line) = crate::replay::replay(&dir, report_dir, quiet, redactor).await;
+            Command::Replay { dir, report_dir, job, repo } => {
+                let at = crate::replay::Where { report_dir, job, repo };
+                let (code, line) = crate::replay::replay(&dir, at, quiet, redactor).await;
                 if let Some(l) = line {
                     println!("{l}");
                 }

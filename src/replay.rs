@@ -41,9 +41,19 @@ fn clone(repo: &str, into: &Path) -> Result<PathBuf, String> {
     std::fs::canonicalize(into).map_err(|e| format!("hone: error[E_IO]: {}: {e}", into.display()))
 }
 
+/// Where a replay runs, when not where the recorded run did.
+#[derive(Debug, Default)]
+pub struct Where {
+    pub report_dir: Option<PathBuf>,
+    /// Another job spec.
+    pub job: Option<PathBuf>,
+    /// Another repository, from its HEAD.
+    pub repo: Option<PathBuf>,
+}
+
 /// Replay the run recorded in `dir`: the exit code and the result line for stdout (none when it
 /// could not start: the error is on stderr); the run's progress goes to stderr.
-pub async fn replay(dir: &Path, report_dir: Option<PathBuf>, quiet: bool, redactor: Redactor) -> (i32, Option<String>) {
+pub async fn replay(dir: &Path, at: Where, quiet: bool, redactor: Redactor) -> (i32, Option<String>) {
     let entries = match read(dir) {
         Ok(e) => e,
         Err(msg) => {
@@ -61,7 +71,10 @@ pub async fn replay(dir: &Path, report_dir: Option<PathBuf>, quiet: bool, redact
             return (exit::INFRA_FAILURE, None);
         }
     };
-    let (job, root) = match prepare(&spec, &repo, &base_sha, (task, name), scratch.path()) {
+    let spec = at.job.map_or(spec, |j| j.display().to_string());
+    let base = if at.repo.is_some() { None } else { Some(base_sha) };
+    let repo = at.repo.map_or(repo, |r| r.display().to_string());
+    let (job, root) = match prepare(&spec, &repo, base, (task, name), scratch.path()) {
         Ok(x) => x,
         Err(msg) => {
             eprintln!("{msg}");
@@ -74,7 +87,7 @@ pub async fn replay(dir: &Path, report_dir: Option<PathBuf>, quiet: bool, redact
     opts.job = Some(Box::new(job));
     opts.dry_run = true;
     opts.replay = Some(replayer.clone());
-    opts.report_dir = Some(report_dir.unwrap_or_else(|| scratch.path().join("reports")));
+    opts.report_dir = Some(at.report_dir.unwrap_or_else(|| scratch.path().join("reports")));
     opts.progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
     let outcome = agent::run(opts).await;
     let results = entries.iter().filter(|e| matches!(e, Entry::ToolResult { .. })).count();
@@ -90,11 +103,12 @@ pub async fn replay(dir: &Path, report_dir: Option<PathBuf>, quiet: bool, redact
     }
 }
 
-/// The recorded job, pointed at a clone of its repository at its base commit, pushing nothing.
+/// The recorded job, pointed at a clone of its repository at `base` (its HEAD without one),
+/// pushing nothing.
 fn prepare(
     spec: &str,
     repo: &str,
-    base_sha: &str,
+    base: Option<String>,
     (task, name): (String, String),
     scratch: &Path,
 ) -> Result<(crate::spec::Job, PathBuf), String> {
@@ -104,7 +118,7 @@ fn prepare(
     job.repo.path = Some(root.clone());
     job.repo.scratch = false;
     job.repo.allow_dirty = false;
-    job.repo.base = Some(base_sha.to_string());
+    job.repo.base = base;
     job.git.push = false;
     Ok((job, root))
 }

@@ -78,3 +78,24 @@ async fn a_transcript_from_another_version_or_none_is_refused() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("transcript version 9; this hone reads version 1"), "{}", r.stderr);
 }
+
+/// A transcript recorded elsewhere (the quickstart's, in `tests/data/transcripts/`) is a
+/// regression test: replayed on a repository with the same files, the run must do what it did.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_transcript_is_a_regression_test() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let quick = root.join("examples/quickstart");
+    let read = |f: &str| std::fs::read_to_string(quick.join("repo").join(f)).unwrap();
+    let repo =
+        crate::common::repo::TestRepo::new(&[("calc.py", &read("calc.py")), ("test_calc.py", &read("test_calc.py"))]);
+    let dir = root.join("tests/data/transcripts/quickstart");
+    let job = quick.join("job.yaml");
+    let args = ["replay", dir.to_str().unwrap(), "--job", job.to_str().unwrap(), "--repo", repo.path.to_str().unwrap()];
+    let r = run_in(repo.dir.path(), &args, &[], repo.dir.path().join("unused")).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("did what the recorded one did (3 request(s), 5 tool result(s)); it ended success"),
+        "{}",
+        r.stdout
+    );
+}
