@@ -65,17 +65,9 @@ impl OpenAi {
     }
 
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
-        let mut rb = self.http.post(&self.url).json(&self.body(req));
-        if let Some(k) = &self.api_key {
-            rb = rb.bearer_auth(k);
-        }
-        let resp = http::send(rb, self.request_timeout, self.stream).await?;
-        let status = resp.status();
-        if !status.is_success() {
-            let retry_after = http::retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
-            return Err(http_error(status.as_u16(), &text, retry_after));
-        }
+        let resp =
+            post(&self.http, &self.url, self.api_key.as_deref(), &self.body(req), (self.request_timeout, self.stream))
+                .await?;
         let mut reply = if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }?;
         if self.text_tools {
             let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -100,6 +92,30 @@ impl OpenAi {
         http::events(resp, self.idle_timeout, |_, chunk| asm.push(chunk).map(|()| false)).await?;
         asm.finish()
     }
+}
+
+/// POST `body` to `url` (with the key as a bearer token), within `limit`; an error status is
+/// a `ModelError` with the provider's message (OpenAI's error shape, which compatible servers
+/// and the Responses API share).
+pub(super) async fn post(
+    client: &reqwest::Client,
+    url: &str,
+    key: Option<&str>,
+    body: &Value,
+    (limit, stream): (Duration, bool),
+) -> Result<reqwest::Response, ModelError> {
+    let mut rb = client.post(url).json(body);
+    if let Some(k) = key {
+        rb = rb.bearer_auth(k);
+    }
+    let resp = http::send(rb, limit, stream).await?;
+    let status = resp.status();
+    if !status.is_success() {
+        let retry_after = http::retry_after(resp.headers());
+        let text = resp.text().await.unwrap_or_default();
+        return Err(http_error(status.as_u16(), &text, retry_after));
+    }
+    Ok(resp)
 }
 
 /// The wire form of one message.
@@ -161,7 +177,7 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
     })
 }
 
-pub(super) fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
+fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let err = parsed.as_ref().and_then(|v| v.get("error"));
     let message = err

@@ -64,17 +64,8 @@ impl Responses {
     }
 
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
-        let mut rb = self.http.post(&self.url).json(&self.body(req));
-        if let Some(k) = &self.api_key {
-            rb = rb.bearer_auth(k);
-        }
-        let resp = http::send(rb, self.request_timeout, self.stream).await?;
-        let status = resp.status();
-        if !status.is_success() {
-            let retry_after = http::retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
-            return Err(super::openai::http_error(status.as_u16(), &text, retry_after));
-        }
+        let limits = (self.request_timeout, self.stream);
+        let resp = super::openai::post(&self.http, &self.url, self.api_key.as_deref(), &self.body(req), limits).await?;
         if self.stream {
             let mut asm = Assembler::default();
             http::events(resp, self.idle_timeout, |_, event| asm.push(event)).await?;
