@@ -1,16 +1,78 @@
-//! A second attempt (`hone run --continue REF`): after the baseline, the work a failed run saved
-//! is applied to the work tree, counted as this run's change, and told to the model.
+//! A second attempt (`hone run --continue REF|REPORT_DIR`): after the baseline, the work a failed
+//! run saved is applied to the work tree, counted as this run's change, and told to the model;
+//! given the failed run's report dir, the model also gets that run's conversation back, from its
+//! transcript.
 
 use super::turns::Loop;
-use crate::error::HoneError;
-use crate::git::Saved;
+use crate::error::{Code, HoneError};
+use crate::git::{Saved, Workspace};
+use crate::protocol::transcript::Entry;
+use crate::protocol::{Message, Role};
+use std::path::Path;
 
 /// What the model reads of the saved commit's message (the failed run's summary).
 const MAX_NOTE: usize = 4000;
 
+/// The saved work to go on from, and (from a report dir) the conversation that made it.
+pub struct Resumed {
+    pub saved: Saved,
+    /// The failed run's messages, its system prompt left out (this run has its own).
+    pub history: Vec<Message>,
+}
+
+/// What `--continue ARG` names, read before anything else (a report dir is cleared for this run's
+/// reports): a ref (`failed` for `refs/hone/{job}/failed`), or a failed run's report dir, whose
+/// `report.json` names the ref and whose `transcript.jsonl` gives the conversation.
+pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
+    let dir = Path::new(arg);
+    if !dir.join("report.json").is_file() {
+        return Ok((arg.to_string(), vec![]));
+    }
+    let report: serde_json::Value = std::fs::read_to_string(dir.join("report.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .ok_or_else(|| HoneError::new(Code::Io, format!("cannot read {}/report.json", dir.display())))?;
+    let Some(refname) = report["saved_ref"].as_str() else {
+        let msg =
+            format!("the run reported in {} saved no work to continue from (its `saved_ref` is null)", dir.display());
+        return Err(HoneError::new(Code::Git, msg));
+    };
+    let entries = crate::replay::read(dir).map_err(|m| HoneError::new(Code::Spec, m))?;
+    Ok((refname.to_string(), conversation(&entries)))
+}
+
+/// The saved work `read` named, found in the repository.
+pub fn find(ws: &Workspace, (refname, history): (String, Vec<Message>), job: &str) -> Result<Resumed, HoneError> {
+    Ok(Resumed { saved: ws.find_saved(&refname, job)?, history })
+}
+
+/// The conversation a transcript records, as the model last saw it, with the last answer and
+/// its tool results; without system messages.
+pub fn conversation(entries: &[Entry]) -> Vec<Message> {
+    let mut msgs: Vec<Message> = Vec::new();
+    // Each request holds what came since the one before (the answer and its results): the
+    // requests alone make the history, and what followed the last one is added after.
+    let last = entries.iter().rposition(|e| matches!(e, Entry::Request { .. }));
+    for (i, e) in entries.iter().enumerate() {
+        let after_last = last.is_none_or(|l| i > l);
+        match e {
+            Entry::Request { reset: true, messages, .. } => msgs = messages.clone(),
+            Entry::Request { messages, .. } => msgs.extend(messages.iter().cloned()),
+            Entry::Response { message, .. } if after_last => msgs.push(message.clone()),
+            Entry::ToolResult { call_id, content, .. } if after_last => {
+                msgs.push(Message::tool(call_id.clone(), content.clone()));
+            }
+            _ => {}
+        }
+    }
+    msgs.retain(|m| m.role != Role::System);
+    msgs
+}
+
 impl Loop<'_> {
     /// Apply `saved`; the note for the model's first message.
-    pub(super) async fn take_up(&mut self, saved: &Saved) -> Result<String, HoneError> {
+    pub(super) async fn take_up(&mut self, r: &Resumed) -> Result<String, HoneError> {
+        let saved = &r.saved;
         let oid = saved.commit;
         let paths = self.ws.blocking(move |ws| ws.apply_saved(oid)).await?;
         for rel in &paths {
@@ -22,10 +84,58 @@ impl Loop<'_> {
         let said: String = saved.message.chars().take(MAX_NOTE).collect();
         let files = paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
         Ok(self.tools.redactor.apply(&format!(
-            "This run continues an earlier attempt that did not pass its checks. Its work is already in the work tree \
+            "This run continues an earlier attempt that did not pass its checks{}. Its work is already in the work tree \
              ({} file(s): {files}). The earlier attempt's own account:\n\n{said}\n\nReview that work: keep what is right, fix \
              what is not, and make the checks pass. Do not start over unless the work is wrong.",
+            if r.history.is_empty() { "" } else { " (the conversation above)" },
             paths.len()
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{FinishReason, ToolCall};
+
+    #[test]
+    fn the_conversation_comes_back_once_in_order() {
+        let call = ToolCall { id: "c1".into(), name: "read_file".into(), arguments: "{}".into() };
+        let a1 = Message::assistant("", vec![call]);
+        let a2 = Message::assistant("I give up", vec![]);
+        let resp = |m: &Message| Entry::Response {
+            turn: 1,
+            message: m.clone(),
+            finish_reason: FinishReason::Stop,
+            usage: None,
+            model: None,
+        };
+        let entries = vec![
+            Entry::Request {
+                turn: 1,
+                reset: false,
+                messages: vec![Message::system("s"), Message::user("go")],
+                tools: vec![],
+            },
+            resp(&a1),
+            Entry::ToolResult {
+                turn: 1,
+                call_id: "c1".into(),
+                tool: "read_file".into(),
+                ok: true,
+                content: "text".into(),
+            },
+            Entry::Request {
+                turn: 2,
+                reset: false,
+                messages: vec![a1.clone(), Message::tool("c1", "text")],
+                tools: vec![],
+            },
+            resp(&a2),
+        ];
+        let got = conversation(&entries);
+        let roles: Vec<Role> = got.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::User, Role::Assistant, Role::Tool, Role::Assistant]);
+        assert_eq!(got[3].content, "I give up");
     }
 }

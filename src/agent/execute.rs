@@ -142,11 +142,17 @@ async fn begin(
     let map = repomap::wait(map, (cancel, p.deadline)).await;
     let job = &p.job;
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
+    let mut messages = vec![Message::system(prompt::system(job, p.ws.root(), &map, &p.policy))];
+    // A second attempt from a report dir goes on with the failed run's conversation.
+    let history = p.saved.as_ref().map(|r| r.history.clone()).unwrap_or_default();
     let start = match note {
+        Some(n) if !history.is_empty() => n,
         Some(n) => format!("{start}\n\n{n}"),
         None => start.to_string(),
     };
-    lp.start(vec![Message::system(prompt::system(job, p.ws.root(), &map, &p.policy)), Message::user(start)]);
+    messages.extend(history);
+    messages.push(Message::user(start));
+    lp.start(messages);
     if job.plan {
         lp.enter(State::Planning, "waiting for the model's plan");
     } else {

@@ -39,8 +39,8 @@ pub struct Prepared {
     /// The repo map, started at intake (alongside the jail) when the tree it reads is surely the
     /// baseline's: no autofix checkout, no setup, the base at HEAD. Taken by the run.
     pub map: std::sync::Mutex<Option<tokio::task::JoinHandle<String>>>,
-    /// `--continue`: the failed run's saved work, applied after the baseline.
-    pub saved: Option<crate::git::Saved>,
+    /// `--continue`: the failed run's saved work (applied after the baseline) and conversation.
+    pub saved: Option<super::again::Resumed>,
 }
 
 /// Intake failed: why, and as much as intake knew of where to report it.
@@ -154,6 +154,8 @@ fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Box<Fail
 }
 
 pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
+    // `--continue REPORT_DIR` is read before the report dir is cleared (it may be the same).
+    let resume = opts.continue_from.take().map(|arg| super::again::read(&arg));
     let (job, report_dir, events) = stage_one(opts)?;
     let deadline = tokio::time::Instant::now() + job.limits.max_wall_time;
     let name = job.name.clone();
@@ -177,8 +179,11 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
-    let saved = match opts.continue_from.take() {
-        Some(spec) => Some(ws.find_saved(&spec, &job.name).map_err(|e| fail(Invalid::new(e.code, e.render())))?),
+    let saved = match resume {
+        Some(r) => Some(
+            r.and_then(|named| super::again::find(&ws, named, &job.name))
+                .map_err(|e| fail(Invalid::new(e.code, e.render())))?,
+        ),
         None => None,
     };
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.

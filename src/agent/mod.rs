@@ -1,7 +1,7 @@
 //! One `hone run`: intake, the turn loop under the run's budgets, the guards, then commit or save
 //! the work, restore the user's checkout, and write every report, however the run ends.
 
-mod again;
+pub(crate) mod again;
 mod budget;
 pub mod checkpoint;
 pub mod checks;

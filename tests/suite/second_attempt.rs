@@ -70,3 +70,36 @@ async fn saved_work_that_is_missing_or_no_longer_applies_stops_the_run_first() {
     assert!(mock.requests().is_empty(), "no request was made");
     assert!(repo.is_clean(), "the checkout is left as it was");
 }
+
+/// From the failed run's report dir (even when it is the report dir of this run, cleared for
+/// it): the saved work, and the conversation that made it, so the model goes on where it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_a_report_dir_the_model_gets_its_conversation_back() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("read_file", json!({"path": "check.sh"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(text("Out of ideas: the check wants something else."), false);
+    let yaml = job_yaml("convo", &mock.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let first = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(first.code, 1, "{}", first.stderr);
+
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let dir = first.report_dir.to_str().unwrap().to_string();
+    let run = run_job(&repo, &job_yaml("convo", &mock.base_url, false), &["--continue", &dir]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let msgs = mock.requests()[0].body["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"], "{msgs:#?}");
+    assert_eq!(msgs[6]["content"], "Out of ideas: the check wants something else.");
+    let note = msgs[7]["content"].as_str().unwrap();
+    assert!(
+        note.starts_with("This run continues an earlier attempt that did not pass its checks (the conversation above)"),
+        "{note}"
+    );
+    assert_eq!(roles.iter().filter(|r| **r == "system").count(), 1, "this run's own system prompt only");
+    mock.assert_pairing();
+    assert!(run.report()["continued_from"].as_str().unwrap().starts_with("refs/hone/convo/failed"));
+}
