@@ -179,31 +179,17 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
-    let saved = match resume {
-        Some(r) => Some(
-            r.and_then(|named| super::again::find(&ws, named, &job.name))
-                .map_err(|e| fail(Invalid::new(e.code, e.render())))?,
-        ),
-        None => None,
-    };
+    let saved = resume
+        .map(|r| r.and_then(|named| super::again::find(&ws, named, &job.name)))
+        .transpose()
+        .map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
     let map =
         early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
     // One walk of the work tree for both what is dirty and what is ignored.
     let (dirty, ignored) =
         ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
-    if !job.repo.allow_dirty && !dirty.is_empty() {
-        let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
-        let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
-        return Err(fail(Invalid::new(
-            Code::Git,
-            format!(
-                "error[E_GIT]: the work tree at {} has uncommitted changes: {}{more}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
-                ws.root().display(),
-                shown.join(", ")
-            ),
-        )));
-    }
+    refuse_dirty(&job, &ws, &dirty).map_err(&fail)?;
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
     // nothing protected from its writes (what it installs must stay). The run's own jail is built
     // after setup (`deps::run`), protecting what setup made.
@@ -237,6 +223,23 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     };
     autofix(&mut prepared, &opts.cancel).await.map_err(&fail)?;
     Ok(prepared)
+}
+
+/// A run that requires a clean work tree refuses a dirty one, naming what is uncommitted.
+fn refuse_dirty(job: &Job, ws: &Workspace, dirty: &[String]) -> Result<(), Invalid> {
+    if !job.repo.allow_dirty && !dirty.is_empty() {
+        let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
+        let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
+        return Err(Invalid::new(
+            Code::Git,
+            format!(
+                "error[E_GIT]: the work tree at {} has uncommitted changes: {}{more}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
+                ws.root().display(),
+                shown.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The model may not edit its own instructions: the job spec and the policy file.
