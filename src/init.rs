@@ -67,12 +67,17 @@ pub fn detect(root: &Path) -> Option<Project> {
     if ["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"].iter().any(|f| has(f)) {
         found.push(Ecosystem::Python);
     }
-    let (setup, verify) = match found.first()? {
-        Ecosystem::Rust => rust(has("Cargo.lock")),
-        Ecosystem::Go => go(),
-        Ecosystem::Node => node(root)?,
-        Ecosystem::Python => python(root),
-    };
+    // The first ecosystem whose commands can be told (a `package.json` that is not JSON cannot).
+    let (i, (setup, verify)) = found.iter().enumerate().find_map(|(i, e)| {
+        let commands = match e {
+            Ecosystem::Rust => Some(rust(has("Cargo.lock"))),
+            Ecosystem::Go => Some(go()),
+            Ecosystem::Node => node(root),
+            Ecosystem::Python => Some(python(root)),
+        };
+        commands.map(|c| (i, c))
+    })?;
+    found.swap(0, i);
     Some(Project { found, setup, verify })
 }
 
@@ -122,12 +127,19 @@ fn python(root: &Path) -> Commands {
         pyproject.contains("[project.optional-dependencies]")
             && pyproject.lines().any(|l| l.trim_start().starts_with(&format!("{e} =")))
     });
-    let packaged = !pyproject.is_empty() || root.join("setup.py").is_file() || root.join("setup.cfg").is_file();
+    // A package to install (a pyproject with only tool settings is not one), and requirements.
+    let packaged = pyproject.contains("[project]")
+        || pyproject.contains("[build-system]")
+        || root.join("setup.py").is_file()
+        || root.join("setup.cfg").is_file();
     let mut install = match (packaged, extra) {
         (true, Some(e)) => format!("-e '.[{e}]' pytest"),
         (true, None) => "-e . pytest".to_string(),
-        (false, _) => "-r requirements.txt pytest".to_string(),
+        (false, _) => "pytest".to_string(),
     };
+    if root.join("requirements.txt").is_file() {
+        install.push_str(" -r requirements.txt");
+    }
     if root.join("requirements-dev.txt").is_file() {
         install.push_str(" -r requirements-dev.txt");
     }
@@ -157,14 +169,16 @@ pub fn job_yaml(p: &Project, model: &str) -> String {
          version: 1\nname: issue\nmodel: {{ provider: {provider}, name: {model} }}\nsetup:\n"
     );
     for (name, run) in &p.setup {
-        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 15m }}\n", quote(run)));
+        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 10m }}\n", quote(run)));
     }
     s.push_str("verify:\n");
     for (name, run) in &p.verify {
-        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 15m }}\n", quote(run)));
+        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 10m }}\n", quote(run)));
     }
+    // 25 minutes in all, setup included: inside the workflow's 30, with room to install hone,
+    // so that a run out of time still writes its reports and saves its work.
     s.push_str(
-        "limits: { max_turns: 60, max_wall_time: 45m, max_fix_attempts: 3 }\npolicy: policy.yaml\n\
+        "limits: { max_turns: 60, max_wall_time: 25m, max_fix_attempts: 3 }\npolicy: policy.yaml\n\
          pr:\n  enabled: auto\n  labels: [hone]\n  on_failure: draft\n",
     );
     s
@@ -187,8 +201,20 @@ pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {
     vec![
         (PathBuf::from(".github/hone/issue.yaml"), job_yaml(p, model)),
         (PathBuf::from(".github/hone/policy.yaml"), policy_yaml(p)),
-        (PathBuf::from(".github/workflows/hone-issue-to-pr.yml"), include_str!("../workflows/issue-to-pr.yml").into()),
+        (PathBuf::from(".github/workflows/hone-issue-to-pr.yml"), workflow(model)),
     ]
+}
+
+/// The issue-to-PR workflow, with the key a Claude model needs.
+fn workflow(model: &str) -> String {
+    let w = include_str!("../workflows/issue-to-pr.yml");
+    if !model.starts_with("claude") {
+        return w.to_string();
+    }
+    w.replace(
+        "api-key: ${{ secrets.OPENAI_API_KEY }}",
+        "api-key: ${{ secrets.ANTHROPIC_API_KEY }}\n          api-key-env: ANTHROPIC_API_KEY",
+    )
 }
 
 /// Write what is missing under `root`; never replace a file. Returns (written, kept).
@@ -235,7 +261,13 @@ mod tests {
         assert!(p.setup[0].1.contains("-e '.[test]' pytest ruff"), "{:?}", p.setup);
         assert_eq!(p.verify, [pair("lint", ".venv/bin/ruff check ."), pair("test", ".venv/bin/python -m pytest -q")]);
         let p = project(&[("requirements.txt", "requests\n")]).unwrap();
-        assert!(p.setup[0].1.ends_with("pip install -q -r requirements.txt pytest"), "{:?}", p.setup);
+        assert!(p.setup[0].1.ends_with("pip install -q pytest -r requirements.txt"), "{:?}", p.setup);
+        // Tool settings only: not a package; the requirements are what to install.
+        let p = project(&[("pyproject.toml", "[tool.ruff]\n"), ("requirements.txt", "flask\n")]).unwrap();
+        assert!(p.setup[0].1.ends_with("pip install -q pytest -r requirements.txt ruff"), "{:?}", p.setup);
+        // A package.json that is not JSON does not hide the Python project beside it.
+        let p = project(&[("package.json", "{,}"), ("requirements.txt", "flask\n")]).unwrap();
+        assert_eq!(p.found[0], Ecosystem::Python);
         let p = project(&[("package.json", r#"{"scripts": {"test": "jest", "lint": "eslint ."}}"#), ("yarn.lock", "")])
             .unwrap();
         assert_eq!(p.setup, [pair("deps", "yarn install --frozen-lockfile")]);

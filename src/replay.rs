@@ -61,9 +61,17 @@ pub async fn replay(dir: &Path, at: Where, quiet: bool, redactor: Redactor) -> (
             return (exit::INVALID_INPUT, None);
         }
     };
-    let Some(Entry::Header { spec, repo, base_sha, task, job: name, .. }) = entries.first().cloned() else {
+    let Some(Entry::Header { spec, repo, base_sha, task, job: name, model, continued_from, .. }) =
+        entries.first().cloned()
+    else {
         return (exit::INVALID_INPUT, None);
     };
+    if let Some(from) = continued_from {
+        eprintln!(
+            "hone: error[E_SPEC]: the recorded run continued saved work ({from}); replaying a second attempt is not supported: replay the first"
+        );
+        return (exit::INVALID_INPUT, None);
+    }
     let scratch = match tempfile::Builder::new().prefix("hone-replay-").tempdir() {
         Ok(t) => t,
         Err(e) => {
@@ -74,7 +82,7 @@ pub async fn replay(dir: &Path, at: Where, quiet: bool, redactor: Redactor) -> (
     let spec = at.job.map_or(spec, |j| j.display().to_string());
     let base = if at.repo.is_some() { None } else { Some(base_sha) };
     let repo = at.repo.map_or(repo, |r| r.display().to_string());
-    let (job, root) = match prepare(&spec, &repo, base, (task, name), scratch.path()) {
+    let (job, root) = match prepare(&spec, &repo, base, (task, name, model), scratch.path()) {
         Ok(x) => x,
         Err(msg) => {
             eprintln!("{msg}");
@@ -82,7 +90,9 @@ pub async fn replay(dir: &Path, at: Where, quiet: bool, redactor: Redactor) -> (
         }
     };
     let replayer = Arc::new(crate::model::replay::Replay::new(&entries, &root.display().to_string()));
-    let env = Arc::new(crate::env::RunEnv::from_process());
+    // Not a CI step, whatever the environment says: no autofix, no workflow outputs.
+    let vars = std::env::vars().filter(|(k, _)| !["GITHUB_", "ACTIONS_", "RUNNER_"].iter().any(|p| k.starts_with(p)));
+    let env = Arc::new(crate::env::RunEnv::from_vars(vars.collect()));
     let mut opts = RunOptions::new(None, env, CancellationToken::new(), redactor);
     opts.job = Some(Box::new(job));
     opts.dry_run = true;
@@ -91,6 +101,10 @@ pub async fn replay(dir: &Path, at: Where, quiet: bool, redactor: Redactor) -> (
     opts.progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
     let outcome = agent::run(opts).await;
     let results = entries.iter().filter(|e| matches!(e, Entry::ToolResult { .. })).count();
+    if replayer.asked() == 0 && outcome.status == crate::report::Status::InvalidInput {
+        let why = outcome.message.unwrap_or_default();
+        return (exit::INVALID_INPUT, Some(format!("hone replay: the run could not start: {why}")));
+    }
     match replayer.verdict() {
         Ok(n) => (
             exit::SUCCESS,
@@ -109,10 +123,10 @@ fn prepare(
     spec: &str,
     repo: &str,
     base: Option<String>,
-    (task, name): (String, String),
+    (task, name, model): (String, String, String),
     scratch: &Path,
 ) -> Result<(crate::spec::Job, PathBuf), String> {
-    let overrides = crate::spec::Overrides { task: Some(task), name: Some(name), model: None };
+    let overrides = crate::spec::Overrides { task: Some(task), name: Some(name), model: Some(model) };
     let mut job = crate::spec::load_with(Path::new(spec), &overrides).map_err(|e| e.render())?;
     let root = clone(repo, &scratch.join("repo"))?;
     job.repo.path = Some(root.clone());
@@ -120,5 +134,6 @@ fn prepare(
     job.repo.allow_dirty = false;
     job.repo.base = base;
     job.git.push = false;
+    job.pr.number = None;
     Ok((job, root))
 }

@@ -42,8 +42,16 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
 }
 
 /// The saved work `read` named, found in the repository.
-pub fn find(ws: &Workspace, (refname, history): (String, Vec<Message>), job: &str) -> Result<Resumed, HoneError> {
-    Ok(Resumed { saved: ws.find_saved(&refname, job)?, history })
+pub fn find(
+    ws: &Workspace,
+    (refname, history): (String, Vec<Message>),
+    job: &crate::spec::Job,
+) -> Result<Resumed, HoneError> {
+    if job.repo.scratch {
+        let msg = "`--continue` does not work with `repo.scratch: true`: the scratch repository (and the work saved in it) is made again for each run; run the second attempt on a repository of its own";
+        return Err(HoneError::new(Code::Git, msg));
+    }
+    Ok(Resumed { saved: ws.find_saved(&refname, &job.name)?, history })
 }
 
 /// The conversation a transcript records, as the model last saw it, with the last answer and

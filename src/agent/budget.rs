@@ -102,3 +102,51 @@ impl Loop<'_> {
         });
     }
 }
+
+/// The cost of one turn's attempts: an empty answer's usage counts (the provider billed it), an
+/// attempt cut off before its usage came counts at the most it could cost, and a retry is made
+/// only while the next attempt still fits the cost budget.
+pub(super) struct TurnCost<'u> {
+    usage: &'u mut crate::protocol::Usage,
+    /// (prices, the budget, the most one attempt costs), with a budget.
+    cap: Option<(crate::spec::pricing::Pricing, f64, f64)>,
+    unknown: f64,
+    stopped: Option<String>,
+}
+
+impl<'u> TurnCost<'u> {
+    pub fn new(job: &crate::spec::Job, usage: &'u mut crate::protocol::Usage, prompt: u64) -> Self {
+        let cap = match (job.model.pricing, job.limits.max_cost_usd) {
+            (Some(p), Some(limit)) => Some((p, limit, p.most(prompt, job.model.max_output_tokens))),
+            _ => None,
+        };
+        TurnCost { usage, cap, unknown: 0.0, stopped: None }
+    }
+
+    /// After a failed attempt: whether to try again.
+    pub fn may_retry(&mut self, err: &crate::model::ModelError) -> bool {
+        let next = self.cap.map_or(0.0, |c| c.2);
+        match err {
+            crate::model::ModelError::Empty { usage: Some(u) } => self.usage.add(*u),
+            _ => self.unknown += next,
+        }
+        let Some((pricing, limit, next)) = self.cap else { return true };
+        let spent = pricing.cost(self.usage) + self.unknown;
+        if spent + next <= limit {
+            return true;
+        }
+        use crate::spec::pricing::dollars;
+        self.stopped = Some(format!(
+            "the cost budget ({}) would be exceeded by a retry: {} spent (failed attempts counted at their most), and the next attempt could cost up to {}",
+            dollars(limit),
+            dollars(spent),
+            dollars(next)
+        ));
+        false
+    }
+
+    /// Why the retries stopped for the cost budget, if they did.
+    pub fn stopped(self) -> Option<String> {
+        self.stopped
+    }
+}

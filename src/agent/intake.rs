@@ -180,7 +180,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     }
     protect_instructions(&mut policy, &job, &ws);
     let saved = resume
-        .map(|r| r.and_then(|named| super::again::find(&ws, named, &job.name)))
+        .map(|r| r.and_then(|named| super::again::find(&ws, named, &job)))
         .transpose()
         .map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.

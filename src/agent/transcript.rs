@@ -57,6 +57,7 @@ pub fn header(run: &super::run::Run, job: &crate::spec::Job) -> Entry {
         base_sha: run.base_sha.clone(),
         provider: m.provider.clone(),
         model: m.model.clone(),
+        continued_from: run.continued_from.clone(),
     }
 }
 

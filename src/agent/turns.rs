@@ -154,21 +154,18 @@ impl<'a> Loop<'a> {
             self.messages = messages.clone();
         }
         let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
-        if let Some(s) = self.over_cost(estimated) {
-            return Err(s);
-        }
+        let (tools, priced) = self.offer(estimated)?;
         let reuse = context::prefix_reuse(&self.last_request, &messages);
         self.reuse_sum += reuse;
         self.run.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
         self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
-        let mut tools = self.specs.clone();
-        tools.extend(self.tools.mcp.get().map(crate::mcp::Hub::specs).unwrap_or_default());
         let previous = std::mem::replace(&mut self.last_request, messages.clone());
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.note_request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
         let (events, stats, faults) = (self.events, &mut self.run.model_retries, &mut self.run.faults);
+        let mut cost = super::budget::TurnCost::new(self.job, &mut self.run.usage, priced);
         let reply = retry::complete(
             self.model,
             &req,
@@ -177,6 +174,9 @@ impl<'a> Loop<'a> {
             self.deadline,
             &self.tools.cancel,
             |attempt, err, delay| {
+                if !cost.may_retry(err) {
+                    return false;
+                }
                 stats.total += 1;
                 *faults.entry(FaultKind::Model(err.kind())).or_default() += 1;
                 *stats.by_kind.entry(err.kind()).or_default() += 1;
@@ -189,9 +189,15 @@ impl<'a> Loop<'a> {
                     reason: err.to_string(),
                     delay_ms,
                 });
+                true
             },
         )
         .await;
+        if let Some(why) = cost.stopped() {
+            self.fail(Code::Budget, why);
+            self.enter(State::Summarizing, "the cost budget ran out");
+            return Err(Status::BudgetExhausted);
+        }
         let reply = match reply {
             Ok(r) => r,
             Err(ModelError::Cancelled) => return Err(Status::Cancelled),
@@ -213,6 +219,19 @@ impl<'a> Loop<'a> {
         self.record_usage(turn, &reply, started);
         self.note_reply(turn, &reply);
         Ok(Some(reply))
+    }
+
+    /// The tools a request offers, and its estimated size for the cost budget (the tools it
+    /// carries count too, about 4 bytes a token); a request that could take the run past the
+    /// budget is not made.
+    fn offer(&mut self, estimated: u64) -> Result<(Vec<ToolSpec>, u64), Status> {
+        let mut tools = self.specs.clone();
+        tools.extend(self.tools.mcp.get().map(crate::mcp::Hub::specs).unwrap_or_default());
+        let priced = estimated + serde_json::to_string(&tools).map_or(0, |t| t.len() as u64 / 4);
+        match self.over_cost(priced) {
+            Some(s) => Err(s),
+            None => Ok((tools, priced)),
+        }
     }
 
     /// Run the reply's tool calls, or take its text as the model's last word.

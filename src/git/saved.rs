@@ -35,7 +35,10 @@ impl Workspace {
     pub fn apply_saved(&self, saved: Oid) -> Result<Vec<String>> {
         let commit = self.repo.find_commit(saved)?;
         let parent = commit.parent(0).map_err(|_| HoneError::new(Code::Git, "the saved work has no parent commit"))?;
-        let diff = self.repo.diff_tree_to_tree(Some(&parent.tree()?), Some(&commit.tree()?), None)?;
+        // With the binary files' contents: a patch without them does not apply.
+        let mut opts = git2::DiffOptions::new();
+        opts.show_binary(true);
+        let diff = self.repo.diff_tree_to_tree(Some(&parent.tree()?), Some(&commit.tree()?), Some(&mut opts))?;
         let mut paths: Vec<String> = diff
             .deltas()
             .filter_map(|d| {

@@ -34,6 +34,10 @@ pub enum ModelError {
     Permanent { kind: ModelErrorKind, status: Option<u16>, message: String },
     #[error("cancelled")]
     Cancelled,
+    /// An answer with neither text nor tool calls: retried like a `Retryable`, and what the
+    /// provider says it cost still counts.
+    #[error("the model returned no text and no tool calls")]
+    Empty { usage: Option<crate::protocol::Usage> },
 }
 
 impl ModelError {
@@ -47,11 +51,12 @@ impl ModelError {
         match self {
             ModelError::Retryable { kind, .. } | ModelError::Permanent { kind, .. } => *kind,
             ModelError::Cancelled => ModelErrorKind::Cancelled,
+            ModelError::Empty { .. } => ModelErrorKind::EmptyAnswer,
         }
     }
     pub fn class(&self) -> &'static str {
         match self {
-            ModelError::Retryable { .. } => "retryable",
+            ModelError::Retryable { .. } | ModelError::Empty { .. } => "retryable",
             ModelError::Permanent { .. } => "permanent",
             ModelError::Cancelled => "cancelled",
         }
@@ -100,7 +105,7 @@ impl Model {
 /// Check a finished answer: an answer with neither text nor tool calls is not an answer.
 pub fn check_reply(reply: Reply) -> Result<Reply, ModelError> {
     if reply.message.content.trim().is_empty() && reply.message.tool_calls.is_empty() {
-        return Err(ModelError::retryable(ModelErrorKind::EmptyAnswer, "the model returned no text and no tool calls"));
+        return Err(ModelError::Empty { usage: reply.usage });
     }
     Ok(reply)
 }

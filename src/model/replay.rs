@@ -7,10 +7,14 @@ use crate::protocol::transcript::Entry;
 use crate::protocol::{Message, Reply, Role};
 use std::sync::Mutex;
 
+/// A request's tool results: (call id, content).
+type Results = Vec<(String, String)>;
+
 pub struct Replay {
-    answers: Vec<Reply>,
+    /// The answer each recorded request got (none: refused, or the run ended there).
+    answers: Vec<Option<Reply>>,
     /// Per recorded request: the tool results it carried, (call id, content).
-    expected: Vec<Vec<(String, String)>>,
+    expected: Vec<Results>,
     /// The recorded run's repository path and this run's: paths in outputs differ by that.
     paths: (String, String),
     state: Mutex<State>,
@@ -26,22 +30,28 @@ struct State {
 impl Replay {
     /// From a transcript's entries; `repo` is where this run works.
     pub fn new(entries: &[Entry], repo: &str) -> Replay {
-        let mut answers = Vec::new();
-        let mut expected = Vec::new();
+        // Requests and the answers they got, in order; a request with none was refused (a
+        // context-length error, after which hone compacts and asks again) or ended the run.
+        let mut pairs: Vec<(Results, Option<Reply>)> = Vec::new();
         let mut from = String::new();
         for e in entries {
             match e {
                 Entry::Header { repo, .. } => from = repo.clone(),
-                Entry::Request { messages, .. } => expected.push(tool_results(messages)),
-                Entry::Response { message, finish_reason, usage, model, .. } => answers.push(Reply {
-                    message: message.clone(),
-                    finish_reason: finish_reason.clone(),
-                    usage: *usage,
-                    model: model.clone(),
-                }),
+                Entry::Request { messages, .. } => pairs.push((tool_results(messages), None)),
+                Entry::Response { message, finish_reason, usage, model, .. } => {
+                    if let Some(last) = pairs.last_mut() {
+                        last.1 = Some(Reply {
+                            message: message.clone(),
+                            finish_reason: finish_reason.clone(),
+                            usage: *usage,
+                            model: model.clone(),
+                        });
+                    }
+                }
                 _ => {}
             }
         }
+        let (expected, answers) = pairs.into_iter().unzip();
         Replay { answers, expected, paths: (from, repo.to_string()), state: Mutex::new(State::default()) }
     }
 
@@ -63,10 +73,17 @@ impl Replay {
             s.divergence.get_or_insert(d.clone());
             return Err(ModelError::permanent(ModelErrorKind::BadRequest, format!("replay diverged: {d}")));
         }
-        self.answers.get(n).cloned().ok_or_else(|| {
+        match self.answers.get(n).cloned().flatten() {
+            Some(reply) => Ok(reply),
+            // Asked again: the provider said the context was too long; hone compacted.
+            None if n + 1 < self.expected.len() => {
+                Err(ModelError::permanent(ModelErrorKind::ContextLength, "replay: the recorded request was too long"))
+            }
             // The recorded run ended at this request (its model failed): so does this one.
-            ModelError::permanent(ModelErrorKind::BadRequest, "the recorded run got no answer to this request")
-        })
+            None => {
+                Err(ModelError::permanent(ModelErrorKind::BadRequest, "the recorded run got no answer to this request"))
+            }
+        }
     }
 
     fn compare(&self, n: usize, want: &[(String, String)], got: &[(String, String)]) -> Option<String> {
@@ -84,6 +101,11 @@ impl Replay {
             }
         }
         None
+    }
+
+    /// How many requests the run has made.
+    pub fn asked(&self) -> usize {
+        self.state.lock().map(|s| s.asked).unwrap_or(0)
     }
 
     /// `Ok(requests)` when the run asked what the recorded one asked, and as often; else the
@@ -206,6 +228,7 @@ mod tests {
             base_sha: "b".into(),
             provider: "p".into(),
             model: "m".into(),
+            continued_from: None,
         }];
         with_header.extend(entries);
         let ask = |r: &Replay, msgs: Vec<Message>| r.complete(&ChatRequest { messages: msgs, tools: vec![] });

@@ -99,9 +99,11 @@ fn input_items(m: &Message) -> Vec<Value> {
     }
 }
 
-/// A reasoning item as it goes back: without its `id`, which names an item nothing stored.
+/// A reasoning item as it goes back: without its `id`, which names an item nothing stored; one
+/// without its encrypted content (a server that did not give it) cannot go back at all.
 fn reasoning_item(raw: &str) -> Option<Value> {
     let mut v: Value = serde_json::from_str(raw).ok()?;
+    v.get("encrypted_content").and_then(Value::as_str)?;
     v.as_object_mut()?.remove("id");
     Some(v)
 }

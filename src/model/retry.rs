@@ -15,7 +15,8 @@ use tokio_util::sync::CancellationToken;
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 /// Call the model, retrying retryable failures. `on_retry(attempt, error, delay)` is called
-/// before each wait, so the caller can emit an event and count the fault.
+/// before each wait, so the caller can emit an event and count the fault (and what an empty
+/// answer cost); it returns false to give up instead (the cost budget).
 pub async fn complete(
     model: &Model,
     req: &ChatRequest,
@@ -23,7 +24,7 @@ pub async fn complete(
     policy: &RetrySpec,
     deadline: Instant,
     cancel: &CancellationToken,
-    mut on_retry: impl FnMut(u32, &ModelError, Duration),
+    mut on_retry: impl FnMut(u32, &ModelError, Duration) -> bool,
 ) -> Result<Reply, ModelError> {
     let mut backoff = Backoff::new(policy);
     let mut attempt = 1;
@@ -44,7 +45,9 @@ pub async fn complete(
         if Instant::now() + delay >= deadline {
             return Err(exhausted(err, attempt));
         }
-        on_retry(attempt, &err, delay);
+        if !on_retry(attempt, &err, delay) {
+            return Err(exhausted(err, attempt));
+        }
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             () = cancel.cancelled() => return Err(ModelError::Cancelled),

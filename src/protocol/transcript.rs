@@ -26,6 +26,9 @@ pub enum Entry {
         base_sha: String,
         provider: String,
         model: String,
+        /// `--continue`: the saved work the run started from (`REF (sha)`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        continued_from: Option<String>,
     },
     /// A model request: the messages added since the previous request (all of them when the
     /// history was rewritten, `reset`, as compaction does), and the tools offered.

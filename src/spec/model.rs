@@ -50,11 +50,13 @@ impl Checker<'_> {
                 "name the variable that holds the key (e.g. OPENAI_API_KEY), never the key itself",
             );
         }
-        let max_output_tokens = m.max_output_tokens.unwrap_or(4096);
+        let api = self.api(m.api, provider, &name, m.tool_mode);
+        // Reasoning counts against the output limit of the Responses API's models: OpenAI
+        // advises room for about 25,000 tokens of it.
+        let max_output_tokens = m.max_output_tokens.unwrap_or(if api == raw::Api::Responses { 32_768 } else { 4096 });
         let retry = self.retry(m.retry.unwrap_or_default());
         let context_window = m.context_window.unwrap_or_else(|| default_context_window(&name));
         let pricing = self.pricing(m.pricing);
-        let api = self.api(m.api, provider, &name, m.tool_mode);
         ModelSpec {
             provider,
             name,

@@ -1,6 +1,6 @@
 //! Budgets: turns and wall time.
 
-use crate::common::mock_model::{MockModel, call, text};
+use crate::common::mock_model::{MockModel, Reply, call, text};
 use crate::common::*;
 use serde_json::json;
 
@@ -111,4 +111,40 @@ async fn the_cost_budget_stops_the_run_before_a_request_that_could_exceed_it() {
     let cost = report["cost"]["usd"].as_f64().unwrap();
     assert!((cost - made as f64 * PER_TURN).abs() < 1e-9 && cost <= 0.15, "{cost}");
     assert_eq!(report["cost"]["limit_usd"], 0.15);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_count_against_the_cost_budget_and_empty_answers_are_paid_for() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    // An empty answer (billed, then asked again), then the fix.
+    mock.turn(text(""), false);
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Done."), false);
+    let priced = |name: &str, base: &str| {
+        job_yaml(name, base, false)
+            .replace("  api_key_env: HONE_TEST_API_KEY\n", &format!("  api_key_env: HONE_TEST_API_KEY\n{PRICED}"))
+    };
+    let run = run_job(&repo, &priced("paid", &mock.base_url), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cost = run.report()["cost"]["usd"].as_f64().unwrap();
+    // Three answers were billed: the empty one, the write, and the last word.
+    assert_eq!(mock.requests().len(), 3);
+    assert!((cost - 3.0 * PER_TURN).abs() < 1e-9, "the empty answer is in the cost: {cost}");
+
+    // Failed attempts count at the most they could cost: the retries stop at the budget.
+    let mock = MockModel::start().await;
+    for _ in 0..6 {
+        mock.push(Reply::Status { code: 503, headers: vec![], body: "{}".into() });
+    }
+    let yaml = priced("retry-cap", &mock.base_url)
+        .replace("max_attempts: 4", "max_attempts: 6")
+        .replace("max_fix_attempts: 2 }", "max_fix_attempts: 2, max_cost_usd: 0.15 }");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!(report["status"], "budget_exhausted");
+    let msg = report["errors"][0]["message"].as_str().unwrap();
+    assert!(msg.starts_with("the cost budget ($0.15) would be exceeded by a retry"), "{msg}");
+    assert!(mock.requests().len() < 6, "{} attempts", mock.requests().len());
 }

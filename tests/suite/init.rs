@@ -80,6 +80,11 @@ async fn node_rust_and_go_repositories_get_their_own_commands() {
             assert!(job.contains(c), "{c} in {job}");
         }
         assert!(job.contains("provider: anthropic, name: claude-sonnet-4-5"), "{job}");
+        let workflow = std::fs::read_to_string(repo.path.join(".github/workflows/hone-issue-to-pr.yml")).unwrap();
+        assert!(
+            workflow.contains("api-key: ${{ secrets.ANTHROPIC_API_KEY }}\n          api-key-env: ANTHROPIC_API_KEY"),
+            "the key a Claude model reads: {workflow}"
+        );
         for f in [".github/hone/issue.yaml", ".github/hone/policy.yaml"] {
             let v = validate(&repo, f).await;
             assert_eq!(v.code, 0, "{f}: {}\n{job}", v.stderr);

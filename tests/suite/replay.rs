@@ -99,3 +99,36 @@ async fn a_recorded_transcript_is_a_regression_test() {
         r.stdout
     );
 }
+
+/// A request the provider refused as too long (hone compacted and asked again) replays in step;
+/// and a replay inside a CI step is no CI step: no autofix, no workflow outputs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_request_replays_in_step_and_ci_variables_change_nothing() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("read_file", json!({"path": "check.sh"})), false);
+    mock.push(crate::common::mock_model::Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: r#"{"error":{"message":"This model's maximum context length is 128000 tokens.","code":"context_length_exceeded"}}"#.into(),
+    });
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let run = run_job(&repo, &job_yaml("long", &mock.base_url, false), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    drop(mock);
+    let event = repo.dir.path().join("event.json");
+    std::fs::write(&event, r#"{"number": 7, "pull_request": {"number": 7}}"#).unwrap();
+    let output = repo.dir.path().join("github_output");
+    let env = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_EVENT_NAME", "pull_request"),
+        ("GITHUB_EVENT_PATH", event.to_str().unwrap()),
+        ("GITHUB_OUTPUT", output.to_str().unwrap()),
+    ];
+    let args = ["replay", run.report_dir.to_str().unwrap()];
+    let r = run_in(repo.dir.path(), &args, &env, repo.dir.path().join("unused")).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("(4 request(s), 2 tool result(s))"), "{}", r.stdout);
+    assert!(!output.exists(), "no workflow outputs");
+}

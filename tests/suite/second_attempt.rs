@@ -103,3 +103,28 @@ async fn from_a_report_dir_the_model_gets_its_conversation_back() {
     mock.assert_pairing();
     assert!(run.report()["continued_from"].as_str().unwrap().starts_with("refs/hone/convo/failed"));
 }
+
+/// Saved work with a binary file applies (a patch without the file's bytes would not).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_work_with_a_binary_file_applies() {
+    let repo = broken_repo();
+    // Saved work made by hand, as a failed run leaves it: a commit on the base, on the ref.
+    let bytes: Vec<u8> = (0u8..=255).cycle().take(3000).collect();
+    std::fs::write(repo.path.join("logo.bin"), &bytes).unwrap();
+    std::fs::write(repo.path.join("status.txt"), "fixed\n").unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "hone: unverified work"]);
+    repo.git(&["update-ref", "refs/hone/bin/failed", "HEAD"]);
+    repo.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    let mock = MockModel::start().await;
+    mock.turn(text("The saved work is right."), false);
+    let run = run_job(&repo, &job_yaml("bin", &mock.base_url, false), &["--continue", "failed"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shown = std::process::Command::new("git")
+        .args(["show", "hone/bin:logo.bin"])
+        .current_dir(&repo.path)
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(shown, bytes, "the binary file, byte for byte");
+}
