@@ -162,6 +162,8 @@ mod tests {
         assert_eq!(b["input"][3]["call_id"], "call_1");
         assert_eq!(b["input"][4], json!({"type": "function_call_output", "call_id": "call_1", "output": "text"}));
         assert_eq!(b["tools"][0]["strict"], false);
+        // A server that gave no encrypted content: that reasoning cannot go back.
+        assert!(reasoning_item(r#"{"type":"reasoning","id":"rs_2","summary":[]}"#).is_none());
         assert_eq!(b["prompt_cache_key"], "hone-run");
     }
 }
