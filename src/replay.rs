@@ -33,11 +33,17 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, String> {
     }
 }
 
-/// Clone `repo` into `into` (a local clone: no network).
-fn clone(repo: &str, into: &Path) -> Result<PathBuf, String> {
-    git2::Repository::clone(repo, into).map_err(|e| {
+/// Clone `repo` into `into` (a local clone: no network), its work tree at `base` when given.
+fn clone(repo: &str, into: &Path, base: Option<&str>) -> Result<PathBuf, String> {
+    let git = |e: git2::Error| {
         format!("hone: error[E_GIT]: cannot clone the recorded run's repository {repo}: {}", e.message())
-    })?;
+    };
+    let r = git2::Repository::clone(repo, into).map_err(git)?;
+    if let Some(b) = base {
+        let oid = git2::Oid::from_str(b).map_err(git)?;
+        r.set_head_detached(oid).map_err(git)?;
+        r.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).map_err(git)?;
+    }
     std::fs::canonicalize(into).map_err(|e| format!("hone: error[E_IO]: {}: {e}", into.display()))
 }
 
@@ -127,8 +133,11 @@ fn prepare(
     scratch: &Path,
 ) -> Result<(crate::spec::Job, PathBuf), String> {
     let overrides = crate::spec::Overrides { task: Some(task), name: Some(name), model: Some(model) };
-    let mut job = crate::spec::load_with(Path::new(spec), &overrides).map_err(|e| e.render())?;
-    let root = clone(repo, &scratch.join("repo"))?;
+    let root = clone(repo, &scratch.join("repo"), base.as_deref())?;
+    // A spec inside the recorded repository is read from the clone: as it was at the base.
+    let in_clone = Path::new(spec).strip_prefix(repo).ok().map(|rel| root.join(rel)).filter(|p| p.is_file());
+    let spec = in_clone.unwrap_or_else(|| PathBuf::from(spec));
+    let mut job = crate::spec::load_with(&spec, &overrides).map_err(|e| e.render())?;
     job.repo.path = Some(root.clone());
     job.repo.scratch = false;
     job.repo.allow_dirty = false;

@@ -70,6 +70,10 @@ mod tests {
     fn the_schemas_describe_what_the_readers_accept() {
         let job: serde_json::Value = serde_json::from_str(&generate(Which::Job)).unwrap();
         assert_eq!(job["additionalProperties"], false, "unknown keys are errors");
+        assert_eq!(
+            (job["properties"]["version"]["minimum"].as_u64(), job["properties"]["version"]["maximum"].as_u64()),
+            (Some(1), Some(1))
+        );
         for key in ["task", "model", "setup", "hooks", "mcp", "verify", "limits"] {
             assert!(job["properties"][key].is_object(), "{key}");
         }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct RawPolicy {
     /// The policy format: must be 1.
+    #[schemars(range(min = 1, max = 1))]
     pub version: Option<u32>,
     /// Which commands the model may run.
     pub commands: Option<RawCommands>,

@@ -9,9 +9,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawPricing {
+    #[schemars(range(min = 0))]
     pub input: Option<f64>,
+    #[schemars(range(min = 0))]
     pub cached_input: Option<f64>,
+    #[schemars(range(min = 0))]
     pub cache_write: Option<f64>,
+    #[schemars(range(min = 0))]
     pub output: Option<f64>,
 }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct RawJob {
     /// The spec format: must be 1.
+    #[schemars(range(min = 1, max = 1))]
     pub version: Option<u32>,
     /// The job name (branch `hone/{name}`, refs, reports). Default: the file name without extension.
     pub name: Option<String>,
@@ -192,14 +193,17 @@ pub enum Expect {
 #[serde(deny_unknown_fields)]
 pub struct RawLimits {
     /// Model requests per run (default 40).
+    #[schemars(range(min = 1))]
     pub max_turns: Option<u32>,
     /// The whole run (default 20m).
     pub max_wall_time: Option<Dur>,
     /// Total tokens (default 2000000).
+    #[schemars(range(min = 1))]
     pub max_tokens: Option<u64>,
     /// How often failing checks go back to the model (default 3).
     pub max_fix_attempts: Option<u32>,
     /// The run's cost cap in US dollars; needs `model.pricing`.
+    #[schemars(range(min = 0))]
     pub max_cost_usd: Option<f64>,
 }
 

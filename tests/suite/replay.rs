@@ -39,8 +39,13 @@ async fn a_run_leaves_a_transcript_that_replays_without_the_model_or_its_key() {
     assert!(!std::fs::read_to_string(run.report_dir.join("transcript.jsonl")).unwrap().contains(KEY));
     drop(mock);
 
-    // No model server, no key: the answers come from the transcript.
+    // No model server, no key: the answers come from the transcript. The spec is the one the
+    // run had (read from the clone, at the base), not what the checkout holds now.
+    let spec = repo.path.join("job.yaml");
+    let kept = std::fs::read_to_string(&spec).unwrap();
+    std::fs::write(&spec, "not: a job spec\n").unwrap();
     let r = replay(&run.report_dir, repo.dir.path()).await;
+    std::fs::write(&spec, kept).unwrap();
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(
         r.stdout.starts_with(
