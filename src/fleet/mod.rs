@@ -40,18 +40,21 @@ pub struct FleetOutcome {
 }
 
 /// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.
-/// Every git process is bounded by the fleet's cancellation and a per-operation limit.
+/// Every git process is bounded by the fleet's cancellation and a per-operation limit. The job's
+/// token (`git.token_env`) is offered to the GitHub server only, over HTTPS: private
+/// repositories clone too.
 async fn prepare_clone(
     url: &str,
     dir: &Path,
     base: Option<&str>,
-    env: &crate::env::RunEnv,
+    (env, token_env): (&crate::env::RunEnv, &str),
     cancel: &CancellationToken,
 ) -> Result<(), String> {
-    use crate::forge::remote::{hardened, run};
+    use crate::forge::remote::{hardened, is_github_https, run};
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let token = env.var(token_env).filter(|_| is_github_https(url, &env.github_api_url));
     let git = |d: &Path, args: &[&str]| {
-        let mut c = hardened(d, env, None);
+        let mut c = hardened(d, env, token);
         c.args(args);
         c
     };
@@ -145,7 +148,7 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
             let dir = c.fleet.workspace.join("repos").join(&t.id);
-            match prepare_clone(u, &dir, t.base.as_deref(), &c.env, &c.cancel).await {
+            match prepare_clone(u, &dir, t.base.as_deref(), (&c.env, &c.job.git.token_env), &c.cancel).await {
                 Ok(()) => dir,
                 Err(e) => return failed(&t, Code::Git, &e, &target_digest, &report_dir),
             }

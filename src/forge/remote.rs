@@ -203,6 +203,19 @@ pub fn hardened(dir: &Path, env: &crate::env::RunEnv, token: Option<&str>) -> to
     c
 }
 
+/// Whether `url` is an HTTPS URL of the GitHub server whose API is `api_url` (github.com for
+/// `https://api.github.com`, else the API's own host, as on GitHub Enterprise Server): the only
+/// place a GitHub token may be sent.
+pub fn is_github_https(url: &str, api_url: &str) -> bool {
+    let host_of = |u: &str| {
+        u.strip_prefix("https://").map(|r| r.split(['/', '?', '#']).next().unwrap_or("").to_ascii_lowercase())
+    };
+    let Some(api) = host_of(api_url) else { return false };
+    let server = if api == "api.github.com" { "github.com".to_string() } else { api };
+    // A user or password in the URL (`https://x@host`) is not the host.
+    host_of(url).is_some_and(|h| h == server)
+}
+
 /// Run a git process to its end, within `deadline` (and at most `OP_LIMIT`), or until `cancel`.
 pub async fn run(
     mut c: tokio::process::Command,
@@ -284,5 +297,25 @@ mod tests {
         for bad in ["ext::sh -c touch% /tmp/pwned", "fd::17", "foo::bar", "-uhelp", "origin"] {
             assert!(!url_allowed(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_token_goes_only_to_the_github_server_over_https() {
+        let api = "https://api.github.com";
+        assert!(is_github_https("https://github.com/acme/app.git", api));
+        assert!(is_github_https("https://GitHub.com/acme/app", api));
+        for other in [
+            "http://github.com/acme/app",
+            "https://github.com.evil.example/acme/app",
+            "https://evil.example/github.com/acme/app",
+            "https://x@evil.example/acme/app",
+            "git@github.com:acme/app.git",
+            "/srv/repos/app",
+        ] {
+            assert!(!is_github_https(other, api), "{other}");
+        }
+        let ghes = "https://ghe.example.com/api/v3";
+        assert!(is_github_https("https://ghe.example.com/acme/app.git", ghes));
+        assert!(!is_github_https("https://github.com/acme/app.git", ghes));
     }
 }
