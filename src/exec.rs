@@ -164,10 +164,15 @@ impl Service {
 
     /// The last lines of what it wrote to stderr.
     pub fn stderr_tail(&self, lines: usize) -> String {
-        let text = self.stderr.lock().map(|c| c.render()).unwrap_or_default();
-        let all: Vec<&str> = text.trim_end().lines().collect();
-        all[all.len().saturating_sub(lines)..].join("\n")
+        last_lines(&self.stderr, lines)
     }
+}
+
+/// The last `n` lines a capture holds.
+pub fn last_lines(capture: &Mutex<Capture>, n: usize) -> String {
+    let text = capture.lock().map(|c| c.render()).unwrap_or_default();
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(n)..].join("\n")
 }
 
 struct GroupGuard(Option<Pid>);

@@ -8,10 +8,8 @@ use crate::protocol::{Message, Reply};
 impl Loop<'_> {
     /// A request: the messages added since the last one (all, when the history was rewritten).
     pub(super) fn note_request(&mut self, turn: u32, previous: &[Message], messages: &[Message], tools: &[String]) {
-        let grown = previous.len() <= messages.len() && messages[..previous.len()] == *previous;
-        let messages = if grown { messages[previous.len()..].to_vec() } else { messages.to_vec() };
-        let reset = !grown;
-        self.run.transcript.push(Entry::Request { turn, reset, messages, tools: tools.to_vec() });
+        let (new, reset) = crate::protocol::transcript::new_since(previous, messages);
+        self.run.transcript.push(Entry::Request { turn, reset, messages: new.to_vec(), tools: tools.to_vec() });
     }
 
     pub(super) fn note_reply(&mut self, turn: u32, r: &Reply) {

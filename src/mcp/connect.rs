@@ -45,9 +45,7 @@ pub struct Conn {
 impl Conn {
     /// The last lines the server wrote to stderr (stdio only), for reports.
     pub fn stderr_tail(&self) -> String {
-        let text = self.stderr.as_ref().and_then(|c| c.lock().ok().map(|c| c.render())).unwrap_or_default();
-        let lines: Vec<&str> = text.trim_end().lines().collect();
-        lines[lines.len().saturating_sub(8)..].join("\n")
+        self.stderr.as_ref().map(|c| crate::exec::last_lines(c, 8)).unwrap_or_default()
     }
 }
 

@@ -222,9 +222,12 @@ impl Hub {
     /// server's stdin), give a stdio server a moment to exit, then kill its process group, so
     /// that nothing a server does lands after the checks, the guards or the commit.
     pub async fn shutdown(&self) {
-        for s in &self.servers {
-            let Some(conn) = &s.conn else { continue };
+        // Every connection closed first, so that the servers exit together, not in turn.
+        let conns: Vec<&Conn> = self.servers.iter().filter_map(|s| s.conn.as_ref()).collect();
+        for conn in &conns {
             conn.client.cancellation_token().cancel();
+        }
+        for conn in conns {
             let process = conn.process.lock().ok().and_then(|mut p| p.take());
             if let Some(mut p) = process {
                 let _ = tokio::time::timeout(std::time::Duration::from_millis(500), p.child.wait()).await;

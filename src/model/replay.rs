@@ -61,9 +61,7 @@ impl Replay {
         };
         let n = s.asked;
         s.asked += 1;
-        let grown = s.previous.len() <= req.messages.len() && req.messages[..s.previous.len()] == *s.previous;
-        let new = if grown { &req.messages[s.previous.len()..] } else { &req.messages[..] };
-        let got = tool_results(new);
+        let got = tool_results(crate::protocol::transcript::new_since(&s.previous, &req.messages).0);
         s.previous = req.messages.clone();
         let diverged = match self.expected.get(n) {
             None => Some(format!("request {}: the recorded run made only {n}", n + 1)),

@@ -8,6 +8,13 @@ use serde::{Deserialize, Serialize};
 /// The format's version, in the header line; readers refuse others.
 pub const VERSION: u32 = 1;
 
+/// What a request adds to the one before: the messages past `previous` when the history only
+/// grew, else all of them (it was rewritten: `true`).
+pub fn new_since<'m>(previous: &[Message], messages: &'m [Message]) -> (&'m [Message], bool) {
+    let grown = previous.len() <= messages.len() && messages[..previous.len()] == *previous;
+    if grown { (&messages[previous.len()..], false) } else { (messages, true) }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Entry {
