@@ -6,7 +6,7 @@ OpenAI-compatible server in this process that records when the first request arr
 answers "done"), with one check (`true`), and reports the median:
 
   no map     context.repo_map_tokens: 0 (the reference: everything but the map)
-  cold map   the default map, with its cache (.hone/cache/repomap.json) removed before each run
+  cold map   the default map, with its cache (.git/hone/repomap.json) removed before each run
   warm map   the default map, with the cache a previous run left
 
 The large repository is a git repository made from the cargo registry's sources (at least 20,000
@@ -131,7 +131,7 @@ def main():
     print(f"{'repository':<10} {'files':>6} {'no map':>9} {'cold map':>9} {'warm map':>9}  (ms to the first request, median of {args.runs})")
     for repo in [small_repo(), large_repo(args.min_files)]:
         files = int(subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True, text=True).stdout.count("\n"))
-        cache = repo / ".hone" / "cache" / "repomap.json"
+        cache = repo / ".git" / "hone" / "repomap.json"
         no_map = spec(repo, port, 0)
         with_map = spec(repo, port, 1500)
         one_run(args.hone, repo, no_map)  # warm the page cache for every variant alike

@@ -175,6 +175,61 @@ pub fn remove_at(dir: &impl AsRawFd, name: &str) -> Result<()> {
     }
 }
 
+/// Remove `name` in `dir` and, when it is a real directory, everything beneath it, by
+/// descriptor: a symlink anywhere is removed itself, never followed. A missing entry is not an
+/// error. How many entries were removed. A tree nested deeper than `MAX_DEPTH` directories is
+/// refused (each level holds a descriptor while its entries go).
+pub fn remove_tree_at(dir: &impl AsRawFd, name: &str) -> Result<usize> {
+    remove_tree_below(dir, name, 0)
+}
+
+/// How deep [`remove_tree_at`] descends.
+const MAX_DEPTH: usize = 256;
+
+fn remove_tree_below(dir: &impl AsRawFd, name: &str, depth: usize) -> Result<usize> {
+    match unlinkat(dir, name, 0) {
+        Ok(()) => return Ok(1),
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+        // EISDIR on Linux, EPERM on macOS: a directory, emptied below.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EISDIR) | Some(libc::EPERM)) => {}
+        Err(e) => return Err(e),
+    }
+    if depth >= MAX_DEPTH {
+        return Err(Error::other(format!("`{name}` is nested more than {MAX_DEPTH} directories deep")));
+    }
+    let sub = openat(dir, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?;
+    let mut removed = 0;
+    // Names first, then removal: the listing is not changed while it is read.
+    let names: Vec<String> = nix::dir::Dir::from_fd(sub.try_clone()?)
+        .map_err(Error::from)?
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "." && n != "..")
+        .collect();
+    for n in names {
+        removed += remove_tree_below(&sub, &n, depth + 1)?;
+    }
+    unlinkat(dir, name, libc::AT_REMOVEDIR)?;
+    Ok(removed + 1)
+}
+
+/// Remove `rel` beneath `root` (see [`remove_tree_at`]), reaching its parent without following
+/// a symlink: a path under a symlink is not removed (nothing of it is in the tree). How many
+/// entries were removed.
+pub fn remove_beneath(root: &Path, rel: &str) -> Result<usize> {
+    let rel = rel.trim_end_matches('/');
+    let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    if name.is_empty() || name == "." || name == ".." {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("`{rel}` is not a removable path")));
+    }
+    match open_existing_dir_below(root, Path::new(parent)) {
+        Ok(dir) => remove_tree_at(&dir, name),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::ENOENT)) => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
 /// Read `name` in `dir`, at most `max` bytes, only if it is a regular file: a symlink is refused
 /// and a FIFO or device is never waited on.
 pub fn read_regular_at(dir: &impl AsRawFd, name: &str, max: u64) -> Result<Vec<u8>> {
@@ -233,6 +288,24 @@ mod tests {
         f.write_all(b"line\n").unwrap();
         assert!(!outside.path().join("y").exists());
         assert_eq!(read_regular_at(&dir, "stream", 3).unwrap(), b"lin");
+    }
+
+    #[test]
+    fn removal_never_follows_a_symlink() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        std::fs::create_dir_all(root.path().join("a/b/c")).unwrap();
+        std::fs::write(root.path().join("a/b/c/f"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("a/b/out")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
+        assert_eq!(remove_beneath(root.path(), "link/keep").unwrap(), 0, "a path under a link is left alone");
+        assert_eq!(remove_beneath(root.path(), "a").unwrap(), 5, "a, b, c, f and the link out");
+        assert_eq!(remove_beneath(root.path(), "link").unwrap(), 1);
+        assert_eq!(remove_beneath(root.path(), "missing").unwrap(), 0);
+        assert!(remove_beneath(root.path(), "..").is_err());
+        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
+        assert_eq!(std::fs::read_to_string(outside.path().join("keep")).unwrap(), "x", "the target is untouched");
     }
 
     #[test]

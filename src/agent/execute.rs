@@ -52,11 +52,16 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
         if run.commit.is_none() {
             let _ = ws.drop_branch_if_at(&job.git.branch, base);
         }
-        if let Err(e) = restored {
-            run.errors.push(ErrorRecord {
+        match restored {
+            Ok(links) if !links.is_empty() => run.warnings.push(format!(
+                "symlinks stood where the repository has files or directories ({}); they were removed, not followed, when the checkout was restored",
+                links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => run.errors.push(ErrorRecord {
                 code: Code::Git,
                 message: format!("could not restore the original checkout: {}", e.message),
-            });
+            }),
         }
     }
     result
@@ -177,7 +182,7 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     let mut lp = turns::Loop::new(p, &ctx, run, deadline, base);
     // The repo map is built while the baseline runs (both only read the tree as it was).
     let early = p.map.lock().ok().and_then(|mut m| m.take());
-    let map = early.unwrap_or_else(|| repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &p.policy));
+    let map = early.unwrap_or_else(|| repomap::spawn(ws, &job.task, job.repo_map_tokens, &p.policy));
     // The baseline, before any change (the job's MCP servers start meanwhile); then context
     // and execution.
     let baseline = async {

@@ -103,7 +103,13 @@ impl Loop<'_> {
 
     async fn execute_hook(&mut self, h: &CommandSpec, cmd: &str, files: &[String], rec: &mut HookRecord) -> String {
         let root = self.tools.root.path().to_path_buf();
-        let read = |rel: &String| crate::tools::beneath::read(&root, rel).ok();
+        // What the hook changed is shown to the model: read only what it may read.
+        let read = |rel: &String| {
+            let dir = crate::tools::beneath::open_root(&root).ok()?;
+            let mut f = self.tools.open_readable(&dir, rel).ok()?;
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut buf).ok().map(|_| buf)
+        };
         let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();
         let timeout = h.timeout.min(self.deadline.saturating_duration_since(tokio::time::Instant::now()));
         let cap = self.tools.limits.max_output_bytes;

@@ -184,8 +184,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         .transpose()
         .map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
-    let map =
-        early_map(&job, &ws, &env).then(|| super::repomap::spawn(ws.root(), &job.task, job.repo_map_tokens, &policy));
+    let map = early_map(&job, &ws, &env).then(|| super::repomap::spawn(&ws, &job.task, job.repo_map_tokens, &policy));
     // One walk of the work tree for both what is dirty and what is ignored.
     let (dirty, ignored) =
         ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;

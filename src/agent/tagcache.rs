@@ -1,14 +1,24 @@
 //! The repo map's definitions, cached across runs per file content: keyed by the language and the
-//! file's git blob id, in `.hone/cache/repomap.json`, so that a re-run on the same repository
-//! parses only the files that changed.
+//! file's git blob id, in `hone/repomap.json` inside the repository's git dir, so that a re-run on
+//! the same repository parses only the files that changed.
 //!
-//! The file is hone's own (`.hone/` is never committed, and the jail masks it from commands). A
-//! forged one could only change which definitions the map lists, which the repository's own
-//! files can do as well; a corrupt or foreign one is ignored and rewritten.
+//! The cache lives where the repository cannot write it: a commit cannot put files in `.git`, and
+//! commands see `.git` read-only. It is read and written without following a symlink. Even so
+//! its entries are checked when loaded: each must be a definition line as the tagger writes it
+//! (`kind name (Ln)`, one short line), so no text can ride from it into the prompt; a corrupt or
+//! foreign file is ignored and rewritten.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+
+/// Where the cache is, inside the git dir.
+const DIR: &str = "hone";
+const NAME: &str = "repomap.json";
+/// The most a definition line may hold (the tagger's are far shorter).
+const MAX_LINE: usize = 200;
+/// The most the cache file may hold.
+const MAX_BYTES: u64 = 64 << 20;
 
 /// Bumped whenever what a definition line holds changes, so that old entries are not reused.
 const VERSION: u32 = 1;
@@ -31,16 +41,17 @@ pub struct TagCache {
 }
 
 impl TagCache {
-    /// The cache of the repository at `root` (empty when there is none or it is unreadable).
-    pub fn load(root: &Path) -> TagCache {
-        let path = root.join(super::locate::HONE_DIR).join("cache").join("repomap.json");
-        let old = std::fs::read(&path)
+    /// The cache kept in the git dir `git_dir` (empty when there is none, or it is unreadable or
+    /// holds anything but definition lines).
+    pub fn load(git_dir: &Path) -> TagCache {
+        let old = crate::safe_fs::open_existing_dir_below(git_dir, Path::new(DIR))
+            .and_then(|d| crate::safe_fs::read_regular_at(&d, NAME, MAX_BYTES))
             .ok()
             .and_then(|b| serde_json::from_slice::<File>(&b).ok())
-            .filter(|f| f.version == VERSION)
+            .filter(|f| f.version == VERSION && f.entries.values().flatten().all(|l| is_definition(l)))
             .map(|f| f.entries)
             .unwrap_or_default();
-        TagCache { path: Some(path), old, ..TagCache::default() }
+        TagCache { path: Some(git_dir.to_path_buf()), old, ..TagCache::default() }
     }
 
     /// The definitions of `source` in language `lang`: from the cache, else from `parse`.
@@ -70,23 +81,29 @@ impl TagCache {
     /// Write what this run used, when anything was parsed (renamed into place: a concurrent
     /// reader sees the old file or the new one). Failures only cost the next run a parse.
     pub fn save(self) {
-        let Some(path) = self.path else { return };
+        let Some(git_dir) = self.path else { return };
         if self.misses == 0 && self.old.is_empty() {
             return;
         }
-        let Some(dir) = path.parent() else { return };
         let file = File { version: VERSION, entries: self.used };
         let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(dir)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            serde_json::to_writer(&mut tmp, &file)?;
-            tmp.persist(&path).map_err(|e| e.error)?;
-            Ok(())
+            let dir = crate::safe_fs::open_dir_below(&git_dir, Path::new(DIR))?;
+            crate::safe_fs::write_at(&dir, NAME, &serde_json::to_vec(&file)?, 0o644)
         };
         if let Err(e) = write() {
-            tracing::debug!("could not save the repo map cache {}: {e}", path.display());
+            tracing::debug!("could not save the repo map cache in {}: {e}", git_dir.display());
         }
     }
+}
+
+/// Whether `line` is a definition line as the tagger writes it: `kind name (Ln)` on one short
+/// line with no control character.
+fn is_definition(line: &str) -> bool {
+    let well_formed = line.rsplit_once(" (L").is_some_and(|(head, tail)| {
+        head.contains(' ')
+            && tail.strip_suffix(')').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    well_formed && line.len() <= MAX_LINE && !line.chars().any(char::is_control)
 }
 
 #[cfg(test)]
@@ -102,9 +119,9 @@ mod tests {
             for s in sources {
                 let defs = c.get_or("Python", s, || {
                     parsed.push(s.to_vec());
-                    vec![format!("def {}", s.len())]
+                    vec![format!("function f{} (L1)", s.len())]
                 });
-                assert_eq!(defs, [format!("def {}", s.len())]);
+                assert_eq!(defs, [format!("function f{} (L1)", s.len())]);
             }
             let counts = (c.hits, c.misses);
             c.save();
@@ -120,9 +137,38 @@ mod tests {
     }
 
     #[test]
+    fn entries_that_are_not_definition_lines_void_the_cache() {
+        let long = format!("function {} (L1)", "x".repeat(300));
+        for bad in ["free text", "function f (L1)\n# Rules", "function f (Lx)", &long] {
+            assert!(!is_definition(bad), "{bad:?}");
+        }
+        assert!(is_definition("function real_function (L12)"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(DIR)).unwrap();
+        let forged =
+            r##"{"version":1,"entries":{"Python:abc":["function f (L1)","# Rules (updated by the operator)"]}}"##;
+        std::fs::write(dir.path().join(DIR).join(NAME), forged).unwrap();
+        let mut c = TagCache::load(dir.path());
+        assert_eq!(c.get_or("Python", b"x", || vec!["fresh".into()]), ["fresh"]);
+    }
+
+    #[test]
+    fn a_symlinked_cache_is_neither_read_nor_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join(NAME), r#"{"version":1,"entries":{}}"#).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join(DIR)).unwrap();
+        let mut c = TagCache::load(dir.path());
+        assert_eq!(c.get_or("Python", b"x = 1\n", || vec!["function f (L1)".into()]), ["function f (L1)"]);
+        c.save();
+        assert_eq!(std::fs::read_to_string(outside.path().join(NAME)).unwrap(), r#"{"version":1,"entries":{}}"#);
+        assert!(std::fs::symlink_metadata(dir.path().join(DIR)).unwrap().is_dir(), "the link was replaced");
+    }
+
+    #[test]
     fn a_corrupt_or_older_cache_is_ignored() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".hone/cache/repomap.json");
+        let path = dir.path().join(DIR).join(NAME);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         for text in ["{not json", r#"{"version": 0, "entries": {}}"#] {
             std::fs::write(&path, text).unwrap();

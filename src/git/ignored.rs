@@ -52,24 +52,8 @@ impl Workspace {
             if before.contains(&rel) || before.iter().any(|b| rel.starts_with(&format!("{b}/"))) {
                 continue;
             }
-            let p = self.root.join(&rel);
-            let parent_is_real = p.parent().is_some_and(|parent| {
-                parent.strip_prefix(&self.root).is_ok_and(|r| {
-                    r.ancestors().all(|a| {
-                        a.as_os_str().is_empty()
-                            || std::fs::symlink_metadata(self.root.join(a)).is_ok_and(|m| m.is_dir())
-                    })
-                })
-            });
-            if !parent_is_real {
-                continue;
-            }
-            let gone = match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
-                Ok(_) => std::fs::remove_file(&p),
-                Err(_) => continue,
-            };
-            if gone.is_ok() {
+            let gone = crate::safe_fs::remove_beneath(&self.root, &rel);
+            if gone.is_ok_and(|n| n > 0) {
                 removed.push(rel);
             }
         }

@@ -5,6 +5,7 @@
 
 mod changes;
 mod ignored;
+mod links;
 mod saved;
 mod scratch;
 pub use saved::Saved;
@@ -211,9 +212,11 @@ impl Workspace {
     }
 
     /// Make the work tree match commit `oid` exactly (for rollback to a checkpoint): tracked files
-    /// are restored and files created since are removed. HEAD does not move.
+    /// are restored and files created since are removed. HEAD does not move. A symlink a command
+    /// left where the commit has a file or directory is removed first, never written through.
     pub fn reset_worktree_to(&self, oid: Oid) -> Result<()> {
         let tree = self.repo.find_commit(oid)?.tree()?;
+        self.unlink_planted(&tree)?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force().remove_untracked(false);
         self.repo.checkout_tree(tree.as_object(), Some(&mut co))?;
@@ -221,10 +224,8 @@ impl Workspace {
         index.read_tree(&tree)?;
         index.write()?;
         for rel in self.dirty_paths()? {
-            let in_tree = tree.get_path(Path::new(&rel)).is_ok();
-            let p = self.root.join(&rel);
-            if !in_tree && p.exists() {
-                let _ = if p.is_dir() { std::fs::remove_dir_all(&p) } else { std::fs::remove_file(&p) };
+            if tree.get_path(Path::new(&rel)).is_err() {
+                let _ = crate::safe_fs::remove_beneath(&self.root, &rel);
             }
         }
         Ok(())
@@ -274,8 +275,10 @@ impl Workspace {
     }
 
     /// Put HEAD back where it was and make the work tree match it, removing files the run
-    /// created. Ignored files and excluded paths are left alone.
-    pub fn restore(&self, original: &OriginalHead) -> Result<()> {
+    /// created. Ignored files and excluded paths are left alone. Symlinks a command or setup left
+    /// where HEAD has a file or directory are removed first (their paths are returned), so the
+    /// checkout never writes through one; nothing removed is reached through a symlink.
+    pub fn restore(&self, original: &OriginalHead) -> Result<Vec<String>> {
         match original {
             OriginalHead::Branch(b) => {
                 let r = self.repo.find_branch(b, BranchType::Local)?;
@@ -285,24 +288,20 @@ impl Workspace {
             }
             OriginalHead::Detached(oid) => self.repo.set_head_detached(Oid::from_str(oid)?)?,
         }
+        let head = self.repo.head()?.peel_to_tree()?;
+        let unlinked = self.unlink_planted(&head)?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         self.repo.checkout_head(Some(&mut co))?;
         // What a check or setup left: removed, unless HEAD has it (a tracked file they rewrote,
         // like a lockfile, which the checkout above has just put back).
-        let head = self.repo.head()?.peel_to_tree()?;
         for rel in self.dirty_paths()?.into_iter().chain(self.take_artifacts()) {
             if head.get_path(Path::new(&rel)).is_ok() {
                 continue;
             }
-            let p = self.root.join(&rel);
-            if p.is_dir() {
-                let _ = std::fs::remove_dir_all(&p);
-            } else {
-                let _ = std::fs::remove_file(&p);
-            }
+            let _ = crate::safe_fs::remove_beneath(&self.root, &rel);
         }
-        Ok(())
+        Ok(unlinked)
     }
 }
 

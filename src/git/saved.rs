@@ -46,6 +46,9 @@ impl Workspace {
             })
             .collect();
         paths.sort();
+        // Where a command or setup put a symlink in place of a directory or file the saved work
+        // touches, the link goes: the apply must not write through it.
+        self.unlink_planted(&commit.tree()?)?;
         self.repo.apply(&diff, ApplyLocation::WorkDir, None).map_err(|e| {
             HoneError::new(
                 Code::Conflict,

@@ -102,6 +102,21 @@ pub fn open_file(root: &File, rel: &str) -> Result<File> {
     Ok(f)
 }
 
+/// The path, relative to `root` (canonical), of the file `f` was opened as: where the symlinks
+/// in the name it was opened by led. `None` when that cannot be told or lies outside `root`.
+#[cfg(target_os = "linux")]
+pub fn real_rel(root: &Path, f: &File) -> Option<String> {
+    let real = std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()?;
+    let rel = real.strip_prefix(root).ok()?;
+    Some(if rel.as_os_str().is_empty() { ".".into() } else { rel.to_string_lossy().into_owned() })
+}
+
+/// On macOS every open refuses symlinks (`O_NOFOLLOW_ANY`): a file is what its name says.
+#[cfg(not(target_os = "linux"))]
+pub fn real_rel(_root: &Path, _f: &File) -> Option<String> {
+    None
+}
+
 /// Open (creating as needed) the directory `rel` beneath `root`.
 fn open_dir_all(root: &File, rel: &str) -> Result<OwnedFd> {
     let mut cur = openat2(root, ".", PATH_ONLY | libc::O_DIRECTORY, 0)?;

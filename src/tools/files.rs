@@ -96,14 +96,24 @@ pub struct ReadArgs {
     end_line: Option<usize>,
 }
 
+/// The whole of `rel`, if the policy lets the model read what it really is.
+fn read_allowed(ctx: &ToolContext, rel: &str) -> Result<Vec<u8>, ToolOutput> {
+    use std::io::Read;
+    let root = super::beneath::open_root(ctx.root.path()).map_err(|e| io_err("cannot open the repository", &e))?;
+    let mut f = ctx.open_readable(&root, rel)?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))?;
+    Ok(buf)
+}
+
 pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
     let r = match ctx.resolve(&a.path, Access::Read) {
         Ok(r) => r,
         Err(e) => return e,
     };
-    let bytes = match super::beneath::read(ctx.root.path(), &r.rel) {
+    let bytes = match read_allowed(ctx, &r.rel) {
         Ok(b) => b,
-        Err(e) => return io_err(&format!("cannot read `{}`", r.rel), &e),
+        Err(e) => return e,
     };
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return ToolOutput::err(Code::InvalidArgs, format!("`{}` is a binary file ({} bytes)", r.rel, bytes.len()));

@@ -74,12 +74,35 @@ impl ToolContext {
     /// Resolve `input` and check it against the path rules for `access`.
     pub fn resolve(&self, input: &str, access: Access) -> Result<paths::Resolved, ToolOutput> {
         let r = self.root.resolve(input).map_err(ToolOutput::from)?;
-        if r.rel == "." && access == Access::Read {
+        if r.target == "." && access == Access::Read {
             return Ok(r);
         }
-        let d = decide_path(&self.policy, &r.rel, access);
-        self.record(&d);
-        if d.allowed { Ok(r) } else { Err(denied(&d)) }
+        // The rules hold for the name and for what it leads to: `l -> .env` is `.env`.
+        for path in [&r.rel, &r.target] {
+            let d = decide_path(&self.policy, path, access);
+            self.record(&d);
+            if !d.allowed {
+                return Err(denied(&d));
+            }
+            if r.target == r.rel {
+                break;
+            }
+        }
+        Ok(r)
+    }
+
+    /// Open the regular file `rel` (a path a walk found, or a resolved one) beneath the root
+    /// for reading, refused when what it really is (through any symlink beneath the root) is a
+    /// file the policy does not let the model read.
+    pub fn open_readable(&self, root_dir: &std::fs::File, rel: &str) -> Result<std::fs::File, ToolOutput> {
+        let f = beneath::open_file(root_dir, rel).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))?;
+        let real = beneath::real_rel(self.root.path(), &f).unwrap_or_else(|| rel.to_string());
+        if real != rel && !self.readable(&real) {
+            let d = decide_path(&self.policy, &real, Access::Read);
+            self.record(&d);
+            return Err(denied(&d));
+        }
+        Ok(f)
     }
 
     /// Whether a read of `rel` is allowed, without recording it (for filtering search results).

@@ -21,6 +21,9 @@ fn deny(code: Code, message: impl Into<String>) -> PathError {
 pub struct Resolved {
     pub abs: PathBuf,
     pub rel: String,
+    /// Where `rel` leads through the symlinks in it (relative, with `/`); `rel` itself when it
+    /// goes through none. The policy's path rules are checked on both.
+    pub target: String,
 }
 
 /// The repo root, canonicalized once.
@@ -97,16 +100,28 @@ impl Root {
         }
         // The canonical form of the deepest existing ancestor must be inside, and not in .git.
         let mut probe = self.root.join(parts.join("/"));
+        let mut rest = Vec::new();
         while !probe.exists() {
+            match probe.file_name() {
+                Some(n) => rest.push(n.to_string_lossy().into_owned()),
+                None => break,
+            }
             if !probe.pop() {
                 break;
             }
         }
+        let rel = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
+        let mut target = rel.clone();
         if let Ok(canon) = probe.canonicalize() {
             self.check_inside(&canon, input)?;
+            let mut t: Vec<String> = canon
+                .strip_prefix(&self.root)
+                .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
+            t.extend(rest.into_iter().rev());
+            target = if t.is_empty() { ".".to_string() } else { t.join("/") };
         }
-        let rel = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
-        Ok(Resolved { abs: self.root.join(&rel), rel })
+        Ok(Resolved { abs: self.root.join(&rel), rel, target })
     }
 
     fn check_inside(&self, canon: &Path, input: &str) -> Result<(), PathError> {
@@ -158,6 +173,10 @@ mod tests {
         ];
         for (input, rel) in ok {
             assert_eq!(root.resolve(input).map(|r| r.rel), Ok(rel.to_string()), "{input}");
+        }
+        let targets = [("src2/a.py", "src/a.py"), ("src2/new/x", "src/new/x"), ("src/a.py", "src/a.py"), ("", ".")];
+        for (input, target) in targets {
+            assert_eq!(root.resolve(input).map(|r| r.target), Ok(target.to_string()), "{input}");
         }
         let denied = [
             "/etc/passwd",

@@ -157,8 +157,17 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
             if found.lock().is_ok_and(|mut f| f.skip(&rel)) {
                 return;
             }
-            // Opened beneath the root, not followed through a symlink, and only if regular.
-            let Ok(file) = super::beneath::open_file(root_dir, &rel) else { return };
+            // Opened beneath the root, only if regular, and only if what it really is (through
+            // a symlinked directory the search started from) may be read.
+            let file = match ctx.open_readable(root_dir, &rel) {
+                Ok(f) => f,
+                Err(e) => {
+                    if e.code == Some(Code::PolicyDenied) {
+                        withheld.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return;
+                }
+            };
             let mut hits = Vec::new();
             let _ = searcher.search_file(
                 &matcher,

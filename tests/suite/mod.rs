@@ -5,6 +5,10 @@ mod budgets;
 mod cancel;
 mod chaos;
 mod context;
+#[cfg(target_os = "linux")]
+mod deputy_reads;
+#[cfg(target_os = "linux")]
+mod deputy_restore;
 mod end_to_end;
 mod examples;
 mod first_runs;
