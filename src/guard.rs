@@ -29,7 +29,59 @@ pub fn diff_guard(policy: &Policy, changes: &[FileChange]) -> Vec<String> {
             policy.max_lines_changed
         ));
     }
+    let bytes: u64 = changes.iter().map(|c| c.bytes).sum();
+    if bytes > policy.max_bytes_changed {
+        let biggest = changes.iter().max_by_key(|c| c.bytes).map(|c| c.path.as_str()).unwrap_or_default();
+        problems.push(format!(
+            "{bytes} bytes changed (the most in `{biggest}`); the policy allows at most {} (limits.max_bytes_changed)",
+            policy.max_bytes_changed
+        ));
+    }
     problems
+}
+
+/// The problem with a change of more files, or of new files of more bytes, than the policy
+/// allows, told after counting only that far (such a change is neither diffed nor saved).
+pub fn too_large(policy: &Policy, counted: &crate::git::Counted) -> String {
+    let first: Vec<String> = counted.files.iter().take(5).map(|f| format!("`{f}`")).collect();
+    let what = if counted.files.len() > policy.max_files_changed {
+        format!(
+            "more than {} files changed ({}, …); the policy allows at most {} (limits.max_files_changed)",
+            policy.max_files_changed,
+            first.join(", "),
+            policy.max_files_changed
+        )
+    } else {
+        format!(
+            "new files of more than {} bytes ({}, …); the policy allows at most {} bytes changed (limits.max_bytes_changed)",
+            policy.max_bytes_changed,
+            first.join(", "),
+            policy.max_bytes_changed
+        )
+    };
+    format!("{what}. A change this large is neither diffed nor saved")
+}
+
+/// The binary files of the change (their whole content, which the diff text does not show)
+/// that hold a secret in any of its forms. Read beneath `root`, regular files only, at most
+/// `max` bytes each.
+pub fn binary_secrets(
+    root: &Path,
+    changes: &[FileChange],
+    redactor: &crate::redact::Redactor,
+    max: u64,
+) -> Vec<String> {
+    use std::io::Read;
+    let Ok(dir) = crate::tools::beneath::open_root(root) else { return vec![] };
+    let mut found = Vec::new();
+    for c in changes.iter().filter(|c| c.binary && c.status != "deleted") {
+        let Ok(f) = crate::tools::beneath::open_file(&dir, &c.path) else { continue };
+        let mut bytes = Vec::new();
+        if f.take(max).read_to_end(&mut bytes).is_ok() && redactor.found_in(&bytes) {
+            found.push(c.path.clone());
+        }
+    }
+    found
 }
 
 /// A snapshot of what in `.git` could make git run code: `config`, `hooks/`, `info/`. With the
@@ -122,7 +174,7 @@ mod tests {
     use super::*;
 
     fn change(path: &str, lines: usize) -> FileChange {
-        FileChange { path: path.into(), status: "modified".into(), added: lines, removed: 0 }
+        FileChange { path: path.into(), status: "modified".into(), added: lines, removed: 0, bytes: 10, binary: false }
     }
 
     #[test]
@@ -137,6 +189,48 @@ mod tests {
         assert!(v[0].contains("3 files changed"), "{v:?}");
         let v = diff_guard(&p, &[change("a", 11)]);
         assert!(v[0].contains("11 lines changed"), "{v:?}");
+        p.max_bytes_changed = 100;
+        let big = FileChange {
+            path: "blob.bin".into(),
+            status: "added".into(),
+            added: 0,
+            removed: 0,
+            bytes: 101,
+            binary: true,
+        };
+        let v = diff_guard(&p, &[change("a", 1), big]);
+        assert!(
+            v[0].contains("111 bytes changed (the most in `blob.bin`)"),
+            "a binary file counts by its bytes: {v:?}"
+        );
+    }
+
+    #[test]
+    fn binary_files_are_scanned_for_secrets_in_their_forms() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = crate::redact::Redactor::new();
+        r.add("sk-live-0123456789");
+        let utf16: Vec<u8> = "sk-live-0123456789".bytes().flat_map(|b| [b, 0]).collect();
+        let files: [(&str, Vec<u8>); 4] = [
+            ("raw.bin", [&b"\x00\x01GIF"[..], b"sk-live-0123456789"].concat()),
+            ("wide.bin", [&b"\xff\xfe"[..], &utf16].concat()),
+            ("b64.bin", [&b"\x00"[..], b"c2stbGl2ZS0wMTIzNDU2Nzg5"].concat()),
+            ("clean.bin", b"\x00\x01nothing here".to_vec()),
+        ];
+        let mut changes = Vec::new();
+        for (name, bytes) in &files {
+            std::fs::write(dir.path().join(name), bytes).unwrap();
+            changes.push(FileChange {
+                path: (*name).into(),
+                status: "added".into(),
+                added: 0,
+                removed: 0,
+                bytes: 1,
+                binary: true,
+            });
+        }
+        let root = dir.path().canonicalize().unwrap();
+        assert_eq!(binary_secrets(&root, &changes, &r, 1 << 20), ["raw.bin", "wide.bin", "b64.bin"]);
     }
 
     #[test]
@@ -144,8 +238,14 @@ mod tests {
         let mut p = Policy::builtin();
         p.max_files_changed = 2;
         p.max_lines_changed = 10;
-        let edit =
-            |path: &str, added, removed| FileChange { path: path.into(), status: "modified".into(), added, removed };
+        let edit = |path: &str, added, removed| FileChange {
+            path: path.into(),
+            status: "modified".into(),
+            added,
+            removed,
+            bytes: 1,
+            binary: false,
+        };
         assert!(diff_guard(&p, &[edit("a", 4, 1), edit("b", 2, 3)]).is_empty(), "exactly at both limits");
         assert_eq!(
             diff_guard(&p, &[edit("a", 7, 4)]),

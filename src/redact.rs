@@ -64,6 +64,23 @@ impl Redactor {
     }
 }
 
+impl Redactor {
+    /// Whether `bytes` (content that need not be text: a binary file of the change) hold any
+    /// registered form of a secret, as they are or with their NUL bytes taken out (a secret
+    /// written as UTF-16, or split by NULs). One pass over the bytes for all forms.
+    pub fn found_in(&self, bytes: &[u8]) -> bool {
+        let needles = self.values();
+        if needles.is_empty() {
+            return false;
+        }
+        let Ok(ac) = aho_corasick::AhoCorasick::new(&needles) else { return true };
+        if ac.is_match(bytes) {
+            return true;
+        }
+        bytes.contains(&0) && ac.is_match(&bytes.iter().copied().filter(|b| *b != 0).collect::<Vec<u8>>())
+    }
+}
+
 /// The shortest piece of a secret masked at a cut (shorter pieces are too common to matter).
 const MIN_PIECE: usize = 4;
 

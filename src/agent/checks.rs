@@ -13,8 +13,8 @@ impl Loop<'_> {
         self.settle_marks().await;
         if !baseline && !self.touched {
             // A command may have changed files: the change existed, whatever happens to it later.
-            let base = self.base;
-            self.touched = self.ws.blocking(move |ws| ws.changes(base)).await.is_ok_and(|c| !c.is_empty());
+            // (Whether anything differs is enough: nothing is read or diffed.)
+            self.touched = self.ws.blocking(|ws| ws.dirty_entries()).await.is_ok_and(|c| !c.is_empty());
         }
         // What the checks themselves leave in the work tree is theirs, not the model's change.
         // Before the baseline of a run that requires a clean tree, intake saw it clean and

@@ -245,8 +245,38 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     finish::finish(p, run, status, base, may_save).await
 }
 
+/// What the change is, within the policy's limits, and what is wrong with it: the problems,
+/// and whether it carries a secret. The files are counted first, stopping one past the limit, so
+/// a change of too many files is never diffed; no file larger than the byte limit is read.
+async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<String>, bool), HoneError> {
+    let (cap, max) = (p.policy.max_files_changed, p.policy.max_bytes_changed);
+    let counted = p.ws.blocking(move |ws| ws.count_changed(cap, max)).await?;
+    if counted.over {
+        run.files_changed.clear();
+        return Ok((vec![crate::guard::too_large(&p.policy, &counted)], false));
+    }
+    let want_diff = !p.redactor.is_empty();
+    let (changes, diff) = p
+        .ws
+        .blocking(move |ws| Ok((ws.changes(base, max)?, if want_diff { Some(ws.diff_text(base, max)?) } else { None })))
+        .await?;
+    run.files_changed = changes;
+    let mut problems = diff_guard(&p.policy, &run.files_changed);
+    let mut carried = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
+    if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
+        carried.insert(0, "the diff".into());
+    }
+    if !carried.is_empty() {
+        problems.push(format!(
+            "the change contains the value of a secret (or an encoding of it) in {}; committing it would leak it, so it is not saved either",
+            carried.join(", ")
+        ));
+    }
+    Ok((problems, !carried.is_empty()))
+}
+
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too
-/// big, no secret in the diff. A success they refuse becomes a failure. The second value is
+/// big, no secret in the change. A success they refuse becomes a failure. The second value is
 /// false when the work must not be saved anywhere (it carries a secret).
 async fn guards(
     p: &Prepared,
@@ -256,21 +286,10 @@ async fn guards(
     git_guard: &GitGuard,
 ) -> Result<(Status, bool), HoneError> {
     let planted = git_guard.check_and_restore();
-    let want_diff = !p.redactor.is_empty();
-    let (changes, diff) =
-        p.ws.blocking(move |ws| Ok((ws.changes(base)?, if want_diff { Some(ws.diff_text(base)?) } else { None })))
-            .await?;
-    run.files_changed = changes;
     let mut problems: Vec<String> =
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
-    problems.extend(diff_guard(&p.policy, &run.files_changed));
-    let mut secret = false;
-    if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
-        secret = true;
-        problems.push(
-            "the change contains the value of a secret (or an encoding of it); committing it would leak it, so it is not saved either".into(),
-        );
-    }
+    let (found, secret) = measure(p, run, base).await?;
+    problems.extend(found);
     run.policy.guard = problems.clone();
     if status == Status::Success && !problems.is_empty() {
         let message = format!("the change was refused before commit: {}", problems.join("; "));

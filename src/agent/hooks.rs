@@ -56,12 +56,15 @@ impl Loop<'_> {
         if self.job.hooks.before_verify.is_empty() {
             return String::new();
         }
-        let base = self.base;
+        // The change's files that exist, counted no further than the policy allows (a larger
+        // change is refused anyway; its names would not fit a command line).
+        let cap = self.tools.policy.max_files_changed;
+        let root = self.ws.root().to_path_buf();
         let files: Vec<String> = self
             .ws
-            .blocking(move |ws| ws.changes(base))
+            .blocking(move |ws| ws.count_changed(cap, u64::MAX))
             .await
-            .map(|c| c.into_iter().filter(|f| f.status != "deleted").map(|f| f.path).collect())
+            .map(|c| c.files.into_iter().filter(|f| std::fs::symlink_metadata(root.join(f)).is_ok()).collect())
             .unwrap_or_default();
         let hooks = self.job.hooks.before_verify.clone();
         self.run_hooks("before_verify", turn, &hooks, &files).await

@@ -189,6 +189,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     let (dirty, ignored) =
         ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
     refuse_dirty(&job, &ws, &dirty).map_err(&fail)?;
+    ws.keep(&ignored);
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
     // nothing protected from its writes (what it installs must stay). The run's own jail is built
     // after setup (`deps::run`), protecting what setup made.

@@ -10,14 +10,19 @@ impl Workspace {
     /// and directories (a new directory is one entry), minus excluded paths. Cheap: untracked
     /// directories are not descended into.
     pub fn dirty_entries(&self) -> Result<Vec<String>> {
+        Ok(self.dirty_entries_new()?.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// `dirty_entries`, each with whether it is new (untracked).
+    pub(super) fn dirty_entries_new(&self) -> Result<Vec<(String, bool)>> {
         let mut opts = StatusOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(false).include_ignored(false);
         let statuses = self.repo.statuses(Some(&mut opts))?;
         Ok(statuses
             .iter()
             .filter(|s| s.status() != Status::CURRENT && !s.status().is_ignored())
-            .filter_map(|s| s.path().ok().map(|p| p.trim_end_matches('/').to_string()))
-            .filter(|p| !self.is_excluded(p))
+            .filter_map(|s| s.path().ok().map(|p| (p.trim_end_matches('/').to_string(), s.status().is_wt_new())))
+            .filter(|(p, _)| !self.is_excluded(p))
             .collect())
     }
 
@@ -42,13 +47,12 @@ impl Workspace {
         self.artifacts.lock().map(|mut a| std::mem::take(&mut *a)).unwrap_or_default()
     }
 
-    /// Uncommitted changes and untracked (not ignored) files, minus excluded paths. It also
-    /// refreshes the index's stat cache, as `git status` does: in a fresh clone every entry is
-    /// "racily clean" (written in the same second as the index), so until then every status and
-    /// diff would read and hash every tracked file (2 s on 20,000 files).
-    pub fn dirty_paths(&self) -> Result<Vec<String>> {
+    /// Uncommitted changes and untracked (not ignored) files beneath the directory `rel`, each
+    /// file on its own (untracked directories descended into), minus excluded paths.
+    pub(super) fn dirty_paths_under(&self, rel: &str) -> Result<Vec<String>> {
         let mut opts = StatusOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).include_ignored(false).update_index(true);
+        opts.include_untracked(true).recurse_untracked_dirs(true).include_ignored(false).pathspec(format!("{rel}/"));
+        opts.disable_pathspec_match(false);
         let statuses = self.repo.statuses(Some(&mut opts))?;
         Ok(statuses
             .iter()
@@ -58,14 +62,16 @@ impl Workspace {
             .collect())
     }
 
-    /// Every change in the work tree relative to `base`, with line stats. Through the index (as
-    /// `git diff <base>` does), so that unchanged files are known by their stat data instead of
-    /// being read and hashed: the result is the same, as the index only ever holds `base` or
-    /// hone's own staging of the work tree.
-    pub fn changes(&self, base: Oid) -> Result<Vec<FileChange>> {
+    /// Every change in the work tree relative to `base`, with line and byte stats. Through the
+    /// index (as `git diff <base>` does), so that unchanged files are known by their stat data
+    /// instead of being read and hashed: the result is the same, as the index only ever holds
+    /// `base` or hone's own staging of the work tree. A file larger than `max_size` bytes is not
+    /// read: it counts as binary, at its whole size.
+    pub fn changes(&self, base: Oid, max_size: u64) -> Result<Vec<FileChange>> {
         let tree = self.repo.find_commit(base)?.tree()?;
         let mut opts = git2::DiffOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+        opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
         let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
         let mut out = Vec::new();
         for (i, delta) in diff.deltas().enumerate() {
@@ -85,19 +91,27 @@ impl Workspace {
                 git2::Delta::Typechange => "typechange",
                 _ => "modified",
             };
-            let (added, removed) = git2::Patch::from_diff(&diff, i)?
-                .map(|p| p.line_stats().map(|(_, a, r)| (a, r)).unwrap_or((0, 0)))
-                .unwrap_or((0, 0));
-            out.push(FileChange { path, status: status.into(), added, removed });
+            let patch = git2::Patch::from_diff(&diff, i)?;
+            let binary = delta.flags().is_binary() || patch.as_ref().is_some_and(|p| p.delta().flags().is_binary());
+            let (added, removed, bytes) = match patch {
+                Some(p) if !binary => line_stats(&p)?,
+                _ => {
+                    let size = if delta.status() == git2::Delta::Deleted { delta.old_file() } else { delta.new_file() };
+                    (0, 0, size.size())
+                }
+            };
+            out.push(FileChange { path, status: status.into(), added, removed, bytes, binary });
         }
         Ok(out)
     }
 
-    /// The unified diff of the work tree against `base` (excluded paths left out).
-    pub fn diff_text(&self, base: Oid) -> Result<String> {
+    /// The unified diff of the work tree against `base` (excluded paths left out); files larger
+    /// than `max_size` bytes are not read (they show as binary).
+    pub fn diff_text(&self, base: Oid, max_size: u64) -> Result<String> {
         let tree = self.repo.find_commit(base)?.tree()?;
         let mut opts = git2::DiffOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
+        opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
         let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
         self.patch_text(&diff)
     }
@@ -125,4 +139,21 @@ impl Workspace {
         let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
         self.patch_text(&diff)
     }
+}
+
+/// Lines added and removed, and their bytes.
+fn line_stats(p: &git2::Patch<'_>) -> Result<(usize, usize, u64)> {
+    let (mut added, mut removed, mut bytes) = (0, 0, 0u64);
+    for h in 0..p.num_hunks() {
+        for l in 0..p.num_lines_in_hunk(h)? {
+            let line = p.line_in_hunk(h, l)?;
+            match line.origin() {
+                '+' => added += 1,
+                '-' => removed += 1,
+                _ => continue,
+            }
+            bytes += line.content().len() as u64;
+        }
+    }
+    Ok((added, removed, bytes))
 }

@@ -4,10 +4,12 @@
 //! reading system, XDG and global config, so a poisoned repo or machine config runs nothing.
 
 mod changes;
+mod count;
 mod ignored;
 mod links;
 mod saved;
 mod scratch;
+pub use count::Counted;
 pub use saved::Saved;
 
 pub use scratch::init_scratch;
@@ -44,6 +46,12 @@ pub struct FileChange {
     pub status: String,
     pub added: usize,
     pub removed: usize,
+    /// The bytes the change adds and removes: the changed lines of a text file; the whole new
+    /// (or, deleted, old) content of a binary file or of one too large to diff.
+    pub bytes: u64,
+    /// Not diffed as text: binary, or larger than the change may be.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 pub struct Workspace {
@@ -56,6 +64,9 @@ pub struct Workspace {
     /// change, so never committed; removed with everything else when the checkout is restored.
     /// Shared with the handles `blocking` opens.
     artifacts: Arc<Mutex<Vec<String>>>,
+    /// Ignored entries that were there before the run (`keep`): never removed, even inside a
+    /// new directory that is otherwise removed whole.
+    kept: Arc<Mutex<Vec<String>>>,
 }
 
 impl Workspace {
@@ -72,7 +83,7 @@ impl Workspace {
             .canonicalize()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
         let excluded = Arc::new(excluded.into_iter().filter(|r| !r.is_empty()).collect());
-        Ok(Workspace { repo, root, excluded, artifacts: Default::default() })
+        Ok(Workspace { repo, root, excluded, artifacts: Default::default(), kept: Default::default() })
     }
 
     /// Run `work` on a blocking thread, off the async executor: walking the work tree, diffing,
@@ -101,12 +112,20 @@ impl Workspace {
             root: self.root.clone(),
             excluded: self.excluded.clone(),
             artifacts: self.artifacts.clone(),
+            kept: self.kept.clone(),
         };
         Ok(tokio::task::spawn_blocking(move || work(&handle)))
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Ignored entries that were there before the run: a restore or rollback never removes them.
+    pub fn keep(&self, ignored: &[String]) {
+        if let Ok(mut k) = self.kept.lock() {
+            k.extend(ignored.iter().cloned());
+        }
     }
 
     pub fn git_dir(&self) -> PathBuf {
@@ -223,9 +242,30 @@ impl Workspace {
         let mut index = self.repo.index()?;
         index.read_tree(&tree)?;
         index.write()?;
-        for rel in self.dirty_paths()? {
-            if tree.get_path(Path::new(&rel)).is_err() {
+        self.remove_untracked(&tree, vec![])?;
+        Ok(())
+    }
+
+    /// Remove what the work tree has and `tree` does not (and is not excluded or ignored), plus
+    /// `more` (the checks' artifacts): a new directory whole, in one removal by descriptor,
+    /// unless something hone keeps (an excluded path, an ignored entry from before the run) lies
+    /// beneath it; then only its new files, one by one. Nothing is followed through a symlink.
+    fn remove_untracked(&self, tree: &git2::Tree<'_>, more: Vec<String>) -> Result<()> {
+        let kept: Vec<String> =
+            self.excluded.iter().cloned().chain(self.kept.lock().map(|k| k.clone()).unwrap_or_default()).collect();
+        for rel in self.dirty_entries()?.into_iter().chain(more) {
+            if tree.get_path(Path::new(&rel)).is_ok() {
+                continue;
+            }
+            let holds_kept = kept.iter().any(|k| k.starts_with(&format!("{rel}/")));
+            if !holds_kept {
                 let _ = crate::safe_fs::remove_beneath(&self.root, &rel);
+                continue;
+            }
+            for inner in self.dirty_paths_under(&rel)? {
+                if tree.get_path(Path::new(&inner)).is_err() {
+                    let _ = crate::safe_fs::remove_beneath(&self.root, &inner);
+                }
             }
         }
         Ok(())
@@ -295,12 +335,8 @@ impl Workspace {
         self.repo.checkout_head(Some(&mut co))?;
         // What a check or setup left: removed, unless HEAD has it (a tracked file they rewrote,
         // like a lockfile, which the checkout above has just put back).
-        for rel in self.dirty_paths()?.into_iter().chain(self.take_artifacts()) {
-            if head.get_path(Path::new(&rel)).is_ok() {
-                continue;
-            }
-            let _ = crate::safe_fs::remove_beneath(&self.root, &rel);
-        }
+        let artifacts = self.take_artifacts();
+        self.remove_untracked(&head, artifacts)?;
         Ok(unlinked)
     }
 }
@@ -357,9 +393,9 @@ mod tests {
             let marked = ws.blocking(|ws| ws.mark_artifacts(&[])).await.unwrap();
             assert_eq!(marked, ["check.log"], "the excluded .hone/ is not an artifact");
             std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
-            let dirty = ws.blocking(|ws| ws.dirty_paths()).await.unwrap();
+            let dirty = ws.blocking(|ws| ws.dirty_entries()).await.unwrap();
             assert_eq!(dirty, ["b.txt"], "the artifact marked on one handle is excluded on the next");
         });
-        assert_eq!(ws.dirty_paths().unwrap(), ["b.txt"], "and on the run's own handle");
+        assert_eq!(ws.dirty_entries().unwrap(), ["b.txt"], "and on the run's own handle");
     }
 }

@@ -43,8 +43,8 @@ pub fn for_model(p: &Policy) -> String {
         "- Commands have no network access (no downloads, no package installs).\n"
     });
     s.push_str(&format!(
-        "- The change may touch at most {} files and {} lines.\n",
-        p.max_files_changed, p.max_lines_changed
+        "- The change may touch at most {} files, {} lines and {} bytes.\n",
+        p.max_files_changed, p.max_lines_changed, p.max_bytes_changed
     ));
     s
 }

@@ -67,6 +67,8 @@ pub struct Policy {
     pub secrets: Vec<String>,
     pub max_files_changed: usize,
     pub max_lines_changed: usize,
+    /// Bytes added and removed: the changed lines of text files, the whole of binary ones.
+    pub max_bytes_changed: u64,
 }
 
 pub const DEFAULT_READ_DENY: &[&str] = &[
@@ -175,6 +177,7 @@ impl Policy {
             secrets: vec![],
             max_files_changed: 100,
             max_lines_changed: 5000,
+            max_bytes_changed: 10 << 20,
         }
     }
 
@@ -248,8 +251,12 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
     let limits = raw.limits.unwrap_or_default();
     p.max_files_changed = limits.max_files_changed.unwrap_or(p.max_files_changed);
     p.max_lines_changed = limits.max_lines_changed.unwrap_or(p.max_lines_changed);
-    for (k, v) in [("limits.max_files_changed", p.max_files_changed), ("limits.max_lines_changed", p.max_lines_changed)]
-    {
+    p.max_bytes_changed = limits.max_bytes_changed.unwrap_or(p.max_bytes_changed);
+    for (k, v) in [
+        ("limits.max_files_changed", p.max_files_changed as u64),
+        ("limits.max_lines_changed", p.max_lines_changed as u64),
+        ("limits.max_bytes_changed", p.max_bytes_changed),
+    ] {
         if v == 0 {
             errors.push(map.at_value(k, "must be at least 1", None));
         }

@@ -100,4 +100,7 @@ pub struct RawEnv {
 pub struct RawLimits {
     pub max_files_changed: Option<usize>,
     pub max_lines_changed: Option<usize>,
+    /// The most bytes a change may add and remove (changed lines of text files, whole binary
+    /// files); default 10485760 (10 MiB).
+    pub max_bytes_changed: Option<u64>,
 }

@@ -6,6 +6,8 @@ mod cancel;
 mod chaos;
 mod context;
 #[cfg(target_os = "linux")]
+mod deputy_limits;
+#[cfg(target_os = "linux")]
 mod deputy_reads;
 #[cfg(target_os = "linux")]
 mod deputy_restore;
