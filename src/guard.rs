@@ -62,6 +62,31 @@ pub fn too_large(policy: &Policy, counted: &crate::git::Counted) -> String {
     format!("{what}. A change this large is neither diffed nor saved")
 }
 
+/// The symlinks of the change that lead outside the repository (an absolute target, or one
+/// that climbs above the root with `..`): committing one would hand whoever checks the branch
+/// out (a CI job, a reviewer) a link to their own files.
+pub fn links_out(root: &Path, changes: &[FileChange]) -> Vec<String> {
+    let mut found = Vec::new();
+    for c in changes.iter().filter(|c| c.status != "deleted") {
+        let Ok(target) = std::fs::read_link(root.join(&c.path)) else { continue };
+        let depth = c.path.matches('/').count() as i64;
+        let mut level = depth;
+        let mut escapes = target.is_absolute();
+        for part in target.components() {
+            match part {
+                std::path::Component::ParentDir => level -= 1,
+                std::path::Component::Normal(_) => level += 1,
+                _ => {}
+            }
+            escapes |= level < 0;
+        }
+        if escapes {
+            found.push(format!("`{}` -> `{}`", c.path, target.display()));
+        }
+    }
+    found
+}
+
 /// The binary files of the change (their whole content, which the diff text does not show)
 /// that hold a secret in any of its forms. Read beneath `root`, regular files only, at most
 /// `max` bytes each.
@@ -202,6 +227,35 @@ mod tests {
         assert!(
             v[0].contains("111 bytes changed (the most in `blob.bin`)"),
             "a binary file counts by its bytes: {v:?}"
+        );
+    }
+
+    #[test]
+    fn links_that_lead_outside_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("a")).unwrap();
+        let links = [
+            ("a/up", "../b"),
+            ("a/out", "../../x"),
+            ("abs", "/etc/passwd"),
+            ("a/deep", "c/../../b"),
+            ("a/trick", "../a/../../y"),
+        ];
+        let mut changes = Vec::new();
+        for (name, to) in links {
+            std::os::unix::fs::symlink(to, dir.path().join(name)).unwrap();
+            changes.push(FileChange {
+                path: name.into(),
+                status: "added".into(),
+                added: 1,
+                removed: 0,
+                bytes: 1,
+                binary: false,
+            });
+        }
+        assert_eq!(
+            links_out(dir.path(), &changes),
+            ["`a/out` -> `../../x`", "`abs` -> `/etc/passwd`", "`a/trick` -> `../a/../../y`"]
         );
     }
 

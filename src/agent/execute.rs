@@ -262,6 +262,10 @@ async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<St
         .await?;
     run.files_changed = changes;
     let mut problems = diff_guard(&p.policy, &run.files_changed);
+    let out = crate::guard::links_out(p.ws.root(), &run.files_changed);
+    if !out.is_empty() {
+        problems.push(format!("the change adds symlinks that lead outside the repository: {}", out.join(", ")));
+    }
     let mut carried = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
     if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
         carried.insert(0, "the diff".into());

@@ -81,6 +81,8 @@ async fn links_planted_by_a_command_are_not_followed_by_the_restore() {
     let yaml = spec(&repo, "cmd-link", &mock, OPEN_POLICY, "").replace("max_fix_attempts: 2", "max_fix_attempts: 0");
     let run = run_job(&repo, &yaml, &[]).await;
     assert_eq!(run.code, 1, "{}", run.stderr);
+    let guard = run.report()["policy"]["guard"].to_string();
+    assert!(guard.contains("symlinks that lead outside the repository") && guard.contains("`src` ->"), "{guard}");
     assert_untouched(outside.path(), VICTIM);
     assert_restored(&repo);
 }
