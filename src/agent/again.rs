@@ -28,17 +28,35 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
     if !dir.join("report.json").is_file() {
         return Ok((arg.to_string(), vec![]));
     }
-    let report: serde_json::Value = std::fs::read_to_string(dir.join("report.json"))
+    // The report dir is reached as given (the user named it); its file is read only if it is a
+    // regular file, never through a symlink or from a FIFO, and at most 64 MB of it.
+    let report: serde_json::Value = std::fs::File::open(dir)
+        .and_then(|d| crate::safe_fs::read_regular_at(&d, "report.json", 64 << 20))
         .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
+        .and_then(|t| serde_json::from_slice(&t).ok())
         .ok_or_else(|| HoneError::new(Code::Io, format!("cannot read {}/report.json", dir.display())))?;
     let Some(refname) = report["saved_ref"].as_str() else {
         let msg =
             format!("the run reported in {} saved no work to continue from (its `saved_ref` is null)", dir.display());
         return Err(HoneError::new(Code::Git, msg));
     };
+    // A report dir is data (perhaps a downloaded artifact): it can only name a ref a failed run
+    // of hone saves, never another revision (`main`, `HEAD~3`, a PR's branch).
+    if !is_saved_ref(refname) {
+        let msg = format!(
+            "{}/report.json names `{refname}` as its saved work, which is not a ref hone saves (refs/hone/<job>/failed); name the ref itself with --continue if you mean it",
+            dir.display()
+        );
+        return Err(HoneError::new(Code::Git, msg));
+    }
     let entries = crate::replay::read(dir).map_err(|m| HoneError::new(Code::Spec, m))?;
     Ok((refname.to_string(), conversation(&entries)))
+}
+
+/// Whether `name` is a ref of the form a failed run saves its work on: `refs/hone/<job>/failed`,
+/// with a valid job name.
+fn is_saved_ref(name: &str) -> bool {
+    name.strip_prefix("refs/hone/").and_then(|r| r.strip_suffix("/failed")).is_some_and(crate::spec::valid_name)
 }
 
 /// The saved work `read` named, found in the repository.
@@ -105,6 +123,24 @@ impl Loop<'_> {
 mod tests {
     use super::*;
     use crate::protocol::{FinishReason, ToolCall};
+
+    #[test]
+    fn a_report_dir_names_only_a_saved_ref() {
+        for ok in ["refs/hone/fix-bug/failed", "refs/hone/a.b_c/failed"] {
+            assert!(is_saved_ref(ok), "{ok}");
+        }
+        for bad in [
+            "main",
+            "HEAD~3",
+            "refs/hone//failed",
+            "refs/hone/x/failed^{/evil}",
+            "refs/heads/failed",
+            ":/text",
+            "refs/hone/../heads/x/failed",
+        ] {
+            assert!(!is_saved_ref(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn the_conversation_comes_back_once_in_order() {

@@ -334,7 +334,8 @@ pub(crate) fn resolve(dir: &Path, p: &str) -> PathBuf {
     if p.is_absolute() { p.to_path_buf() } else { dir.join(p) }
 }
 
-fn valid_name(n: &str) -> bool {
+/// Whether `n` is a valid job name (it is used in branch and ref names).
+pub(crate) fn valid_name(n: &str) -> bool {
     !n.is_empty()
         && n.len() <= 100
         && n.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
