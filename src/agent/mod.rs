@@ -271,7 +271,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     if status == Status::InvalidInput {
         outcome.message = report.errors.first().map(|e| p.redactor.apply(&e.message));
     }
-    let mut said = vec![transcript::header(&r, job)];
+    let mut said = vec![transcript::header(&r, job, &p.policy)];
     said.append(&mut r.transcript);
     if let Err(e) = write_reports(&p.report_dir, &report, &p.events, &p.redactor, &said) {
         tracing::error!("cannot write the reports to {}: {e}", p.report_dir.path().display());
