@@ -37,7 +37,7 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
             format!("the run reported in {} saved no work to continue from (its `saved_ref` is null)", dir.display());
         return Err(HoneError::new(Code::Git, msg));
     };
-    let entries = crate::replay::read(dir).map_err(|m| HoneError::new(Code::Spec, m))?;
+    let entries = crate::replay::read(dir)?;
     Ok((refname.to_string(), conversation(&entries)))
 }
 

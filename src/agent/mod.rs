@@ -81,6 +81,9 @@ pub struct RunOptions {
     pub event_repo: Option<String>,
     /// `hone replay`: the model answers from a transcript.
     pub replay: Option<std::sync::Arc<crate::model::replay::Replay>>,
+    /// `hone replay`: the policy replay settled (verify commands allowed), used instead of
+    /// loading the job's `policy:` file.
+    pub policy: Option<Box<crate::policy::Policy>>,
     /// `--continue REF`: start from the work a failed run saved there.
     pub continue_from: Option<String>,
 }
@@ -115,6 +118,7 @@ impl RunOptions {
             github_repo: None,
             event_repo: None,
             replay: None,
+            policy: None,
             continue_from: None,
         }
     }
