@@ -22,6 +22,12 @@ use tokio_util::sync::CancellationToken;
 /// How long copying the repository for the replay may take.
 const COPY_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// `s` for a message: control characters (a CR, a newline) shown escaped, so that text from the
+/// repository or the transcript cannot start a line of its own on stderr.
+fn plain(s: impl std::fmt::Display) -> String {
+    s.to_string().chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
 /// What the command line says besides the report dir.
 #[derive(Debug, Default)]
 pub struct Where {
@@ -126,7 +132,9 @@ async fn prepare(
     let mut settled = trust::settle(&from, &overrides, (&root, base), at.allow_sandbox_off)?;
     let what = match &at.job {
         Some(j) => format!("the job {}", j.display()),
-        None => format!("the recorded job {}", settled.job.spec_path.strip_prefix(&root).unwrap_or(&root).display()),
+        None => {
+            format!("the recorded job {}", plain(settled.job.spec_path.strip_prefix(&root).unwrap_or(&root).display()))
+        }
     };
     settled.notes.insert(0, format!("{what} on commit {base} of {shown}, in a clone, offline"));
     // In the clone, from the base; nothing pushed, no PR.

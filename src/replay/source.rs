@@ -115,7 +115,7 @@ fn copy_shallow(from: &Repository, to: &Repository) -> Result<(), HoneError> {
 /// The file at `rel` in the clone's `base` commit, from the object store (never from the work
 /// tree, where a path could lead through a symlink): a regular file, at most `MAX_FILE` bytes.
 pub fn read_at_base(root: &Path, base: Oid, rel: &Path) -> Result<String, HoneError> {
-    let shown = rel.display();
+    let shown = super::plain(rel.display());
     let not = |why: String| {
         HoneError::new(Code::Spec, format!("`{shown}` at the recorded base commit {base}: {why}"))
             .hint("name the job with --job JOB.yaml")

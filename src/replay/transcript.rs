@@ -43,8 +43,9 @@ fn read_at_most(dir: &Path, max: u64) -> Result<Vec<Entry>, HoneError> {
     })?;
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let e: Entry = serde_json::from_str(line)
-            .map_err(|e| HoneError::new(Code::Spec, format!("{shown}:{}: not a transcript entry: {e}", i + 1)))?;
+        let e: Entry = serde_json::from_str(line).map_err(|e| {
+            HoneError::new(Code::Spec, format!("{shown}:{}: not a transcript entry: {}", i + 1, super::plain(e)))
+        })?;
         entries.push(e);
     }
     match entries.first() {
@@ -83,6 +84,9 @@ mod tests {
         std::fs::write(&t, r#"{"type":"tool_result","turn":1,"call_id":"c","tool":"t","ok":true,"content":""}"#)
             .unwrap();
         assert!(read(dir.path()).unwrap_err().message.contains("the first line is not the transcript's header"));
+        std::fs::write(&t, "{\"type\":\"x\\r::error::forged\"}\n").unwrap();
+        let e = read(dir.path()).unwrap_err().message;
+        assert!(e.contains("not a transcript entry") && !e.contains('\r'), "{e:?}");
         std::fs::write(&t, b"\xff\xfe").unwrap();
         assert!(read(dir.path()).unwrap_err().message.contains("not UTF-8"));
     }

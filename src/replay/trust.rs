@@ -3,7 +3,7 @@
 //! the transcript's digests (as untrusted as the repository); its policy from the same place, never
 //! from the transcript; and the rules that keep every replay offline and jailed.
 
-use super::source;
+use super::{plain, source};
 use crate::error::{Code, HoneError};
 use crate::policy::{DEFAULT_ENV_PASS, Policy};
 use crate::spec::{Job, McpTransport, Overrides};
@@ -103,7 +103,7 @@ fn recorded_job(
     if !matches_digest(&text, sha256) {
         let msg = format!(
             "`{}` at the base commit is not the spec the recorded run ran (its SHA-256 differs from the transcript's `spec_sha256`)",
-            rel.display()
+            plain(rel.display())
         );
         return Err(refuse(Code::Spec, msg));
     }
@@ -121,7 +121,7 @@ fn recorded_policy(job: &Job, sha256: Option<&str>, (root, base): (&Path, git2::
     let Some(rel) = beneath(root, path) else {
         let msg = format!(
             "the recorded job's policy {} is outside the repository: replay reads a recorded job's policy only from the repository, at the commit the run started from",
-            path.display()
+            plain(path.display())
         );
         return Err(refuse(Code::Policy, msg));
     };
@@ -129,7 +129,7 @@ fn recorded_policy(job: &Job, sha256: Option<&str>, (root, base): (&Path, git2::
     if !sha256.is_some_and(|d| matches_digest(&text, d)) {
         let msg = format!(
             "`{}` at the base commit is not the policy the recorded run ran (the transcript's `policy_sha256` differs)",
-            rel.display()
+            plain(rel.display())
         );
         return Err(refuse(Code::Policy, msg));
     }
@@ -146,10 +146,10 @@ fn offline(s: &mut Settled, allow_sandbox_off: bool) -> Result<(), HoneError> {
     if let Some(m) = s.job.mcp.iter().find(|m| matches!(m.transport, McpTransport::Http { .. })) {
         return Err(refuse(
             Code::Spec,
-            format!("replay is offline, and the job's MCP server `{}` is reached over HTTP", m.name),
+            format!("replay is offline, and the job's MCP server `{}` is reached over HTTP", plain(&m.name)),
         ));
     }
-    let source = s.policy.source.as_ref().map_or("the built-in policy".into(), |p| p.display().to_string());
+    let source = s.policy.source.as_ref().map_or("the built-in policy".into(), |p| plain(p.display()));
     if !s.policy.sandbox {
         if !allow_sandbox_off {
             return Err(HoneError::new(
@@ -184,7 +184,7 @@ fn narrow(s: &mut Settled) {
     if !extra.is_empty() || !p.pass_secrets.is_empty() {
         s.notes.push(format!(
             "a recorded policy passes only the default variables: {} dropped",
-            extra.iter().chain(&p.pass_secrets).map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
+            extra.iter().chain(&p.pass_secrets).map(|v| format!("`{}`", plain(v))).collect::<Vec<_>>().join(", ")
         ));
         p.env_pass.retain(|v| DEFAULT_ENV_PASS.contains(&v.as_str()));
         p.pass_secrets.clear();
@@ -195,7 +195,7 @@ fn narrow(s: &mut Settled) {
         {
             s.notes.push(format!(
                 "a recorded job passes no variables to its MCP server `{}`: its `env` is dropped",
-                m.name
+                plain(&m.name)
             ));
             env.clear();
         }
@@ -253,6 +253,15 @@ mod tests {
         assert!(env.is_empty());
         assert_eq!(s.notes.len(), 3, "{:?}", s.notes);
         assert!(s.notes[1].contains("`DATABASE_URL`, `GITHUB_TOKEN` dropped"), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn repository_text_in_a_message_cannot_start_a_line() {
+        assert_eq!(plain("p\r::error::x\n##[command]y"), "p\\r::error::x\\n##[command]y");
+        let p = policy("env: { pass: [\"X\\r::add-mask::y\"] }\n");
+        let mut s = Settled { job: job(""), policy: p, notes: vec![] };
+        narrow(&mut s);
+        assert!(!s.notes[0].contains('\r') && s.notes[0].contains("`X\\r::add-mask::y`"), "{:?}", s.notes);
     }
 
     #[test]
