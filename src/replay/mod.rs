@@ -136,7 +136,8 @@ async fn prepare(
             format!("the recorded job {}", plain(settled.job.spec_path.strip_prefix(&root).unwrap_or(&root).display()))
         }
     };
-    settled.notes.insert(0, format!("{what} on commit {base} of {shown}, in a clone, offline"));
+    let how = if settled.policy.sandbox { "offline" } else { "unconfined" };
+    settled.notes.insert(0, format!("{what} on commit {base} of {shown}, in a clone, {how}"));
     // In the clone, from the base; nothing pushed, no PR.
     let j = &mut settled.job;
     j.repo.path = Some(root);
