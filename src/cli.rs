@@ -63,9 +63,10 @@ pub enum Command {
         #[arg(long, default_value = "gpt-4.1")]
         model: String,
     },
-    /// Run a recorded job again from its report dir: in a clone of its repository at the commit
-    /// it started from, the model answering from `transcript.jsonl` (no network, no key, nothing
-    /// pushed). Exit 0 when the run did what the recorded one did; 1 at the first divergence.
+    /// Run a recorded job again from its report dir: in a clone of a local repository at the
+    /// commit it started from, the model answering from `transcript.jsonl` (offline: no network,
+    /// no key, nothing pushed; commands in the jail). Exit 0 when the run did what the recorded one
+    /// did; 1 at the first divergence; 2 when replay refuses (see docs/transcript.md).
     Replay {
         /// The recorded run's report dir (it holds `transcript.jsonl`).
         dir: PathBuf,
@@ -75,10 +76,15 @@ pub enum Command {
         /// The job spec to run (default: the recorded one).
         #[arg(long)]
         job: Option<PathBuf>,
-        /// The repository to run on, from its HEAD (default: the recorded one, from the commit
-        /// the run started from). With a transcript from elsewhere, this makes it a test.
+        /// The repository to run on, from its HEAD (default: the recorded one, a local path,
+        /// from the commit the run started from). With a transcript from elsewhere, this makes it
+        /// a test.
         #[arg(long)]
         repo: Option<PathBuf>,
+        /// Run a job whose policy says `sandbox: off`: its commands run unconfined on this
+        /// machine, with its network (replay refuses such a job without this).
+        #[arg(long)]
+        allow_sandbox_off: bool,
     },
     /// Print the JSON Schema of a job spec, a fleet file or a policy file, for editors (the same
     /// as docs/schemas/*.schema.json).

@@ -29,9 +29,11 @@ pub fn main(cli: Cli) -> i32 {
         match cli.command {
             Command::Validate { file } => validate(&file),
             Command::Init { dir, model } => init(dir, &model),
-            Command::Replay { dir, report_dir, job, repo } => {
-                let at = crate::replay::Where { report_dir, job, repo };
-                let (code, line) = crate::replay::replay(&dir, at, quiet, redactor).await;
+            Command::Replay { dir, report_dir, job, repo, allow_sandbox_off } => {
+                let at = crate::replay::Where { report_dir, job, repo, allow_sandbox_off };
+                let cancel = CancellationToken::new();
+                spawn_signal_handler(cancel.clone());
+                let (code, line) = crate::replay::replay(&dir, at, quiet, redactor, cancel).await;
                 if let Some(l) = line {
                     println!("{l}");
                 }

@@ -49,7 +49,7 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
         );
         return Err(HoneError::new(Code::Git, msg));
     }
-    let entries = crate::replay::read(dir).map_err(|m| HoneError::new(Code::Spec, m))?;
+    let entries = crate::replay::read(dir)?;
     Ok((refname.to_string(), conversation(&entries)))
 }
 

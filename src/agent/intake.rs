@@ -55,14 +55,19 @@ pub struct Failure {
 
 /// Load the policy the job names (or the built-in one), with the verify commands allowed.
 pub fn load_policy(job: &Job) -> Result<Policy, Invalid> {
-    let mut p = match &job.policy {
+    let p = match &job.policy {
         Some(path) => policy::load(path).map_err(|d| {
             Invalid::new(Code::Policy, d.iter().map(|d| d.render("E_POLICY")).collect::<Vec<_>>().join("\n"))
         })?,
         None => Policy::builtin(),
     };
+    Ok(with_verify(p, job))
+}
+
+/// `p` with the job's verify commands allowed.
+pub fn with_verify(mut p: Policy, job: &Job) -> Policy {
     p.allow_verify(&job.verify.iter().map(|v| (v.name.clone(), v.run.clone())).collect::<Vec<_>>());
-    Ok(p)
+    p
 }
 
 /// The job from the spec (or the command line alone), with the command line's overrides.
@@ -166,7 +171,10 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     let redactor = opts.redactor.clone();
     let env = opts.env.clone();
     setup::collect_secrets(&redactor, &job, &env);
-    let mut policy = load_policy(&job).map_err(&fail)?;
+    let mut policy = match opts.policy.take() {
+        Some(p) => *p,
+        None => load_policy(&job).map_err(&fail)?,
+    };
     setup::policy_secrets(&redactor, &policy, &env);
     let model = match opts.replay.take() {
         Some(r) => crate::model::Model::Replay(r),

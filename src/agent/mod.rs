@@ -81,6 +81,9 @@ pub struct RunOptions {
     pub event_repo: Option<String>,
     /// `hone replay`: the model answers from a transcript.
     pub replay: Option<std::sync::Arc<crate::model::replay::Replay>>,
+    /// `hone replay`: the policy replay settled (verify commands allowed), used instead of
+    /// loading the job's `policy:` file.
+    pub policy: Option<Box<crate::policy::Policy>>,
     /// `--continue REF`: start from the work a failed run saved there.
     pub continue_from: Option<String>,
 }
@@ -115,6 +118,7 @@ impl RunOptions {
             github_repo: None,
             event_repo: None,
             replay: None,
+            policy: None,
             continue_from: None,
         }
     }
@@ -271,7 +275,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     if status == Status::InvalidInput {
         outcome.message = report.errors.first().map(|e| p.redactor.apply(&e.message));
     }
-    let mut said = vec![transcript::header(&r, job)];
+    let mut said = vec![transcript::header(&r, job, &p.policy)];
     said.append(&mut r.transcript);
     if let Err(e) = write_reports(&p.report_dir, &report, &p.events, &p.redactor, &said) {
         tracing::error!("cannot write the reports to {}: {e}", p.report_dir.path().display());

@@ -42,7 +42,7 @@ impl Loop<'_> {
 }
 
 /// The header line of a run's transcript.
-pub fn header(run: &super::run::Run, job: &crate::spec::Job) -> Entry {
+pub fn header(run: &super::run::Run, job: &crate::spec::Job, policy: &crate::policy::Policy) -> Entry {
     let (m, spec) = (&run.meta, &job.spec_path);
     Entry::Header {
         version: VERSION,
@@ -56,6 +56,8 @@ pub fn header(run: &super::run::Run, job: &crate::spec::Job) -> Entry {
         provider: m.provider.clone(),
         model: m.model.clone(),
         continued_from: run.continued_from.clone(),
+        spec_sha256: Some(job.spec_sha256.clone()),
+        policy_sha256: policy.sha256.clone(),
     }
 }
 

@@ -227,6 +227,8 @@ mod tests {
             provider: "p".into(),
             model: "m".into(),
             continued_from: None,
+            spec_sha256: None,
+            policy_sha256: None,
         }];
         with_header.extend(entries);
         let ask = |r: &Replay, msgs: Vec<Message>| r.complete(&ChatRequest { messages: msgs, tools: vec![] });

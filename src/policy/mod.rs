@@ -46,6 +46,8 @@ pub struct PathRule {
 pub struct Policy {
     /// The file it was loaded from; `None` for the built-in default.
     pub source: Option<PathBuf>,
+    /// SHA-256 (hex) of that file's text as read; `None` for the built-in default.
+    pub sha256: Option<String>,
     pub default_allow: bool,
     pub allow: Vec<Pattern>,
     pub deny: Vec<Pattern>,
@@ -149,6 +151,7 @@ impl Policy {
                     Policy::base()
                 });
                 p.source = None;
+                p.sha256 = None;
                 p
             })
             .clone()
@@ -160,6 +163,7 @@ impl Policy {
         let write_deny = rules("default.write_deny", &strs(DEFAULT_WRITE_DENY)).unwrap_or_default();
         Policy {
             source: None,
+            sha256: None,
             default_allow: false,
             allow: vec![],
             deny: vec![],
@@ -221,6 +225,7 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
     let raw = loaded.value;
     let mut p = Policy::base();
     p.source = Some(PathBuf::from(file));
+    p.sha256 = Some(crate::spec::sha256_hex(text.as_bytes()));
     match raw.version {
         Some(1) => {}
         Some(v) => errors.push(map.at_value(

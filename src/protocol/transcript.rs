@@ -26,8 +26,9 @@ pub enum Entry {
         /// The task as the run had it (a `--task` included).
         task: String,
         run_id: String,
-        /// The job spec, as given to `hone run`.
+        /// The job spec, as given to `hone run` (made absolute).
         spec: String,
+        /// The repository's root.
         repo: String,
         /// The commit the run started from.
         base_sha: String,
@@ -36,6 +37,14 @@ pub enum Entry {
         /// `--continue`: the saved work the run started from (`REF (sha)`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         continued_from: Option<String>,
+        /// SHA-256 (hex) of the job spec's bytes as the run read them; replay runs a recorded
+        /// spec only when it matches. Absent in transcripts of older hones.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        spec_sha256: Option<String>,
+        /// SHA-256 (hex) of the policy file's bytes as the run read them; absent for the
+        /// built-in policy (and in transcripts of older hones).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        policy_sha256: Option<String>,
     },
     /// A model request: the messages added since the previous request (all of them when the
     /// history was rewritten, `reset`, as compaction does), and the tools offered.

@@ -8,6 +8,9 @@ use std::time::Duration;
 #[derive(Debug, Clone, Serialize)]
 pub struct Job {
     pub spec_path: PathBuf,
+    /// SHA-256 (hex) of the spec's text as read (the transcript records it for `hone replay`).
+    #[serde(skip)]
+    pub spec_sha256: String,
     pub name: String,
     pub task: String,
     pub repo: RepoSpec,

@@ -92,7 +92,8 @@ pub fn parse_with(path: &Path, text: &str, o: &Overrides) -> Result<Job, SpecErr
     if let Some(m) = o.model.as_ref().filter(|m| !m.trim().is_empty()) {
         raw.model.get_or_insert_with(Default::default).name = Some(m.clone());
     }
-    let job = c.job(raw, path, &dir, stem);
+    let mut job = c.job(raw, path, &dir, stem);
+    job.spec_sha256 = sha256_hex(text.as_bytes());
     if c.errors.is_empty() {
         Ok(job)
     } else {
@@ -172,6 +173,7 @@ impl Checker<'_> {
         let repo_map_tokens = raw.context.and_then(|c| c.repo_map_tokens).unwrap_or(1500);
         Job {
             spec_path: spec_path.to_path_buf(),
+            spec_sha256: String::new(),
             name,
             task,
             repo,
@@ -327,6 +329,12 @@ impl Checker<'_> {
         }
         limits
     }
+}
+
+/// SHA-256 of `bytes`, in lower-case hex: what a transcript records of the spec and the policy.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
 }
 
 pub(crate) fn resolve(dir: &Path, p: &str) -> PathBuf {

@@ -40,6 +40,7 @@ mod pr;
 mod progress;
 mod prompt_cache;
 mod replay;
+mod replay_attacks;
 mod report_schema;
 mod responses;
 mod safety;

@@ -137,3 +137,60 @@ async fn a_refused_request_replays_in_step_and_ci_variables_change_nothing() {
     assert!(r.stdout.contains("(4 request(s), 2 tool result(s))"), "{}", r.stdout);
     assert!(!output.exists(), "no workflow outputs");
 }
+
+/// A transcript without the spec's digest (an older hone's) or with its spec outside its
+/// repository (the quickstart's) replays only with the job named on the command line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_without_a_verifiable_spec_replays_with_a_named_job() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let quick = root.join("tests/data/transcripts/quickstart");
+    let repo = broken_repo();
+    let args = ["replay", quick.to_str().unwrap(), "--repo", repo.path.to_str().unwrap()];
+    let r = run_in(repo.dir.path(), &args, &[], repo.dir.path().join("unused")).await;
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("is outside the recorded repository") && r.stderr.contains("--job"), "{}", r.stderr);
+
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let run = run_job(&repo, &job_yaml("old", &mock.base_url, false), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    drop(mock);
+    let path = run.report_dir.join("transcript.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let mut header: Value = serde_json::from_str(first).unwrap();
+    assert_eq!(header["spec_sha256"].as_str().map(str::len), Some(64), "{header}");
+    assert!(header.get("policy_sha256").is_none(), "the built-in policy has no file: {header}");
+    header.as_object_mut().unwrap().remove("spec_sha256");
+    std::fs::write(&path, format!("{header}\n{rest}")).unwrap();
+    let r = replay(&run.report_dir, repo.dir.path()).await;
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("records no digest of its job spec") && r.stderr.contains("--job"), "{}", r.stderr);
+    let spec = repo.path.join("job.yaml");
+    let args = ["replay", run.report_dir.to_str().unwrap(), "--job", spec.to_str().unwrap()];
+    let r = run_in(repo.dir.path(), &args, &[], repo.dir.path().join("unused")).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains(&format!("hone replay: the job {} on commit", spec.display())), "{}", r.stderr);
+}
+
+/// A job whose policy turns the jail off replays only when the command line allows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sandbox_off_replays_only_with_the_flag_that_allows_it() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let yaml = with_policy(&repo, &job_yaml("off", &mock.base_url, false), "version: 1\nsandbox: off\n");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    drop(mock);
+    let r = replay(&run.report_dir, repo.dir.path()).await;
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("turns the jail off (`sandbox: off`)"), "{}", r.stderr);
+    let args = ["replay", run.report_dir.to_str().unwrap(), "--allow-sandbox-off"];
+    let r = run_in(repo.dir.path(), &args, &[], repo.dir.path().join("unused")).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("hone replay: --allow-sandbox-off: the policy"), "{}", r.stderr);
+    assert!(repo.is_clean() && repo.head_branch() == "main");
+}

@@ -1,0 +1,188 @@
+//! `hone replay REPORT_DIR`: run a recorded job again, in a clone of a local repository at the
+//! commit it started from, with the model answering from its `transcript.jsonl` (no network, no
+//! key, nothing pushed), and say whether the run did what the recorded one did, or where it
+//! first differed. The report dir is data: see `trust` for what replay takes from it.
+
+mod source;
+mod transcript;
+mod trust;
+
+pub use transcript::read;
+
+use crate::agent::{self, RunOptions};
+use crate::error::{Code, HoneError};
+use crate::exit;
+use crate::protocol::transcript::Entry;
+use crate::redact::Redactor;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// How long copying the repository for the replay may take.
+const COPY_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// `s` for a message: control characters (a CR, a newline) shown escaped, so that text from the
+/// repository or the transcript cannot start a line of its own on stderr.
+fn plain(s: impl std::fmt::Display) -> String {
+    s.to_string().chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// What the command line says besides the report dir.
+#[derive(Debug, Default)]
+pub struct Where {
+    pub report_dir: Option<PathBuf>,
+    /// Another job spec.
+    pub job: Option<PathBuf>,
+    /// Another repository, from its HEAD.
+    pub repo: Option<PathBuf>,
+    /// Run a job whose policy says `sandbox: off` (unconfined, with the network).
+    pub allow_sandbox_off: bool,
+}
+
+/// A refusal or failure before the run: said on stderr, exit 2 (3 for `infra`).
+struct Stop {
+    error: HoneError,
+    infra: bool,
+}
+
+impl From<HoneError> for Stop {
+    fn from(error: HoneError) -> Stop {
+        Stop { error, infra: false }
+    }
+}
+
+/// Replay the run recorded in `dir`: the exit code and the result line for stdout (none when it
+/// could not start: the error is on stderr); the run's progress goes to stderr.
+pub async fn replay(
+    dir: &Path,
+    at: Where,
+    quiet: bool,
+    redactor: Redactor,
+    cancel: CancellationToken,
+) -> (i32, Option<String>) {
+    let scratch = match tempfile::Builder::new().prefix("hone-replay-").tempdir() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("hone: error[E_IO]: cannot make a temp dir: {e}");
+            return (exit::INFRA_FAILURE, None);
+        }
+    };
+    match prepare(dir, &at, scratch.path(), &cancel).await {
+        Ok((entries, settled)) => {
+            if !quiet {
+                for n in &settled.notes {
+                    eprintln!("hone replay: {n}");
+                }
+            }
+            let report_dir = at.report_dir.unwrap_or_else(|| scratch.path().join("reports"));
+            run(&entries, settled, report_dir, quiet, (redactor, cancel)).await
+        }
+        Err(Stop { error, infra }) => {
+            eprintln!("hone: {}", error.render());
+            (if infra { exit::INFRA_FAILURE } else { exit::INVALID_INPUT }, None)
+        }
+    }
+}
+
+/// Read the transcript, copy the repository, and settle the job and policy.
+async fn prepare(
+    dir: &Path,
+    at: &Where,
+    scratch: &Path,
+    cancel: &CancellationToken,
+) -> Result<(Vec<Entry>, trust::Settled), Stop> {
+    let entries = read(dir)?;
+    let Some(Entry::Header {
+        spec, repo, base_sha, task, job, model, continued_from, spec_sha256, policy_sha256, ..
+    }) = entries.first().cloned()
+    else {
+        return Err(HoneError::new(Code::Spec, "the transcript has no header").into());
+    };
+    if continued_from.is_some() {
+        let msg = "the recorded run continued saved work (`--continue`); replaying a second attempt is not supported";
+        return Err(HoneError::new(Code::Spec, msg).hint("replay the first attempt's report dir").into());
+    }
+    // The repository: the user's (from its HEAD), or the recorded one, a local path, at the base.
+    let (src, base) = match &at.repo {
+        Some(r) => (r.clone(), None),
+        None => (source::recorded_path("repo", &repo)?, Some(base_sha)),
+    };
+    let into = scratch.join("repo");
+    let shown = src.display().to_string();
+    let copy = tokio::task::spawn_blocking(move || source::clone(&src, base.as_deref(), &into));
+    let (root, base) = tokio::select! {
+        done = copy => done.map_err(|e| Stop { error: HoneError::new(Code::Internal, e.to_string()), infra: true })??,
+        () = tokio::time::sleep(COPY_TIMEOUT) => {
+            let msg = format!("copying the repository for the replay took longer than {}s", COPY_TIMEOUT.as_secs());
+            return Err(Stop { error: HoneError::new(Code::Git, msg), infra: true });
+        }
+        () = cancel.cancelled() => return Err(Stop { error: HoneError::new(Code::Cancelled, "cancelled"), infra: true }),
+    };
+    let from = match &at.job {
+        Some(j) => trust::JobFrom::User(j),
+        None => trust::JobFrom::Recorded {
+            spec: &spec,
+            repo: &repo,
+            spec_sha256: spec_sha256.as_deref(),
+            policy_sha256: policy_sha256.as_deref(),
+        },
+    };
+    let overrides = crate::spec::Overrides { task: Some(task), name: Some(job), model: Some(model) };
+    let mut settled = trust::settle(&from, &overrides, (&root, base), at.allow_sandbox_off)?;
+    let what = match &at.job {
+        Some(j) => format!("the job {}", j.display()),
+        None => {
+            format!("the recorded job {}", plain(settled.job.spec_path.strip_prefix(&root).unwrap_or(&root).display()))
+        }
+    };
+    let how = if settled.policy.sandbox { "offline" } else { "unconfined" };
+    settled.notes.insert(0, format!("{what} on commit {base} of {shown}, in a clone, {how}"));
+    // In the clone, from the base; nothing pushed, no PR.
+    let j = &mut settled.job;
+    j.repo.path = Some(root);
+    j.repo.scratch = false;
+    j.repo.allow_dirty = false;
+    j.repo.base = Some(base.to_string());
+    j.git.push = false;
+    j.pr.number = None;
+    Ok((entries, settled))
+}
+
+/// Run the settled job with the model answering from `entries`, and judge it.
+async fn run(
+    entries: &[Entry],
+    settled: trust::Settled,
+    report_dir: PathBuf,
+    quiet: bool,
+    (redactor, cancel): (Redactor, CancellationToken),
+) -> (i32, Option<String>) {
+    let root = settled.job.repo.path.clone().unwrap_or_default();
+    let replayer = Arc::new(crate::model::replay::Replay::new(entries, &root.display().to_string()));
+    // Not a CI step, whatever the environment says: no autofix, no workflow outputs.
+    let vars = std::env::vars().filter(|(k, _)| !["GITHUB_", "ACTIONS_", "RUNNER_"].iter().any(|p| k.starts_with(p)));
+    let env = Arc::new(crate::env::RunEnv::from_vars(vars.collect()));
+    let mut opts = RunOptions::new(None, env, cancel, redactor);
+    opts.job = Some(Box::new(settled.job));
+    opts.policy = Some(Box::new(settled.policy));
+    opts.dry_run = true;
+    opts.replay = Some(replayer.clone());
+    opts.report_dir = Some(report_dir);
+    opts.progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
+    let outcome = agent::run(opts).await;
+    let results = entries.iter().filter(|e| matches!(e, Entry::ToolResult { .. })).count();
+    if replayer.asked() == 0 && outcome.status == crate::report::Status::InvalidInput {
+        let why = outcome.message.unwrap_or_default();
+        return (exit::INVALID_INPUT, Some(format!("hone replay: the run could not start: {why}")));
+    }
+    match replayer.verdict() {
+        Ok(n) => (
+            exit::SUCCESS,
+            Some(format!(
+                "hone replay: the run did what the recorded one did ({n} request(s), {results} tool result(s)); it ended {}",
+                outcome.status.as_str()
+            )),
+        ),
+        Err(d) => (exit::TASK_FAILED, Some(format!("hone replay: diverged: {d}"))),
+    }
+}
