@@ -23,7 +23,8 @@ async fn happy_path(stream: bool) {
     assert_eq!(report["usage"]["cached_prompt_tokens"], 192, "prompt_tokens_details.cached_tokens, summed");
     assert_eq!(
         report["files_changed"],
-        json!([{"path": "status.txt", "status": "modified", "added": 1, "removed": 1}])
+        json!([{"path": "status.txt", "status": "modified", "added": 1, "removed": 1, "bytes": 13}]),
+        "`broken\\n` out, `fixed\\n` in: 13 bytes"
     );
     assert_happy_commit(&repo, &report);
     assert_happy_requests(&mock, stream, &repo);
