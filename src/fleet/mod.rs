@@ -50,22 +50,27 @@ async fn prepare_clone(
     (env, token_env): (&crate::env::RunEnv, &str),
     cancel: &CancellationToken,
 ) -> Result<(), String> {
-    use crate::forge::remote::{hardened, is_github_https, run};
+    use crate::forge::{credential::Access, remote::hardened, remote::run};
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-    let token = env.var(token_env).filter(|_| is_github_https(url, &env.github_api_url));
+    let access = Access::decide(url, env, env.var(token_env));
+    let url = access.url.as_str();
     let git = |d: &Path, args: &[&str]| {
-        let mut c = hardened(d, env, token);
+        let mut c = hardened(d, env, &access);
         c.args(args);
         c
     };
-    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(|e| e.message) };
+    let explain = |e: crate::error::HoneError| match access.explain(token_env) {
+        Some(why) => format!("{}; {why}", e.message),
+        None => e.message,
+    };
+    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(explain) };
     if !dir.join(".git").exists() {
         let parent = dir.parent().ok_or("bad workspace path")?;
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // A partial clone: blobs are fetched when the run needs them (servers without filter
         // support, and local paths, fall back to a full clone).
-        go(git(parent, &["clone", "--quiet", "--no-tags", "--filter=blob:none", url, &name]), "clone").await?;
+        go(git(parent, &["clone", "--quiet", "--no-tags", "--filter=blob:none", "--", url, &name]), "clone").await?;
     } else {
         go(git(dir, &["fetch", "--quiet", "--prune", "origin"]), "fetch").await?;
     }

@@ -9,6 +9,7 @@ mod end_to_end;
 mod examples;
 mod first_runs;
 mod fleet;
+mod forge_credentials;
 mod harness;
 mod hooks;
 mod init;
