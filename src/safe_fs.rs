@@ -175,6 +175,87 @@ pub fn remove_at(dir: &impl AsRawFd, name: &str) -> Result<()> {
     }
 }
 
+/// Remove `name` in `dir` and, when it is a directory, everything in it, following no symlink (a
+/// symlink is removed itself, never its target); a missing entry is not an error. `name` must
+/// be one plain component.
+pub fn remove_tree_at(dir: &impl AsRawFd, name: &str) -> Result<()> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("`{name}` is not an entry name")));
+    }
+    remove_entry(dir, &cstr(name)?)
+}
+
+fn remove_entry(dir: &impl AsRawFd, name: &std::ffi::CStr) -> Result<()> {
+    // SAFETY: a valid dir fd and a NUL-terminated name; unlinkat never follows a symlink.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
+        return Ok(());
+    }
+    let e = Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => return Ok(()),
+        // A directory (Linux says EISDIR, macOS EPERM): empty it, then remove it.
+        Some(libc::EISDIR) | Some(libc::EPERM) => {}
+        _ => return Err(e),
+    }
+    // SAFETY: as above; O_NOFOLLOW refuses a symlink put in the directory's place meanwhile.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a new descriptor that nothing else owns.
+    let sub = unsafe { OwnedFd::from_raw_fd(fd) };
+    for entry in entries(&sub)? {
+        remove_entry(&sub, &entry)?;
+    }
+    // SAFETY: a valid dir fd and a NUL-terminated name.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
+        let e = Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOENT) {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The names in the directory `dir` (not `.` and `..`).
+fn entries(dir: &OwnedFd) -> Result<Vec<CString>> {
+    // SAFETY: `dup` gives a descriptor that `fdopendir` takes over and `closedir` closes.
+    let fd = unsafe { libc::dup(dir.as_raw_fd()) };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: a valid directory descriptor, owned by the stream from here on.
+    let stream = unsafe { libc::fdopendir(fd) };
+    if stream.is_null() {
+        let e = Error::last_os_error();
+        // SAFETY: fdopendir failed, so the descriptor is still ours to close.
+        unsafe { libc::close(fd) };
+        return Err(e);
+    }
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: a valid stream; the entry stays valid until the next readdir on it.
+        let ent = unsafe { libc::readdir(stream) };
+        if ent.is_null() {
+            break;
+        }
+        // SAFETY: d_name is NUL-terminated within the entry.
+        let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            names.push(name.to_owned());
+        }
+    }
+    // SAFETY: the stream from fdopendir, closed once.
+    unsafe { libc::closedir(stream) };
+    Ok(names)
+}
+
 /// Read `name` in `dir`, at most `max` bytes, only if it is a regular file: a symlink is refused
 /// and a FIFO or device is never waited on.
 pub fn read_regular_at(dir: &impl AsRawFd, name: &str, max: u64) -> Result<Vec<u8>> {
@@ -233,6 +314,30 @@ mod tests {
         f.write_all(b"line\n").unwrap();
         assert!(!outside.path().join("y").exists());
         assert_eq!(read_regular_at(&dir, "stream", 3).unwrap(), b"lin");
+    }
+
+    #[test]
+    fn a_tree_is_removed_without_following_its_links() {
+        let base = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        let tree = base.path().join("t");
+        std::fs::create_dir_all(tree.join("a/b")).unwrap();
+        std::fs::write(tree.join("a/b/f"), "1").unwrap();
+        std::fs::write(tree.join("g"), "2").unwrap();
+        std::os::unix::fs::symlink(outside.path(), tree.join("a/dirlink")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("keep"), tree.join("filelink")).unwrap();
+        std::fs::write(tree.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xff")), "3").unwrap();
+        std::os::unix::fs::symlink(outside.path(), base.path().join("top")).unwrap();
+        let dir: OwnedFd = File::open(base.path()).unwrap().into();
+        remove_tree_at(&dir, "t").unwrap();
+        remove_tree_at(&dir, "top").unwrap();
+        remove_tree_at(&dir, "missing").unwrap();
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+        assert_eq!(std::fs::read_to_string(outside.path().join("keep")).unwrap(), "x", "no link was followed");
+        for bad in ["", ".", "..", "a/b"] {
+            assert!(remove_tree_at(&dir, bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -214,6 +214,26 @@ pub fn without_userinfo(text: &str) -> String {
     out
 }
 
+/// The secrets a URL carries in its userinfo, as written and percent-decoded: the password of
+/// `user:password@`, or the whole of `token@` over http(s), where a bare user is often a token.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let Some((scheme, rest)) = url.split_once("://") else { return vec![] };
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some((userinfo, _)) = authority.rsplit_once('@') else { return vec![] };
+    let secret = match userinfo.split_once(':') {
+        Some((_, password)) => password,
+        None if scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http") => userinfo,
+        None => return vec![],
+    };
+    let decoded = percent_encoding::percent_decode_str(secret).decode_utf8_lossy().into_owned();
+    let mut out = vec![secret.to_string()];
+    if decoded != secret {
+        out.push(decoded);
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 #[cfg(test)]
 #[path = "credential_tests.rs"]
 mod tests;

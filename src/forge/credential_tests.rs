@@ -179,3 +179,14 @@ fn credentials_are_taken_out_of_urls_in_text() {
         assert_eq!(without_userinfo(text), shown, "{text}");
     }
 }
+
+#[test]
+fn the_secrets_of_a_url_are_its_password_or_its_token() {
+    assert_eq!(url_secrets("https://user:s3cret@h/x"), ["s3cret"]);
+    assert_eq!(url_secrets("https://user:p%40ss@h/x"), ["p%40ss", "p@ss"]);
+    assert_eq!(url_secrets("https://ghp_abcdef@github.com/x"), ["ghp_abcdef"]);
+    assert_eq!(url_secrets("https://a:b@c@h/x"), ["b@c"]);
+    assert!(url_secrets("ssh://git@h/x").is_empty(), "a bare ssh user is not a secret");
+    assert!(url_secrets("https://h/x@y").is_empty() && url_secrets("/srv/x").is_empty());
+    assert!(url_secrets("https://user:@h/x").is_empty());
+}
