@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
 
 /// A bare origin at `at` whose check fails until status.txt says `fixed`.
-fn origin(at: &Path) -> PathBuf {
+pub(crate) fn origin(at: &Path) -> PathBuf {
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(at.parent().unwrap()).unwrap();
     git(at.parent().unwrap(), &["init", "-q", "--bare", at.to_str().unwrap()]);
@@ -25,7 +25,7 @@ fn origin(at: &Path) -> PathBuf {
 }
 
 /// `dir/fleet.yaml` (with its job) listing `repos` (YAML entries), its workspace `workspace`.
-fn fleet_file(dir: &Path, repos: &[String], workspace: &str) -> PathBuf {
+pub(crate) fn fleet_file(dir: &Path, repos: &[String], workspace: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("script.yaml"), SCRIPT).unwrap();
     std::fs::write(
@@ -44,7 +44,7 @@ async fn fleet(args: &[&str], cwd: &Path) -> Run {
     run_in(cwd, args, &[], cwd.join("unused")).await
 }
 
-fn read_json(p: &Path) -> Value {
+pub(crate) fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 

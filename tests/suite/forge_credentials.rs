@@ -146,3 +146,32 @@ async fn an_autofix_fetch_from_another_server_never_gets_the_token() {
     assert!(run.stderr.contains("not offered"), "the run does not say why: {}", run.stderr);
     assert!(!run.stderr.contains(TOKEN) && !run.stdout.contains(TOKEN));
 }
+
+/// A fleet clones from the forge with the token, and a redirect from the forge does not take
+/// the token along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_clones_give_the_token_to_the_forge_only() {
+    use crate::suite::fleet_paths::{fleet_file, origin, read_json};
+    let dir = tempfile::tempdir().unwrap();
+    let good = origin(&dir.path().join("origins/app.git"));
+    let served = dir.path().join("served");
+    serve_copy_of(&served, "app.git", &good);
+    let attacker = GitHttp::start(&served, Mode::Auth).await;
+    let forge = GitHttp::start_tls(&served, Mode::Auth).await;
+    let redirecting = GitHttp::start_tls(&served, Mode::Redirect(attacker.base.clone())).await;
+    for (server, ok) in [(&forge, true), (&redirecting, false)] {
+        let file = fleet_file(&dir.path().join("f"), &[format!("url: {}/app.git", server.base)], "ws");
+        let (ca, api) = (test_ca().display().to_string(), format!("{}/api/v3", server.base));
+        // As on GitHub Enterprise Server: the forge is the API's host.
+        let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_API_URL", api.as_str()), ("GIT_SSL_CAINFO", &ca)];
+        let run = run_in(dir.path(), &["fleet", file.to_str().unwrap(), "--dry-run"], &env, dir.path().join("x")).await;
+        let got = attacker.credentials();
+        assert!(got.iter().all(|c| !c.contains(TOKEN)), "the redirect carried the token: {got:?}");
+        let report = read_json(&dir.path().join("f/ws/fleet.json"));
+        let status = report["repos"][0]["status"].as_str().unwrap().to_string();
+        assert_eq!(status == "succeeded", ok, "{}: {report:#}\n{}", server.base, run.stderr);
+        assert!(!run.stderr.contains(TOKEN) && !report.to_string().contains(TOKEN));
+    }
+    assert!(forge.credentials().iter().any(|c| c == &format!("x-access-token:{TOKEN}")), "the forge got no token");
+    assert!(!redirecting.seen().is_empty(), "git never reached the redirecting forge");
+}
