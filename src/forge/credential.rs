@@ -149,12 +149,18 @@ impl Access {
         }
     }
 
-    /// The git config for the process: no credential helper but hone's, which is scoped to the
-    /// forge's URL and answers only for `protocol=https` and the forge's host; redirects are
-    /// never followed (so the token cannot ride one to another server).
+    /// The git config for the process: no credential helper or askpass program but hone's
+    /// helper, which is scoped to the forge's URL and answers only for `protocol=https` and the
+    /// forge's host; redirects are never followed (so the token cannot ride one elsewhere).
     pub fn git_config(&self) -> Vec<(String, String)> {
-        let mut cfg = vec![("credential.helper".to_string(), String::new())];
-        cfg.push(("http.followRedirects".into(), "false".into()));
+        let mut cfg: Vec<(String, String)> = [
+            ("credential.helper", ""),
+            ("credential.interactive", "false"),
+            ("core.askPass", ""),
+            ("http.followRedirects", "false"),
+        ]
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .to_vec();
         if let Some(c) = &self.credential {
             cfg.push((format!("credential.{}.helper", c.forge.url()), helper(&c.forge.authority)));
         }

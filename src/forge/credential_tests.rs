@@ -112,9 +112,13 @@ fn the_token_is_granted_only_with_a_token_and_explained_when_held_back() {
 /// Ask real git for a credential, with the config `access` gives (optionally an extra helper
 /// setting), as hone's git processes are: no system or global config, no prompt.
 fn fill(access: &Access, extra: &[(String, String)], input: &str) -> Option<String> {
+    fill_with(std::process::Command::new("git"), access, extra, input)
+}
+
+/// `fill` with `c`, a git command that may carry settings of its own before hone's.
+fn fill_with(mut c: std::process::Command, access: &Access, extra: &[(String, String)], input: &str) -> Option<String> {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let mut c = std::process::Command::new("git");
     c.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
     c.env("GIT_CONFIG_NOSYSTEM", "1").env("GIT_CONFIG_GLOBAL", "/dev/null").env("GIT_TERMINAL_PROMPT", "0");
     c.env("GIT_CEILING_DIRECTORIES", dir.path()).current_dir(dir.path());
@@ -159,6 +163,19 @@ fn git_asks_the_helper_only_for_the_forge() {
     assert_eq!(fill(&a, &unscoped, "protocol=https\nhost=evil.example\n\n"), None);
     assert_eq!(fill(&a, &unscoped, "protocol=http\nhost=github.com\n\n"), None);
     assert!(fill(&a, &unscoped, "protocol=https\nhost=github.com\n\n").is_some());
+    // A helper or askpass program from a config read earlier (a clone's own) is cleared.
+    let script = tempfile::tempdir().unwrap();
+    let leak = script.path().join("leak.sh");
+    std::fs::write(&leak, "#!/bin/sh\necho \"password=$HONE_GIT_TOKEN\"\n").unwrap();
+    std::fs::set_permissions(&leak, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let shown = leak.display().to_string();
+    let mut c = std::process::Command::new("git");
+    let earlier = [("credential.helper", format!("!{shown}")), ("core.askPass", shown.clone())];
+    for (k, v) in &earlier {
+        c.arg("-c").arg(format!("{k}={v}"));
+    }
+    let evil = "protocol=https\nhost=evil.example\n\n";
+    assert_eq!(fill_with(c, &a, &[], evil), None, "an earlier helper or askpass answered");
     // No token, no helper.
     let none = Access::decide("http://127.0.0.1:9/app", &env(&[]), Some("ghp_tok_0123456789"));
     assert_eq!(fill(&none, &[], "protocol=http\nhost=127.0.0.1:9\n\n"), None);
