@@ -176,41 +176,67 @@ pub fn remove_at(dir: &impl AsRawFd, name: &str) -> Result<()> {
 }
 
 /// Remove `name` in `dir` and, when it is a real directory, everything beneath it, by
-/// descriptor: a symlink anywhere is removed itself, never followed. A missing entry is not an
-/// error. How many entries were removed. A tree nested deeper than `MAX_DEPTH` directories is
-/// refused (each level holds a descriptor while its entries go).
+/// descriptor: a symlink anywhere is removed itself, never followed (a symlink put in a
+/// directory's place meanwhile is refused by `O_NOFOLLOW`). A missing entry is not an error;
+/// `name` must be one plain component. How many entries were removed. A tree nested deeper than
+/// `MAX_DEPTH` directories is refused (each level holds a descriptor while its entries go).
 pub fn remove_tree_at(dir: &impl AsRawFd, name: &str) -> Result<usize> {
-    remove_tree_below(dir, name, 0)
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("`{name}` is not an entry name")));
+    }
+    remove_entry(dir, &cstr(name)?, 0)
 }
 
 /// How deep [`remove_tree_at`] descends.
 const MAX_DEPTH: usize = 256;
 
-fn remove_tree_below(dir: &impl AsRawFd, name: &str, depth: usize) -> Result<usize> {
-    match unlinkat(dir, name, 0) {
-        Ok(()) => return Ok(1),
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
-        // EISDIR on Linux, EPERM on macOS: a directory, emptied below.
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EISDIR) | Some(libc::EPERM)) => {}
-        Err(e) => return Err(e),
+fn remove_entry(dir: &impl AsRawFd, name: &std::ffi::CStr, depth: usize) -> Result<usize> {
+    // SAFETY: a valid dir fd and a NUL-terminated name; unlinkat never follows a symlink.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
+        return Ok(1);
+    }
+    let e = Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => return Ok(0),
+        // A directory (Linux says EISDIR, macOS EPERM): empty it, then remove it.
+        Some(libc::EISDIR) | Some(libc::EPERM) => {}
+        _ => return Err(e),
     }
     if depth >= MAX_DEPTH {
-        return Err(Error::other(format!("`{name}` is nested more than {MAX_DEPTH} directories deep")));
+        return Err(Error::other(format!("{name:?} is nested more than {MAX_DEPTH} directories deep")));
     }
-    let sub = openat(dir, name, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?;
-    let mut removed = 0;
-    // Names first, then removal: the listing is not changed while it is read.
-    let names: Vec<String> = nix::dir::Dir::from_fd(sub.try_clone()?)
+    // SAFETY: a valid dir fd and a NUL-terminated name; O_NOFOLLOW refuses a symlink.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a new descriptor that nothing else owns.
+    let sub = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Names first (as bytes: any name git or a command made), then removal.
+    let names: Vec<std::ffi::CString> = nix::dir::Dir::from_fd(sub.try_clone()?)
         .map_err(Error::from)?
         .into_iter()
         .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "." && n != "..")
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| n.to_bytes() != b"." && n.to_bytes() != b"..")
         .collect();
+    let mut removed = 0;
     for n in names {
-        removed += remove_tree_below(&sub, &n, depth + 1)?;
+        removed += remove_entry(&sub, &n, depth + 1)?;
     }
-    unlinkat(dir, name, libc::AT_REMOVEDIR)?;
+    // SAFETY: a valid dir fd and a NUL-terminated name.
+    if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
+        let e = Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOENT) {
+            return Err(e);
+        }
+    }
     Ok(removed + 1)
 }
 
@@ -220,9 +246,6 @@ fn remove_tree_below(dir: &impl AsRawFd, name: &str, depth: usize) -> Result<usi
 pub fn remove_beneath(root: &Path, rel: &str) -> Result<usize> {
     let rel = rel.trim_end_matches('/');
     let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-    if name.is_empty() || name == "." || name == ".." {
-        return Err(Error::new(ErrorKind::InvalidInput, format!("`{rel}` is not a removable path")));
-    }
     match open_existing_dir_below(root, Path::new(parent)) {
         Ok(dir) => remove_tree_at(&dir, name),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::ENOENT)) => Ok(0),
@@ -306,6 +329,30 @@ mod tests {
         assert!(remove_beneath(root.path(), "..").is_err());
         assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
         assert_eq!(std::fs::read_to_string(outside.path().join("keep")).unwrap(), "x", "the target is untouched");
+    }
+
+    #[test]
+    fn a_tree_is_removed_without_following_its_links() {
+        let base = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("keep"), "x").unwrap();
+        let tree = base.path().join("t");
+        std::fs::create_dir_all(tree.join("a/b")).unwrap();
+        std::fs::write(tree.join("a/b/f"), "1").unwrap();
+        std::fs::write(tree.join("g"), "2").unwrap();
+        std::os::unix::fs::symlink(outside.path(), tree.join("a/dirlink")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("keep"), tree.join("filelink")).unwrap();
+        std::fs::write(tree.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xff")), "3").unwrap();
+        std::os::unix::fs::symlink(outside.path(), base.path().join("top")).unwrap();
+        let dir: OwnedFd = File::open(base.path()).unwrap().into();
+        remove_tree_at(&dir, "t").unwrap();
+        remove_tree_at(&dir, "top").unwrap();
+        remove_tree_at(&dir, "missing").unwrap();
+        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
+        assert_eq!(std::fs::read_to_string(outside.path().join("keep")).unwrap(), "x", "no link was followed");
+        for bad in ["", ".", "..", "a/b"] {
+            assert!(remove_tree_at(&dir, bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -301,7 +301,7 @@ async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken)
         }
         autofix::Decision::Fix(t) => t,
     };
-    let remote = remote::Remote::open(&p.ws, &p.job.git.remote, &p.env, Some(token.clone()), (p.deadline, cancel))
+    let remote = remote::Remote::open(&p.ws, &p.job.git.remote, &p.env, &p.job.git.token_env, (p.deadline, cancel))
         .map_err(|e| fail(e.message))?;
     let fetched = remote.fetch(&p.ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {

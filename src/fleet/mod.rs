@@ -3,12 +3,14 @@
 //! GitHub mutation queue are shared. The aggregate reports say exactly what happened to each.
 
 pub mod aggregate;
+mod layout;
 mod pool;
 mod resume;
 pub mod spec;
 
 use crate::agent::{self, RunOptions};
 use crate::error::Code;
+use crate::forge::credential::{url_secrets, without_userinfo};
 use crate::redact::Redactor;
 use aggregate::{RepoResult, RepoStatus};
 use resume::{digest, previous_results, select};
@@ -50,22 +52,27 @@ async fn prepare_clone(
     (env, token_env): (&crate::env::RunEnv, &str),
     cancel: &CancellationToken,
 ) -> Result<(), String> {
-    use crate::forge::remote::{hardened, is_github_https, run};
+    use crate::forge::{credential::Access, remote::hardened, remote::run};
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-    let token = env.var(token_env).filter(|_| is_github_https(url, &env.github_api_url));
+    let access = Access::decide(url, env, env.var(token_env));
+    let url = access.url.as_str();
     let git = |d: &Path, args: &[&str]| {
-        let mut c = hardened(d, env, token);
+        let mut c = hardened(d, env, &access);
         c.args(args);
         c
     };
-    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(|e| e.message) };
+    let explain = |e: crate::error::HoneError| match access.explain(token_env) {
+        Some(why) => format!("{}; {why}", e.message),
+        None => e.message,
+    };
+    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(explain) };
     if !dir.join(".git").exists() {
         let parent = dir.parent().ok_or("bad workspace path")?;
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
         let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // A partial clone: blobs are fetched when the run needs them (servers without filter
         // support, and local paths, fall back to a full clone).
-        go(git(parent, &["clone", "--quiet", "--no-tags", "--filter=blob:none", url, &name]), "clone").await?;
+        go(git(parent, &["clone", "--quiet", "--no-tags", "--filter=blob:none", "--", url, &name]), "clone").await?;
     } else {
         go(git(dir, &["fetch", "--quiet", "--prune", "origin"]), "fetch").await?;
     }
@@ -121,7 +128,7 @@ fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) 
     RepoResult {
         id: t.id.clone(),
         source: match &t.source {
-            Source::Url(u) => u.clone(),
+            Source::Url(u) => without_userinfo(u),
             Source::Path(p) => p.display().to_string(),
         },
         status: RepoStatus::Failed,
@@ -140,14 +147,29 @@ fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) 
 
 /// Run one repository: prepare its work tree, then the same pipeline as `hone run`.
 async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
-    let report_dir = c.fleet.workspace.join("reports").join(&t.id);
+    let ws = &c.fleet.workspace;
+    let report_dir = layout::report_dir(ws, &t.id);
     let target_digest = c.digest_for(&t);
-    let _ = std::fs::remove_dir_all(&report_dir);
+    if let Err(e) = layout::clear_report_dir(ws, &t.id) {
+        let why = format!("cannot clear the report dir {}: {e}", report_dir.display());
+        return failed(&t, Code::Io, &why, &target_digest, &report_dir);
+    }
     let started = std::time::Instant::now();
     let repo_dir = match &t.source {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
-            let dir = c.fleet.workspace.join("repos").join(&t.id);
+            let dir = match layout::clone_dir(ws, &t.id) {
+                Ok(d) => d,
+                Err(e) => {
+                    return failed(
+                        &t,
+                        Code::Io,
+                        &format!("cannot prepare the clone's dir: {e}"),
+                        &target_digest,
+                        &report_dir,
+                    );
+                }
+            };
             match prepare_clone(u, &dir, t.base.as_deref(), (&c.env, &c.job.git.token_env), &c.cancel).await {
                 Ok(()) => dir,
                 Err(e) => return failed(&t, Code::Git, &e, &target_digest, &report_dir),
@@ -200,7 +222,7 @@ impl Ctx {
     }
 
     fn report_dir(&self, t: &Target) -> PathBuf {
-        self.fleet.workspace.join("reports").join(&t.id)
+        layout::report_dir(&self.fleet.workspace, &t.id)
     }
 
     /// A repository that never got a result of its own: `failed` (or `cancelled`) with a code.
@@ -219,7 +241,9 @@ impl Ctx {
         if self.progress {
             eprintln!("hone fleet: start {}", t.id);
         }
-        let r = rt.block_on(run_one(t, self.clone()));
+        let mut r = rt.block_on(run_one(t, self.clone()));
+        // Credentials in URLs never reach a report or a log line.
+        r.error = r.error.map(|e| self.redactor.apply(&without_userinfo(&e)));
         let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
         if self.progress {
             let secs = r.duration_ms as f64 / 1000.0;
@@ -260,6 +284,12 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
         agent::Invalid::new(Code::Spec, d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"))
     };
     let fleet = spec::load(&opts.file).map_err(render)?;
+    // A user or password in a target URL is a secret: masked wherever the runs write.
+    for t in &fleet.targets {
+        if let Source::Url(u) = &t.source {
+            url_secrets(u).iter().for_each(|s| opts.redactor.add(s));
+        }
+    }
     let JobFile { job, bytes: job_bytes, policy_bytes } = read_job(&fleet)?;
     let job_hash = digest(&job_bytes, policy_bytes.as_deref(), None);
     let mut targets = fleet.targets.clone();

@@ -7,7 +7,8 @@ use super::spec::{Source, Target};
 use std::path::Path;
 
 /// What a fleet's runs are compared by on `--resume`: SHA-256 over the job file's bytes, its
-/// policy file's bytes, and the repository with its base branch. Any change there re-runs it.
+/// policy file's bytes, and the repository (its URL without credentials, or its path) with its
+/// base branch. Any change there re-runs it.
 pub(super) fn digest(job_bytes: &[u8], policy_bytes: Option<&[u8]>, target: Option<&Target>) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
@@ -19,8 +20,13 @@ pub(super) fn digest(job_bytes: &[u8], policy_bytes: Option<&[u8]>, target: Opti
     part(job_bytes);
     part(policy_bytes.unwrap_or(b"\0builtin"));
     if let Some(t) = target {
+        // A URL without its credentials: a password must not be guessable from the digest.
+        let shown;
         part(match &t.source {
-            Source::Url(u) => u.as_bytes(),
+            Source::Url(u) => {
+                shown = crate::forge::credential::without_userinfo(u);
+                shown.as_bytes()
+            }
             Source::Path(p) => p.as_os_str().as_encoded_bytes(),
         });
         part(t.base.as_deref().unwrap_or("\0default").as_bytes());

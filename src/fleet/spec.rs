@@ -31,7 +31,7 @@ pub fn schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
 }
 
 /// Where a repository comes from.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum Source {
     /// Cloned (or reused) in the workspace.
     Url(String),
@@ -57,12 +57,28 @@ pub struct Fleet {
     pub fail_fast: bool,
 }
 
-/// A file-name-safe id from a URL or path: `github.com/acme/app.git` -> `acme__app`.
-pub fn slug(s: &str) -> String {
-    let t = s.trim_end_matches('/').trim_end_matches(".git");
-    let parts: Vec<&str> = t.rsplit(['/', ':']).filter(|p| !p.is_empty()).take(2).collect();
-    let raw = parts.into_iter().rev().collect::<Vec<_>>().join("__");
-    raw.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' }).collect()
+impl Target {
+    /// A target with its id made from `source` (unique ids are made by `load`).
+    fn new(source: Source, base: Option<String>) -> Target {
+        let id = match &source {
+            Source::Url(u) => super::layout::id_from(u),
+            Source::Path(p) => super::layout::id_from(&p.display().to_string()),
+        };
+        Target { id, source, base }
+    }
+}
+
+/// Whether git would read `url` as a path relative to where it runs (no scheme, not absolute,
+/// not `host:path`): `load` resolves it against the fleet file's directory instead.
+fn is_relative_path(url: &str) -> bool {
+    if url.contains("://") || url.starts_with('/') {
+        return false;
+    }
+    match (url.find(':'), url.find('/')) {
+        (Some(colon), Some(slash)) => slash < colon,
+        (Some(_), None) => false,
+        _ => true,
+    }
 }
 
 pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
@@ -74,6 +90,7 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
     let (map, mut errors, raw) = (loaded.map, loaded.errors, loaded.value);
     let dir = path.parent().unwrap_or(Path::new("."));
     let resolve = |p: &str| if Path::new(p).is_absolute() { PathBuf::from(p) } else { dir.join(p) };
+    let url = |u: &str| if is_relative_path(u) { dir.join(u).display().to_string() } else { u.to_string() };
     if raw.version != Some(1) && !loaded.removed.contains("version") {
         errors.push(map.at_key("", "`version: 1` is required at the top level", Some("add `version: 1`".into())));
     }
@@ -94,19 +111,18 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
             continue;
         }
         if let Some(u) = t.url {
-            targets.push(Target { id: slug(&u), source: Source::Url(u), base: t.base });
+            if u.trim().is_empty() {
+                errors.push(map.at_value(&format!("{at}.url"), "`url` is empty", None));
+                continue;
+            }
+            targets.push(Target::new(Source::Url(url(&u)), t.base));
         } else if let Some(p) = t.path {
-            let abs = resolve(&p);
-            targets.push(Target { id: slug(&abs.display().to_string()), source: Source::Path(abs), base: t.base });
+            targets.push(Target::new(Source::Path(resolve(&p)), t.base));
         } else if let Some(f) = t.from_file {
             match std::fs::read_to_string(resolve(&f)) {
                 Ok(list) => {
                     for line in list.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
-                        targets.push(Target {
-                            id: slug(line),
-                            source: Source::Url(line.to_string()),
-                            base: t.base.clone(),
-                        });
+                        targets.push(Target::new(Source::Url(url(line)), t.base.clone()));
                     }
                 }
                 Err(e) => {
@@ -117,14 +133,19 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
     }
     let mut seen = std::collections::HashSet::new();
     for t in &targets {
-        if !seen.insert(t.id.clone()) {
+        if !seen.insert((&t.source, &t.base)) {
+            let shown = match &t.source {
+                Source::Url(u) => crate::forge::credential::without_userinfo(u),
+                Source::Path(p) => p.display().to_string(),
+            };
             errors.push(map.at_key(
                 "repos",
-                format!("two repositories map to the same id `{}`", t.id),
-                Some("list each repository once".into()),
+                format!("`{shown}` is listed twice"),
+                Some("list each repository (and base) once".into()),
             ));
         }
     }
+    super::layout::make_unique(targets.iter_mut().map(|t| &mut t.id));
     if targets.is_empty() && errors.is_empty() {
         errors.push(map.at_key("", "no repositories: add `repos:` with `url`, `path` or `from_file` entries", None));
     }
@@ -150,10 +171,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slugs_are_stable_and_safe() {
-        assert_eq!(slug("https://github.com/acme/service-a"), "acme__service-a");
-        assert_eq!(slug("git@github.com:acme/app.git"), "acme__app");
-        assert_eq!(slug("/tmp/x/local checkout"), "x__local_checkout");
+    fn relative_urls_are_paths_from_the_fleet_file() {
+        for rel in [".", "..", "../", "./x", "x", "a/b:c"] {
+            assert!(is_relative_path(rel), "{rel}");
+        }
+        for not in ["https://h/x", "/srv/x", "git@h:a/b", "h:x", "file:///x"] {
+            assert!(!is_relative_path(not), "{not}");
+        }
+    }
+
+    #[test]
+    fn ids_are_unique_and_a_repeat_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fleet.yaml");
+        let write = |repos: &str| std::fs::write(&p, format!("version: 1\njob: j.yaml\nrepos:\n{repos}")).unwrap();
+        write("  - url: https://a.example/x/app\n  - url: https://b.example/x/app\n  - url: ../\n  - path: .\n");
+        let f = load(&p).unwrap();
+        let ids: Vec<_> = f.targets.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids[..2], ["x__app", "x__app-2"]);
+        assert!(ids.iter().all(|i| super::super::layout::is_safe_id(i)), "{ids:?}");
+        assert_eq!(f.targets[2].source, Source::Url(dir.path().join("../").display().to_string()));
+        write("  - url: https://a.example/x/app\n  - url: https://a.example/x/app\n  - url: \"\"\n");
+        let e = load(&p).unwrap_err();
+        let text: Vec<String> = e.iter().map(|d| d.message.clone()).collect();
+        assert!(
+            text.iter().any(|m| m.contains("listed twice")) && text.iter().any(|m| m.contains("empty")),
+            "{text:?}"
+        );
     }
 
     #[test]

@@ -140,7 +140,8 @@ pub fn owner_repo(env_repo: Option<&str>, remote_url: Option<&str>) -> Option<(S
     if let Some((o, r)) = env_repo.and_then(|s| s.split_once('/')) {
         return Some((o.to_string(), r.to_string()));
     }
-    let url = remote_url?.trim_end_matches('/').trim_end_matches(".git");
+    let shown = super::credential::without_userinfo(remote_url?);
+    let url = shown.trim_end_matches('/').trim_end_matches(".git");
     let tail = url.rsplit_once(':').map(|(_, t)| t).filter(|_| url.starts_with("git@")).unwrap_or(url);
     let parts: Vec<&str> = tail.rsplit('/').take(2).collect();
     match parts.as_slice() {
@@ -179,9 +180,11 @@ mod tests {
             "https://github.com/acme/app",
             "git@github.com:acme/app.git",
             "ssh://git@github.example.com/acme/app.git",
+            "https://x-access-token:pw@github.com/acme/app.git",
         ] {
             assert_eq!(owner_repo(None, Some(url)), Some(("acme".into(), "app".into())), "{url}");
         }
         assert_eq!(owner_repo(None, None), None);
+        assert_eq!(owner_repo(None, Some("https://user:pw@host/app")), Some(("host".into(), "app".into())));
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod autofix;
+pub mod credential;
 pub mod github;
 pub mod push;
 pub mod remote;
@@ -129,8 +130,8 @@ impl Ship<'_> {
             Some(_) => {
                 let branch = &job.git.branch;
                 push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
-                let remote =
-                    remote::Remote::open(self.ws, &job.git.remote, self.env, token, (self.deadline, self.cancel))?;
+                let (ws, env, budget) = (self.ws, self.env, (self.deadline, self.cancel));
+                let remote = remote::Remote::open(ws, &job.git.remote, env, &job.git.token_env, budget)?;
                 // Autofix: the lease is the head hone started from, so a concurrent push wins.
                 let expected = match self.autofix {
                     Some(t) => Some(t.head_sha.clone()),

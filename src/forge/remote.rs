@@ -1,21 +1,18 @@
 //! Talking to the remote (ls-remote, push, fetch) from a bare repository hone owns, outside the
 //! work tree, with a config hone writes: the remote's URL (read by hone, never by git), hooks,
-//! fsmonitor and unknown protocols off, and a one-shot credential helper. It borrows the work
-//! tree's objects through `objects/info/alternates`, which are data. So nothing under the work
-//! tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`, credential
-//! helpers) can make hone run a program. Every git process has a timeout, obeys cancellation and
-//! stays inside the run's wall-time budget.
+//! fsmonitor and unknown protocols off, and the token only where `credential.rs` allows it. It
+//! borrows the work tree's objects through `objects/info/alternates`, which are data. So nothing
+//! under the work tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`,
+//! credential helpers) can make hone run a program or send the token elsewhere. Every git process
+//! has a timeout, obeys cancellation and stays inside the run's wall-time budget.
 
+use super::credential::{Access, without_userinfo};
 use crate::error::{Code, HoneError, Result};
 use crate::git::Workspace;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// The one-shot credential helper: prints the token from the child's environment.
-const HELPER: &str =
-    "!f() { test \"$1\" = get && echo username=x-access-token && echo \"password=$HONE_GIT_TOKEN\"; }; f";
 
 /// The longest one git operation may take, within the run's budget.
 const OP_LIMIT: Duration = Duration::from_secs(600);
@@ -60,22 +57,24 @@ pub fn url_allowed(url: &str) -> bool {
 
 pub struct Remote {
     dir: tempfile::TempDir,
-    pub url: String,
+    /// The URL, and the token for it when it is the forge's (`credential.rs`).
+    access: Access,
+    /// The variable the token came from, for the messages.
+    token_env: String,
     /// The variables a git process sees (from `ENV_PASS`).
     env: Vec<(String, String)>,
-    token: Option<String>,
     deadline: Instant,
     cancel: CancellationToken,
 }
 
 impl Remote {
-    /// hone's own repository for `remote` of `ws`. Errors when the remote is missing or its URL
-    /// is not a plain transport.
+    /// hone's own repository for `remote` of `ws`, with the token in `token_env` for the forge
+    /// only. Errors when the remote is missing or its URL is not a plain transport.
     pub fn open(
         ws: &Workspace,
         remote: &str,
         env: &crate::env::RunEnv,
-        token: Option<String>,
+        token_env: &str,
         (deadline, cancel): (Instant, &CancellationToken),
     ) -> Result<Remote> {
         let url = ws.remote_url(remote).ok_or_else(|| {
@@ -85,7 +84,7 @@ impl Remote {
         if !url_allowed(&url) {
             return Err(HoneError::new(
                 Code::Git,
-                format!("the URL of remote `{remote}` uses a transport hone does not run: {url}"),
+                format!("the URL of remote `{remote}` uses a transport hone does not run: {}", without_userinfo(&url)),
             )
             .hint("use an https, ssh, git or file URL, or a local path"));
         }
@@ -94,6 +93,7 @@ impl Remote {
         } else {
             url
         };
+        let access = Access::decide(&url, env, env.var(token_env));
         let dir = tempfile::Builder::new()
             .prefix("hone-remote-")
             .tempdir()
@@ -104,7 +104,6 @@ impl Remote {
             ("core.hooksPath", "/dev/null"),
             ("core.fsmonitor", "false"),
             ("core.sshCommand", "ssh"),
-            ("credential.helper", HELPER),
             ("protocol.allow", "never"),
             ("protocol.https.allow", "always"),
             ("protocol.http.allow", "always"),
@@ -115,13 +114,17 @@ impl Remote {
         ] {
             cfg.set_str(k, v)?;
         }
+        for (k, v) in access.git_config() {
+            cfg.set_str(&k, &v)?;
+        }
         let alternates = dir.path().join("objects/info/alternates");
         std::fs::create_dir_all(alternates.parent().unwrap_or(dir.path()))
             .and_then(|()| std::fs::write(&alternates, format!("{}\n", ws.objects_dir().display())))
             .map_err(|e| {
                 HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}"))
             })?;
-        Ok(Remote { dir, url, env: passed(env), token, deadline, cancel: cancel.clone() })
+        let token_env = token_env.to_string();
+        Ok(Remote { dir, access, token_env, env: passed(env), deadline, cancel: cancel.clone() })
     }
 
     pub fn git_dir(&self) -> &Path {
@@ -131,7 +134,7 @@ impl Remote {
     /// The commit `branch` points at on the remote, if it exists there.
     pub async fn head(&self, branch: &str) -> Result<Option<String>> {
         let out = self
-            .git(&["ls-remote", &self.url.clone(), &format!("refs/heads/{branch}")], "read the remote branch")
+            .git(&["ls-remote", "--", &self.access.url, &format!("refs/heads/{branch}")], "read the remote branch")
             .await?;
         Ok(out.split_whitespace().next().map(str::to_string))
     }
@@ -140,7 +143,7 @@ impl Remote {
     pub async fn push(&self, oid: &str, branch: &str, expected: Option<&str>) -> Result<()> {
         let lease = format!("--force-with-lease=refs/heads/{branch}:{}", expected.unwrap_or(""));
         let spec = format!("{oid}:refs/heads/{branch}");
-        self.git(&["push", "--porcelain", &lease, &self.url.clone(), &spec], &format!("push `{branch}`")).await?;
+        self.git(&["push", "--porcelain", &lease, "--", &self.access.url, &spec], &format!("push `{branch}`")).await?;
         Ok(())
     }
 
@@ -148,7 +151,7 @@ impl Remote {
     /// into the work tree's repository in process (libgit2), under `local_ref`.
     pub async fn fetch(&self, ws: &Workspace, branch: &str, local_ref: &str) -> Result<String> {
         let spec = format!("+refs/heads/{branch}:refs/hone/fetched");
-        self.git(&["fetch", "--no-tags", &self.url.clone(), &spec], &format!("fetch `{branch}`")).await?;
+        self.git(&["fetch", "--no-tags", "--", &self.access.url, &spec], &format!("fetch `{branch}`")).await?;
         let sha = self.git(&["rev-parse", "refs/hone/fetched"], "read the fetched commit").await?;
         let (from, to) = (self.git_dir().to_path_buf(), local_ref.to_string());
         ws.blocking(move |ws| ws.fetch_local(&from, "refs/hone/fetched", &to)).await?;
@@ -167,16 +170,21 @@ impl Remote {
             .args(args)
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
-        if let Some(t) = &self.token {
-            c.env("HONE_GIT_TOKEN", t);
+        if let Some((k, v)) = self.access.git_env() {
+            c.env(k, v);
         }
-        run(c, what, self.deadline, &self.cancel).await
+        run(c, what, self.deadline, &self.cancel).await.map_err(|mut e| {
+            if let (Code::Git, Some(why)) = (e.code, self.access.explain(&self.token_env)) {
+                e.message = format!("{}; {why}", e.message);
+            }
+            e
+        })
     }
 }
 
 /// A git command for hone's own clones (fleet workspaces): outside config, hooks, fsmonitor and
-/// unknown protocols off, the token only through the one-shot helper.
-pub fn hardened(dir: &Path, env: &crate::env::RunEnv, token: Option<&str>) -> tokio::process::Command {
+/// unknown protocols off, the token only as `access` allows (`credential.rs`).
+pub fn hardened(dir: &Path, env: &crate::env::RunEnv, access: &Access) -> tokio::process::Command {
     let mut c = tokio::process::Command::new("git");
     c.env_clear()
         .envs(passed(env))
@@ -196,25 +204,15 @@ pub fn hardened(dir: &Path, env: &crate::env::RunEnv, token: Option<&str>) -> to
             "-c",
             "protocol.file.allow=always",
         ])
-        .args(["-c", "credential.helper=", "-c", &format!("credential.helper={HELPER}")]);
-    if let Some(t) = token {
-        c.env("HONE_GIT_TOKEN", t);
+        .args(access.git_config().iter().flat_map(|(k, v)| ["-c".to_string(), format!("{k}={v}")]));
+    if let Some((k, v)) = access.git_env() {
+        c.env(k, v);
     }
     c
 }
 
-/// Whether `url` is an HTTPS URL of the GitHub server whose API is `api_url` (github.com for
-/// `https://api.github.com`, else the API's own host, as on GitHub Enterprise Server): the only
-/// place a GitHub token may be sent.
-pub fn is_github_https(url: &str, api_url: &str) -> bool {
-    let host_of = |u: &str| {
-        u.strip_prefix("https://").map(|r| r.split(['/', '?', '#']).next().unwrap_or("").to_ascii_lowercase())
-    };
-    let Some(api) = host_of(api_url) else { return false };
-    let server = if api == "api.github.com" { "github.com".to_string() } else { api };
-    // A user or password in the URL (`https://x@host`) is not the host.
-    host_of(url).is_some_and(|h| h == server)
-}
+/// The HTTP redirect statuses, as git reports a redirect it did not follow.
+const REDIRECTS: [u16; 5] = [301, 302, 303, 307, 308];
 
 /// Run a git process to its end, within `deadline` (and at most `OP_LIMIT`), or until `cancel`.
 pub async fn run(
@@ -236,8 +234,14 @@ pub async fn run(
         () = cancel.cancelled() => return Err(HoneError::new(Code::Cancelled, format!("cancelled while git was to {what}"))),
     };
     if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        return Err(HoneError::new(Code::Git, format!("git could not {what}: {err}")));
+        let err = without_userinfo(String::from_utf8_lossy(&out.stderr).trim());
+        let redirect = REDIRECTS.iter().any(|c| err.contains(&format!("returned error: {c}")));
+        let why = if redirect {
+            "; the server answered with a redirect, which hone does not follow (so that no token rides it elsewhere): point the remote at the URL it redirects to"
+        } else {
+            ""
+        };
+        return Err(HoneError::new(Code::Git, format!("git could not {what}: {err}{why}")));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
@@ -255,7 +259,7 @@ mod tests {
 
     fn ls_remote(url: &str) -> tokio::process::Command {
         let env = crate::env::RunEnv::from_vars(std::env::vars().filter(|(k, _)| k == "PATH").collect());
-        let mut c = hardened(&std::env::temp_dir(), &env, None);
+        let mut c = hardened(&std::env::temp_dir(), &env, &Access::decide(url, &env, None));
         c.args(["ls-remote", url]);
         c
     }
@@ -297,25 +301,5 @@ mod tests {
         for bad in ["ext::sh -c touch% /tmp/pwned", "fd::17", "foo::bar", "-uhelp", "origin"] {
             assert!(!url_allowed(bad), "{bad}");
         }
-    }
-
-    #[test]
-    fn a_token_goes_only_to_the_github_server_over_https() {
-        let api = "https://api.github.com";
-        assert!(is_github_https("https://github.com/acme/app.git", api));
-        assert!(is_github_https("https://GitHub.com/acme/app", api));
-        for other in [
-            "http://github.com/acme/app",
-            "https://github.com.evil.example/acme/app",
-            "https://evil.example/github.com/acme/app",
-            "https://x@evil.example/acme/app",
-            "git@github.com:acme/app.git",
-            "/srv/repos/app",
-        ] {
-            assert!(!is_github_https(other, api), "{other}");
-        }
-        let ghes = "https://ghe.example.com/api/v3";
-        assert!(is_github_https("https://ghe.example.com/acme/app.git", ghes));
-        assert!(!is_github_https("https://github.com/acme/app.git", ghes));
     }
 }

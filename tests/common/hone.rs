@@ -94,6 +94,7 @@ pub(super) async fn run_hone_at(
             .env_remove("GITHUB_STEP_SUMMARY")
             .env_remove("GITHUB_REPOSITORY")
             .env_remove("GITHUB_API_URL")
+            .env_remove("GITHUB_SERVER_URL")
             .env_remove("GITHUB_EVENT_PATH")
             .env_remove("GITHUB_EVENT_NAME")
             .env("RUST_LOG", "hone=debug")

@@ -8,7 +8,8 @@
 //! - `fixtures`: the repositories, job specs and policies a test starts from;
 //! - `hone`: starting the binary; `run`: what a run left; `run_checks`: the checks around every run;
 //! - `mock_model`: the model server; `repo`: git repositories; `commits`: the commit check;
-//! - `processes`: marker files and surviving processes; `require`: what a test needs.
+//! - `processes`: marker files and surviving processes; `require`: what a test needs;
+//! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener.
 
 #![allow(dead_code)]
 
@@ -25,6 +26,7 @@ macro_rules! require {
 
 pub mod commits;
 pub mod fixtures;
+pub mod git_http;
 pub mod hone;
 pub mod mock_model;
 pub mod processes;
@@ -32,6 +34,7 @@ pub mod repo;
 pub mod require;
 pub mod run;
 pub mod run_checks;
+pub mod tls;
 
 pub use fixtures::*;
 pub use hone::*;

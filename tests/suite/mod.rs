@@ -15,6 +15,8 @@ mod end_to_end;
 mod examples;
 mod first_runs;
 mod fleet;
+mod fleet_paths;
+mod forge_credentials;
 mod harness;
 mod hooks;
 mod init;
