@@ -65,7 +65,7 @@ pub struct RunOptions {
     /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
     pub dry_run: bool,
     /// Where GitHub Actions workflow commands go (`::add-mask::`, `::error`), under Actions.
-    pub commands_out: Option<Box<dyn Write + Send>>,
+    pub commands_out: Option<crate::ci_text::Out>,
     /// Overrides from the command line (the Action's inputs).
     pub task: Option<String>,
     pub model: Option<String>,
@@ -209,8 +209,8 @@ fn write_reports(
 async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, started_at: String) -> RunOutcome {
     let job = &p.job;
     if let Some(out) = opts.commands_out.as_mut() {
-        for line in forge::actions::mask_commands(&p.redactor.values()) {
-            let _ = writeln!(out, "{line}");
+        for c in forge::actions::mask_commands(&p.redactor.values()) {
+            let _ = out.command(&c);
         }
     }
     let mut r = Run::new(run::RunMeta {

@@ -32,6 +32,7 @@ pub mod repo;
 pub mod require;
 pub mod run;
 pub mod run_checks;
+pub mod runner;
 
 pub use fixtures::*;
 pub use hone::*;

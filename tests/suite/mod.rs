@@ -40,3 +40,4 @@ mod safety;
 mod second_attempt;
 mod setup_cmds;
 mod spec_errors;
+mod workflow_commands;
