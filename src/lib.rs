@@ -47,6 +47,7 @@ pub(crate) mod guard;
 pub(crate) mod init;
 pub mod jail;
 mod logging;
+pub(crate) mod markdown;
 pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod policy;

@@ -245,7 +245,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     });
     let executed = match &p.skip {
         Some(reason) => {
-            r.summary = format!("Skipped: {reason}\n");
+            r.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
             r.warnings.push(reason.clone());
             turns::enter(&mut r.machine, &p.events, State::Summarizing, "nothing to do");
             Ok(Status::Skipped)

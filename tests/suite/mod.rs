@@ -33,6 +33,7 @@ mod policy;
 mod pr;
 mod progress;
 mod prompt_cache;
+mod rendered_markdown;
 mod replay;
 mod report_schema;
 mod responses;
