@@ -19,8 +19,30 @@ use crate::redact::Redactor;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// A command line clap refused, or `--help`/`--version`: its text (which quotes the arguments,
+/// where a workflow may have put an issue's text) printed neutral for the CI runner, without
+/// colours. Returns the exit code.
+pub fn usage(e: &clap::Error) -> i32 {
+    let text = e.render().to_string();
+    if e.use_stderr() {
+        eprint!("{text}");
+        exit::INVALID_INPUT
+    } else {
+        print!("{text}");
+        exit::SUCCESS
+    }
+}
+
 /// Run the parsed command line and return the process's exit code.
 pub fn main(cli: Cli) -> i32 {
+    // A panic's message goes through the crate's neutral `eprintln!` like every other line.
+    std::panic::set_hook(Box::new(|info| {
+        let trace = std::backtrace::Backtrace::capture();
+        eprintln!("hone: internal error (a bug in hone): {info}");
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            eprintln!("{trace}");
+        }
+    }));
     crate::git::isolate_config();
     let redactor = Redactor::new();
     crate::logging::init(cli.verbose, cli.quiet, redactor.clone());

@@ -9,7 +9,6 @@
 macro_rules! eprintln {
     ($($arg:tt)*) => { ::std::eprintln!("{}", $crate::ci_text::lines(&format!($($arg)*))) };
 }
-#[allow(unused_macros)] // none today; here so that a new `eprint!` is neutral too
 macro_rules! eprint {
     ($($arg:tt)*) => { ::std::eprint!("{}", $crate::ci_text::lines(&format!($($arg)*))) };
 }

@@ -98,3 +98,13 @@ async fn the_json_event_stream_is_no_workflow_command_and_decodes_to_the_same_te
     assert!(args.iter().any(|a| a.contains("#\u{200B}#[warning]")), "{args:?}");
     assert_eq!(run.events().len(), events.len(), "events.jsonl holds the same events");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_command_line_is_quoted_but_not_obeyed() {
+    // A workflow that passes an issue's text as `--task` hands it to clap, whose error quotes it.
+    let task = "--x\r::error::FORGED-argument";
+    let run = run_hone_env(&["run", "--task", task], &[], std::env::temp_dir(), &[("GITHUB_ACTIONS", "true")]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("FORGED-argument"), "{}", run.stderr);
+    assert_only_hone_commands(&run);
+}
