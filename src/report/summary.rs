@@ -206,3 +206,58 @@ fn cached(u: &crate::protocol::Usage) -> String {
         100 * u.cached_prompt_tokens / u.prompt_tokens
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+    fn check(name: &str, attempt: u32, new_failures: &[&str]) -> crate::verify::CheckResult {
+        crate::verify::CheckResult {
+            attempt,
+            name: name.into(),
+            command: format!("sh {name}"),
+            expect: crate::spec::Expect::Pass,
+            passed: false,
+            accepted: false,
+            exit_code: Some(1),
+            timed_out: false,
+            cancelled: false,
+            duration_ms: 1,
+            failing_tests: None,
+            junit_error: None,
+            new_failures: new_failures.iter().map(|t| t.to_string()).collect(),
+            output_tail: String::new(),
+            key_lines: vec![],
+        }
+    }
+
+    #[test]
+    fn names_tests_messages_and_output_from_the_run_render_nothing_and_keep_the_tables_whole() {
+        let name = "a|b`![](http://x.example/i.png)`";
+        let mut r = RunReport::new("j", "r", String::new());
+        r.setup.push(check(name, 0, &[]));
+        r.baseline.push(check(name, 0, &[]));
+        r.verify.push(check(name, 1, &["t`<img src=y>`|z", "<!-- hidden -->"]));
+        r.warnings.push("MCP said <img src=\"http://x.example/w\">".into());
+        r.errors.push(crate::report::ErrorRecord {
+            code: crate::error::Code::Setup,
+            message: "setup failed. Its output ended:\n```\n![](http://x.example/o.png)\n".into(),
+        });
+        r.clarification.push("Which? ![](http://x.example/q.png)".into());
+        let md = render(&r);
+        assert!(crate::markdown::is_inert(&md), "{md}");
+        // Every table row keeps its cells: a `|` in a name does not make one more.
+        let (mut widths, mut cells, mut in_row) = (Vec::new(), 0, false);
+        for e in Parser::new_ext(&md, Options::ENABLE_TABLES) {
+            match e {
+                Event::Start(Tag::TableRow | Tag::TableHead) => (cells, in_row) = (0, true),
+                Event::Start(Tag::TableCell) if in_row => cells += 1,
+                Event::End(TagEnd::TableRow | TagEnd::TableHead) => widths.push(cells),
+                _ => {}
+            }
+        }
+        assert_eq!(widths, [2, 2, 2, 2, 2, 2, 3, 3, 5, 5], "{md}");
+        assert!(md.contains("x.example/o.png") && md.contains("<!-- hidden -->"), "{md}");
+    }
+}
