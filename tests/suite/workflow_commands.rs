@@ -108,3 +108,18 @@ async fn a_refused_command_line_is_quoted_but_not_obeyed() {
     assert!(run.stderr.contains("FORGED-argument"), "{}", run.stderr);
     assert_only_hone_commands(&run);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_setup_scripts_output_quoted_in_the_error_is_no_workflow_command() {
+    // The repository's own script: its output ends the error hone prints on stderr, line by line,
+    // behind leading white space.
+    let setup = "printf '   ::error file=status.txt,line=1::FORGED-spaces\\n\\t::stop-commands::FORGED-tab\\nx ##[warning]FORGED-hash\\n'; exit 1\n";
+    let mock = MockModel::start().await;
+    let repo = user_repo("job.yaml", "", &[("setup.sh", setup)]);
+    let yaml = job_yaml("wfc-setup", &mock.base_url, false)
+        .replace("verify:\n", "setup:\n  - { name: deps, run: \"sh setup.sh\" }\nverify:\n");
+    let run = run_job_env(&repo, &yaml, &[("GITHUB_ACTIONS", "true")]).await;
+    assert_eq!(run.code, 2, "setup failed: {}", run.stderr);
+    assert!(run.stderr.contains("FORGED-spaces") && run.stderr.contains("FORGED-hash"), "{}", run.stderr);
+    assert_only_hone_commands(&run);
+}
