@@ -2,18 +2,47 @@
 // The one module that writes the result line (or the matrix) to stdout.
 #![allow(clippy::print_stdout)]
 
+// stdout is read by the CI runner like stderr: every line made neutral (`ci_text`).
+macro_rules! println {
+    ($($arg:tt)*) => { ::std::println!("{}", crate::ci_text::lines(&format!($($arg)*))) };
+}
+macro_rules! print {
+    ($($arg:tt)*) => { ::std::print!("{}", crate::ci_text::lines(&format!($($arg)*))) };
+}
+
 use crate::agent::{self, RunOptions};
 use crate::cli::{Cli, Command, FleetAction, FleetArgs, RunArgs};
 use crate::env::RunEnv;
 use crate::exit;
 use crate::progress::Progress;
 use crate::redact::Redactor;
-use std::io::Write;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+/// A command line clap refused, or `--help`/`--version`: its text (which quotes the arguments,
+/// where a workflow may have put an issue's text) printed neutral for the CI runner, without
+/// colours. Returns the exit code.
+pub fn usage(e: &clap::Error) -> i32 {
+    let text = e.render().to_string();
+    if e.use_stderr() {
+        eprint!("{text}");
+        exit::INVALID_INPUT
+    } else {
+        print!("{text}");
+        exit::SUCCESS
+    }
+}
+
 /// Run the parsed command line and return the process's exit code.
 pub fn main(cli: Cli) -> i32 {
+    // A panic's message goes through the crate's neutral `eprintln!` like every other line.
+    std::panic::set_hook(Box::new(|info| {
+        let trace = std::backtrace::Backtrace::capture();
+        eprintln!("hone: internal error (a bug in hone): {info}");
+        if trace.status() == std::backtrace::BacktraceStatus::Captured {
+            eprintln!("{trace}");
+        }
+    }));
     crate::git::isolate_config();
     let redactor = Redactor::new();
     crate::logging::init(cli.verbose, cli.quiet, redactor.clone());
@@ -56,14 +85,14 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
     let env = Arc::new(RunEnv::from_process());
     let in_actions = env.actions;
     let mut opts = RunOptions::new(a.job, env, cancel, redactor);
-    opts.json_out = a.json.then(|| Box::new(std::io::stdout()) as Box<dyn Write + Send>);
+    opts.json_out = a.json.then(crate::ci_text::Out::json_stdout);
     opts.progress = (!quiet).then(|| Progress::stderr(in_actions));
     // Under GitHub Actions, workflow commands go to stdout (stderr with --json, to keep the
     // JSONL stream clean).
     opts.commands_out = match (in_actions, a.json) {
         (false, _) => None,
-        (true, false) => Some(Box::new(std::io::stdout())),
-        (true, true) => Some(Box::new(std::io::stderr())),
+        (true, false) => Some(crate::ci_text::Out::stdout()),
+        (true, true) => Some(crate::ci_text::Out::stderr()),
     };
     (opts.repo, opts.report_dir, opts.dry_run) = (a.repo, a.report_dir, a.dry_run);
     (opts.task, opts.model, opts.name, opts.verify, opts.pr) = (a.task, a.model, a.name, a.verify, a.pr);

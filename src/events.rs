@@ -1,6 +1,7 @@
 //! The event stream: each event is stamped, redacted, appended to `events.jsonl`, optionally
 //! written to stdout (`--json`) and rendered as progress on stderr, and kept in memory for the
-//! reports built at the end.
+//! reports built at the end. Each JSON line is neutral for the CI runner (`ci_text::json`: the
+//! same JSON, with what the runner could read as a command escaped).
 
 use crate::progress::Progress;
 use crate::protocol::{Event, EventRecord, SCHEMA_VERSION};
@@ -25,7 +26,7 @@ struct Inner {
     file: Option<std::io::BufWriter<std::fs::File>>,
     /// The first failure to append to `events.jsonl`; the file is rewritten whole at the end.
     file_error: Option<String>,
-    stdout: Option<Box<dyn Write + Send>>,
+    stdout: Option<crate::ci_text::Out>,
     /// The first failure to write the `--json` stream (a closed pipe): the stream stops there.
     stdout_error: Option<String>,
     progress: Option<Progress>,
@@ -42,6 +43,7 @@ impl Events {
         repo: Option<String>,
         progress: Option<Progress>,
     ) -> Self {
+        let stdout = stdout.map(crate::ci_text::Out::new);
         let inner = Inner { file: None, file_error: None, stdout, stdout_error: None, progress, records: Vec::new() };
         Events { shared: Arc::new(Shared { run_id, repo, redactor, inner: Mutex::new(inner) }) }
     }
@@ -65,7 +67,7 @@ impl Events {
     }
 
     fn line(&self, r: &EventRecord) -> String {
-        self.shared.redactor.apply(&serde_json::to_string(r).unwrap_or_default())
+        crate::ci_text::json(&self.shared.redactor.apply(&serde_json::to_string(r).unwrap_or_default()))
     }
 
     pub fn emit(&self, event: Event) {
@@ -88,8 +90,7 @@ impl Events {
             inner.file_error = Some(e.to_string());
         }
         if let Some(out) = inner.stdout.as_mut()
-            // One write per line, so that concurrent runs (a fleet) never interleave mid-line.
-            && let Err(e) = out.write_all(format!("{line}\n").as_bytes()).and_then(|()| out.flush())
+            && let Err(e) = out.json(&line)
         {
             inner.stdout = None;
             inner.stdout_error = Some(e.to_string());

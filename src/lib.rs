@@ -2,9 +2,33 @@
 #![deny(clippy::print_stdout)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+// Every line hone prints is made neutral for the CI runner (`ci_text`). These macros shadow std's
+// in the whole crate, so a new print cannot forget it: `eprintln!`/`eprint!` make their text
+// neutral; `println!`/`print!` do not compile outside `commands.rs`, the one module that writes
+// stdout (its own `println!` makes the line neutral).
+macro_rules! eprintln {
+    ($($arg:tt)*) => { ::std::eprintln!("{}", $crate::ci_text::lines(&format!($($arg)*))) };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => { ::std::eprint!("{}", $crate::ci_text::lines(&format!($($arg)*))) };
+}
+#[allow(unused_macros)] // a use anywhere but commands.rs is the error it names
+macro_rules! println {
+    ($($arg:tt)*) => {
+        compile_error!("stdout carries only the result line: print it from commands.rs")
+    };
+}
+#[allow(unused_macros)]
+macro_rules! print {
+    ($($arg:tt)*) => {
+        compile_error!("stdout carries only the result line: print it from commands.rs")
+    };
+}
+
 pub(crate) mod agent;
 #[doc(hidden)]
 pub mod bench;
+pub(crate) mod ci_text;
 pub mod cli;
 pub mod commands;
 pub(crate) mod env;
@@ -12,6 +36,9 @@ pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod exec;
 pub mod exit;
+// The fleet opens stdout for its `--json` stream, which `Events` writes through `ci_text::Out`;
+// its progress lines use the crate's neutral `eprintln!`.
+#[allow(clippy::disallowed_methods)]
 pub(crate) mod fleet;
 pub(crate) mod forge;
 pub(crate) mod git;
@@ -19,6 +46,7 @@ pub(crate) mod guard;
 pub(crate) mod init;
 pub mod jail;
 mod logging;
+pub(crate) mod markdown;
 pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod policy;

@@ -1,4 +1,6 @@
-//! Logs on stderr through `tracing`, every line through the redactor.
+//! Logs on stderr through `tracing`, every line through the redactor, then made neutral for the CI
+//! runner (`ci_text`): a log message that quotes a model's command or a file name is never a
+//! workflow command.
 
 use crate::redact::Redactor;
 use std::io::Write;
@@ -14,12 +16,16 @@ pub fn init(verbose: u8, quiet: bool, redactor: Redactor) {
         _ => "hone=trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Each event is made neutral as it is flushed (`RedactingWriter`).
+    #[allow(clippy::disallowed_methods)]
     let make = move || RedactingWriter { inner: std::io::stderr(), redactor: redactor.clone(), buf: Vec::new() };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(make)
         .with_target(false)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        // No colours: their escape codes are control characters, which every line has escaped
+        // (and a model's text must not drive a terminal either).
+        .with_ansi(false)
         .try_init();
 }
 
@@ -37,8 +43,8 @@ impl<W: Write> Write for RedactingWriter<W> {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         if !self.buf.is_empty() {
-            // A newline inside a message must not start a GitHub Actions workflow command.
-            let text = self.redactor.apply(&String::from_utf8_lossy(&self.buf)).replace("\n::", "\n ::");
+            // Each line of the event, however the message breaks it, neutral for the runner.
+            let text = crate::ci_text::lines(&self.redactor.apply(&String::from_utf8_lossy(&self.buf)));
             self.buf.clear();
             self.inner.write_all(text.as_bytes())?;
         }
@@ -63,10 +69,10 @@ mod tests {
         let mut out = Vec::new();
         {
             let mut w = RedactingWriter { inner: &mut out, redactor: r, buf: Vec::new() };
-            w.write_all(b"token s3cr3t-value-1234\n::error::forged\n").unwrap();
+            w.write_all(b"token s3cr3t-value-1234\n  ::error::forged\r::add-mask::x ##[warning]y\n").unwrap();
         }
         let text = String::from_utf8(out).unwrap();
         assert!(!text.contains("s3cr3t-value-1234"), "{text}");
-        assert!(!text.contains("\n::error"), "{text}");
+        assert_eq!(text, "token [REDACTED]\n  \\::error::forged\\r::add-mask::x ##\\[warning]y\n");
     }
 }

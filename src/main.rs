@@ -12,10 +12,7 @@ fn main() {
     }
     let code = match hone::cli::Cli::try_parse() {
         Ok(cli) => hone::commands::main(cli),
-        Err(e) => {
-            let _ = e.print();
-            if e.use_stderr() { hone::exit::INVALID_INPUT } else { hone::exit::SUCCESS }
-        }
+        Err(e) => hone::commands::usage(&e),
     };
     std::process::exit(code);
 }

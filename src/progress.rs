@@ -1,13 +1,14 @@
 //! Progress for people watching a log (stderr): one line per state change, turn, tool call,
 //! check, retry, rollback and commit. Under GitHub Actions each phase is a collapsible group.
+//! Every line is neutral for the CI runner (`ci_text`), whatever the model or a check put in it.
 
+use crate::ci_text::{Command, Out};
 use crate::protocol::{Event, McpStatus};
 use crate::redact::Redactor;
 use std::collections::HashMap;
-use std::io::Write;
 
 pub struct Progress {
-    out: Box<dyn Write + Send>,
+    out: Out,
     /// Print `::group::`/`::endgroup::` around phases.
     actions: bool,
     group_open: bool,
@@ -66,31 +67,34 @@ fn secs(ms: u64) -> String {
 }
 
 impl Progress {
-    pub fn new(out: Box<dyn Write + Send>, actions: bool) -> Self {
-        Progress { out, actions, group_open: false, pending: HashMap::new() }
+    #[cfg(test)]
+    pub fn new(out: Box<dyn std::io::Write + Send>, actions: bool) -> Self {
+        Progress { out: Out::new(out), actions, group_open: false, pending: HashMap::new() }
     }
 
     /// Progress on stderr, with groups when running under GitHub Actions.
     pub fn stderr(actions: bool) -> Self {
-        Self::new(Box::new(std::io::stderr()), actions)
+        Progress { out: Out::stderr(), actions, group_open: false, pending: HashMap::new() }
     }
 
-    /// One line, whatever the text holds: a newline in a test name or a model's message must not
-    /// start a line of its own (under Actions, a line starting `::` is a workflow command).
+    /// One line, whatever the text holds: a line end in a test name or a model's message is shown
+    /// escaped, never a line of its own, and no part of it is a workflow command (`ci_text`).
     fn line(&mut self, text: &str, redactor: &Redactor) {
-        let one: String =
-            redactor.apply(text).chars().map(|c| if c.is_control() && c != '\t' { ' ' } else { c }).collect();
-        let _ = writeln!(self.out, "{one}");
+        let _ = self.out.text(&crate::ci_text::line(&redactor.apply(text)));
+    }
+
+    fn command(&mut self, c: &Command) {
+        let _ = self.out.command(c);
     }
 
     fn phase(&mut self, to: &str, reason: &str, redactor: &Redactor) {
         let terminal = matches!(to, "DONE" | "FAILED" | "ABORTED" | "NEEDS_CLARIFICATION");
         if self.actions && self.group_open {
-            self.line("::endgroup::", redactor);
+            self.command(&Command::endgroup());
             self.group_open = false;
         }
         if self.actions && !terminal {
-            self.line(&format!("::group::hone {to}: {reason}"), redactor);
+            self.command(&Command::group(&redactor.apply(&format!("hone {to}: {reason}"))));
             self.group_open = true;
         } else {
             self.line(&format!("── {to}: {reason}"), redactor);
@@ -172,7 +176,7 @@ impl Progress {
             }
             Event::Warning { code, message } => self.line(&format!("warning {code}: {message}"), r),
             Event::RunCompleted { .. } if self.actions && self.group_open => {
-                self.line("::endgroup::", r);
+                self.command(&Command::endgroup());
                 self.group_open = false;
             }
             _ => {}
@@ -183,6 +187,7 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::sync::{Arc, Mutex};
 
     #[derive(Clone, Default)]
@@ -243,7 +248,11 @@ mod tests {
                 check: "t".into(),
                 passed: false,
                 accepted: false,
-                new_failures: vec!["x\n::error title=INJECTED::boo".into()],
+                new_failures: vec![
+                    "x\n::error title=INJECTED::boo".into(),
+                    "y\r  ::stop-commands::t".into(),
+                    "t ##[error]z".into(),
+                ],
                 exit_code: Some(1),
                 timed_out: false,
                 duration_ms: 1,
@@ -251,7 +260,8 @@ mod tests {
             &Redactor::new(),
         );
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
-        assert_eq!(text.lines().count(), 1, "{text}");
-        assert!(!text.lines().any(|l| l.starts_with("::")), "{text}");
+        assert_eq!(text.split(['\n', '\r']).filter(|l| !l.is_empty()).count(), 1, "{text}");
+        assert!(!text.trim_start().starts_with("::") && !text.contains("##["), "{text}");
+        assert!(text.contains("x\\n::error title=INJECTED::boo, y\\r  ::stop-commands::t, t ##\\[error]z"), "{text}");
     }
 }

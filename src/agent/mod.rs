@@ -65,7 +65,7 @@ pub struct RunOptions {
     /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
     pub dry_run: bool,
     /// Where GitHub Actions workflow commands go (`::add-mask::`, `::error`), under Actions.
-    pub commands_out: Option<Box<dyn Write + Send>>,
+    pub commands_out: Option<crate::ci_text::Out>,
     /// Overrides from the command line (the Action's inputs).
     pub task: Option<String>,
     pub model: Option<String>,
@@ -213,8 +213,8 @@ fn write_reports(
 async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, started_at: String) -> RunOutcome {
     let job = &p.job;
     if let Some(out) = opts.commands_out.as_mut() {
-        for line in forge::actions::mask_commands(&p.redactor.values()) {
-            let _ = writeln!(out, "{line}");
+        for c in forge::actions::mask_commands(&p.redactor.values()) {
+            let _ = out.command(&c);
         }
     }
     let mut r = Run::new(run::RunMeta {
@@ -249,7 +249,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     });
     let executed = match &p.skip {
         Some(reason) => {
-            r.summary = format!("Skipped: {reason}\n");
+            r.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
             r.warnings.push(reason.clone());
             turns::enter(&mut r.machine, &p.events, State::Summarizing, "nothing to do");
             Ok(Status::Skipped)

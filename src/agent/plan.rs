@@ -68,6 +68,16 @@ impl Plan {
     }
 
     pub fn render(&self) -> String {
+        self.render_with(str::to_string)
+    }
+
+    /// `render` for markdown people read (the PR body, summary.md): the step titles (the
+    /// model's words) made inert, one line each.
+    pub fn render_md(&self) -> String {
+        self.render_with(crate::markdown::inline)
+    }
+
+    fn render_with(&self, title: impl Fn(&str) -> String) -> String {
         let mut s = String::new();
         for (i, st) in self.steps.iter().enumerate() {
             let mark = match st.status {
@@ -77,7 +87,7 @@ impl Plan {
                 StepStatus::Skipped => "[-]",
                 StepStatus::Pending => "[ ]",
             };
-            s.push_str(&format!("{}. {mark} {}\n", i + 1, st.title));
+            s.push_str(&format!("{}. {mark} {}\n", i + 1, title(&st.title)));
         }
         s
     }

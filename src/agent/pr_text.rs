@@ -1,8 +1,10 @@
 //! The PR title and body, rendered from the run. The body carries a hidden marker
 //! (`<!-- hone:job=NAME -->`) by which hone recognises its own PRs, and stays under GitHub's
-//! 65,536-character limit.
+//! 65,536-character limit. The marker is the only HTML in it: the summary is inert and every
+//! name and path escaped (`crate::markdown`).
 
 use super::run::Run;
+use crate::markdown as md;
 use std::fmt::Write as _;
 
 pub const BODY_LIMIT: usize = 65_536;
@@ -22,7 +24,7 @@ pub fn title(template: &str, r: &Run) -> String {
         .trim_start_matches(['#', '*', '-', ' ']);
     let t = template
         .replace("{name}", &r.meta.job)
-        .replace("{summary_title}", summary_title)
+        .replace("{summary_title}", &md::visible(summary_title))
         .replace("{branch}", &r.meta.branch)
         .replace("{status}", r.status.as_str());
     let t = t.trim();
@@ -34,7 +36,7 @@ pub fn body(r: &Run) -> String {
     let _ = writeln!(s, "{}\n", marker(&r.meta.job));
     let _ = writeln!(s, "{}\n", r.summary.trim_end());
     if let Some(p) = &r.plan {
-        let _ = writeln!(s, "### Plan\n\n{}", p.render());
+        let _ = writeln!(s, "### Plan\n\n{}", p.render_md());
     }
     let _ = writeln!(s, "### Verification\n\n| Check | Before (baseline) | After |\n|---|---|---|");
     let last = r.final_checks();
@@ -49,23 +51,23 @@ pub fn body(r: &Run) -> String {
             }
         });
         let before = if b.passed { "✅ pass" } else { "❌ fail" };
-        let _ = writeln!(s, "| `{}` | {before} | {after} |", b.name);
+        let _ = writeln!(s, "| {} | {before} | {after} |", md::code_cell(&b.name));
     }
     if !r.files_changed.is_empty() {
         let _ = writeln!(s, "\n### Files changed\n");
         for f in r.files_changed.iter().take(200) {
-            let _ = writeln!(s, "- `{}` ({}, +{} −{})", f.path, f.status, f.added, f.removed);
+            let _ = writeln!(s, "- {} ({}, +{} −{})", md::code(&f.path), f.status, f.added, f.removed);
         }
     }
     let _ = writeln!(
         s,
-        "\n---\n{} turns · {} tokens · {:.0}s · {} `{}` · run `{}`\n",
+        "\n---\n{} turns · {} tokens · {:.0}s · {} {} · run {}\n",
         r.turns,
         r.usage.total_tokens,
         r.meta.started.elapsed().as_secs_f64(),
-        r.meta.provider,
-        r.meta.model,
-        r.meta.run_id
+        md::text(&r.meta.provider),
+        md::code(&r.meta.model),
+        md::code(&r.meta.run_id)
     );
     if s.len() > BODY_LIMIT {
         let note = "\n\n[... cut to fit GitHub's size limit; the full report is in the job's artifacts ...]\n";
@@ -82,6 +84,24 @@ pub fn body(r: &Run) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_body_shows_no_image_or_html_but_its_marker() {
+        let mut r = Run::new(super::super::run::test_meta("job-a"));
+        r.summary = crate::markdown::inert("Done. ![](http://a.example/x.png) <img src=y>");
+        r.files_changed.push(crate::git::FileChange {
+            path: "a`<img src=z>`.txt".into(),
+            status: "added".into(),
+            added: 1,
+            removed: 0,
+            bytes: 2,
+            binary: false,
+        });
+        let b = body(&r);
+        let rest = b.strip_prefix("<!-- hone:job=job-a -->\n").unwrap_or_else(|| panic!("{b}"));
+        assert!(crate::markdown::is_inert(rest), "{b}");
+        assert!(b.contains("http://a.example/x.png") && b.contains("a`<img src=z>`.txt"), "{b}");
+    }
 
     #[test]
     fn body_has_the_marker_and_stays_under_the_limit() {

@@ -72,7 +72,7 @@ pub fn actions_integration(
     (report_dir, repo_root): (Option<&std::path::Path>, Option<&std::path::Path>),
     env: &crate::env::RunEnv,
     redactor: &crate::redact::Redactor,
-    commands: Option<&mut Box<dyn Write + Send>>,
+    commands: Option<&mut crate::ci_text::Out>,
 ) {
     if let Some(path) = &env.github_output {
         let dir = report_dir.unwrap_or(std::path::Path::new(""));
@@ -91,8 +91,8 @@ pub fn actions_integration(
         }
     }
     if let Some(out) = commands {
-        for a in forge::actions::annotations(report, repo_root) {
-            let _ = writeln!(out, "{}", redactor.apply(&a));
+        for a in forge::actions::annotations(report, repo_root, redactor) {
+            let _ = out.command(&a);
         }
     }
 }

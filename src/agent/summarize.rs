@@ -1,8 +1,11 @@
 //! SUMMARIZING: what changed and why, how it was verified (baseline against final), the risks,
 //! how to roll back, and, for a run that did not succeed, what blocked it and what a person
-//! would do next. The text is the commit body and a section of `summary.md`.
+//! would do next. The text is the commit body and a section of `summary.md`. It is markdown
+//! people see on GitHub: the model's words are made inert, every name, path, command and message
+//! is escaped (`crate::markdown`).
 
 use super::run::Run;
+use crate::markdown as md;
 use crate::report::Status;
 use crate::spec::Job;
 use std::fmt::Write as _;
@@ -15,7 +18,7 @@ fn verdict(c: &crate::verify::CheckResult) -> String {
     } else if c.timed_out {
         "timed out".into()
     } else if !c.new_failures.is_empty() {
-        format!("fails (new: {})", c.new_failures.join(", "))
+        format!("fails (new: {})", c.new_failures.iter().map(|t| md::code(t)).collect::<Vec<_>>().join(", "))
     } else {
         format!("fails (exit {})", c.exit_code.map_or("signal".into(), |e| e.to_string()))
     }
@@ -26,10 +29,11 @@ pub fn write(r: &Run, status: Status) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "### What changed and why\n");
     let said = r.final_message.trim();
-    let _ = writeln!(s, "{}\n", if said.is_empty() { "(the model gave no final message)" } else { said });
+    let said = if said.is_empty() { "(the model gave no final message)".to_string() } else { md::inert(said) };
+    let _ = writeln!(s, "{}\n", said.trim_end());
     if !r.files_changed.is_empty() {
         let (a, d): (usize, usize) = r.files_changed.iter().fold((0, 0), |(a, d), f| (a + f.added, d + f.removed));
-        let names: Vec<String> = r.files_changed.iter().take(20).map(|f| format!("`{}`", f.path)).collect();
+        let names: Vec<String> = r.files_changed.iter().take(20).map(|f| md::code(&f.path)).collect();
         let more = if r.files_changed.len() > 20 {
             format!(" and {} more", r.files_changed.len() - 20)
         } else {
@@ -44,7 +48,8 @@ pub fn write(r: &Run, status: Status) -> String {
     }
     for c in &r.baseline {
         let after = last.iter().find(|l| l.name == c.name).map_or("not run".to_string(), |l| verdict(l));
-        let _ = writeln!(s, "- `{}` (`{}`): before: {}; after: {}", c.name, c.command, verdict(c), after);
+        let _ =
+            writeln!(s, "- {} ({}): before: {}; after: {}", md::code(&c.name), md::code(&c.command), verdict(c), after);
     }
     if !r.rollbacks.is_empty() {
         let _ = writeln!(s, "- {} rollback(s) to a checkpoint during the run", r.rollbacks.len());
@@ -52,12 +57,12 @@ pub fn write(r: &Run, status: Status) -> String {
     let _ = writeln!(s, "\n### Risks\n");
     let risk = r.plan.as_ref().map_or("not assessed (no plan)".to_string(), |p| format!("{:?}", p.risk).to_lowercase());
     let _ = writeln!(s, "- Risk stated in the plan: {risk}");
-    let tolerated: Vec<&str> = last.iter().filter(|c| c.accepted && !c.passed).map(|c| c.name.as_str()).collect();
+    let tolerated: Vec<String> = last.iter().filter(|c| c.accepted && !c.passed).map(|c| md::code(&c.name)).collect();
     if !tolerated.is_empty() {
         let _ = writeln!(s, "- Still failing, as before the change (expect: no-regression): {}", tolerated.join(", "));
     }
     for w in &r.warnings {
-        let _ = writeln!(s, "- {w}");
+        let _ = write!(s, "{}", md::nest(&md::message(w), "- ", "  "));
     }
     if r.policy.denied > 0 {
         let _ = writeln!(
@@ -71,8 +76,8 @@ pub fn write(r: &Run, status: Status) -> String {
         Status::Success => {
             let _ = writeln!(
                 s,
-                "Revert the commit (`git revert <commit>`), or delete the branch `{}` and close its PR. Nothing else was changed.",
-                r.meta.branch
+                "Revert the commit (`git revert <commit>`), or delete the branch {} and close its PR. Nothing else was changed.",
+                md::code(&r.meta.branch)
             );
         }
         _ => {
@@ -88,21 +93,20 @@ pub fn write(r: &Run, status: Status) -> String {
 /// For a run that did not succeed: what blocked it and what a person would do next.
 fn blocked(s: &mut String, r: &Run, last: &[&crate::verify::CheckResult]) {
     let _ = writeln!(s, "\n### What blocked the run\n");
-    for e in &r.errors {
-        let _ = writeln!(s, "- {}: {}", e.code, e.message);
-    }
+    error_items(s, &r.errors);
     for q in &r.clarification {
-        let _ = writeln!(s, "- Question: {q}");
+        let _ = writeln!(s, "- Question: {}", md::inline(q));
     }
     let _ = writeln!(s, "\nManual steps:");
     for c in last.iter().filter(|c| !c.accepted) {
-        let _ = writeln!(s, "- Run `{}` and fix what fails ({}).", c.command, verdict(c));
+        let _ = writeln!(s, "- Run {} and fix what fails ({}).", md::code(&c.command), verdict(c));
     }
     if let Some(saved) = &r.saved_ref {
         let _ = writeln!(
             s,
-            "- Start from the unverified work: `git checkout -b wip {saved}` (compare with `git diff {} {saved}`).",
-            r.base_sha
+            "- Start from the unverified work: {} (compare with {}).",
+            md::code(&format!("git checkout -b wip {saved}")),
+            md::code(&format!("git diff {} {saved}", r.base_sha))
         );
     }
     if !r.clarification.is_empty() {
@@ -111,12 +115,18 @@ fn blocked(s: &mut String, r: &Run, last: &[&crate::verify::CheckResult]) {
     let _ = writeln!(s, "- Or refine the task and the limits in the job spec, and run it again.");
 }
 
+/// Each error as a list item: its code, its first line as text, what follows (a command's
+/// output) as a code block inside the item.
+fn error_items(s: &mut String, errors: &[crate::report::ErrorRecord]) {
+    for e in errors {
+        let _ = write!(s, "{}", md::nest(&md::message(&e.message), &format!("- {}: ", e.code), "  "));
+    }
+}
+
 /// The summary of a run that stopped at intake: what blocked it, and what to do.
 pub fn intake_failed(errors: &[crate::report::ErrorRecord]) -> String {
     let mut s = String::from("### What blocked the run\n\nThe run stopped before the model was asked anything.\n\n");
-    for e in errors {
-        let _ = writeln!(s, "- {}: {}", e.code, e.message);
-    }
+    error_items(&mut s, errors);
     let _ = writeln!(s, "\nManual steps:\n- Fix what the error names, then run the job again.");
     s
 }
@@ -124,7 +134,7 @@ pub fn intake_failed(errors: &[crate::report::ErrorRecord]) -> String {
 /// First line: a summary of the change; body: the run's summary and the trailers.
 pub fn commit_message(job: &Job, report: &Run) -> String {
     let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    let first = first.trim_start_matches(['#', '*', '-', ' ']);
+    let first = md::visible(first.trim_start_matches(['#', '*', '-', ' ']));
     let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
     if subject.chars().count() > 72 {
         subject = subject.chars().take(69).collect::<String>() + "...";
@@ -134,7 +144,7 @@ pub fn commit_message(job: &Job, report: &Run) -> String {
         .iter()
         .map(|c| {
             let how = if c.passed { "passed" } else { "no new failures (expect: no-regression)" };
-            format!("- {}: `{}` {how}", c.name, c.command)
+            format!("- {}: {} {how}", md::text(&c.name), md::code(&c.command))
         })
         .collect();
     let task = job.task.trim().lines().next().unwrap_or("");

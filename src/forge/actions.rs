@@ -1,7 +1,10 @@
 //! GitHub Actions integration: step outputs in `GITHUB_OUTPUT` (heredoc delimiters, so multi-line
 //! values round-trip), `summary.md` appended to `GITHUB_STEP_SUMMARY`, `::error` annotations for
-//! failing checks, and `::add-mask::` for secret values.
+//! failing checks, and `::add-mask::` for secret values. The commands are `ci_text::Command`s:
+//! what a check printed or the model said is escaped as their data.
 
+use crate::ci_text::Command;
+use crate::redact::Redactor;
 use crate::report::RunReport;
 use std::io::Write;
 use std::path::Path;
@@ -58,18 +61,11 @@ pub fn outputs(r: &RunReport, pr: Option<&crate::forge::PrReport>, report_dir: &
     ]
 }
 
-/// Escape data for a workflow command.
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
-}
-
-fn escape_prop(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
 /// `::error file=…,line=…::` for failing checks, where output names a file in the repo (≤ 10).
-pub fn annotations(r: &RunReport, repo_root: Option<&Path>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+/// Every text is redacted before it is escaped into the command.
+pub fn annotations(r: &RunReport, repo_root: Option<&Path>, redactor: &Redactor) -> Vec<Command> {
+    let red = |s: &str| redactor.apply(s);
+    let mut out: Vec<Command> = Vec::new();
     let failing: Vec<&crate::verify::CheckResult> = if r.verify.is_empty() {
         r.baseline.iter().filter(|c| !c.accepted).collect()
     } else {
@@ -79,10 +75,9 @@ pub fn annotations(r: &RunReport, repo_root: Option<&Path>) -> Vec<String> {
         // Every failing check gets one annotation, with file positions or without.
         let how = crate::verify::failure_summary(std::slice::from_ref(*c));
         let last = c.output_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        out.push(format!(
-            "::error title={}::{}",
-            escape_prop(&format!("hone: check {} failed", c.name)),
-            escape_data(&format!("{how}: `{}`; last line of output: {}", c.command, last.trim()))
+        out.push(Command::error(
+            &[("title", &red(&format!("hone: check {} failed", c.name)))],
+            &red(&format!("{how}: `{}`; last line of output: {}", c.command, last.trim())),
         ));
     }
     if !matches!(
@@ -90,11 +85,7 @@ pub fn annotations(r: &RunReport, repo_root: Option<&Path>) -> Vec<String> {
         crate::report::Status::Success | crate::report::Status::NoChange | crate::report::Status::Skipped
     ) && let Some(why) = r.reason()
     {
-        out.push(format!(
-            "::error title={}::{}",
-            escape_prop(&format!("hone: {}", r.status.as_str())),
-            escape_data(&why)
-        ));
+        out.push(Command::error(&[("title", &format!("hone: {}", r.status.as_str()))], &red(&why)));
     }
     let Some(repo_root) = repo_root else { return out };
     for c in failing {
@@ -104,11 +95,13 @@ pub fn annotations(r: &RunReport, repo_root: Option<&Path>) -> Vec<String> {
             if file.starts_with('/') || file.contains("..") || !repo_root.join(file).is_file() {
                 continue;
             }
-            let cmd = format!(
-                "::error file={},line={lineno},title={}::{}",
-                escape_prop(file),
-                escape_prop(&format!("hone: {} failed", c.name)),
-                escape_data(msg.trim())
+            let cmd = Command::error(
+                &[
+                    ("file", &red(file)),
+                    ("line", &lineno.to_string()),
+                    ("title", &red(&format!("hone: {} failed", c.name))),
+                ],
+                &red(msg.trim()),
             );
             if !out.contains(&cmd) {
                 out.push(cmd);
@@ -151,8 +144,9 @@ fn locate(line: &str) -> Option<(&str, u32, &str)> {
     Some((file, lineno, if msg.trim().is_empty() { t } else { msg }))
 }
 
-pub fn mask_commands(values: &[String]) -> Vec<String> {
-    values.iter().filter(|v| !v.contains('\n')).map(|v| format!("::add-mask::{v}")).collect()
+/// `::add-mask::` for each secret value (and its encoded forms), exactly as the value is.
+pub fn mask_commands(values: &[String]) -> Vec<Command> {
+    values.iter().filter(|v| !v.trim().is_empty()).map(|v| Command::add_mask(v)).collect()
 }
 
 #[cfg(test)]
@@ -183,6 +177,5 @@ mod tests {
         assert_eq!(locate("   --> src/main.rs:3:9").map(|l| (l.0, l.1)), Some(("src/main.rs", 3)));
         assert_eq!(locate("Ran 2 tests in 0.001s"), None);
         assert_eq!(locate("FAILED (failures=1)"), None);
-        assert_eq!(escape_prop("a:b,c\nd%"), "a%3Ab%2Cc%0Ad%25");
     }
 }

@@ -58,7 +58,8 @@ impl Ship<'_> {
         let job = self.job;
         let mut out = PrReport { operation: PrOperation::None, dry_run: self.dry_run, ..Default::default() };
         if let (Some(_), Some(patch)) = (&req.head, &req.patch) {
-            let md = format!("# {}\n\n{}", req.title, req.body);
+            // The title is the model's first line: text in a heading, not markup.
+            let md = format!("# {}\n\n{}", crate::markdown::text(&req.title), req.body);
             self.report_dir
                 .write("pr.md", md.as_bytes())
                 .map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
@@ -98,7 +99,7 @@ impl Ship<'_> {
         let gh = GitHub::new(&self.env.github_api_url, &token, &owner, &repo, self.shared.github_queue.clone())?;
         if let Some(t) = self.autofix {
             let note = if out.pushed {
-                format!("hone pushed a fix to `{}`.", t.head_ref)
+                format!("hone pushed a fix to {}.", crate::markdown::code(&t.head_ref))
             } else {
                 "hone found nothing to change.".to_string()
             };

@@ -63,6 +63,8 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
+// The holder's stdout is its pipe to hone (the handshake), not a log a CI runner reads.
+#[allow(clippy::disallowed_methods)]
 fn say(line: &str, code: i32) -> i32 {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");

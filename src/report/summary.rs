@@ -1,6 +1,9 @@
-//! `summary.md`: a short human summary, ready for `GITHUB_STEP_SUMMARY`.
+//! `summary.md`: a short human summary, ready for `GITHUB_STEP_SUMMARY`. Every name, path,
+//! command, message and the model's words are escaped or made inert (`crate::markdown`): the
+//! page GitHub renders shows no image, HTML or hidden text from the run.
 
 use super::{RunReport, Status};
+use crate::markdown as md;
 use std::fmt::Write as _;
 
 fn cell(c: &crate::verify::CheckResult) -> String {
@@ -17,7 +20,7 @@ fn cell(c: &crate::verify::CheckResult) -> String {
     };
     match (&c.failing_tests, c.new_failures.is_empty()) {
         (_, false) => {
-            format!("{res}; new: {}", c.new_failures.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", "))
+            format!("{res}; new: {}", c.new_failures.iter().map(|t| md::code_cell(t)).collect::<Vec<_>>().join(", "))
         }
         (Some(f), true) if !f.is_empty() => format!("{res}; {} failing", f.len()),
         _ => res,
@@ -37,7 +40,7 @@ fn setup(s: &mut String, r: &RunReport) {
             (_, _, Some(code)) => format!("failed (exit {code})"),
             _ => "killed".into(),
         };
-        let _ = writeln!(s, "| `{}` | {res} | {:.1}s |", c.name, c.duration_ms as f64 / 1000.0);
+        let _ = writeln!(s, "| {} | {res} | {:.1}s |", md::code_cell(&c.name), c.duration_ms as f64 / 1000.0);
     }
 }
 
@@ -54,14 +57,14 @@ fn mcp(s: &mut String, r: &RunReport) {
         let status = match (m.status, &m.error) {
             (crate::protocol::McpStatus::Running, _) => "running".to_string(),
             (st, e) => {
-                let why = e.as_deref().unwrap_or("").lines().next().unwrap_or("").replace('|', "\\|");
+                let why = md::text(e.as_deref().unwrap_or("").lines().next().unwrap_or(""));
                 format!("{}: {why}", if st == crate::protocol::McpStatus::Failed { "failed" } else { "stopped" })
             }
         };
-        let tools: Vec<String> = m.offered.iter().map(|t| format!("`{}`", t.exposed)).collect();
+        let tools: Vec<String> = m.offered.iter().map(|t| md::code_cell(&t.exposed)).collect();
         let failed = if m.failed_calls > 0 { format!(" ({} failed)", m.failed_calls) } else { String::new() };
-        let _ =
-            writeln!(s, "| `{}` | {status} | {} | {} | {}{failed} |", m.name, tools.join(" "), m.denied.len(), m.calls);
+        let name = md::code_cell(&m.name);
+        let _ = writeln!(s, "| {name} | {status} | {} | {} | {}{failed} |", tools.join(" "), m.denied.len(), m.calls);
     }
 }
 
@@ -86,7 +89,8 @@ fn checks(s: &mut String, r: &RunReport) {
             .map_or("pass", |c| if c.expect == crate::spec::Expect::NoRegression { "no-regression" } else { "pass" });
         let _ = writeln!(
             s,
-            "| `{name}` | {expect} | {} | {} | {attempts} |",
+            "| {} | {expect} | {} | {} | {attempts} |",
+            md::code_cell(name),
             base.map_or("—".into(), cell),
             last.map_or("not run".into(), cell)
         );
@@ -98,16 +102,18 @@ fn facts(s: &mut String, r: &RunReport) {
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| Status | `{}` (exit {}) |", r.status.as_str(), r.exit_code);
     let answered = match &r.model_id {
-        Some(id) if *id != r.model => format!(" (answered by `{id}`)"),
+        Some(id) if *id != r.model => format!(" (answered by {})", md::code_cell(id)),
         _ => String::new(),
     };
-    let _ = writeln!(s, "| Model | {} `{}`{answered} · hone {} |", r.provider, r.model, r.hone_version);
+    let (provider, model) = (md::text(&r.provider), md::code_cell(&r.model));
+    let _ = writeln!(s, "| Model | {provider} {model}{answered} · hone {} |", r.hone_version);
     let branch = match &r.commit {
-        Some(c) => format!("`{}` at `{}`", c.branch, &c.sha[..c.sha.len().min(12)]),
+        Some(c) => format!("{} at {}", md::code_cell(&c.branch), md::code_cell(&c.sha[..c.sha.len().min(12)])),
         None => "no commit".into(),
     };
     let _ = writeln!(s, "| Branch | {branch} |");
-    let _ = writeln!(s, "| Base | `{}` (`{}`) |", r.base, &r.base_sha[..r.base_sha.len().min(12)]);
+    let base_sha = md::code_cell(&r.base_sha[..r.base_sha.len().min(12)]);
+    let _ = writeln!(s, "| Base | {} ({base_sha}) |", md::code_cell(&r.base));
     let _ = writeln!(
         s,
         "| Turns | {} · {} tokens{} · {} fix attempt(s) · {:.1}s |",
@@ -118,7 +124,7 @@ fn facts(s: &mut String, r: &RunReport) {
         r.duration_ms as f64 / 1000.0
     );
     if let Some(from) = &r.continued_from {
-        let _ = writeln!(s, "| Continued from | `{from}` |");
+        let _ = writeln!(s, "| Continued from | {} |", md::code_cell(from));
     }
     if let Some(c) = &r.cost {
         use crate::spec::pricing::dollars;
@@ -138,54 +144,52 @@ pub fn render(r: &RunReport) -> String {
         _ => "❌",
     };
     let mut s = String::new();
-    let _ = writeln!(s, "## {icon} hone: `{}` — {}\n", r.job, r.status.as_str());
+    let _ = writeln!(s, "## {icon} hone: {} — {}\n", md::code(&r.job), r.status.as_str());
     facts(&mut s, r);
     setup(&mut s, r);
     mcp(&mut s, r);
     checks(&mut s, r);
     if let Some(p) = &r.plan {
-        let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render());
+        let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render_md());
         if !p.verification.is_empty() {
-            let _ = writeln!(s, "Verification: {}", p.verification);
+            let _ = writeln!(s, "Verification: {}", md::inline(&p.verification));
         }
     }
     if !r.clarification.is_empty() {
         let _ = writeln!(s, "\n### Questions for a person\n");
         for q in &r.clarification {
-            let _ = writeln!(s, "- {q}");
+            let _ = writeln!(s, "- {}", md::inline(q));
         }
     }
     for rb in &r.rollbacks {
-        let _ = writeln!(s, "\n> ↩️ Rolled back to checkpoint {} (turn {}): {}", rb.to_checkpoint, rb.turn, rb.reason);
+        let (to, turn, why) = (rb.to_checkpoint, rb.turn, md::inline(&rb.reason));
+        let _ = writeln!(s, "\n> ↩️ Rolled back to checkpoint {to} (turn {turn}): {why}");
     }
     if !r.files_changed.is_empty() {
         let _ = writeln!(s, "\n### Files changed\n");
         for f in &r.files_changed {
-            let _ = writeln!(s, "- `{}` ({}, +{} −{})", f.path, f.status, f.added, f.removed);
+            let _ = writeln!(s, "- {} ({}, +{} −{})", md::code(&f.path), f.status, f.added, f.removed);
         }
     }
     if let Some(saved) = &r.saved_ref {
         let _ = writeln!(
             s,
-            "\nThe unverified work was saved at `{saved}` (not on any branch). Inspect it with `git diff {} {saved}`.",
-            r.base_sha
+            "\nThe unverified work was saved at {} (not on any branch). Inspect it with {}.",
+            md::code(saved),
+            md::code(&format!("git diff {} {saved}", r.base_sha))
         );
     }
     for e in &r.errors {
-        let _ = writeln!(s, "\n> **{}**: {}", e.code, e.message.replace('\n', "\n> "));
+        let _ = write!(s, "\n{}", md::nest(&md::message(&e.message), &format!("> **{}**: ", e.code), "> "));
     }
     for w in &r.warnings {
-        let _ = writeln!(s, "\n> ⚠️ {w}");
+        let _ = write!(s, "\n{}", md::nest(&md::message(w), "> ⚠️ ", "> "));
     }
     if !r.summary.trim().is_empty() {
         let _ = writeln!(s, "\n{}", r.summary.trim_end());
     } else if !r.final_message.trim().is_empty() {
         let msg: String = r.final_message.chars().take(3000).collect();
-        let _ = writeln!(
-            s,
-            "\n### The model's final message\n\n{}",
-            msg.lines().map(|l| format!("> {l}")).collect::<Vec<_>>().join("\n")
-        );
+        let _ = write!(s, "\n### The model's final message\n\n{}", md::nest(&md::inert(&msg), "> ", "> "));
     }
     s
 }
@@ -201,4 +205,59 @@ fn cached(u: &crate::protocol::Usage) -> String {
         u.prompt_tokens,
         100 * u.cached_prompt_tokens / u.prompt_tokens
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+    fn check(name: &str, attempt: u32, new_failures: &[&str]) -> crate::verify::CheckResult {
+        crate::verify::CheckResult {
+            attempt,
+            name: name.into(),
+            command: format!("sh {name}"),
+            expect: crate::spec::Expect::Pass,
+            passed: false,
+            accepted: false,
+            exit_code: Some(1),
+            timed_out: false,
+            cancelled: false,
+            duration_ms: 1,
+            failing_tests: None,
+            junit_error: None,
+            new_failures: new_failures.iter().map(|t| t.to_string()).collect(),
+            output_tail: String::new(),
+            key_lines: vec![],
+        }
+    }
+
+    #[test]
+    fn names_tests_messages_and_output_from_the_run_render_nothing_and_keep_the_tables_whole() {
+        let name = "a|b`![](http://x.example/i.png)`";
+        let mut r = RunReport::new("j", "r", String::new());
+        r.setup.push(check(name, 0, &[]));
+        r.baseline.push(check(name, 0, &[]));
+        r.verify.push(check(name, 1, &["t`<img src=y>`|z", "<!-- hidden -->"]));
+        r.warnings.push("MCP said <img src=\"http://x.example/w\">".into());
+        r.errors.push(crate::report::ErrorRecord {
+            code: crate::error::Code::Setup,
+            message: "setup failed. Its output ended:\n```\n![](http://x.example/o.png)\n".into(),
+        });
+        r.clarification.push("Which? ![](http://x.example/q.png)".into());
+        let md = render(&r);
+        assert!(crate::markdown::is_inert(&md), "{md}");
+        // Every table row keeps its cells: a `|` in a name does not make one more.
+        let (mut widths, mut cells, mut in_row) = (Vec::new(), 0, false);
+        for e in Parser::new_ext(&md, Options::ENABLE_TABLES) {
+            match e {
+                Event::Start(Tag::TableRow | Tag::TableHead) => (cells, in_row) = (0, true),
+                Event::Start(Tag::TableCell) if in_row => cells += 1,
+                Event::End(TagEnd::TableRow | TagEnd::TableHead) => widths.push(cells),
+                _ => {}
+            }
+        }
+        assert_eq!(widths, [2, 2, 2, 2, 2, 2, 3, 3, 5, 5], "{md}");
+        assert!(md.contains("x.example/o.png") && md.contains("<!-- hidden -->"), "{md}");
+    }
 }

@@ -34,6 +34,7 @@ pub mod repo;
 pub mod require;
 pub mod run;
 pub mod run_checks;
+pub mod runner;
 pub mod tls;
 
 pub use fixtures::*;

@@ -119,6 +119,7 @@ pub fn decide(test: &str, need: Need, present: Result<(), String>, waived: Optio
 /// after `WAIVED: <test> needs <capability>` on stderr). Panics when it is missing and not
 /// waived. Use through `require!`.
 #[must_use]
+#[allow(clippy::disallowed_methods)] // the test harness's own stderr, not hone's
 pub fn require(need: Need) -> bool {
     let test = std::thread::current().name().unwrap_or("<unnamed test>").to_string();
     match decide(&test, need, need.check(), std::env::var("HONE_TEST_WAIVE").ok().as_deref()) {
