@@ -43,8 +43,11 @@ pub struct Project {
     pub verify: Vec<(String, String)>,
 }
 
+/// A project file at the root: a regular file only (a symlink is not followed, a FIFO or device
+/// never waited on), at most 1 MiB.
 fn read(root: &Path, f: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(f)).ok()
+    let dir = std::fs::File::open(root).ok()?;
+    String::from_utf8(crate::safe_fs::read_regular_at(&dir, f, 1 << 20).ok()?).ok()
 }
 
 fn pair(name: &str, run: &str) -> (String, String) {
@@ -222,10 +225,22 @@ pub fn write(root: &Path, files: &[(PathBuf, String)]) -> std::io::Result<(Vec<P
     let (mut written, mut kept) = (Vec::new(), Vec::new());
     for (rel, text) in files {
         let path = root.join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+        // Into real directories only: a committed `.github` symlink is not followed.
+        let mut dir = root.to_path_buf();
+        for part in rel.parent().into_iter().flat_map(Path::components) {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let msg = format!("{} is a symlink; hone init writes only into real directories", dir.display());
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, msg));
+                }
+                Ok(_) => {}
+                Err(_) => std::fs::create_dir(&dir)?,
+            }
         }
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        let mut open = std::fs::OpenOptions::new();
+        std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NOFOLLOW);
+        match open.write(true).create_new(true).open(&path) {
             Ok(mut f) => {
                 use std::io::Write;
                 f.write_all(text.as_bytes())?;

@@ -12,9 +12,9 @@ fn cstr(p: &str) -> Result<CString> {
     CString::new(p).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
-/// `p` made absolute (against the current directory) and lexically normal, with its longest
-/// existing prefix resolved through symlinks, so two spellings of one place compare equal.
-pub fn absolute(p: &Path) -> PathBuf {
+/// `p` made absolute (against the current directory) and lexically normal (`.` and `..` taken
+/// out as written), resolving no symlink.
+pub fn lexical(p: &Path) -> PathBuf {
     let joined = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) };
     let mut lexical = PathBuf::new();
     for c in joined.components() {
@@ -26,6 +26,13 @@ pub fn absolute(p: &Path) -> PathBuf {
             other => lexical.push(other),
         }
     }
+    lexical
+}
+
+/// `p` made absolute (against the current directory) and lexically normal, with its longest
+/// existing prefix resolved through symlinks, so two spellings of one place compare equal.
+pub fn absolute(p: &Path) -> PathBuf {
+    let lexical = lexical(p);
     let mut existing = lexical.clone();
     let mut rest = Vec::new();
     while !existing.exists() {
@@ -71,6 +78,23 @@ fn mkdirat(dir: &impl AsRawFd, name: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where `p` lies beneath `root` (canonical), with nothing beneath `root` resolved: the
+/// components after the first prefix of `p` that is `root`, however that prefix is spelled.
+/// `None` when no prefix of `p` is `root`. A symlink inside `root` (which the repository or a
+/// command may have made) therefore cannot move a path out of it, or in.
+pub fn beneath_root(p: &Path, root: &Path) -> Option<PathBuf> {
+    let lex = lexical(p);
+    let parts: Vec<Component<'_>> = lex.components().collect();
+    let mut prefix = PathBuf::new();
+    for (i, c) in parts.iter().enumerate() {
+        prefix.push(c);
+        if prefix.canonicalize().is_ok_and(|c| c == root) {
+            return Some(parts[i + 1..].iter().collect());
+        }
+    }
+    None
 }
 
 /// Open (creating it when missing) the directory `name` inside `dir`, without following a

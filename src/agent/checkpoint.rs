@@ -151,6 +151,16 @@ impl Loop<'_> {
                 last.id, last.label
             )));
         }
+        // A checkpoint stages and stores the whole change: never one larger than the policy
+        // allows (it is counted first, stopping one past the limits).
+        let (cap, max) = (self.tools.policy.max_files_changed, self.tools.policy.max_bytes_changed);
+        let counted = self.ws.blocking(move |ws| ws.count_changed(cap, max)).await.map_err(|e| e.message)?;
+        if counted.over {
+            return Ok(Some(format!(
+                "\nNo checkpoint was saved after {label}: {}. The change will be refused unless it shrinks.",
+                crate::guard::too_large(&self.tools.policy, &counted)
+            )));
+        }
         let id = last.id + 1;
         let refname = format!("refs/hone/{}/checkpoints/{id}", self.job.name);
         let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.meta.run_id);

@@ -67,7 +67,7 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
     result
 }
 
-fn tool_context(
+async fn tool_context(
     p: &Prepared,
     cancel: &CancellationToken,
     deadline: Instant,
@@ -75,6 +75,7 @@ fn tool_context(
 ) -> Result<Arc<ToolContext>, HoneError> {
     let root =
         Root::new(p.ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
+    let protected = p.ws.blocking(|ws| ws.protected_entries()).await?;
     Ok(Arc::new(ToolContext {
         root,
         limits: p.job.tools.clone(),
@@ -84,6 +85,7 @@ fn tool_context(
         deadline,
         changes: Mutex::new(tools::patch::ChangeLog::default()),
         policy: p.policy.clone(),
+        protected,
         sandbox,
         decisions: Mutex::new(Vec::new()),
         mcp: Default::default(),
@@ -177,7 +179,7 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
             Err(status) => return Ok(status),
         }
     };
-    let ctx = tool_context(p, cancel, deadline, sandbox)?;
+    let ctx = tool_context(p, cancel, deadline, sandbox).await?;
     let git_guard = GitGuard::snapshot(&ws.git_dir());
     let mut lp = turns::Loop::new(p, &ctx, run, deadline, base);
     // The repo map is built while the baseline runs (both only read the tree as it was).

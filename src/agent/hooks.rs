@@ -109,9 +109,8 @@ impl Loop<'_> {
         // What the hook changed is shown to the model: read only what it may read.
         let read = |rel: &String| {
             let dir = crate::tools::beneath::open_root(&root).ok()?;
-            let mut f = self.tools.open_readable(&dir, rel).ok()?;
-            let mut buf = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut buf).ok().map(|_| buf)
+            let f = self.tools.open_readable(&dir, rel).ok()?;
+            crate::tools::beneath::read_whole(f, rel).ok()
         };
         let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();
         let timeout = h.timeout.min(self.deadline.saturating_duration_since(tokio::time::Instant::now()));

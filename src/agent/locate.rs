@@ -64,8 +64,9 @@ pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, Invali
 /// `--report-dir`, else `report.dir`, else `.hone/reports` at the repository root (beside the
 /// spec for a scratch copy).
 pub fn report_dir_path(job: &Job, cli: Option<PathBuf>) -> PathBuf {
+    // As written (made absolute): ReportDir resolves only what lies outside the repository.
     if let Some(d) = cli.or_else(|| job.report_dir.clone()) {
-        return absolute(&d);
+        return crate::safe_fs::lexical(&d);
     }
     let base = if job.repo.scratch { spec_dir(job) } else { job.repo.path.clone().unwrap_or_else(cwd) };
     base.join(DEFAULT_REPORT_DIR)
@@ -77,7 +78,7 @@ pub fn fallback_report_dir(opts: &RunOptions) -> Option<crate::report::dir::Repo
     let start = opts.spec.as_deref().and_then(Path::parent).map(absolute).unwrap_or_else(cwd);
     let root = discover(&start);
     let path = match &opts.report_dir {
-        Some(d) => absolute(d),
+        Some(d) => crate::safe_fs::lexical(d),
         None => root.clone().unwrap_or(start).join(DEFAULT_REPORT_DIR),
     };
     let dir = crate::report::dir::ReportDir::new(&path, root.as_deref()).ok()?;

@@ -46,6 +46,19 @@ impl Workspace {
         Ok((dirty, ignored))
     }
 
+    /// What the model's file tools may not write, as the jail keeps it from commands: hone's own
+    /// paths (excluded), ignored entries (those from before the run, and what setup made), and
+    /// setup's other leftovers (artifacts so far). Read when the tools start, after setup.
+    pub fn protected_entries(&self) -> Result<Vec<String>> {
+        let mut out: Vec<String> = self.excluded.iter().cloned().collect();
+        out.extend(self.kept.lock().map(|k| k.clone()).unwrap_or_default());
+        out.extend(self.artifacts.lock().map(|a| a.clone()).unwrap_or_default());
+        out.extend(self.ignored_entries()?);
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+
     /// Remove ignored entries that are not in `before`: what the run left in ignored paths.
     /// Nothing is followed: a symlink is removed itself, and a path under one is left alone.
     pub fn remove_new_ignored(&self, before: &[String]) -> Result<Vec<String>> {

@@ -206,6 +206,30 @@ pub fn decide_path(policy: &Policy, path: &str, access: Access) -> Decision {
     Decision::allow("write".into(), rel)
 }
 
+/// A write by one of hone's own file tools, which run on the host, outside the jail: what the jail
+/// keeps from commands it keeps from the tools. A read-denied path is refused (its content would
+/// be read back, patched and undone), and so is anything at or beneath a `protected` entry
+/// (hone's own directory, the report dir, ignored entries that were there before the run and
+/// what setup made); then the write rules decide.
+pub fn decide_tool_write(policy: &Policy, path: &str, protected: &[String]) -> Decision {
+    let rel = normalize(path);
+    if let Some(r) = read_denied_by(policy, &rel) {
+        return Decision::deny(
+            format!("{} `{}` (not readable, so not writable)", r.key, r.glob),
+            rel,
+            "this file may hold secrets: it can be neither read nor changed",
+        );
+    }
+    if let Some(p) = protected.iter().find(|p| rel == **p || rel.starts_with(&format!("{p}/"))) {
+        return Decision::deny(
+            format!("built-in: `{p}` is protected (hone's own, or there before the run and ignored)"),
+            rel,
+            "it is read-only to the model's tools and commands; change tracked files instead",
+        );
+    }
+    decide_path(policy, &rel, Access::Write)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{compile_pattern, rules, strs};
@@ -307,5 +331,25 @@ mod tests {
         assert!(!decide_command(&p, "cat config/prod.yaml").allowed);
         assert!(decide_command(&p, "cat prod.yaml").allowed);
         assert!(!decide_command(&p, "cat config/prod.y?ml").allowed);
+    }
+
+    #[test]
+    fn tool_writes_keep_out_of_denied_and_protected_paths() {
+        let p = Policy::base();
+        let protected = [".hone".to_string(), "node_modules".to_string(), ".venv/bin/activate".to_string()];
+        for (path, allowed) in [
+            ("src/a.py", true),
+            (".env", false),
+            ("config/.env", false),
+            (".hone/reports/report.json", false),
+            (".hone", false),
+            ("node_modules/x/index.js", false),
+            ("node_modules_not/x.js", true),
+            (".venv/bin/activate", false),
+            (".venv/bin/other", true),
+            (".github/workflows/ci.yml", false),
+        ] {
+            assert_eq!(decide_tool_write(&p, path, &protected).allowed, allowed, "{path}");
+        }
     }
 }

@@ -10,7 +10,7 @@ pub mod raw;
 pub mod shell;
 pub mod wrappers;
 
-pub use decide::{Access, Decision, decide_command, decide_path, read_denied_by};
+pub use decide::{Access, Decision, decide_command, decide_path, decide_tool_write, read_denied_by};
 pub use mcp::decide_mcp;
 
 use crate::spec::{Diagnostic, yaml};

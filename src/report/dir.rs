@@ -21,10 +21,11 @@ pub struct ReportDir {
 
 impl ReportDir {
     /// `path` (made absolute); `repo_root` (canonical) anchors a dir that lies inside the repo.
+    /// Inside the repository nothing below the root is resolved: a committed `.hone/reports`
+    /// symlink is replaced by a directory, never followed to where it points.
     pub fn new(path: &Path, repo_root: Option<&Path>) -> Result<ReportDir> {
-        let abs = safe_fs::absolute(path);
         if let Some(root) = repo_root
-            && let Ok(rel) = abs.strip_prefix(root)
+            && let Some(rel) = safe_fs::beneath_root(path, root)
         {
             if rel.as_os_str().is_empty() {
                 return Err(Error::new(
@@ -32,8 +33,9 @@ impl ReportDir {
                     "the report dir is the repository root; use a directory of its own, like .hone/reports",
                 ));
             }
-            return Ok(ReportDir { base: root.to_path_buf(), rel: rel.to_path_buf(), path: abs });
+            return Ok(ReportDir { base: root.to_path_buf(), path: root.join(&rel), rel });
         }
+        let abs = safe_fs::absolute(path);
         let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
             return Err(Error::new(ErrorKind::InvalidInput, format!("`{}` cannot be a report dir", abs.display())));
         };
@@ -85,6 +87,17 @@ mod tests {
         let root = d.path().canonicalize().unwrap();
         assert!(ReportDir::new(&root, Some(&root)).is_err());
         let r = ReportDir::new(&root.join(".hone/reports"), Some(&root)).unwrap();
+        // A committed `.hone -> elsewhere` does not move a report dir inside the repository.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(outside.path().join("reports")).unwrap();
+        std::fs::write(outside.path().join("reports/report.json"), "theirs").unwrap();
+        std::fs::create_dir_all(root.join("x")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("x/h")).unwrap();
+        let linked = ReportDir::new(&root.join("x/h/reports"), Some(&root)).unwrap();
+        assert_eq!(linked.path(), root.join("x/h/reports"));
+        linked.prepare().unwrap();
+        assert_eq!(std::fs::read_to_string(outside.path().join("reports/report.json")).unwrap(), "theirs");
+        assert!(std::fs::symlink_metadata(root.join("x/h")).unwrap().is_dir(), "the link was replaced");
         assert_eq!((r.base.as_path(), r.rel.as_path()), (root.as_path(), Path::new(".hone/reports")));
         r.prepare().unwrap();
         r.write("report.json", b"{}").unwrap();

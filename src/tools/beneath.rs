@@ -84,13 +84,38 @@ pub fn open_root(root: &Path) -> Result<File> {
     File::open(root)
 }
 
+/// The most hone reads of one file for the model's tools (a command can make a file of any
+/// size, a sparse one of a terabyte in an instant).
+pub const MAX_FILE: u64 = 64 << 20;
+
 /// Read a whole file at `rel` beneath `root`.
 /// Only a regular file is read: a FIFO or device is never waited on (the open does not block,
-/// and anything but a regular file is refused before a read).
+/// and anything but a regular file is refused before a read); one over `MAX_FILE` is refused.
 pub fn read(root: &Path, rel: &str) -> Result<Vec<u8>> {
-    let mut f = open_file(&open_root(root)?, rel)?;
+    read_whole(open_file(&open_root(root)?, rel)?, rel)
+}
+
+/// What `rel` holds now, for a tool about to replace it: `None` when nothing regular is there;
+/// an error (to refuse the write) when it is too large to keep for an undo.
+pub fn read_before(root: &Path, rel: &str) -> Result<Option<Vec<u8>>> {
+    match read(root, rel) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == ErrorKind::FileTooLarge => Err(e),
+        Err(_) => Ok(None),
+    }
+}
+
+/// All of the open file `f` (`rel` names it in errors), unless it is larger than `MAX_FILE`.
+pub fn read_whole(f: File, rel: &str) -> Result<Vec<u8>> {
+    let len = f.metadata()?.len();
+    if len > MAX_FILE {
+        return Err(Error::new(
+            ErrorKind::FileTooLarge,
+            format!("`{rel}` is {len} bytes, more than hone reads whole ({MAX_FILE}); search it with grep"),
+        ));
+    }
     let mut buf = Vec::new();
-    f.read_to_end(&mut buf)?;
+    f.take(MAX_FILE).read_to_end(&mut buf)?;
     Ok(buf)
 }
 

@@ -98,12 +98,9 @@ pub struct ReadArgs {
 
 /// The whole of `rel`, if the policy lets the model read what it really is.
 fn read_allowed(ctx: &ToolContext, rel: &str) -> Result<Vec<u8>, ToolOutput> {
-    use std::io::Read;
     let root = super::beneath::open_root(ctx.root.path()).map_err(|e| io_err("cannot open the repository", &e))?;
-    let mut f = ctx.open_readable(&root, rel)?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))?;
-    Ok(buf)
+    let f = ctx.open_readable(&root, rel)?;
+    super::beneath::read_whole(f, rel).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))
 }
 
 pub fn read_file(ctx: &ToolContext, a: ReadArgs) -> ToolOutput {
@@ -164,7 +161,10 @@ pub fn write_file(ctx: &ToolContext, a: WriteArgs) -> ToolOutput {
     if r.abs.is_dir() {
         return ToolOutput::err(Code::InvalidArgs, format!("`{}` is a directory", r.rel));
     }
-    let before = super::beneath::read(ctx.root.path(), &r.rel).ok();
+    let before = match super::beneath::read_before(ctx.root.path(), &r.rel) {
+        Ok(b) => b,
+        Err(e) => return io_err(&format!("cannot replace `{}`", r.rel), &e),
+    };
     if let Err(e) = super::beneath::write_atomic(ctx.root.path(), &r.rel, a.content.as_bytes()) {
         return io_err(&format!("cannot write `{}`", r.rel), &e);
     }

@@ -9,7 +9,7 @@ pub mod search;
 pub mod shell;
 
 use crate::error::Code;
-use crate::policy::{Access, Decision, Policy, decide_command, decide_path};
+use crate::policy::{Access, Decision, Policy, decide_command, decide_path, decide_tool_write};
 use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
 use crate::redact::Redactor;
 use crate::spec::ToolLimits;
@@ -32,6 +32,10 @@ pub struct ToolContext {
     pub deadline: Instant,
     pub changes: Mutex<patch::ChangeLog>,
     pub policy: Policy,
+    /// Repo-relative entries the tools may not write (hone's own directory, the report dir,
+    /// ignored entries that were there before the run and what setup made): the jail keeps them
+    /// from commands, and the tools run outside it.
+    pub protected: Vec<String>,
     pub sandbox: crate::sandbox::Sandbox,
     /// Every policy decision since the last drain, for the audit trail.
     pub decisions: Mutex<Vec<Decision>>,
@@ -54,6 +58,7 @@ impl ToolContext {
             deadline: Instant::now() + std::time::Duration::from_secs(3600),
             changes: Mutex::new(patch::ChangeLog::default()),
             policy,
+            protected: Vec::new(),
             sandbox: Default::default(),
             decisions: Mutex::new(Vec::new()),
             mcp: Default::default(),
@@ -79,7 +84,10 @@ impl ToolContext {
         }
         // The rules hold for the name and for what it leads to: `l -> .env` is `.env`.
         for path in [&r.rel, &r.target] {
-            let d = decide_path(&self.policy, path, access);
+            let d = match access {
+                Access::Read => decide_path(&self.policy, path, access),
+                Access::Write => decide_tool_write(&self.policy, path, &self.protected),
+            };
             self.record(&d);
             if !d.allowed {
                 return Err(denied(&d));
@@ -97,7 +105,7 @@ impl ToolContext {
     pub fn open_readable(&self, root_dir: &std::fs::File, rel: &str) -> Result<std::fs::File, ToolOutput> {
         let f = beneath::open_file(root_dir, rel).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))?;
         let real = beneath::real_rel(self.root.path(), &f).unwrap_or_else(|| rel.to_string());
-        if real != rel && !self.readable(&real) {
+        if !self.readable(&real) {
             let d = decide_path(&self.policy, &real, Access::Read);
             self.record(&d);
             return Err(denied(&d));

@@ -242,7 +242,10 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
             Ok(r) => r,
             Err(e) => return e,
         };
-        let before = beneath::read(ctx.root.path(), &r.rel).ok();
+        let before = match beneath::read_before(ctx.root.path(), &r.rel) {
+            Ok(b) => b,
+            Err(e) => return super::io_err(&format!("cannot patch `{}`", r.rel), &e),
+        };
         let after = if f.new_path.is_none() {
             None
         } else {

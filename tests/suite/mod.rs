@@ -11,6 +11,8 @@ mod deputy_limits;
 mod deputy_reads;
 #[cfg(target_os = "linux")]
 mod deputy_restore;
+#[cfg(target_os = "linux")]
+mod deputy_tools;
 mod end_to_end;
 mod examples;
 mod first_runs;
