@@ -70,7 +70,9 @@ impl Jail {
     /// directory under `parent` (on the repository's file system, where hone keeps its scratch).
     pub fn snapshot(&self, parent: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<super::snapshot::Snapshot> {
         let dir = tempfile::Builder::new().prefix("mcp-").tempdir_in(parent)?.keep();
-        let (kept, omitted) = self.plan.snapshot_rules();
+        let (kept, mut omitted) = self.plan.snapshot_rules();
+        // Never into itself, even where hone's directory is not masked.
+        omitted.push(parent.to_path_buf());
         super::snapshot::take(&self.plan.repo, dir, &kept, &omitted, stop)
     }
 
