@@ -31,3 +31,17 @@ impl Tools {
         self.rt.block_on(dispatch(&self.ctx, &call)).content
     }
 }
+
+/// The redactor with `secrets` registered, as a run has it.
+pub fn redactor(secrets: &[&str]) -> impl Fn(&str) -> String {
+    let r = crate::redact::Redactor::new();
+    for s in secrets {
+        r.add(s);
+    }
+    move |text| r.apply(text)
+}
+
+/// The spelled-out scan of the redactor alone (`redact::spaced`): `text` with `secret` masked.
+pub fn spelled_out(text: &str, secret: &str) -> String {
+    crate::redact::spaced::mask(text, secret.as_bytes(), crate::redact::MASK)
+}

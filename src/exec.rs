@@ -118,9 +118,9 @@ fn own_session(command: &mut tokio::process::Command, env: &[(String, String)], 
     }
 }
 
-/// A long-lived process (an MCP server) started like a command, in the jail when there is one
-/// (where the repository is read-only to it), with its stdin and stdout piped to hone and the
-/// tail of its stderr kept. Its whole process group is killed when this is dropped.
+/// A long-lived process (an MCP server) started like a command, in its jail when there is one
+/// (`sandbox::services`: its own, the repository read-only), with its stdin and stdout piped to
+/// hone and the tail of its stderr kept. Its whole process group is killed when this is dropped.
 pub struct Service {
     pub child: tokio::process::Child,
     pub stderr: Arc<Mutex<Capture>>,
@@ -135,7 +135,7 @@ impl Service {
         env: &[(String, String)],
         sandbox: &crate::sandbox::Sandbox,
     ) -> std::io::Result<Service> {
-        let mut command = crate::sandbox::command_read_only(sandbox, program, args, cwd)?;
+        let mut command = crate::sandbox::command(sandbox, program, args, cwd)?;
         own_session(&mut command, env, sandbox);
         // Unjailed (`sandbox: off`), it still dies with hone (in the jail, the jail sees to it).
         #[cfg(target_os = "linux")]

@@ -1,9 +1,12 @@
 //! Secret redaction: every value registered here, and its other forms (base64, URL-encoded,
-//! JSON-escaped at any depth, hex, upper- and lower-case, reversed), is replaced by `[REDACTED]`
-//! before text reaches any sink: logs, events, reports, tool results, commit messages. The diff
-//! guard uses the same forms to refuse a change that carries a secret.
+//! JSON-escaped at any depth, hex, upper- and lower-case, reversed, spelled out with a separator
+//! between its characters), is replaced by `[REDACTED]` before text reaches any sink: logs,
+//! events, reports, tool results, commit messages. The diff guard uses the same forms to refuse a
+//! change that carries a secret.
 
 use std::sync::{Arc, RwLock};
+
+pub(crate) mod spaced;
 
 pub const MASK: &str = "[REDACTED]";
 /// Shorter values are not treated as secrets: masking them would shred ordinary text.
@@ -13,6 +16,8 @@ pub const MIN_SECRET_LEN: usize = 6;
 #[derive(Clone, Default, Debug)]
 pub struct Redactor {
     needles: Arc<RwLock<Vec<String>>>,
+    /// The secrets themselves (ASCII ones), for their spelled-out forms (`spaced`).
+    spelled: Arc<RwLock<Vec<Vec<u8>>>>,
 }
 
 impl Redactor {
@@ -24,6 +29,12 @@ impl Redactor {
     pub fn add(&self, secret: &str) {
         if secret.len() < MIN_SECRET_LEN {
             return;
+        }
+        if secret.is_ascii()
+            && let Ok(mut s) = self.spelled.write()
+            && !s.iter().any(|x| x == secret.as_bytes())
+        {
+            s.push(secret.as_bytes().to_vec());
         }
         let mut forms = vec![secret.to_string()];
         forms.extend(encoded_forms(secret));
@@ -58,6 +69,11 @@ impl Redactor {
         for needle in n.iter() {
             if out.contains(needle.as_str()) {
                 out = out.replace(needle.as_str(), MASK);
+            }
+        }
+        if let Ok(spelled) = self.spelled.read() {
+            for secret in spelled.iter() {
+                out = spaced::mask(&out, secret, MASK);
             }
         }
         out
@@ -249,6 +265,19 @@ mod tests {
             assert!(!out.contains(&text), "{what} form survived: {out}");
             assert!(out.contains(MASK), "{what}: {out}");
         }
+    }
+
+    #[test]
+    fn masks_a_secret_spelled_out_in_every_sink_that_applies_it() {
+        let r = Redactor::new();
+        r.add(CANARY);
+        let spelled: String = CANARY.chars().map(|c| format!("{c} ")).collect();
+        let out = r.apply(&format!("token: {spelled}done"));
+        assert_eq!(out, format!("token: {MASK} done"));
+        // A secret that is not ASCII has no spelled-out form (its other forms still count).
+        r.add("pässwörd-ünicode");
+        assert_eq!(r.apply("p ä s s w ö r d"), "p ä s s w ö r d");
+        assert_eq!(r.apply("x pässwörd-ünicode y"), format!("x {MASK} y"));
     }
 
     #[test]

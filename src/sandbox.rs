@@ -42,18 +42,65 @@ pub fn command(sb: &Sandbox, program: &str, args: &[&str], cwd: &Path) -> std::i
     }
 }
 
-/// `command` for a process that must not write to the repository at `cwd` (an MCP server): in
-/// the jail, the repository is read-only to it (Linux, by Landlock).
-pub fn command_read_only(
+/// The jails of `count` stdio MCP servers, one each, made from the run's jail `sb` (before the
+/// model's first turn, and before the baseline runs anything): each with its own namespaces,
+/// home overlay and temp dirs, and on Linux a snapshot of the repository at `root` taken now (in
+/// hone's directory, which commands cannot see), read-only. So nothing a server is given
+/// (its `env`) is in any place the model's commands can read, and nothing they write later
+/// reaches a server. Without a jail (`sandbox: off`), servers run unconfined like commands.
+/// A jail that cannot be made is that server's start error.
+pub async fn services(
     sb: &Sandbox,
-    program: &str,
-    args: &[&str],
-    cwd: &Path,
-) -> std::io::Result<tokio::process::Command> {
-    match &sb.jail {
-        Some(j) => j.command_read_only(program, args, cwd, cwd),
-        None => command(sb, program, args, cwd),
-    }
+    count: usize,
+    root: &Path,
+    stop: impl Fn() -> bool + Send + 'static,
+) -> Vec<Result<Sandbox, String>> {
+    let Some(jail) = sb.jail.clone().filter(|_| count > 0) else {
+        return (0..count).map(|_| Ok(Sandbox::default())).collect();
+    };
+    let root = root.to_path_buf();
+    let made = tokio::task::spawn_blocking(move || service_jails(&jail, count, &root, &stop)).await;
+    made.unwrap_or_else(|e| (0..count).map(|_| Err(format!("its jail could not be made: {e}"))).collect())
+}
+
+#[cfg(target_os = "linux")]
+fn service_jails(jail: &Jail, count: usize, root: &Path, stop: &dyn Fn() -> bool) -> Vec<Result<Sandbox, String>> {
+    let started = std::time::Instant::now();
+    // hone's scratch dir in the work tree, reached without following a link the repository has.
+    let rel = Path::new(crate::agent::locate::HONE_DIR).join("jail");
+    let snapshot =
+        crate::safe_fs::open_dir_below(root, &rel).and_then(|_| jail.snapshot(&root.join(&rel), stop)).map(Arc::new);
+    let snapshot = match snapshot {
+        Ok(s) => s,
+        Err(e) => {
+            let why = format!("the copy of the repository it would see could not be made: {e}");
+            return (0..count).map(|_| Err(why.clone())).collect();
+        }
+    };
+    tracing::debug!(
+        "snapshot of the repository for MCP servers: {} files, {} bytes, {} ms",
+        snapshot.files,
+        snapshot.bytes,
+        started.elapsed().as_millis()
+    );
+    (0..count)
+        .map(|_| {
+            jail.service(&snapshot)
+                .map(|j| Sandbox { jail: Some(Arc::new(j)) })
+                .map_err(|e| format!("its jail could not be made: {e}"))
+        })
+        .collect()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn service_jails(jail: &Jail, count: usize, _root: &Path, _stop: &dyn Fn() -> bool) -> Vec<Result<Sandbox, String>> {
+    (0..count)
+        .map(|_| {
+            jail.service()
+                .map(|j| Sandbox { jail: Some(Arc::new(j)) })
+                .map_err(|e| format!("its jail could not be made: {e}"))
+        })
+        .collect()
 }
 
 /// What the jail needs to know about the run.
@@ -108,6 +155,8 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     let gid = nix::unistd::getgid().as_raw();
     let plan = Plan {
         repo: i.root.to_path_buf(),
+        snapshot: None,
+        read_only_repo: false,
         git_dirs: i.git_paths.clone(),
         ro_dirs: crate::jail::plan::path_dirs(&i.path_var, &covered),
         home: i.home.clone(),

@@ -11,6 +11,7 @@ use crate::git::OriginalHead;
 use crate::guard::{GitGuard, diff_guard};
 use crate::protocol::Message;
 use crate::report::{ErrorRecord, Status};
+use crate::sandbox::Sandbox;
 use crate::spec;
 use crate::tools::{self, ToolContext, paths::Root};
 use std::sync::{Arc, Mutex};
@@ -92,20 +93,37 @@ async fn tool_context(
     }))
 }
 
-/// Start the job's MCP servers (in the run's jail) and hand them to the tools.
-async fn start_mcp(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) {
+/// The jails of the job's MCP servers (one per stdio server; an HTTP server needs none), made
+/// before the baseline runs anything: each server's view of the repository is fixed before any
+/// code but hone's has run since setup.
+async fn mcp_jails(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) -> Vec<Result<Sandbox, String>> {
+    let stdio = p.job.mcp.iter().filter(|s| matches!(s.transport, spec::McpTransport::Stdio { .. })).count();
+    let (cancel, deadline) = (cancel.clone(), p.deadline.into_std());
+    let stop = move || cancel.is_cancelled() || std::time::Instant::now() >= deadline;
+    let mut jails = crate::sandbox::services(&ctx.sandbox, stdio, p.ws.root(), stop).await.into_iter();
+    p.job
+        .mcp
+        .iter()
+        .map(|s| match s.transport {
+            spec::McpTransport::Stdio { .. } => jails.next().unwrap_or_else(|| Err("it has no jail".into())),
+            spec::McpTransport::Http { .. } => Ok(Sandbox::default()),
+        })
+        .collect()
+}
+
+/// Start the job's MCP servers (stdio ones in `jails`) and hand them to the tools.
+async fn start_mcp(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken, jails: Vec<Result<Sandbox, String>>) {
     if p.job.mcp.is_empty() {
         return;
     }
     let inputs = crate::mcp::connect::Inputs {
-        sandbox: &ctx.sandbox,
         root: p.ws.root(),
         command_env: &ctx.env,
         run_env: &p.env,
         redactor: &p.redactor,
     };
     let bounds = crate::mcp::Bounds { cancel: cancel.clone(), deadline: p.deadline };
-    let hub = crate::mcp::Hub::start(&p.job.mcp, &p.policy, &inputs, &bounds, p.events.clone()).await;
+    let hub = crate::mcp::Hub::start(&p.job.mcp, jails, &p.policy, &inputs, &bounds, p.events.clone()).await;
     let _ = ctx.mcp.set(hub);
 }
 
@@ -185,15 +203,16 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     // The repo map is built while the baseline runs (both only read the tree as it was).
     let early = p.map.lock().ok().and_then(|mut m| m.take());
     let map = early.unwrap_or_else(|| repomap::spawn(ws, &job.task, job.repo_map_tokens, &p.policy));
-    // The baseline, before any change (the job's MCP servers start meanwhile); then context
-    // and execution.
+    // The baseline, before any change (the job's MCP servers start meanwhile, in jails made
+    // first); then context and execution.
+    let jails = mcp_jails(p, &ctx, cancel).await;
     let baseline = async {
         tokio::select! {
             r = tokio::time::timeout_at(deadline, lp.verify(0)) => r.is_ok(),
             () = cancel.cancelled() => false,
         }
     };
-    let (baseline, ()) = tokio::join!(baseline, start_mcp(p, &ctx, cancel));
+    let (baseline, ()) = tokio::join!(baseline, start_mcp(p, &ctx, cancel, jails));
     let stop = if baseline { before_start(&mut lp, p, &ctx, cancel).await } else { Err(None) };
     let stop = match stop {
         Err(Some((code, why, status, reason))) => {

@@ -1,7 +1,9 @@
-//! The holder: a process (`hone __jail-holder PLAN`) that makes the run's user, mount, network
-//! and PID namespaces; its child, PID 1 of the run, assembles the file system view of the plan
-//! on a fresh root (with a `/proc` of the run's PID namespace), enters it, says `ready`, and
-//! waits. Every command of the run joins these namespaces.
+//! The holder: a process (`hone __jail-holder PLAN`) that makes the run's user, mount, IPC,
+//! network and PID namespaces; its child, PID 1 of the run, assembles the file system view of
+//! the plan on a fresh root (with a `/proc` of the run's PID namespace), enters it, says `ready`,
+//! and waits. Every command of the run joins these namespaces. Each jail (the run's, setup's,
+//! each MCP server's) has a holder of its own, so none shares a home overlay, a temp dir, an
+//! IPC namespace, a PID namespace or (without network) loopback with another.
 
 use super::plan::{DEVICES, ETC_MASKS, HONE_IN_JAIL, Plan, SYSTEM_DIRS};
 use super::sys::{self, step};
@@ -72,13 +74,15 @@ fn say(line: &str, code: i32) -> i32 {
     code
 }
 
-/// The run's user, mount, PID (for the child) and, without network, network namespaces.
+/// The run's user, mount, IPC (System V and POSIX message queues), PID (for the child) and,
+/// without network, network namespaces.
 fn namespaces(plan: &Plan) -> Result<()> {
-    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    let mut flags =
+        CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWIPC | CloneFlags::CLONE_NEWPID;
     if plan.isolate_network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    unshare(flags).map_err(|e| step("create the user, mount, PID and network namespaces", e))?;
+    unshare(flags).map_err(|e| step("create the user, mount, IPC, PID and network namespaces", e))?;
     sys::map_ids(plan.uid, plan.gid)
 }
 
@@ -222,11 +226,12 @@ fn home(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
     Ok(())
 }
 
-/// The repository read-write, its git dirs read-only, ignored entries that existed before the
-/// run protected, and the masks.
+/// The repository read-write (or its snapshot, read-only), its git dirs read-only, ignored
+/// entries that existed before the run protected, and the masks.
 fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
     let root = at(Path::new("/"));
-    sys::bind(&plan.repo, &dir_at(&at(&plan.repo))?, false)?;
+    let shown = plan.snapshot.as_deref().unwrap_or(&plan.repo);
+    sys::bind(shown, &dir_at(&at(&plan.repo))?, false)?;
     for (i, d) in plan.ignored_dirs.iter().enumerate() {
         let overlaid = plan.upper.as_ref().is_some_and(|up| {
             let (u, w) = (up.join(format!("u{i}")), up.join(format!("w{i}")));
@@ -258,6 +263,9 @@ fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
         if std::fs::symlink_metadata(m).is_ok() {
             mask(m, &at(m), &root)?;
         }
+    }
+    if plan.read_only_repo {
+        sys::remount_tree_read_only(&at(&plan.repo))?;
     }
     Ok(())
 }

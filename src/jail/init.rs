@@ -13,17 +13,9 @@ fn signalled(sig: i32) -> i32 {
     128 + sig
 }
 
-/// `__jail-exec --read-only PATH …`: PATH (and every mount beneath it) is read-only to the
-/// command, whatever Landlock allows.
-pub const READ_ONLY: &str = "--read-only";
-
 pub fn main(args: &[String]) -> i32 {
-    let (read_only, args) = match args {
-        [flag, path, rest @ ..] if flag == READ_ONLY => (Some(PathBuf::from(path)), rest),
-        _ => (None, args),
-    };
     let Some(split) = args.iter().position(|a| a == "--") else {
-        eprintln!("hone: __jail-exec: usage: [--read-only PATH] WRITABLE... -- PROGRAM ARGS...");
+        eprintln!("hone: __jail-exec: usage: WRITABLE... -- PROGRAM ARGS...");
         return 126;
     };
     let writable: Vec<PathBuf> = args[..split].iter().map(PathBuf::from).collect();
@@ -47,7 +39,7 @@ pub fn main(args: &[String]) -> i32 {
             return 126;
         }
         spawn(|| {
-            let e = run_as_init(&writable, read_only.as_deref(), &argv);
+            let e = run_as_init(&writable, &argv);
             eprintln!("hone: jail: {e}");
             126
         })
@@ -75,21 +67,9 @@ fn spawn(f: impl FnOnce() -> i32) -> i32 {
 }
 
 /// PID 1 of the command's namespace: set up and exec; returns only on failure.
-fn run_as_init(writable: &[PathBuf], read_only: Option<&std::path::Path>, argv: &[CString]) -> std::io::Error {
+fn run_as_init(writable: &[PathBuf], argv: &[CString]) -> std::io::Error {
     if let Err(e) = sys::proc(std::path::Path::new("/proc")) {
         return e;
-    }
-    // A bind of the path on itself, made read-only with every mount beneath it: only in this
-    // command's mount namespace.
-    if let Some(p) = read_only {
-        if let Err(e) = sys::bind(p, p, true) {
-            return e;
-        }
-        // The working directory still points into the mount beneath: enter it again, through
-        // the read-only one.
-        if let Err(e) = std::env::current_dir().and_then(std::env::set_current_dir) {
-            return e;
-        }
     }
     if let Err(e) = super::landlock::restrict(writable) {
         return e;

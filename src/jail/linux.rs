@@ -1,6 +1,7 @@
-//! The Linux jail: new user, mount, PID and network namespaces plus Landlock. The run's
+//! The Linux jail: new user, mount, IPC, PID and network namespaces plus Landlock. The run's
 //! namespaces and file system view are made once by a holder process; each command joins them
-//! with a mount and PID namespace of its own, as PID 1, so nothing it starts outlives it.
+//! with a mount and PID namespace of its own, as PID 1, so nothing it starts outlives it. An MCP
+//! server gets a jail of its own (`service`), made the same way from the run's plan.
 
 use super::{StartError, holder, init, plan, sys};
 use nix::sched::{CloneFlags, setns};
@@ -15,8 +16,11 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// A run's jail: its namespaces, held open by descriptors.
 #[derive(Debug)]
 pub struct Jail {
+    /// What the jail shows (kept to derive the jails of services from).
+    plan: plan::Plan,
     user: OwnedFd,
     mnt: OwnedFd,
+    ipc: OwnedFd,
     net: Option<OwnedFd>,
     pid: OwnedFd,
     /// The holder: the run's PID namespace lives as long as its first process.
@@ -25,6 +29,8 @@ pub struct Jail {
     writable: Vec<PathBuf>,
     /// Host directories the jail used (the staging mount point, overlay uppers): removed at drop.
     scratch: Vec<PathBuf>,
+    /// A service's snapshot of the repository: kept while any service's jail shows it.
+    snapshot: Option<std::sync::Arc<super::snapshot::Snapshot>>,
 }
 
 impl Jail {
@@ -45,7 +51,7 @@ impl Jail {
             .spawn()
             .map_err(|e| fault(&format!("cannot start the jail's holder: {e}")))?;
         let result = handshake(&mut child).and_then(|pid| open_namespaces(pid, plan.isolate_network));
-        let (user, mnt, net, pid) = match result {
+        let (user, mnt, ipc, net, pid) = match result {
             Ok(fds) => fds,
             Err(e) => {
                 let _ = child.kill();
@@ -56,44 +62,45 @@ impl Jail {
         let mut scratch = vec![plan.staging.clone()];
         scratch.extend(plan.upper.clone());
         scratch.extend(plan.hone_copy.clone());
-        Ok(Jail { user, mnt, net, pid, holder: std::sync::Mutex::new(child), writable, scratch })
+        let holder = std::sync::Mutex::new(child);
+        Ok(Jail { plan: plan.clone(), user, mnt, ipc, net, pid, holder, writable, scratch, snapshot: None })
     }
 
-    /// A command that runs `program args` in the jail, in `cwd` (a path inside the repository).
+    /// A copy of the repository as it is now, for services (`snapshot::take`), in a new
+    /// directory under `parent` (on the repository's file system, where hone keeps its scratch).
+    pub fn snapshot(&self, parent: &Path, stop: &dyn Fn() -> bool) -> std::io::Result<super::snapshot::Snapshot> {
+        let dir = tempfile::Builder::new().prefix("mcp-").tempdir_in(parent)?.keep();
+        let (kept, mut omitted) = self.plan.snapshot_rules();
+        // Never into itself, even where hone's directory is not masked.
+        omitted.push(parent.to_path_buf());
+        super::snapshot::take(&self.plan.repo, dir, &kept, &omitted, stop)
+    }
+
+    /// The jail of a service (an MCP server): its own namespaces, home overlay and temp dirs,
+    /// `snapshot` in place of the repository (read-only), and the policy's writable trees
+    /// masked, so that it shares nothing the run's commands can write or read.
+    pub fn service(&self, snapshot: &std::sync::Arc<super::snapshot::Snapshot>) -> Result<Jail, StartError> {
+        let staging = tempfile::Builder::new()
+            .prefix("hone-root-")
+            .tempdir()
+            .map_err(|e| StartError::Fault(e.to_string()))?
+            .keep();
+        let plan = self.plan.for_service(Some((&snapshot.dir, &snapshot.placed)), staging);
+        let mut writable: Vec<PathBuf> = vec!["/tmp".into(), "/var/tmp".into(), "/dev".into()];
+        writable.extend(plan.home.iter().cloned());
+        let mut jail = Jail::start(&plan, writable)?;
+        jail.snapshot = Some(snapshot.clone());
+        Ok(jail)
+    }
+
+    /// A command that runs `program args` in the jail, in `cwd` (a path inside the repository):
+    /// `__jail-exec WRITABLE... -- PROGRAM ARGS...`, entered into the jail's namespaces.
     pub fn command(&self, program: &str, args: &[&str], cwd: &Path) -> std::io::Result<tokio::process::Command> {
-        self.command_with(None, program, args, cwd)
-    }
-
-    /// `command`, with `root` (the repository) and every mount beneath it read-only in the
-    /// command's own mount namespace: for a process that has no business writing there (an MCP
-    /// server).
-    pub fn command_read_only(
-        &self,
-        program: &str,
-        args: &[&str],
-        cwd: &Path,
-        root: &Path,
-    ) -> std::io::Result<tokio::process::Command> {
-        self.command_with(Some(root), program, args, cwd)
-    }
-
-    /// `__jail-exec [--read-only ROOT] WRITABLE... -- PROGRAM ARGS...`, entered into the run's
-    /// namespaces.
-    fn command_with(
-        &self,
-        read_only: Option<&Path>,
-        program: &str,
-        args: &[&str],
-        cwd: &Path,
-    ) -> std::io::Result<tokio::process::Command> {
         let mut cmd = tokio::process::Command::new(plan::HONE_IN_JAIL);
-        cmd.arg("__jail-exec");
-        if let Some(root) = read_only {
-            cmd.arg(init::READ_ONLY).arg(root);
-        }
-        cmd.args(&self.writable).arg("--").arg(program).args(args);
+        cmd.arg("__jail-exec").args(&self.writable).arg("--").arg(program).args(args);
         let cwd = sys::cstr(cwd)?;
-        let (user, mnt, pid) = (self.user.as_raw_fd(), self.mnt.as_raw_fd(), self.pid.as_raw_fd());
+        let (user, mnt, ipc, pid) =
+            (self.user.as_raw_fd(), self.mnt.as_raw_fd(), self.ipc.as_raw_fd(), self.pid.as_raw_fd());
         let net = self.net.as_ref().map(AsRawFd::as_raw_fd);
         // SAFETY: the closure runs in the forked child before exec and only makes system calls
         // on descriptors and a C string prepared before the fork.
@@ -104,6 +111,7 @@ impl Jail {
                 let fd = |raw| BorrowedFd::borrow_raw(raw);
                 setns(fd(user), CloneFlags::CLONE_NEWUSER)?;
                 setns(fd(mnt), CloneFlags::CLONE_NEWNS)?;
+                setns(fd(ipc), CloneFlags::CLONE_NEWIPC)?;
                 if let Some(n) = net {
                     setns(fd(n), CloneFlags::CLONE_NEWNET)?;
                 }
@@ -183,7 +191,7 @@ fn handshake(child: &mut std::process::Child) -> Result<u32, StartError> {
     pid.ok_or_else(|| fault("the jail's holder named no process"))
 }
 
-type Namespaces = (OwnedFd, OwnedFd, Option<OwnedFd>, OwnedFd);
+type Namespaces = (OwnedFd, OwnedFd, OwnedFd, Option<OwnedFd>, OwnedFd);
 
 fn open_namespaces(pid: u32, net: bool) -> Result<Namespaces, StartError> {
     let open = |kind: &str| -> Result<OwnedFd, StartError> {
@@ -191,7 +199,7 @@ fn open_namespaces(pid: u32, net: bool) -> Result<Namespaces, StartError> {
             .map(OwnedFd::from)
             .map_err(|e| StartError::Fault(format!("cannot hold the jail's {kind} namespace: {e}")))
     };
-    Ok((open("user")?, open("mnt")?, if net { Some(open("net")?) } else { None }, open("pid")?))
+    Ok((open("user")?, open("mnt")?, open("ipc")?, if net { Some(open("net")?) } else { None }, open("pid")?))
 }
 
 /// `hone __jail-*` entry points, run before anything else in `main` (single-threaded).

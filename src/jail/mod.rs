@@ -1,7 +1,9 @@
 //! The jail every command the model influences runs in (its commands, the verify commands,
-//! setup). What a command sees is one plan for every platform (`plan`); how it is enforced is
-//! the platform's: on Linux, user, mount, PID and network namespaces plus Landlock (`linux`); on
-//! macOS, a Seatbelt profile (`seatbelt`, written by the pure `sbpl`). See docs/security.md.
+//! setup), and the jails of the job's stdio MCP servers (one each, sharing nothing the commands
+//! can write: `Jail::service`). What a command sees is one plan for every platform (`plan`); how
+//! it is enforced is the platform's: on Linux, user, mount, IPC, PID and network namespaces plus
+//! Landlock (`linux`), a server seeing a snapshot of the repository (`snapshot`); on macOS, a
+//! Seatbelt profile (`seatbelt`, written by the pure `sbpl`). See docs/security.md.
 
 pub mod plan;
 pub mod sbpl;
@@ -14,6 +16,8 @@ mod init;
 pub mod landlock;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+pub mod snapshot;
 #[cfg(target_os = "linux")]
 mod sys;
 #[cfg(target_os = "linux")]

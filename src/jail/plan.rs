@@ -42,8 +42,17 @@ pub const HONE_IN_JAIL: &str = "/run/hone/hone";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Plan {
-    /// The repository root: bound read-write at its own path.
+    /// The repository root: bound read-write at its own path (read-only with `read_only_repo`).
     pub repo: PathBuf,
+    /// What is shown at `repo`'s path instead of the repository itself: a copy hone made when a
+    /// service (an MCP server) started (`snapshot`), so that nothing the model's commands write
+    /// later reaches it. Linux only.
+    #[serde(default)]
+    pub snapshot: Option<PathBuf>,
+    /// The repository (or its snapshot) and every mount beneath it are read-only: a service has
+    /// no business writing there.
+    #[serde(default)]
+    pub read_only_repo: bool,
     /// The git directory (and a worktree's common dir): bound read-only.
     pub git_dirs: Vec<PathBuf>,
     /// Read-only system trees (and directories on `PATH` outside them).
@@ -73,6 +82,56 @@ pub struct Plan {
     pub gid: u32,
 }
 
+impl Plan {
+    /// The entries of the repository that are never copied into a service's snapshot but bound
+    /// from the host (commands cannot write them: the git dirs, and the ignored and setup-made
+    /// entries, which their jail protects), and those left out of it altogether (read-denied
+    /// paths, hone's own directories).
+    pub fn snapshot_rules(&self) -> (Vec<PathBuf>, Vec<PathBuf>) {
+        let inside = |v: &[PathBuf]| v.iter().filter(|p| under(p, &self.repo) && *p != &self.repo).cloned().collect();
+        let mut kept: Vec<PathBuf> = inside(&self.git_dirs);
+        kept.extend(inside(&self.ignored_dirs));
+        kept.extend(inside(&self.ignored_files));
+        (kept, inside(&self.masks))
+    }
+
+    /// The plan of a service (an MCP server) started beside this run's commands, sharing
+    /// nothing they can write: the home and temp dirs are its own (each jail has its own), the
+    /// repository is read-only (on Linux, `snapshot` with the protected entries in `placed` bound
+    /// from the host; elsewhere the repository itself), and the policy's writable trees, which
+    /// the commands write, are masked.
+    pub fn for_service(&self, snapshot: Option<(&Path, &[PathBuf])>, staging: PathBuf) -> Plan {
+        let shown = |p: &PathBuf| snapshot.is_none_or(|(_, placed)| !under(p, &self.repo) || placed.contains(p));
+        let mut masks = self.masks.clone();
+        masks.extend(self.writable.iter().cloned());
+        let mut ignored_files: Vec<PathBuf> = self.ignored_files.iter().filter(|p| shown(p)).cloned().collect();
+        let mut ignored_dirs: Vec<PathBuf> = self.ignored_dirs.iter().filter(|p| shown(p)).cloned().collect();
+        if snapshot.is_some() {
+            // Read-only binds, not overlays: a service writes nothing there.
+            ignored_files.append(&mut ignored_dirs);
+        }
+        Plan {
+            repo: self.repo.clone(),
+            snapshot: snapshot.map(|(dir, _)| dir.to_path_buf()),
+            read_only_repo: true,
+            git_dirs: self.git_dirs.iter().filter(|p| shown(p)).cloned().collect(),
+            ro_dirs: self.ro_dirs.clone(),
+            home: self.home.clone(),
+            masks,
+            ignored_files,
+            ignored_dirs,
+            upper: None,
+            writable: vec![],
+            isolate_network: self.isolate_network,
+            hone: self.hone.clone(),
+            hone_copy: None,
+            staging,
+            uid: self.uid,
+            gid: self.gid,
+        }
+    }
+}
+
 /// Whether `p` is `base` or lies beneath it.
 pub fn under(p: &Path, base: &Path) -> bool {
     p.starts_with(base)
@@ -97,6 +156,52 @@ pub fn path_dirs(path_var: &str, covered: &[PathBuf]) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run_plan() -> Plan {
+        Plan {
+            repo: "/w/repo".into(),
+            git_dirs: vec!["/w/repo/.git".into(), "/w/main/.git".into()],
+            home: Some("/home/u".into()),
+            masks: vec!["/w/repo/.env".into(), "/w/repo/.hone".into(), "/home/u/.ssh".into()],
+            ignored_files: vec!["/w/repo/local.cfg".into()],
+            ignored_dirs: vec!["/w/repo/node_modules".into(), "/w/repo/gone".into()],
+            upper: Some("/w/repo/.hone/jail/run".into()),
+            writable: vec!["/home/u/.cache/pip".into()],
+            isolate_network: true,
+            hone_copy: Some("/tmp/hone-exe".into()),
+            ..Plan::default()
+        }
+    }
+
+    #[test]
+    fn a_snapshot_binds_what_commands_cannot_write_and_leaves_out_what_is_masked() {
+        let (kept, omitted) = run_plan().snapshot_rules();
+        let p = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(kept, p(&["/w/repo/.git", "/w/repo/node_modules", "/w/repo/gone", "/w/repo/local.cfg"]));
+        assert_eq!(omitted, p(&["/w/repo/.env", "/w/repo/.hone"]), "not the home's masks");
+    }
+
+    #[test]
+    fn a_service_shares_nothing_writable_with_the_commands() {
+        let run = run_plan();
+        let placed = [PathBuf::from("/w/repo/.git"), "/w/repo/node_modules".into(), "/w/repo/local.cfg".into()];
+        let s = run.for_service(Some((Path::new("/w/repo/.hone/jail/mcp-1"), &placed)), "/tmp/stage".into());
+        assert_eq!(s.snapshot.as_deref(), Some(Path::new("/w/repo/.hone/jail/mcp-1")));
+        assert!(s.read_only_repo && s.writable.is_empty() && s.upper.is_none() && s.hone_copy.is_none());
+        assert!(s.masks.contains(&"/home/u/.cache/pip".into()), "the commands' writable tree is masked");
+        assert_eq!(s.ignored_dirs, Vec::<PathBuf>::new(), "no overlay: read-only binds");
+        let bound: Vec<PathBuf> = vec!["/w/repo/local.cfg".into(), "/w/repo/node_modules".into()];
+        assert_eq!(s.ignored_files, bound, "only what has a placeholder (`gone` has none)");
+        assert_eq!(s.git_dirs, run.git_dirs, "the git dirs, in the snapshot and outside it");
+        assert_eq!(
+            (s.repo, s.home, s.isolate_network, s.staging),
+            (run.repo.clone(), run.home.clone(), true, "/tmp/stage".into())
+        );
+        // Without a snapshot (macOS), every protected entry stays as it was.
+        let m = run.for_service(None, PathBuf::new());
+        assert!(m.snapshot.is_none() && m.read_only_repo && m.writable.is_empty());
+        assert_eq!((m.ignored_dirs.len(), m.ignored_files.len()), (2, 1));
+    }
 
     #[test]
     fn path_dirs_outside_the_system_trees_are_added_once_and_temp_dirs_never() {

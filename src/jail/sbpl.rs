@@ -135,7 +135,10 @@ pub fn profile(plan: &Plan, tmp: &Path) -> Result<Profile, String> {
     let mut kept: Vec<PathBuf> = plan.git_dirs.clone();
     kept.extend(plan.ignored_dirs.iter().chain(&plan.ignored_files).cloned());
     let not_kept = nots(&p.filters("subpath", "KEEP", &kept)?);
-    let mut writable = vec![plan.repo.clone(), tmp.to_path_buf()];
+    let mut writable = vec![tmp.to_path_buf()];
+    if !plan.read_only_repo {
+        writable.insert(0, plan.repo.clone());
+    }
     writable.extend(plan.writable.iter().cloned());
     let roots = p.filters("subpath", "WRITE", &writable)?.join(" ");
     p.text += &format!("(allow file-write* (require-all (require-any {roots}) {not_kept} {not_masked}))\n");
@@ -256,6 +259,14 @@ mod tests {
         let reads = values(&p, "READ");
         assert!(reads.contains(&"/Users/dev/repo") && reads.contains(&"/usr") && reads.contains(&"/Users/dev"));
         assert!(!reads.contains(&"/Users") && !reads.contains(&"/") && !reads.contains(&"/private/var"));
+    }
+
+    #[test]
+    fn a_service_writes_only_its_own_temp_dir_and_reads_no_writable_tree() {
+        let p = profile(&plan().for_service(None, PathBuf::new()), Path::new("/private/tmp/mcp")).unwrap();
+        assert_eq!(values(&p, "WRITE"), ["/private/tmp/mcp"], "not the repository, not the commands' trees");
+        assert!(values(&p, "MASK").contains(&"/Users/dev/.cache/pip"), "the commands' writable tree is unreadable");
+        assert!(values(&p, "READ").contains(&"/Users/dev/repo"), "the repository is read");
     }
 
     #[test]

@@ -15,6 +15,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug)]
 pub struct Jail {
+    /// What the jail shows (kept to derive the jails of services from).
+    plan: Plan,
     profile: sbpl::Profile,
     /// The run's private temp dir (the commands' TMPDIR): removed at drop.
     tmp: PathBuf,
@@ -30,7 +32,7 @@ impl Jail {
         let tmp = tempfile::Builder::new().prefix("hone-tmp-").tempdir().map_err(|e| fault(&e))?.keep();
         let tmp = tmp.canonicalize().map_err(|e| fault(&e))?;
         let profile = sbpl::profile(&canonical(plan), &tmp).map_err(StartError::Refused)?;
-        let jail = Jail { profile, tmp };
+        let jail = Jail { plan: plan.clone(), profile, tmp };
         jail.probe()?;
         Ok(jail)
     }
@@ -84,16 +86,12 @@ impl Jail {
         Ok(cmd)
     }
 
-    /// `command`: the profile is the run's, so the repository is writable here (Linux makes it
-    /// read-only with Landlock).
-    pub fn command_read_only(
-        &self,
-        program: &str,
-        args: &[&str],
-        cwd: &Path,
-        _root: &Path,
-    ) -> std::io::Result<tokio::process::Command> {
-        self.command(program, args, cwd)
+    /// The jail of a service (an MCP server): a profile of its own from the run's plan, with a
+    /// temp dir of its own, the repository read-only and the policy's writable trees unreadable,
+    /// so that it shares no place the run's commands can write. It reads the live repository:
+    /// macOS has no bind mounts to show it a snapshot (docs/security.md says what follows).
+    pub fn service(&self) -> Result<Jail, StartError> {
+        Jail::start(&self.plan.for_service(None, PathBuf::new()), vec![])
     }
 
     /// The commands' temp dir.

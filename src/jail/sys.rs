@@ -54,6 +54,11 @@ pub fn remount_read_only(dst: &Path) -> Result<()> {
     set_read_only(dst, false)
 }
 
+/// Make the mount at `dst` and every mount beneath it read-only.
+pub fn remount_tree_read_only(dst: &Path) -> Result<()> {
+    set_read_only(dst, true)
+}
+
 /// Make the mount at `dst` (and with `recursive`, every mount beneath it) read-only, keeping
 /// its other flags, which a user namespace may not clear.
 fn set_read_only(dst: &Path, recursive: bool) -> Result<()> {

@@ -1,10 +1,11 @@
-//! Opening one MCP server: a stdio server started in the jail with exactly the environment the
-//! job names, or a streamable HTTP endpoint with headers filled from the environment; then the
-//! handshake and the tool list.
+//! Opening one MCP server: a stdio server started in a jail of its own with exactly the
+//! environment the job names, or a streamable HTTP endpoint with headers filled from the
+//! environment; then the handshake and the tool list.
 
 use crate::env::RunEnv;
 use crate::exec::Capture;
 use crate::exec::Service;
+use crate::sandbox::Sandbox;
 use crate::spec::mcp::expand;
 use crate::spec::{McpServerSpec, McpTransport};
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool};
@@ -25,7 +26,6 @@ const MAX_LISTED: usize = 1000;
 
 /// What opening a server needs from the run.
 pub struct Inputs<'a> {
-    pub sandbox: &'a crate::sandbox::Sandbox,
     pub root: &'a Path,
     /// The environment every command gets.
     pub command_env: &'a [(String, String)],
@@ -35,11 +35,12 @@ pub struct Inputs<'a> {
 }
 
 /// A started server: the client, and for stdio the process (taken and killed with its group
-/// at shutdown) and the tail of its stderr.
+/// at shutdown), the tail of its stderr and its jail (dropped last).
 pub struct Conn {
     pub client: RunningService<RoleClient, ClientConfig>,
     pub process: Mutex<Option<Service>>,
     stderr: Option<Arc<Mutex<Capture>>>,
+    _jail: Option<Sandbox>,
 }
 
 impl Conn {
@@ -53,11 +54,16 @@ fn client_info() -> ClientConfig {
     ClientConfig::new(ClientCapabilities::default(), Implementation::new("hone", env!("CARGO_PKG_VERSION")))
 }
 
-/// Open `spec`'s server and list its tools. Not bounded here: the caller bounds it by the
-/// server's start timeout, the deadline and cancellation (dropping this kills a stdio server).
-pub async fn open(spec: &McpServerSpec, i: &Inputs<'_>) -> Result<(Conn, Vec<Tool>), String> {
+/// Open `spec`'s server (a stdio one in `jail`, made for it alone by `sandbox::services`) and
+/// list its tools. Not bounded here: the caller bounds it by the server's start timeout, the
+/// deadline and cancellation (dropping this kills a stdio server).
+pub async fn open(
+    spec: &McpServerSpec,
+    jail: Result<Sandbox, String>,
+    i: &Inputs<'_>,
+) -> Result<(Conn, Vec<Tool>), String> {
     let conn = match &spec.transport {
-        McpTransport::Stdio { command, args, env } => stdio(command, args, env, i).await?,
+        McpTransport::Stdio { command, args, env } => stdio(command, args, env, jail?, i).await?,
         McpTransport::Http { url, headers } => http(url, headers, i).await?,
     };
     match list_tools(&conn).await {
@@ -90,7 +96,13 @@ pub fn with_tail(msg: String, tail: &str) -> String {
     if tail.trim().is_empty() { msg } else { format!("{msg}; its stderr ended with:\n{tail}") }
 }
 
-async fn stdio(command: &str, args: &[String], names: &[String], i: &Inputs<'_>) -> Result<Conn, String> {
+async fn stdio(
+    command: &str,
+    args: &[String],
+    names: &[String],
+    jail: Sandbox,
+    i: &Inputs<'_>,
+) -> Result<Conn, String> {
     let mut env = i.command_env.to_vec();
     for name in names {
         let Some(v) = i.run_env.var(name) else {
@@ -103,15 +115,15 @@ async fn stdio(command: &str, args: &[String], names: &[String], i: &Inputs<'_>)
         env.push((name.clone(), v.to_string()));
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut process = Service::spawn(command, &argv, i.root, &env, i.sandbox)
-        .map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let mut process =
+        Service::spawn(command, &argv, i.root, &env, &jail).map_err(|e| format!("cannot start `{command}`: {e}"))?;
     let (Some(out), Some(inp)) = (process.child.stdout.take(), process.child.stdin.take()) else {
         return Err("its stdin and stdout could not be piped".into());
     };
     let transport = AsyncRwTransport::new_client(out, inp).with_max_line_length(MAX_MESSAGE);
     let stderr = Some(process.stderr.clone());
     match client_info().serve(transport).await {
-        Ok(client) => Ok(Conn { client, process: Mutex::new(Some(process)), stderr }),
+        Ok(client) => Ok(Conn { client, process: Mutex::new(Some(process)), stderr, _jail: Some(jail) }),
         Err(e) => {
             // Give a crashing server a moment to finish writing why.
             let _ = tokio::time::timeout(std::time::Duration::from_millis(500), process.child.wait()).await;
@@ -162,5 +174,5 @@ async fn http(url: &str, headers: &[(String, String)], i: &Inputs<'_>) -> Result
     config.max_sse_event_size = MAX_MESSAGE;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let client = client_info().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
-    Ok(Conn { client, process: Mutex::new(None), stderr: None })
+    Ok(Conn { client, process: Mutex::new(None), stderr: None, _jail: None })
 }

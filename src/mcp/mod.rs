@@ -1,4 +1,5 @@
-//! The job's MCP servers: started together before the first request (stdio ones in the jail),
+//! The job's MCP servers: started together before the first request (stdio ones each in a jail
+//! of its own),
 //! their tools offered as the policy allows, every call bounded, and what became of each server
 //! recorded. A server that fails is left out, unless the job requires it.
 
@@ -46,9 +47,18 @@ pub struct Bounds {
 
 impl Hub {
     /// Start every server at once, each bounded by its start timeout, the deadline and
-    /// cancellation; offer the tools the policy allows. Failures are recorded, not returned.
-    pub async fn start(specs: &[McpServerSpec], policy: &Policy, i: &Inputs<'_>, b: &Bounds, events: Events) -> Hub {
-        let opened = futures_util::future::join_all(specs.iter().map(|s| open_bounded(s, i, b))).await;
+    /// cancellation; offer the tools the policy allows. `jails` has one entry per spec (a stdio
+    /// server's jail, `sandbox::services`). Failures are recorded, not returned.
+    pub async fn start(
+        specs: &[McpServerSpec],
+        jails: Vec<Result<crate::sandbox::Sandbox, String>>,
+        policy: &Policy,
+        i: &Inputs<'_>,
+        b: &Bounds,
+        events: Events,
+    ) -> Hub {
+        let opened =
+            futures_util::future::join_all(specs.iter().zip(jails).map(|(s, jail)| open_bounded(s, jail, i, b))).await;
         let mut hub = Hub { servers: vec![], offered: vec![], events, redactor: i.redactor.clone() };
         let mut budget = offer::Budget::default();
         for (spec, (result, start_ms)) in specs.iter().zip(opened) {
@@ -240,13 +250,14 @@ impl Hub {
 /// Open one server within its bounds; with the time it took.
 async fn open_bounded(
     spec: &McpServerSpec,
+    jail: Result<crate::sandbox::Sandbox, String>,
     i: &Inputs<'_>,
     b: &Bounds,
 ) -> (Result<(Conn, Vec<rmcp::model::Tool>), String>, u64) {
     let started = Instant::now();
     let limit = (started + spec.start_timeout).min(b.deadline);
     let r = tokio::select! {
-        r = tokio::time::timeout_at(limit, connect::open(spec, i)) => r.unwrap_or_else(|_| {
+        r = tokio::time::timeout_at(limit, connect::open(spec, jail, i)) => r.unwrap_or_else(|_| {
             Err(format!("it did not finish starting within {}", crate::spec::duration::format(spec.start_timeout)))
         }),
         () = b.cancel.cancelled() => Err("the run was cancelled".into()),

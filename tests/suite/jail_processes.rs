@@ -265,6 +265,30 @@ async fn root_in_the_jail_has_no_capabilities() {
     assert!(said.contains("MOUNT-REFUSED") && said.contains("MKNOD-REFUSED"), "{said}");
 }
 
+/// The host's System V IPC objects (message queues, shared memory, semaphores: a channel between
+/// processes that no file system path names) are out of reach: each jail has an IPC namespace of
+/// its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_ipc_objects_are_out_of_reach() {
+    require!(Need::UserNamespaces);
+    let made = std::process::Command::new("ipcmk").arg("-Q").output().expect("ipcmk runs");
+    let said = String::from_utf8_lossy(&made.stdout).to_string();
+    let id = said.trim().rsplit(' ').next().unwrap_or_default().to_string();
+    assert!(made.status.success() && id.parse::<u32>().is_ok(), "a host message queue: {said}");
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(cmd("ipcs -q; echo listed"), false);
+    fix(&mock);
+    let yaml = spec(&repo, "hostipc", &mock, OPEN_POLICY, "");
+    let run = run_job(&repo, &yaml, &[]).await;
+    let _ = std::process::Command::new("ipcrm").args(["-q", &id]).status();
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let seen = result_of(&mock, 0);
+    assert!(seen.contains("listed"), "{seen}");
+    let ids: Vec<&str> = seen.lines().filter_map(|l| l.split_whitespace().nth(1)).collect();
+    assert!(!ids.contains(&id.as_str()), "the host's queue {id} is visible: {seen}");
+}
+
 // The binary itself ---------------------------------------------------------------------------
 
 /// hone removed from disk while it runs (an upgrade in the middle of a long fleet run) still

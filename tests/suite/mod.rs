@@ -36,6 +36,8 @@ mod jail_secrets;
 mod jail_support;
 mod mcp;
 mod mcp_attacks;
+#[cfg(target_os = "linux")]
+mod mcp_secrets;
 mod model_faults;
 mod outcomes;
 mod plan;
