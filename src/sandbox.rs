@@ -150,7 +150,11 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
             _ => {}
         }
     }
-    let upper = i.root.join(crate::agent::locate::HONE_DIR).join("jail").join(i.run_id);
+    // hone's scratch dir for the overlays' upper layers, reached without following a link the
+    // repository may have committed in its place (the holder creates the run's dir in it).
+    let jail_dir = Path::new(crate::agent::locate::HONE_DIR).join("jail");
+    crate::safe_fs::open_dir_below(i.root, &jail_dir)?;
+    let upper = i.root.join(jail_dir).join(i.run_id);
     let uid = nix::unistd::getuid().as_raw();
     let gid = nix::unistd::getgid().as_raw();
     let plan = Plan {
@@ -261,4 +265,37 @@ pub fn remedy() -> String {
         return "in a container, user namespaces need `--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined` (or `--privileged`)".into();
     }
     "allow unprivileged user namespaces on this machine".into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository that commits `.hone/jail` as a link: the plan puts the overlays' upper layers
+    /// in a real directory in the repository, never where the link points.
+    #[test]
+    fn the_overlays_dir_is_never_reached_through_a_link() {
+        let repo = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let root = repo.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join(".hone")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join(".hone/jail")).unwrap();
+        let policy = Policy::builtin();
+        let inputs = Inputs {
+            policy: &policy,
+            root: &root,
+            git_paths: vec![],
+            ignored: &[],
+            hone_paths: vec![],
+            path_var: String::new(),
+            home: None,
+            run_id: "r1",
+        };
+        let (plan, _) = plan(&inputs).unwrap();
+        assert!(std::fs::symlink_metadata(root.join(".hone/jail")).unwrap().is_dir(), "the link was replaced");
+        if let Some(up) = plan.upper {
+            assert!(up.starts_with(&root), "{}", up.display());
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
 }

@@ -40,9 +40,9 @@ pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, Invali
     let named = cli_repo.map(|r| absolute(&r)).or_else(|| job.repo.path.as_deref().map(absolute));
     if job.repo.scratch {
         let src = named.unwrap_or_else(|| spec_dir(job));
-        let dest = spec_dir(job).join(HONE_DIR).join("scratch").join(&job.name);
-        crate::git::init_scratch(&src, &dest).map_err(|e| Invalid::new(e.code, e.render()))?;
-        return Ok(dest);
+        let (base, rel) = (spec_dir(job), Path::new(HONE_DIR).join("scratch").join(&job.name));
+        crate::git::init_scratch(&src, (&base, &rel)).map_err(|e| Invalid::new(e.code, e.render()))?;
+        return Ok(base.join(rel));
     }
     let root = match named {
         Some(p) => p,

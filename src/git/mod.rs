@@ -82,6 +82,7 @@ impl Workspace {
             .ok_or_else(|| HoneError::new(Code::Git, "the repository is bare").hint("use a checkout with a work tree"))?
             .canonicalize()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
+        refuse_indirection(&repo, path, &root)?;
         let excluded = Arc::new(excluded.into_iter().filter(|r| !r.is_empty()).collect());
         Ok(Workspace { repo, root, excluded, artifacts: Default::default(), kept: Default::default() })
     }
@@ -341,6 +342,33 @@ impl Workspace {
     }
 }
 
+/// The repository's own config must not point hone elsewhere: a `core.worktree` that moves the
+/// work tree away from the checkout hone was given (hone would check out, index and clean that
+/// directory), or an `include.path`/`includeIf` that pulls config from another file (a file in
+/// the work tree, which commands can write).
+fn refuse_indirection(repo: &Repository, asked: &Path, root: &Path) -> Result<()> {
+    let asked = asked.canonicalize().unwrap_or_else(|_| asked.to_path_buf());
+    if asked != root {
+        let msg = format!(
+            "the repository at `{}` has its work tree at `{}` (core.worktree): hone works only on the checkout it is given",
+            asked.display(),
+            root.display()
+        );
+        return Err(HoneError::new(Code::Git, msg)
+            .hint("remove `core.worktree` from .git/config, or run hone on that work tree"));
+    }
+    let config = repo.config()?.open_level(git2::ConfigLevel::Local)?;
+    let mut entries = config.entries(Some("^include(if)?\\."))?;
+    if let Some(Ok(e)) = entries.next() {
+        let msg = format!(
+            "the repository's .git/config includes other config (`{}`): hone does not read config from other files",
+            e.name().unwrap_or("include")
+        );
+        return Err(HoneError::new(Code::Git, msg).hint("remove the include from .git/config"));
+    }
+    Ok(())
+}
+
 /// The result of work started with `Workspace::spawn_blocking`.
 pub async fn settle<T>(task: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
     task.await.map_err(|e| HoneError::new(Code::Internal, format!("a git operation did not finish: {e}")))?
@@ -362,6 +390,24 @@ mod tests {
         repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
         let ws = Workspace::open(dir.path(), vec![".hone".into()]).unwrap();
         (dir, ws)
+    }
+
+    #[test]
+    fn a_config_that_points_elsewhere_is_refused() {
+        let (dir, _) = repo();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let config = dir.path().join(".git/config");
+        let orig = std::fs::read_to_string(&config).unwrap();
+        std::fs::write(&config, format!("{orig}[core]\n\tworktree = {}\n", elsewhere.path().display())).unwrap();
+        let e = Workspace::open(dir.path(), vec![]).err().expect("core.worktree is refused");
+        assert!(e.message.contains("core.worktree"), "{}", e.message);
+        std::fs::write(&config, format!("{orig}[include]\n\tpath = ../cfg\n")).unwrap();
+        let e = Workspace::open(dir.path(), vec![]).err().expect("include.path is refused");
+        assert!(e.message.contains("include.path"), "{}", e.message);
+        std::fs::write(&config, format!("{orig}[includeIf \"gitdir:/\"]\n\tpath = ../cfg\n")).unwrap();
+        assert!(Workspace::open(dir.path(), vec![]).is_err(), "includeIf is refused");
+        std::fs::write(&config, orig).unwrap();
+        assert!(Workspace::open(dir.path(), vec![]).is_ok());
     }
 
     /// On a one-thread runtime, the work waits for a message that only another task on that

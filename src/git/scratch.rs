@@ -5,11 +5,15 @@ use git2::{Repository, Signature};
 use std::path::Path;
 
 /// Copy a plain directory into `dest` as a fresh repository with one commit on `main`.
-pub fn init_scratch(src: &Path, dest: &Path) -> Result<()> {
-    if dest.exists() {
-        std::fs::remove_dir_all(dest)
-            .map_err(|e| HoneError::new(Code::Io, format!("cannot clear {}: {e}", dest.display())))?;
-    }
+/// `dest` is `base/rel`: the directories below `base` are reached without following a symlink
+/// (one in their place is replaced), and an earlier copy is removed by descriptor.
+pub fn init_scratch(src: &Path, (base, rel): (&Path, &Path)) -> Result<()> {
+    let dest = base.join(rel);
+    let io = |e: std::io::Error| HoneError::new(Code::Io, format!("cannot clear {}: {e}", dest.display()));
+    let (parent, name) = (rel.parent().unwrap_or(Path::new("")), rel.file_name().unwrap_or_default());
+    let dir = crate::safe_fs::open_dir_below(base, parent).map_err(io)?;
+    crate::safe_fs::remove_tree_at(&dir, &name.to_string_lossy()).map_err(io)?;
+    let dest = dest.as_path();
     copy_dir(src, dest)
         .map_err(|e| HoneError::new(Code::Io, format!("cannot copy {} to {}: {e}", src.display(), dest.display())))?;
     let mut opts = git2::RepositoryInitOptions::new();

@@ -11,7 +11,8 @@ use crate::common::*;
 use serde_json::json;
 
 /// A committed `.hone/reports` symlink to a directory outside: hone neither clears nor writes
-/// it, and its reports land in a real `.hone/reports` inside the repository.
+/// it, and its reports land in a real `.hone/reports` inside the repository. A committed
+/// `.hone/jail` link does not take the jail's overlays outside either.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_committed_report_dir_symlink_is_not_followed() {
     require!(Need::UserNamespaces);
@@ -21,14 +22,21 @@ async fn a_committed_report_dir_symlink_is_not_followed() {
     std::fs::write(outside.path().join("token.txt"), "ghs_outside").unwrap();
     std::fs::create_dir_all(repo.path.join(".hone")).unwrap();
     std::os::unix::fs::symlink(outside.path(), repo.path.join(".hone/reports")).unwrap();
-    repo.git(&["add", "-f", ".hone/reports"]);
-    repo.git(&["commit", "-qm", "a report dir link"]);
+    // And where the jail keeps the overlays of ignored directories (`build/` is one).
+    let uppers = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(uppers.path(), repo.path.join(".hone/jail")).unwrap();
+    std::fs::write(repo.path.join(".gitignore"), "build/\n").unwrap();
+    repo.git(&["add", "-f", ".hone/reports", ".hone/jail", ".gitignore"]);
+    repo.git(&["commit", "-qm", "links in hone's directory"]);
+    std::fs::create_dir_all(repo.path.join("build")).unwrap();
+    std::fs::write(repo.path.join("build/out.o"), "object").unwrap();
     let mock = MockModel::start().await;
     fix(&mock);
     let run = run_job(&repo, &spec(&repo, "report-link", &mock, OPEN_POLICY, ""), &[]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(outside.path().join("report.json")).unwrap(), "theirs");
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 2, "nothing written outside");
+    assert_eq!(std::fs::read_dir(uppers.path()).unwrap().count(), 0, "no overlay made outside");
     assert!(run.read("summary.md").contains("success"));
 }
 
