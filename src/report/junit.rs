@@ -126,12 +126,36 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
     report.add_testsuite(suite.build());
     let mut buf = Vec::new();
     report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
-    String::from_utf8(buf).map(|x| fix_times(&x)).map_err(std::io::Error::other)
+    String::from_utf8(buf).map(|x| valid_chars(&fix_times(&x))).map_err(std::io::Error::other)
+}
+
+/// Characters XML 1.0 does not allow anywhere (most C0 controls: a test's colours, a NUL in its
+/// output) shown as visible escapes, so that CI parsers accept the file. The writer's own markup
+/// holds none, so only text a check or the model wrote is touched.
+fn valid_chars(xml: &str) -> String {
+    let bad = |c: char| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}');
+    if !xml.contains(bad) {
+        return xml.to_string();
+    }
+    let mut out = String::with_capacity(xml.len() + 64);
+    for c in xml.chars() {
+        if bad(c) { out.extend(c.escape_default()) } else { out.push(c) }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_in_output_keep_the_file_valid_xml() {
+        let xml = "<t a=\"x\u{1b}[31m\">red\u{0}\u{7}\tok</t>";
+        let fixed = valid_chars(xml);
+        assert!(roxmltree::Document::parse(xml).is_err(), "the input is not XML 1.0");
+        let doc = roxmltree::Document::parse(&fixed).unwrap();
+        assert_eq!(doc.root_element().text(), Some("red\\u{0}\\u{7}\tok"));
+    }
 
     #[test]
     fn times_get_three_decimals() {

@@ -142,6 +142,30 @@ pub fn real_rel(_root: &Path, _f: &File) -> Option<String> {
     None
 }
 
+/// The entries of the directory `rel` beneath `root` (reached like every open here, so a
+/// symlink swapped in cannot list a directory outside): each name, and whether it is a
+/// directory itself (a symlink is not).
+pub fn list(root: &Path, rel: &str) -> Result<Vec<(String, bool)>> {
+    let fd = openat2(&open_root(root)?, rel, libc::O_RDONLY | libc::O_DIRECTORY, 0)?;
+    let at = fd.try_clone()?;
+    let dir = nix::dir::Dir::from_fd(fd).map_err(Error::from)?;
+    let mut out = Vec::new();
+    for e in dir.into_iter().filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name == "." || name == ".." {
+            continue;
+        }
+        let is_dir = match e.file_type() {
+            Some(t) => t == nix::dir::Type::Directory,
+            // Some file systems do not say: ask, without following a symlink.
+            None => nix::sys::stat::fstatat(&at, e.file_name(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+                .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR),
+        };
+        out.push((name, is_dir));
+    }
+    Ok(out)
+}
+
 /// Open (creating as needed) the directory `rel` beneath `root`.
 fn open_dir_all(root: &File, rel: &str) -> Result<OwnedFd> {
     let mut cur = openat2(root, ".", PATH_ONLY | libc::O_DIRECTORY, 0)?;
@@ -215,6 +239,8 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), repo.path().join("link")).unwrap();
         std::os::unix::fs::symlink("../../../../../../../../", repo.path().join("up")).unwrap();
         assert!(read(repo.path(), "link/secret").is_err());
+        assert!(list(repo.path(), "link").is_err(), "no listing through a link that leads out");
+        assert!(list(repo.path(), "up").is_err());
         assert!(read(repo.path(), "up/etc/passwd").is_err());
         assert!(write_atomic(repo.path(), "link/new", b"x").is_err());
         assert!(!outside.path().join("new").exists());

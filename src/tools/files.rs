@@ -62,17 +62,14 @@ pub fn list_dir(ctx: &ToolContext, a: ListArgs) -> ToolOutput {
         Ok(r) => r,
         Err(e) => return e,
     };
-    let rd = match std::fs::read_dir(&r.abs) {
-        Ok(rd) => rd,
+    let entries = match super::beneath::list(ctx.root.path(), &r.rel) {
+        Ok(e) => e,
         Err(e) => return io_err(&format!("cannot list `{}`", r.rel), &e),
     };
-    let mut names: Vec<String> = rd
-        .filter_map(Result::ok)
-        .filter(|e| !(r.rel == "." && e.file_name() == ".git"))
-        .map(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if e.file_type().is_ok_and(|t| t.is_dir()) { format!("{n}/") } else { n }
-        })
+    let mut names: Vec<String> = entries
+        .into_iter()
+        .filter(|(n, _)| !(r.target == "." && n == ".git"))
+        .map(|(n, dir)| if dir { format!("{n}/") } else { n })
         .collect();
     names.sort();
     const MAX: usize = 500;
