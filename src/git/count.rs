@@ -58,20 +58,12 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use git2::{Repository, Signature};
 
     fn repo() -> (tempfile::TempDir, Workspace) {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
-        std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
-        let mut index = repo.index().unwrap();
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
-        index.write().unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let sig = Signature::now("t", "t@example.com").unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
-        let ws = Workspace::open(dir.path(), vec![".hone".into()]).unwrap();
+        let (dir, ws, _) = crate::git::tests::fixture(|d| {
+            std::fs::write(d.join("a.txt"), "a\n").unwrap();
+            std::fs::write(d.join(".gitignore"), "*.log\n").unwrap();
+        });
         (dir, ws)
     }
 

@@ -56,27 +56,18 @@ impl Workspace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use git2::{Repository, Signature};
     use std::os::unix::fs::symlink;
     use std::path::Path;
 
     /// A repository with `src/lib.txt`, `top.txt` and a tracked link `ok -> top.txt`.
     fn repo() -> (tempfile::TempDir, Workspace, git2::Oid) {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = Repository::init(dir.path()).unwrap();
-        std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
-        std::fs::write(dir.path().join("src/lib.txt"), "lib\n").unwrap();
-        std::fs::write(dir.path().join("src/deep/d.txt"), "d\n").unwrap();
-        std::fs::write(dir.path().join("top.txt"), "top\n").unwrap();
-        symlink("top.txt", dir.path().join("ok")).unwrap();
-        let mut index = repo.index().unwrap();
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
-        index.write().unwrap();
-        let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let sig = Signature::now("t", "t@example.com").unwrap();
-        let oid = repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
-        let ws = Workspace::open(dir.path(), vec![]).unwrap();
-        (dir, ws, oid)
+        crate::git::tests::fixture(|d| {
+            std::fs::create_dir_all(d.join("src/deep")).unwrap();
+            std::fs::write(d.join("src/lib.txt"), "lib\n").unwrap();
+            std::fs::write(d.join("src/deep/d.txt"), "d\n").unwrap();
+            std::fs::write(d.join("top.txt"), "top\n").unwrap();
+            symlink("top.txt", d.join("ok")).unwrap();
+        })
     }
 
     fn swap_for_link(root: &Path, rel: &str, to: &Path) {

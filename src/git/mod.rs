@@ -375,20 +375,26 @@ pub async fn settle<T>(task: tokio::task::JoinHandle<Result<T>>) -> Result<T> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn repo() -> (tempfile::TempDir, Workspace) {
+    /// A repository whose first commit holds what `prepare` put in its work tree.
+    pub(super) fn fixture(prepare: impl FnOnce(&Path)) -> (tempfile::TempDir, Workspace, Oid) {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init(dir.path()).unwrap();
-        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        prepare(dir.path());
         let mut index = repo.index().unwrap();
-        index.add_path(Path::new("a.txt")).unwrap();
+        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
         index.write().unwrap();
         let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
         let sig = Signature::now("t", "t@example.com").unwrap();
-        repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
+        let oid = repo.commit(Some("HEAD"), &sig, &sig, "init", &tree, &[]).unwrap();
         let ws = Workspace::open(dir.path(), vec![".hone".into()]).unwrap();
+        (dir, ws, oid)
+    }
+
+    fn repo() -> (tempfile::TempDir, Workspace) {
+        let (dir, ws, _) = fixture(|d| std::fs::write(d.join("a.txt"), "a\n").unwrap());
         (dir, ws)
     }
 
