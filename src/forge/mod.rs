@@ -5,6 +5,7 @@ pub mod actions;
 pub mod autofix;
 pub mod credential;
 pub mod github;
+pub mod local;
 pub mod push;
 pub mod remote;
 

@@ -9,6 +9,7 @@ mod context;
 mod deputy_limits;
 #[cfg(target_os = "linux")]
 mod deputy_reads;
+mod deputy_remotes;
 #[cfg(target_os = "linux")]
 mod deputy_restore;
 mod end_to_end;
