@@ -259,6 +259,9 @@ pub fn hardened(dir: &Path, env: &crate::env::RunEnv, access: &Access) -> tokio:
         .kill_on_drop(true)
         .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.sshCommand=ssh"])
         .args(["-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always"])
+        // The remote helpers that are programs, named even though `protocol.allow` covers them: a
+        // clone's own config could allow them by name.
+        .args(["-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never"])
         .args([
             "-c",
             "protocol.ssh.allow=always",

@@ -5,6 +5,7 @@ mod budgets;
 mod cancel;
 mod chaos;
 mod context;
+mod deputy_fleet_clone;
 mod deputy_github;
 mod deputy_http;
 #[cfg(target_os = "linux")]
