@@ -15,6 +15,7 @@ mod deputy_reads;
 mod deputy_remotes;
 #[cfg(target_os = "linux")]
 mod deputy_restore;
+mod deputy_workflow;
 mod end_to_end;
 mod examples;
 mod first_runs;
