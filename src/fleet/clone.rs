@@ -50,7 +50,11 @@ fn entries(listed: &str) -> Vec<(&str, &str)> {
 
 /// Why the clone in `dir` is not one hone may reuse, if it is not: its `.git` is read without
 /// following a link, and its config is listed by git from a copy, with includes off.
-async fn not_reusable(dir: &Path, url: &str, git: &impl Fn(&Path) -> tokio::process::Command) -> Option<String> {
+async fn not_reusable(
+    (dir, url): (&Path, &str),
+    git: &impl Fn(&Path) -> tokio::process::Command,
+    cancel: &CancellationToken,
+) -> Option<String> {
     let gitdir = match crate::safe_fs::open_existing_dir_below(dir, Path::new(".git")) {
         Ok(d) => d,
         Err(e) => return Some(format!("its .git is not a directory ({e})")),
@@ -77,7 +81,7 @@ async fn not_reusable(dir: &Path, url: &str, git: &impl Fn(&Path) -> tokio::proc
         "--list",
     ]);
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-    let listed = match run(c, "read the clone's config", deadline, &CancellationToken::new()).await {
+    let listed = match run(c, "read the clone's config", deadline, cancel).await {
         Ok(l) => l,
         Err(e) => return Some(format!("its config cannot be read ({})", e.message)),
     };
@@ -114,8 +118,11 @@ pub async fn prepare(
         c
     };
     if std::fs::symlink_metadata(&dir).is_ok()
-        && let Some(why) = not_reusable(&dir, url, &git).await
+        && let Some(why) = not_reusable((&dir, url), &git, cancel).await
     {
+        if cancel.is_cancelled() {
+            return Err("cancelled before the clone was checked".into());
+        }
         tracing::warn!("the clone of `{id}` is not hone's as it was made ({why}): cloning afresh");
         layout::remove_clone(workspace, id).map_err(|e| format!("cannot remove the clone's dir: {e}"))?;
     }

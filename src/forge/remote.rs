@@ -4,7 +4,8 @@
 //! borrows the work tree's objects through `objects/info/alternates`, which are data. So nothing
 //! under the work tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`,
 //! credential helpers) can make hone run a program or send the token elsewhere. Every git process
-//! has a timeout, obeys cancellation and stays inside the run's wall-time budget.
+//! has a timeout, obeys cancellation and stays inside the run's wall-time budget. A remote on
+//! this machine is not given to git at all: `local.rs` pushes and fetches in process.
 
 use super::credential::{Access, without_userinfo};
 use super::local;
