@@ -165,8 +165,9 @@ impl Remote {
 
     /// The commit `branch` points at on the remote, if it exists there.
     pub async fn head(&self, branch: &str) -> Result<Option<String>> {
-        if let Some(l) = &self.local {
-            return l.head(branch);
+        if let Some(l) = self.local.clone() {
+            let b = branch.to_string();
+            return self.in_process(move || l.head(&b)).await;
         }
         let out = self
             .git(&["ls-remote", "--", &self.access.url, &format!("refs/heads/{branch}")], "read the remote branch")
@@ -212,12 +213,17 @@ impl Remote {
         Box::new(move || std::time::Instant::now() >= limit || cancel.is_cancelled())
     }
 
-    /// Run `work` (libgit2, on a local remote) off the executor; cancellation returns at once,
-    /// and `stop` ends the work itself.
+    /// Run `work` (libgit2, on a local remote) off the executor; cancellation and the run's
+    /// budget return at once, and `stop` ends the work itself.
     async fn in_process<T: Send + 'static>(&self, work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-        let task = tokio::task::spawn_blocking(work);
+        let limit = self.deadline.min(Instant::now() + OP_LIMIT);
+        let task = tokio::time::timeout_at(limit, tokio::task::spawn_blocking(work));
         tokio::select! {
-            r = task => r.map_err(|e| HoneError::new(Code::Internal, format!("the local remote's work failed: {e}")))?,
+            r = task => match r {
+                Ok(done) => done.map_err(|e| HoneError::new(Code::Internal, format!("the local remote's work failed: {e}")))?,
+                Err(_) => Err(HoneError::new(Code::Git, "the local remote took too long and was given up")
+                    .hint("check the local remote's path; the run's wall-time budget bounds it")),
+            },
             () = self.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while copying to or from the local remote")),
         }
     }
