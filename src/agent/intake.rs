@@ -308,7 +308,8 @@ async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken)
         return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
     }
     let message = p.ws.commit_message(&fetched).map_err(|e| fail(e.message))?;
-    if autofix::made_by_hone(&message, &p.job.name) {
+    let by = autofix::made_by(&remote, &fetched).map_err(|e| fail(e.message))?;
+    if autofix::made_by_hone(&message, &by, &p.job) {
         p.skip = Some(format!(
             "the head commit of PR #{number} was made by hone (trailer `Hone-Job: {}`): nothing to do until someone else pushes",
             p.job.name

@@ -91,9 +91,12 @@ pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
 /// The HTTP client for a model at `base`. For a plain `http://` server (a local Ollama, vLLM or
 /// llama.cpp) no TLS trust store is loaded (reading the system's certificates costs ~10 ms
 /// before the first request); the client then trusts no certificate, so it can never be
-/// talked into an unverified `https://` connection.
+/// talked into an unverified `https://` connection. Redirects are never followed: reqwest
+/// would re-send Anthropic's `x-api-key` (it drops only `Authorization` and cookies) and, for a
+/// 307 or 308, the whole conversation to wherever the server points (`model::http::send`).
 fn http_client(base: &str) -> Result<reqwest::Client, String> {
     let mut b = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(30))
         .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
     if base.starts_with("http://") {

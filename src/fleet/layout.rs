@@ -89,6 +89,13 @@ pub fn clone_dir(workspace: &Path, id: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Remove the clone of `id` whole, following no symlink (a clone hone will not reuse).
+pub fn remove_clone(workspace: &Path, id: &str) -> Result<()> {
+    check(id)?;
+    let repos = safe_fs::open_dir_below(workspace, Path::new("repos"))?;
+    safe_fs::remove_tree_at(&repos, id).map(drop)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

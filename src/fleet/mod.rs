@@ -3,6 +3,7 @@
 //! GitHub mutation queue are shared. The aggregate reports say exactly what happened to each.
 
 pub mod aggregate;
+mod clone;
 mod layout;
 mod pool;
 mod resume;
@@ -39,54 +40,6 @@ pub struct FleetOptions {
 pub struct FleetOutcome {
     pub exit_code: i32,
     pub line: String,
-}
-
-/// Clone `url` into `dir`, or reuse the clone: fetch, then reset hard to the base and clean.
-/// Every git process is bounded by the fleet's cancellation and a per-operation limit. The job's
-/// token (`git.token_env`) is offered to the GitHub server only, over HTTPS: private
-/// repositories clone too.
-async fn prepare_clone(
-    url: &str,
-    dir: &Path,
-    base: Option<&str>,
-    (env, token_env): (&crate::env::RunEnv, &str),
-    cancel: &CancellationToken,
-) -> Result<(), String> {
-    use crate::forge::{credential::Access, remote::hardened, remote::run};
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-    let access = Access::decide(url, env, env.var(token_env));
-    let url = access.url.as_str();
-    let git = |d: &Path, args: &[&str]| {
-        let mut c = hardened(d, env, &access);
-        c.args(args);
-        c
-    };
-    let explain = |e: crate::error::HoneError| match access.explain(token_env) {
-        Some(why) => format!("{}; {why}", e.message),
-        None => e.message,
-    };
-    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(explain) };
-    if !dir.join(".git").exists() {
-        let parent = dir.parent().ok_or("bad workspace path")?;
-        std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        // A partial clone: blobs are fetched when the run needs them (servers without filter
-        // support, and local paths, fall back to a full clone).
-        go(git(parent, &["clone", "--quiet", "--no-tags", "--filter=blob:none", "--", url, &name]), "clone").await?;
-    } else {
-        go(git(dir, &["fetch", "--quiet", "--prune", "origin"]), "fetch").await?;
-    }
-    let base = match base {
-        Some(b) => b.to_string(),
-        None => go(git(dir, &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]), "find the default branch")
-            .await?
-            .trim_start_matches("origin/")
-            .to_string(),
-    };
-    let start = format!("origin/{base}");
-    go(git(dir, &["checkout", "--quiet", "-f", "-B", &base, &start]), "check out the base").await?;
-    go(git(dir, &["clean", "-ffdq"]), "clean").await?;
-    Ok(())
 }
 
 /// Turn a finished run's typed outcome into the repository's outcome.
@@ -158,20 +111,9 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     let repo_dir = match &t.source {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
-            let dir = match layout::clone_dir(ws, &t.id) {
-                Ok(d) => d,
-                Err(e) => {
-                    return failed(
-                        &t,
-                        Code::Io,
-                        &format!("cannot prepare the clone's dir: {e}"),
-                        &target_digest,
-                        &report_dir,
-                    );
-                }
-            };
-            match prepare_clone(u, &dir, t.base.as_deref(), (&c.env, &c.job.git.token_env), &c.cancel).await {
-                Ok(()) => dir,
+            let at = (ws.as_path(), t.id.as_str());
+            match clone::prepare(u, at, t.base.as_deref(), (&c.env, &c.job.git.token_env), &c.cancel).await {
+                Ok(dir) => dir,
                 Err(e) => return failed(&t, Code::Git, &e, &target_digest, &report_dir),
             }
         }

@@ -1,7 +1,8 @@
 //! Autofix mode: fix an existing pull request in place. hone reads the PR, refuses fork branches
-//! (unless allowed), skips a PR whose head commit it made itself (the `Hone-Job:` trailer, so it
-//! never triggers itself), works on the head branch, pushes a new commit to it, and keeps one
-//! comment on the PR up to date.
+//! (unless allowed), skips a PR whose head commit it made itself (the `Hone-Job:` trailer and
+//! hone's configured author and committer, so it never triggers itself), works on the head
+//! branch, pushes a new commit to it, and keeps one comment on the PR up to date: the one its own
+//! identity wrote, never another's that carries the marker.
 
 use super::github::GitHub;
 use crate::error::{Code, HoneError, Result};
@@ -67,19 +68,60 @@ pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Deci
     }))
 }
 
-/// Whether a commit message carries this job's trailer.
-pub fn made_by_hone(message: &str, job: &str) -> bool {
-    message.lines().any(|l| l.trim() == format!("Hone-Job: {job}"))
+/// Who made a commit: (name, email) of its author and of its committer.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MadeBy {
+    pub author: (String, String),
+    pub committer: (String, String),
 }
 
-/// Create or edit hone's one comment on the PR. Returns its URL.
+/// Who made commit `sha`, as fetched into hone's repository for `remote`.
+pub fn made_by(remote: &super::remote::Remote, sha: &str) -> Result<MadeBy> {
+    let repo = git2::Repository::open_bare(remote.git_dir())?;
+    let c = repo.find_commit(git2::Oid::from_str(sha)?)?;
+    let who = |s: git2::Signature<'_>| {
+        (String::from_utf8_lossy(s.name_bytes()).into_owned(), String::from_utf8_lossy(s.email_bytes()).into_owned())
+    };
+    Ok(MadeBy { author: who(c.author()), committer: who(c.committer()) })
+}
+
+/// Whether hone made the commit for `job`: its message carries the job's trailer, and its author
+/// and committer are both hone's configured identity (`git.author_name`, `git.author_email`). A
+/// loop guard, not proof: anyone can write that trailer and that identity into a commit, and so
+/// stop autofix on their own PR, but a trailer alone (a PR author's, or one in model text) does
+/// not.
+pub fn made_by_hone(message: &str, by: &MadeBy, job: &crate::spec::Job) -> bool {
+    let hone = (job.git.author_name.clone(), job.git.author_email.clone());
+    by.author == hone && by.committer == hone && message.lines().any(|l| l.trim() == format!("Hone-Job: {}", job.name))
+}
+
+/// The login hone's comments are written by: the token's user (`GET /user`), or, for a token
+/// that cannot read it (an installation token, as `GITHUB_TOKEN` is), `github-actions[bot]`.
+pub async fn own_login(gh: &GitHub) -> Result<String> {
+    let me = gh.get("/user").await?;
+    Ok(me.body["login"].as_str().filter(|_| me.ok()).unwrap_or(ACTIONS_BOT).to_string())
+}
+
+/// The identity `GITHUB_TOKEN` writes as.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
+
+/// The id of hone's comment among `comments`: written by `login`, starting with `marker`.
+fn own_comment(comments: &serde_json::Value, login: &str, marker: &str) -> Option<u64> {
+    comments.as_array()?.iter().find_map(|c| {
+        let own =
+            c["user"]["login"].as_str() == Some(login) && c["body"].as_str().is_some_and(|b| b.starts_with(marker));
+        own.then(|| c["id"].as_u64()).flatten()
+    })
+}
+
+/// Create or edit hone's one comment on the PR (only one hone's own identity wrote). Returns
+/// its URL.
 pub async fn upsert_comment(gh: &GitHub, number: u64, job: &str, text: &str) -> Result<Option<String>> {
     let marker = comment_marker(job);
     let body = format!("{marker}\n{text}");
+    let login = own_login(gh).await?;
     let list = gh.get(&gh.repo_path(&format!("/issues/{number}/comments?per_page=100"))).await?;
-    let existing = list.body.as_array().and_then(|a| {
-        a.iter().find(|c| c["body"].as_str().is_some_and(|b| b.contains(&marker))).and_then(|c| c["id"].as_u64())
-    });
+    let existing = own_comment(&list.body, &login, &marker);
     let resp = match existing {
         Some(id) => gh.patch(&gh.repo_path(&format!("/issues/comments/{id}")), &json!({"body": body})).await?,
         None => gh.post(&gh.repo_path(&format!("/issues/{number}/comments")), &json!({"body": body})).await?,
@@ -94,10 +136,39 @@ pub async fn upsert_comment(gh: &GitHub, number: u64, job: &str, text: &str) -> 
 mod tests {
     use super::*;
 
+    fn job() -> crate::spec::Job {
+        let yaml = "version: 1\nname: lint\ntask: t\nmodel: { provider: script, script: s.yaml }\nverify: [{ name: c, run: \"true\" }]\n";
+        crate::spec::parse(std::path::Path::new("job.yaml"), yaml).unwrap()
+    }
+
+    fn by(name: &str, email: &str) -> MadeBy {
+        let who = (name.to_string(), email.to_string());
+        MadeBy { author: who.clone(), committer: who }
+    }
+
     #[test]
-    fn trailer_detection() {
-        assert!(made_by_hone("hone: fix\n\nbody\n\nHone-Job: lint\nHone-Run: x\n", "lint"));
-        assert!(!made_by_hone("fix\n\nHone-Job: other\n", "lint"));
-        assert!(!made_by_hone("mentions Hone-Job: lint inline", "lint"));
+    fn trailer_and_identity_detection() {
+        let job = job();
+        let hone = by(&job.git.author_name, &job.git.author_email);
+        assert!(made_by_hone("hone: fix\n\nbody\n\nHone-Job: lint\nHone-Run: x\n", &hone, &job));
+        assert!(!made_by_hone("fix\n\nHone-Job: other\n", &hone, &job));
+        assert!(!made_by_hone("mentions Hone-Job: lint inline", &hone, &job));
+        let trailer = "fix\n\nHone-Job: lint\n";
+        assert!(!made_by_hone(trailer, &by("mallory", "m@example.com"), &job), "a trailer alone");
+        let half = MadeBy { committer: ("mallory".into(), "m@example.com".into()), ..hone };
+        assert!(!made_by_hone(trailer, &half, &job), "hone's author but another committer");
+    }
+
+    #[test]
+    fn only_a_comment_by_hones_login_that_starts_with_the_marker_is_hones() {
+        let m = comment_marker("lint");
+        let c = serde_json::json!([
+            {"id": 1, "body": format!("{m}\nplanted"), "user": {"login": "mallory"}},
+            {"id": 2, "body": format!("quote: {m}"), "user": {"login": "hone-bot"}},
+            {"id": 3, "body": format!("{m}\nmine"), "user": {"login": "hone-bot"}},
+        ]);
+        assert_eq!(own_comment(&c, "hone-bot", &m), Some(3));
+        assert_eq!(own_comment(&c, ACTIONS_BOT, &m), None);
+        assert_eq!(own_comment(&serde_json::json!({"message": "x"}), "hone-bot", &m), None);
     }
 }

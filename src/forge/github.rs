@@ -67,6 +67,13 @@ impl GitHub {
         repo: &str,
         queue: std::sync::Arc<Mutex<Option<Instant>>>,
     ) -> Result<GitHub> {
+        if !is_name(owner) || !is_name(repo) {
+            return Err(HoneError::new(
+                Code::Forge,
+                format!("`{owner}/{repo}` is not a valid GitHub repository: an owner and a repository name are letters, digits, `.`, `_` and `-` (not `.` or `..`)"),
+            )
+            .hint("set GITHUB_REPOSITORY=owner/repo, or point the remote at the repository's GitHub URL"));
+        }
         let base = api_base.trim_end_matches('/').to_string();
         let oc = octocrab::Octocrab::builder()
             .base_uri(base.as_str())
@@ -77,9 +84,9 @@ impl GitHub {
         Ok(GitHub { oc, base, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0), queue })
     }
 
-    /// `/repos/{owner}/{repo}` + `rest`.
+    /// `/repos/{owner}/{repo}` + `rest` (owner and repo are GitHub names, encoded all the same).
     pub fn repo_path(&self, rest: &str) -> String {
-        format!("/repos/{}/{}{rest}", self.owner, self.repo)
+        format!("/repos/{}/{}{rest}", encode(&self.owner), encode(&self.repo))
     }
 
     pub async fn get(&self, path: &str) -> Result<Resp> {
@@ -135,7 +142,25 @@ impl GitHub {
     }
 }
 
-/// `owner/repo` from `GITHUB_REPOSITORY`, or from a GitHub remote URL.
+/// Whether `s` is an owner or repository name GitHub gives: ASCII letters, digits, `.`, `_` and
+/// `-`, at most 100, and not `.` or `..`. Anything else could be more path or query in an API URL.
+pub fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 100
+        && s != "."
+        && s != ".."
+        && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// `s` as one path segment or query value: everything but unreserved characters is encoded.
+pub fn encode(s: &str) -> String {
+    const SET: &percent_encoding::AsciiSet =
+        &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+    percent_encoding::utf8_percent_encode(s, SET).to_string()
+}
+
+/// `owner/repo` from `GITHUB_REPOSITORY`, or from a GitHub remote URL. Not checked here:
+/// `GitHub::new` refuses a name GitHub would not give (`is_name`).
 pub fn owner_repo(env_repo: Option<&str>, remote_url: Option<&str>) -> Option<(String, String)> {
     if let Some((o, r)) = env_repo.and_then(|s| s.split_once('/')) {
         return Some((o.to_string(), r.to_string()));
@@ -186,5 +211,22 @@ mod tests {
         }
         assert_eq!(owner_repo(None, None), None);
         assert_eq!(owner_repo(None, Some("https://user:pw@host/app")), Some(("host".into(), "app".into())));
+    }
+
+    #[test]
+    fn only_github_names_reach_an_api_url() {
+        for ok in ["acme", "app.js", "my_repo-2", "-x", ".github"] {
+            assert!(is_name(ok), "{ok}");
+        }
+        for bad in ["", ".", "..", "app?x=1", "app#f", "a/b", "a b", "a%2e", "\u{e9}", &"a".repeat(101)] {
+            assert!(!is_name(bad), "{bad}");
+        }
+        let q = std::sync::Arc::new(Mutex::new(None));
+        for (owner, repo) in [("acme", "app?x=1"), ("acme", ".."), ("ac/me", "app")] {
+            let e = GitHub::new("https://api.github.com", "t", owner, repo, q.clone()).err().unwrap();
+            assert!(e.message.contains("not a valid GitHub repository"), "{}", e.message);
+        }
+        assert_eq!(encode("acme:hone/a&state=closed#x"), "acme%3Ahone%2Fa%26state%3Dclosed%23x");
+        assert_eq!(encode("app.js_x-y~"), "app.js_x-y~");
     }
 }

@@ -5,6 +5,7 @@ pub mod actions;
 pub mod autofix;
 pub mod credential;
 pub mod github;
+pub mod local;
 pub mod push;
 pub mod remote;
 
@@ -148,7 +149,8 @@ impl Ship<'_> {
     }
 
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
-        let path = gh.repo_path(&format!("/pulls?head={}:{}&state=open", gh.owner, self.job.git.branch));
+        let head = github::encode(&format!("{}:{}", gh.owner, self.job.git.branch));
+        let path = gh.repo_path(&format!("/pulls?head={head}&state=open"));
         let resp = gh.get(&path).await?;
         if !resp.ok() {
             return Err(HoneError::new(Code::Forge, format!("listing pull requests failed: {}", resp.message())));

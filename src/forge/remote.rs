@@ -4,9 +4,11 @@
 //! borrows the work tree's objects through `objects/info/alternates`, which are data. So nothing
 //! under the work tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`,
 //! credential helpers) can make hone run a program or send the token elsewhere. Every git process
-//! has a timeout, obeys cancellation and stays inside the run's wall-time budget.
+//! has a timeout, obeys cancellation and stays inside the run's wall-time budget. A remote on
+//! this machine is not given to git at all: `local.rs` pushes and fetches in process.
 
 use super::credential::{Access, without_userinfo};
+use super::local;
 use crate::error::{Code, HoneError, Result};
 use crate::git::Workspace;
 use std::path::Path;
@@ -42,23 +44,52 @@ fn passed(env: &crate::env::RunEnv) -> Vec<(String, String)> {
     ENV_PASS.iter().filter_map(|k| env.var(k).map(|v| (k.to_string(), v.to_string()))).collect()
 }
 
-/// The ways a remote URL may reach a server; anything else (`ext::`, `fd::`, other helpers) is
-/// refused, since a remote helper is a program.
-pub fn url_allowed(url: &str) -> bool {
-    let scp_like = url
-        .split_once(':')
-        .is_some_and(|(host, path)| !host.contains('/') && host.contains('@') && !path.starts_with("//"));
-    ["https://", "http://", "ssh://", "git://", "file://"].iter().any(|p| url.starts_with(p))
-        || url.starts_with('/')
-        || url.starts_with("./")
-        || url.starts_with("../")
-        || scp_like
+/// Why hone will not hand `url` to git, if it will not. The ways a remote URL may reach a server
+/// are few; anything else (`ext::`, `fd::`, other helpers) is refused, since a remote helper is a
+/// program. So is a part that begins with `-` (git would
+/// take the URL, a host or a user for an option, as in `--upload-pack=CMD@h:p`), a `file://`
+/// URL that is not `file:///path` (plain bytes), or a transport other than https, http, ssh,
+/// git, file and local paths.
+pub fn url_refusal(url: &str) -> Option<&'static str> {
+    const DASH: &str =
+        "a part of it (the URL, its user, host or path) begins with `-`, which git could read as an option";
+    if url.starts_with('-') {
+        return Some(DASH);
+    }
+    if let Some(rest) = url.strip_prefix("file://") {
+        return (!rest.starts_with('/') || rest.contains('%'))
+            .then_some("a `file://` URL must be `file:///` and an absolute path, without percent-encoding");
+    }
+    if let Some(rest) = ["https://", "http://", "ssh://", "git://"].iter().find_map(|p| url.strip_prefix(p)) {
+        let authority = rest.split('/').next().unwrap_or("");
+        let (user, host) = authority.rsplit_once('@').unwrap_or(("", authority));
+        if host.is_empty() {
+            return Some("it names no host");
+        }
+        return (user.starts_with('-') || host.starts_with('-')).then_some(DASH);
+    }
+    if url.starts_with('/') || url.starts_with("./") || url.starts_with("../") {
+        return None;
+    }
+    // scp-like `user@host:path`: no `/` before the colon, a user, and no `//` after it.
+    match url.split_once(':') {
+        Some((login, path)) if !login.contains('/') && !path.starts_with("//") => match login.rsplit_once('@') {
+            Some((user, host)) if [user, host, path].iter().any(|p| p.starts_with('-')) => Some(DASH),
+            Some(_) => None,
+            None => Some(TRANSPORT),
+        },
+        _ => Some(TRANSPORT),
+    }
 }
+
+const TRANSPORT: &str = "it uses a transport hone does not run (only https, http, ssh, git, file and local paths)";
 
 pub struct Remote {
     dir: tempfile::TempDir,
     /// The URL, and the token for it when it is the forge's (`credential.rs`).
     access: Access,
+    /// The repository, when the remote is one on this machine.
+    local: Option<local::Local>,
     /// The variable the token came from, for the messages.
     token_env: String,
     /// The variables a git process sees (from `ENV_PASS`).
@@ -81,17 +112,18 @@ impl Remote {
             HoneError::new(Code::Git, format!("the repository has no remote `{remote}`"))
                 .hint("set `git.remote` to a configured remote, or add one")
         })?;
-        if !url_allowed(&url) {
+        if let Some(why) = url_refusal(&url) {
             return Err(HoneError::new(
                 Code::Git,
-                format!("the URL of remote `{remote}` uses a transport hone does not run: {}", without_userinfo(&url)),
+                format!("hone does not use the URL of remote `{remote}` ({}): {why}", without_userinfo(&url)),
             )
-            .hint("use an https, ssh, git or file URL, or a local path"));
+            .hint("use an https, ssh, git or file:/// URL, or a local path"));
         }
-        let url = if url.starts_with("./") || url.starts_with("../") {
-            ws.root().join(&url).display().to_string()
-        } else {
-            url
+        // A repository on this machine is pushed to and fetched from in process: no git program
+        // runs there (`local.rs`).
+        let local = match local::path_of(&url, ws.root()) {
+            Some(p) => Some(local::Local::new(&p, &url, ws.root())?),
+            None => None,
         };
         let access = Access::decide(&url, env, env.var(token_env));
         let dir = tempfile::Builder::new()
@@ -124,7 +156,7 @@ impl Remote {
                 HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}"))
             })?;
         let token_env = token_env.to_string();
-        Ok(Remote { dir, access, token_env, env: passed(env), deadline, cancel: cancel.clone() })
+        Ok(Remote { dir, access, local, token_env, env: passed(env), deadline, cancel: cancel.clone() })
     }
 
     pub fn git_dir(&self) -> &Path {
@@ -133,6 +165,10 @@ impl Remote {
 
     /// The commit `branch` points at on the remote, if it exists there.
     pub async fn head(&self, branch: &str) -> Result<Option<String>> {
+        if let Some(l) = self.local.clone() {
+            let b = branch.to_string();
+            return self.in_process(move || l.head(&b)).await;
+        }
         let out = self
             .git(&["ls-remote", "--", &self.access.url, &format!("refs/heads/{branch}")], "read the remote branch")
             .await?;
@@ -142,6 +178,12 @@ impl Remote {
     /// Push commit `oid` to `branch`, with force-with-lease on what the remote had.
     pub async fn push(&self, oid: &str, branch: &str, expected: Option<&str>) -> Result<()> {
         let lease = format!("--force-with-lease=refs/heads/{branch}:{}", expected.unwrap_or(""));
+        if let Some(l) = self.local.clone() {
+            let (ours, oid, branch, expected) =
+                (self.git_dir().to_path_buf(), oid.to_string(), branch.to_string(), expected.map(str::to_string));
+            let stop = self.stop();
+            return self.in_process(move || l.push(&ours, &oid, &branch, expected.as_deref(), stop)).await;
+        }
         let spec = format!("{oid}:refs/heads/{branch}");
         self.git(&["push", "--porcelain", &lease, "--", &self.access.url, &spec], &format!("push `{branch}`")).await?;
         Ok(())
@@ -150,12 +192,40 @@ impl Remote {
     /// Fetch `branch` into hone's repository; returns the commit. The objects are then copied
     /// into the work tree's repository in process (libgit2), under `local_ref`.
     pub async fn fetch(&self, ws: &Workspace, branch: &str, local_ref: &str) -> Result<String> {
-        let spec = format!("+refs/heads/{branch}:refs/hone/fetched");
-        self.git(&["fetch", "--no-tags", "--", &self.access.url, &spec], &format!("fetch `{branch}`")).await?;
-        let sha = self.git(&["rev-parse", "refs/hone/fetched"], "read the fetched commit").await?;
+        let sha = if let Some(l) = self.local.clone() {
+            let (ours, b, stop) = (self.git_dir().to_path_buf(), branch.to_string(), self.stop());
+            self.in_process(move || l.fetch(&ours, &b, "refs/hone/fetched", stop)).await?
+        } else {
+            let spec = format!("+refs/heads/{branch}:refs/hone/fetched");
+            self.git(&["fetch", "--no-tags", "--", &self.access.url, &spec], &format!("fetch `{branch}`")).await?;
+            self.git(&["rev-parse", "refs/hone/fetched"], "read the fetched commit").await?
+        };
         let (from, to) = (self.git_dir().to_path_buf(), local_ref.to_string());
         ws.blocking(move |ws| ws.fetch_local(&from, "refs/hone/fetched", &to)).await?;
         Ok(sha)
+    }
+
+    /// True once the run's budget (at most `OP_LIMIT` from now) is spent or it is cancelled: stops
+    /// an in-process copy to or from a local remote.
+    fn stop(&self) -> local::Stop {
+        let limit = self.deadline.min(Instant::now() + OP_LIMIT).into_std();
+        let cancel = self.cancel.clone();
+        Box::new(move || std::time::Instant::now() >= limit || cancel.is_cancelled())
+    }
+
+    /// Run `work` (libgit2, on a local remote) off the executor; cancellation and the run's
+    /// budget return at once, and `stop` ends the work itself.
+    async fn in_process<T: Send + 'static>(&self, work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+        let limit = self.deadline.min(Instant::now() + OP_LIMIT);
+        let task = tokio::time::timeout_at(limit, tokio::task::spawn_blocking(work));
+        tokio::select! {
+            r = task => match r {
+                Ok(done) => done.map_err(|e| HoneError::new(Code::Internal, format!("the local remote's work failed: {e}")))?,
+                Err(_) => Err(HoneError::new(Code::Git, "the local remote took too long and was given up")
+                    .hint("check the local remote's path; the run's wall-time budget bounds it")),
+            },
+            () = self.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while copying to or from the local remote")),
+        }
     }
 
     async fn git(&self, args: &[&str], what: &str) -> Result<String> {
@@ -196,6 +266,9 @@ pub fn hardened(dir: &Path, env: &crate::env::RunEnv, access: &Access) -> tokio:
         .kill_on_drop(true)
         .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.sshCommand=ssh"])
         .args(["-c", "protocol.allow=never", "-c", "protocol.https.allow=always", "-c", "protocol.http.allow=always"])
+        // The remote helpers that are programs, named even though `protocol.allow` covers them: a
+        // clone's own config could allow them by name.
+        .args(["-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never"])
         .args([
             "-c",
             "protocol.ssh.allow=always",
@@ -295,11 +368,26 @@ mod tests {
             "/srv/git/x.git",
             "../origin.git",
             "file:///x",
+            "https://github.com/acme/-x.git",
+            "git@h:a/-b",
         ] {
-            assert!(url_allowed(ok), "{ok}");
+            assert_eq!(url_refusal(ok), None, "{ok}");
         }
-        for bad in ["ext::sh -c touch% /tmp/pwned", "fd::17", "foo::bar", "-uhelp", "origin"] {
-            assert!(!url_allowed(bad), "{bad}");
+        for bad in ["ext::sh -c touch% /tmp/pwned", "fd::17", "foo::bar", "origin", "file://h/x", "file:///a%20b"] {
+            assert!(url_refusal(bad).is_some(), "{bad}");
+        }
+        // Git would take these for options (`--upload-pack=CMD`), or pass them to ssh as one.
+        for dash in [
+            "-uhelp",
+            "--upload-pack=touch${IFS}x;x@h:p",
+            "-oProxyCommand=x@h:p",
+            "git@-oProxyCommand=x:p",
+            "git@h:-p",
+            "ssh://-oProxyCommand=x/p",
+            "ssh://-u@h/p",
+            "https://-h/p",
+        ] {
+            assert!(url_refusal(dash).is_some_and(|w| w.contains("begins with `-`")), "{dash}");
         }
     }
 }

@@ -9,7 +9,8 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
 
-/// Send `rb`; no response within `limit` is a retryable timeout.
+/// Send `rb`; no response within `limit` is a retryable timeout. A redirect (the client never
+/// follows one) is a permanent error that names where it pointed.
 pub async fn send(rb: reqwest::RequestBuilder, limit: Duration, stream: bool) -> Result<reqwest::Response, ModelError> {
     let rb = if stream { rb } else { rb.timeout(limit) };
     match tokio::time::timeout(limit, rb.send()).await {
@@ -17,7 +18,24 @@ pub async fn send(rb: reqwest::RequestBuilder, limit: Duration, stream: bool) ->
             Err(ModelError::retryable(ModelErrorKind::Timeout, format!("no response within {}s", limit.as_secs())))
         }
         Ok(Err(e)) => Err(transport_error(&e)),
+        Ok(Ok(r)) if r.status().is_redirection() => Err(redirected(&r)),
         Ok(Ok(r)) => Ok(r),
+    }
+}
+
+/// The error for a redirect: hone does not follow it, since the key and the conversation would
+/// go along to wherever it points.
+fn redirected(r: &reqwest::Response) -> ModelError {
+    let status = r.status().as_u16();
+    let to = r.headers().get(reqwest::header::LOCATION).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let to = to.map_or_else(|| "no Location".to_string(), |l| format!("`{}`", l.chars().take(200).collect::<String>()));
+    ModelError::Permanent {
+        kind: ModelErrorKind::BadRequest,
+        status: Some(status),
+        message: format!(
+            "HTTP {status}: the model API at {} answered with a redirect to {to}, which hone does not follow (the API key and the conversation would go with it); set `model.base_url` to the API's own address",
+            r.url().origin().ascii_serialization()
+        ),
     }
 }
 

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const TOKEN: &str = "ghp_autofixcanary0123456789";
+pub(crate) const TOKEN: &str = "ghp_autofixcanary0123456789";
 
 /// A repo whose origin has a PR branch `feature/x` with a failing check.
-fn repo_with_pr_branch() -> crate::common::repo::TestRepo {
+pub(crate) fn repo_with_pr_branch() -> crate::common::repo::TestRepo {
     let repo = crate::common::repo::TestRepo::new(&[("status.txt", "fixed\n"), ("check.sh", CHECK_SH)]);
     repo.git(&["checkout", "-q", "-b", "feature/x"]);
     std::fs::write(repo.path.join("status.txt"), "broken by the PR\n").unwrap();
@@ -25,7 +25,7 @@ fn pr(head_sha: &str, head_repo: &str) -> Value {
            "head": {"ref": "feature/x", "sha": head_sha, "repo": {"full_name": head_repo}}, "base": {"ref": "main"}})
 }
 
-async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
+pub(crate) async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
     Mock::given(method("GET"))
         .and(path("/repos/acme/app/pulls/3"))
         .respond_with(ResponseTemplate::new(200).set_body_json(pr(head_sha, head_repo)))
@@ -33,7 +33,7 @@ async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
         .await;
 }
 
-async fn run_autofix(repo: &crate::common::repo::TestRepo, gh: &MockServer, fix: bool) -> Run {
+pub(crate) async fn run_autofix(repo: &crate::common::repo::TestRepo, gh: &MockServer, fix: bool) -> Run {
     let model = MockModel::start().await;
     if fix {
         model
@@ -46,13 +46,13 @@ async fn run_autofix(repo: &crate::common::repo::TestRepo, gh: &MockServer, fix:
     run_job_with(repo, &yaml, &["--pr", "3"], &env).await
 }
 
-fn origin_head(repo: &crate::common::repo::TestRepo) -> String {
+pub(crate) fn origin_head(repo: &crate::common::repo::TestRepo) -> String {
     git(&repo.origin, &["rev-parse", "refs/heads/feature/x"])
 }
 
 /// PR #3's comments are `existing`; hone writes its one comment exactly once, by `method` at
 /// `at`, with `says` in the body (and answers as comment 55).
-async fn expect_comment_written(gh: &MockServer, existing: Value, (verb, at, says): (&str, &str, &str)) {
+pub(crate) async fn expect_comment_written(gh: &MockServer, existing: Value, (verb, at, says): (&str, &str, &str)) {
     Mock::given(method("GET"))
         .and(path("/repos/acme/app/issues/3/comments"))
         .respond_with(ResponseTemplate::new(200).set_body_json(existing))
@@ -125,7 +125,10 @@ async fn autofix_pushes_to_the_pr_branch_skips_its_own_commit_and_edits_one_comm
     let human_head = a_human_breaks_the_pr_branch(&repo);
     gh.reset().await;
     mount_pr(&gh, &human_head, "acme/app").await;
-    let comments = json!([{"id": 54, "body": "LGTM"}, {"id": 55, "body": format!("{marker}\nold")}]);
+    // hone's comment is the one its identity wrote: `GITHUB_TOKEN` (no `/user` here) writes as
+    // github-actions[bot].
+    let comments = json!([{"id": 54, "body": "LGTM", "user": {"login": "octocat"}},
+        {"id": 55, "body": format!("{marker}\nold"), "user": {"login": "github-actions[bot]"}}]);
     expect_comment_written(&gh, comments, ("PATCH", "/repos/acme/app/issues/comments/55", "hone pushed a fix")).await;
     forbid_post(&gh, "/repos/acme/app/issues/3/comments").await;
     let run = run_autofix(&repo, &gh, true).await;

@@ -5,14 +5,19 @@ mod budgets;
 mod cancel;
 mod chaos;
 mod context;
+mod deputy_fleet_clone;
+mod deputy_github;
+mod deputy_http;
 #[cfg(target_os = "linux")]
 mod deputy_limits;
 #[cfg(target_os = "linux")]
 mod deputy_reads;
+mod deputy_remotes;
 #[cfg(target_os = "linux")]
 mod deputy_restore;
 #[cfg(target_os = "linux")]
 mod deputy_tools;
+mod deputy_workflow;
 mod end_to_end;
 mod examples;
 mod first_runs;
