@@ -36,9 +36,6 @@ pub(crate) mod error;
 pub(crate) mod events;
 pub(crate) mod exec;
 pub mod exit;
-// The fleet opens stdout for its `--json` stream, which `Events` writes through `ci_text::Out`;
-// its progress lines use the crate's neutral `eprintln!`.
-#[allow(clippy::disallowed_methods)]
 pub(crate) mod fleet;
 pub(crate) mod forge;
 pub(crate) mod git;

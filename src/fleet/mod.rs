@@ -127,7 +127,10 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     opts.shared = c.runs.clone();
     opts.repo = Some(repo_dir);
     opts.report_dir = Some(report_dir.clone());
-    opts.json_out = c.json.then(|| Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>);
+    // The `--json` stream: `Events` writes it through `ci_text::Out`, neutral for the runner.
+    #[allow(clippy::disallowed_methods)]
+    let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
+    opts.json_out = c.json.then(stdout);
     opts.dry_run = c.dry_run;
     opts.base = t.base.clone();
     opts.github_repo = github_repo;
