@@ -237,6 +237,7 @@ impl Workspace {
     pub fn reset_worktree_to(&self, oid: Oid) -> Result<()> {
         let tree = self.repo.find_commit(oid)?.tree()?;
         self.unlink_planted(&tree)?;
+        self.unstage_all_but(&tree)?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force().remove_untracked(false);
         self.repo.checkout_tree(tree.as_object(), Some(&mut co))?;
@@ -331,6 +332,7 @@ impl Workspace {
         }
         let head = self.repo.head()?.peel_to_tree()?;
         let unlinked = self.unlink_planted(&head)?;
+        self.unstage_all_but(&head)?;
         let mut co = git2::build::CheckoutBuilder::new();
         co.force();
         self.repo.checkout_head(Some(&mut co))?;
