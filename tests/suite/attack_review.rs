@@ -69,3 +69,73 @@ async fn the_restore_removes_nothing_through_a_link_the_index_still_names() {
     assert_untouched(outside.path(), &files);
     assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
 }
+
+/// The spec with `setup` commands (each `(name, run)`) before `verify:`.
+fn with_setup(yaml: &str, setup: &[(&str, &str)]) -> String {
+    let mut s = String::from("setup:\n");
+    for (name, run) in setup {
+        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 30s }}\n", serde_json::to_string(run).unwrap()));
+    }
+    yaml.replace("verify:\n", &format!("{s}verify:\n"))
+}
+
+/// The repository's setup makes a directory `a:/tmp/<victim>` (under tracked directories): the
+/// run's jail puts an overlay on what setup made, and the overlay's `lowerdir=` option is built
+/// from that path. Unescaped, the `:` would add the host's `/tmp/<victim>` as a second lower
+/// layer: a command would read, through the overlay, a directory of the host the jail hides.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_colon_in_a_directory_name_adds_no_host_directory_to_the_jail() {
+    require!(Need::UserNamespaces);
+    let outside = tempfile::Builder::new().prefix("hone-victim-").tempdir_in("/tmp").unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "victim-secret-5d1e\n").unwrap();
+    let name = outside.path().file_name().unwrap().to_str().unwrap().to_string();
+    let repo = TestRepo::new(&[
+        ("status.txt", "broken\n"),
+        ("check.sh", CHECK_SH),
+        ("a/README", "a\n"),
+        ("a:/tmp/keep", "a colon\n"),
+    ]);
+    let mock = MockModel::start().await;
+    mock.turn(cmd(&format!("cat 'a:/tmp/{name}/secret.txt'; ls 'a:/tmp/{name}'")), false).turn(text("Done."), false);
+    let made = format!("mkdir 'a:/tmp/{name}' && echo x > 'a:/tmp/{name}/made'");
+    let yaml = with_setup(&spec(&repo, "overlay-colon", &mock, OPEN_POLICY, ""), &[("made", made.as_str())]);
+    let run = run_job(&repo, &yaml, &[]).await;
+    let seen = super::jail_support::result_of(&mock, 0);
+    assert!(!seen.contains("victim-secret-5d1e"), "a host directory was shown in the jail: {seen}");
+    assert!(seen.contains("made"), "the control: the command saw setup's directory: {seen}\n{}", run.stderr);
+}
+
+/// Setup makes a directory whose path carries `,upperdir=<victim>,workdir=…\`: put into the
+/// overlay's options unescaped, it is parsed as options of its own (an `upperdir=` of the
+/// attacker's choosing; here the overlay then failed, the swallowed `workdir` not existing).
+/// Escaped, the overlay is made on the directory as named, and a command's write lands in hone's
+/// upper layer, never in a host directory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comma_in_a_directory_name_sets_no_overlay_option() {
+    require!(Need::UserNamespaces);
+    let outside = tempfile::Builder::new().prefix("hone-victim-").tempdir_in("/tmp").unwrap();
+    let up = outside.path().join("up");
+    std::fs::create_dir(&up).unwrap();
+    std::fs::create_dir(outside.path().join("work")).unwrap();
+    // `b,upperdir=/tmp/V/up,workdir=/tmp/V/work\`: each directory but the last holds a tracked
+    // file, so git names the last one as what setup made.
+    let rel = format!("b,upperdir={},workdir={}\\", up.display(), outside.path().join("work").display());
+    let (tracked_parent, last) = rel.rsplit_once('/').unwrap();
+    let keep = format!("{tracked_parent}/keep");
+    let repo =
+        TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("b/keep", "b\n"), (keep.as_str(), "k\n")]);
+    let mock = MockModel::start().await;
+    let quoted = rel.replace('\'', r"'\''");
+    mock.turn(cmd(&format!("{{ echo pwned > '{quoted}/pwned.txt'; }} 2>/dev/null; ls '{quoted}'")), false)
+        .turn(text("Done."), false);
+    let made = format!("mkdir -p '{tracked_parent}/{last}' && echo x > '{tracked_parent}/{last}/made'");
+    let yaml = with_setup(&spec(&repo, "overlay-comma", &mock, OPEN_POLICY, ""), &[("made", made.as_str())]);
+    let run = run_job(&repo, &yaml, &[]).await;
+    let seen = super::jail_support::result_of(&mock, 0);
+    assert_eq!(std::fs::read_dir(&up).unwrap().count(), 0, "a command wrote into a host directory: {seen}");
+    assert!(
+        seen.lines().any(|l| l == "pwned.txt"),
+        "the overlay is made on the directory as named: {seen}\n{}",
+        run.stderr
+    );
+}
