@@ -139,3 +139,51 @@ async fn a_comma_in_a_directory_name_sets_no_overlay_option() {
         run.stderr
     );
 }
+
+/// The test runner: 1,200 cases fail at the baseline (`t0000` …); a case named in `extra.txt`
+/// fails too. The JUnit file is the runner's (test code writes it).
+const MANY_FAILING: &str = r#"import sys
+cases = ['t%04d' % i for i in range(1200)]
+try:
+    cases += [l.strip() for l in open('extra.txt') if l.strip()]
+except FileNotFoundError:
+    pass
+with open('junit.xml', 'w') as f:
+    f.write('<testsuite name="s">')
+    for c in cases:
+        f.write('<testcase classname="s" name="%s"><failure message="x"/></testcase>' % c)
+    f.write('</testsuite>')
+sys.exit(1)
+"#;
+
+/// `expect: no-regression`, judged test case by test case: a change that makes one more test
+/// fail is a regression, however many failed before and however long the names. Capping the
+/// names hone keeps (1,000 cases, 300 characters) must not make the new failure vanish: one that
+/// sorts after the first 1,000, or one whose name differs from a failing one only past 300
+/// characters, would be accepted as "no worse", committed and reported a success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_failing_test_is_not_hidden_by_the_caps_on_test_names() {
+    require!(Need::UserNamespaces);
+    let long = "p".repeat(400);
+    for (name, regression) in [("cap-count", "zz_regression".to_string()), ("cap-length", format!("{long}b"))] {
+        let repo = TestRepo::new(&[
+            ("run_tests.py", MANY_FAILING),
+            ("extra.txt", &format!("{long}a\n")),
+            ("src/lib.txt", "hello\n"),
+        ]);
+        let mock = MockModel::start().await;
+        mock.turn(
+            call("write_file", json!({"path": "extra.txt", "content": format!("{long}a\n{regression}\n")})),
+            false,
+        )
+        .turn(text("Done."), false);
+        let check = r#"  - { name: tests, run: "python3 run_tests.py", expect: no-regression, junit: junit.xml, timeout: 30s }"#;
+        let yaml = spec(&repo, name, &mock, OPEN_POLICY, "")
+            .replace(r#"  - { name: check, run: "sh check.sh", timeout: 30s }"#, check)
+            .replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+        let run = run_job(&repo, &yaml, &[]).await;
+        let report = run.report();
+        assert_eq!(report["status"], "failed", "{name}: the regression was accepted: {}", run.stderr);
+        assert!(report["commit"].is_null(), "{name}");
+    }
+}
