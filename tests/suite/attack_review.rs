@@ -187,3 +187,35 @@ async fn a_new_failing_test_is_not_hidden_by_the_caps_on_test_names() {
         assert!(report["commit"].is_null(), "{name}");
     }
 }
+
+/// A shard's `fleet.json` (a downloaded artifact; or the workspace's own, under `--resume`) is
+/// data: its job name, PR links and errors go into `fleet-summary.md` as inert markdown (no
+/// image or HTML from a link or a code span it closes), and into `fleet-junit.xml` as valid XML
+/// (a model's `blocked` reason or a file name can hold any control character).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tampered_shard_report_renders_nothing_live_when_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let shard = dir.path().join("shard");
+    std::fs::create_dir(&shard).unwrap();
+    let repo = |id: &str, status: &str, pr: serde_json::Value, error: serde_json::Value| {
+        json!({"id": id, "source": format!("https://github.com/acme/{id}"), "status": status, "code": null,
+               "error": error, "pr_url": pr, "duration_ms": 1, "tokens": 0, "report_dir": "r", "job_hash": "h"})
+    };
+    let report = json!({
+        "schema_version": 1, "job": "j` <img src=\"http://attacker.example/j.png\"> `", "job_hash": "h",
+        "started_at": "2025-01-01T00:00:00Z", "duration_ms": 1, "exit_code": 1, "counts": {},
+        "repos": [
+            repo("a", "pr_created", json!("https://x/)![i](http://attacker.example/a.png)<img src=http://attacker.example/b>"), json!(null)),
+            repo("b", "failed", json!(null), json!("gave up: \u{1b}[31mred\u{7}\u{0}")),
+        ]
+    });
+    std::fs::write(shard.join("fleet.json"), serde_json::to_string(&report).unwrap()).unwrap();
+    let out = dir.path().join("merged");
+    let args = ["fleet", "merge", shard.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let run = run_in(dir.path(), &args, &[], out.clone()).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let md = std::fs::read_to_string(out.join("fleet-summary.md")).unwrap();
+    super::rendered_markdown::assert_inert("fleet-summary.md", &md);
+    assert!(md.contains("attacker.example/a.png"), "the link is shown, as text: {md}");
+    assert_junit_valid(&out.join("fleet-junit.xml"));
+}
