@@ -35,6 +35,14 @@ impl Workspace {
         Ok(new)
     }
 
+    /// Record `entries` (what setup left in ignored paths) as artifacts too: never part of the
+    /// change, even once the model's edit of a `.gitignore` stops ignoring them.
+    pub fn add_artifacts(&self, entries: &[String]) {
+        if let Ok(mut a) = self.artifacts.lock() {
+            a.extend(entries.iter().cloned());
+        }
+    }
+
     /// The model wrote `rel`: it (and an artifact directory holding it) is the model's again.
     pub fn claim(&self, rel: &str) {
         if let Ok(mut a) = self.artifacts.lock() {

@@ -168,9 +168,14 @@ impl Workspace {
         Ok(())
     }
 
+    /// Never part of the change: hone's paths, the checks' artifacts, and what was ignored before
+    /// the run (even once the model's edit of a `.gitignore` stops ignoring it: a read-denied
+    /// `.env` would otherwise be staged, committed and pushed by hone).
     fn is_excluded(&self, rel: &str) -> bool {
         let under = |e: &String| rel == e || rel.starts_with(&format!("{e}/"));
-        self.excluded.iter().any(under) || self.artifacts.lock().is_ok_and(|a| a.iter().any(under))
+        self.excluded.iter().any(under)
+            || self.artifacts.lock().is_ok_and(|a| a.iter().any(under))
+            || self.kept.lock().is_ok_and(|k| k.iter().any(under))
     }
 
     pub fn original_head(&self) -> Result<OriginalHead> {
@@ -286,12 +291,7 @@ impl Workspace {
     /// Stage the whole work tree (minus excluded paths) and write it as a tree.
     fn stage_all(&self) -> Result<Oid> {
         let mut index = self.repo.index()?;
-        let mut excluded = (*self.excluded).clone();
-        excluded.extend(self.artifacts.lock().map(|a| a.clone()).unwrap_or_default());
-        let skip = |p: &Path, _: &[u8]| -> i32 {
-            let s = p.to_string_lossy();
-            i32::from(excluded.iter().any(|e| s == e.as_str() || s.starts_with(&format!("{e}/"))))
-        };
+        let skip = |p: &Path, _: &[u8]| -> i32 { i32::from(self.is_excluded(&p.to_string_lossy())) };
         index.add_all(["*"], git2::IndexAddOption::DEFAULT, Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
         index.update_all(["*"], Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
         index.write()?;

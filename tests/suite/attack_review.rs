@@ -219,3 +219,45 @@ async fn a_tampered_shard_report_renders_nothing_live_when_merged() {
     assert!(md.contains("attacker.example/a.png"), "the link is shown, as text: {md}");
     assert_junit_valid(&out.join("fleet-junit.xml"));
 }
+
+/// The user's `.env` is ignored (by the tracked `.gitignore`) and read-denied: no command and no
+/// tool of the model can read it. The model empties `.gitignore`, so `.env` looks like a new file
+/// of the change: hone's own staging (a checkpoint, the commit, the saved failed work) must not
+/// read it into a commit, which would carry it to a branch, a ref or a PR.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_denied_ignored_file_is_never_staged_when_the_model_unignores_it() {
+    require!(Need::UserNamespaces);
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), (".gitignore", ".env\n")]);
+    std::fs::write(repo.path.join(".env"), "TOKEN=user-env-secret-3b9a\n").unwrap();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": ".gitignore", "content": "# nothing\n"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Done."), false);
+    let yaml = super::jail_support::spec(&repo, "unignore", &mock, "version: 1\n", "");
+    let run = run_job(&repo, &yaml, &[]).await;
+    eprintln!("{}", run.stderr);
+    let everything = repo.git(&["log", "--all", "-p", "--format=%H %s"]);
+    assert!(!everything.contains("user-env-secret-3b9a"), "the user's .env went into a commit:\n{everything}");
+    assert_eq!(repo.file(".env"), "TOKEN=user-env-secret-3b9a\n", "the user's file stays");
+}
+
+/// What setup made in an ignored directory (dependencies, a registry login in `.npmrc`) is the
+/// checks' ground and never part of the change, even when the model's edit of `.gitignore` stops
+/// ignoring it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_setup_made_is_never_staged_when_the_model_unignores_it() {
+    require!(Need::UserNamespaces);
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), (".gitignore", "deps/\n")]);
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": ".gitignore", "content": "# nothing\n"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Done."), false);
+    let yaml = with_setup(
+        &super::jail_support::spec(&repo, "unignore-setup", &mock, "version: 1\n", ""),
+        &[("deps", "mkdir -p deps && printf '//registry/:_authToken=setup-made-%s' 7e2f > deps/.npmrc")],
+    );
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let everything = repo.git(&["log", "--all", "-p", "--format=%H %s"]);
+    assert!(!everything.contains("setup-made-7e2f"), "what setup made went into a commit:\n{everything}");
+}
