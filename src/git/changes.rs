@@ -2,6 +2,12 @@
 //! dirty paths, and the check artifacts that are never part of the change.
 
 use super::{FileChange, Workspace};
+
+/// The change as measured: its files, and its unified diff when asked for.
+pub struct Measured {
+    pub changes: Vec<FileChange>,
+    pub text: Option<String>,
+}
 use crate::error::Result;
 use git2::{Oid, Status, StatusOptions};
 
@@ -70,18 +76,21 @@ impl Workspace {
             .collect())
     }
 
-    /// Every change in the work tree relative to `base`, with line and byte stats. Through the
-    /// index (as `git diff <base>` does), so that unchanged files are known by their stat data
-    /// instead of being read and hashed: the result is the same, as the index only ever holds
-    /// `base` or hone's own staging of the work tree. A file larger than `max_size` bytes is not
-    /// read: it counts as binary, at its whole size.
-    pub fn changes(&self, base: Oid, max_size: u64) -> Result<Vec<FileChange>> {
+    /// Every change in the work tree relative to `base`, with line and byte stats, and with
+    /// `text` its unified diff too (both from one diff of each file). Through the index (as `git
+    /// diff <base>` does), so that unchanged files are known by their stat data instead of being
+    /// read and hashed: the result is the same, as the index only ever holds `base` or hone's own
+    /// staging of the work tree. A file larger than `max_size` bytes is not read: it counts as
+    /// binary, at its whole size. `None` when the line diffs are not done by `until`: a line diff
+    /// of a file with many changes costs far more than its size (seconds for a megabyte), so a
+    /// change of many such files would hold hone past the run's wall time.
+    pub fn changes(&self, base: Oid, max_size: u64, text: bool, until: std::time::Instant) -> Result<Option<Measured>> {
         let tree = self.repo.find_commit(base)?.tree()?;
         let mut opts = git2::DiffOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
         opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
         let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
-        let mut out = Vec::new();
+        let mut out = Measured { changes: Vec::new(), text: text.then(String::new) };
         for (i, delta) in diff.deltas().enumerate() {
             let path = delta
                 .new_file()
@@ -92,6 +101,9 @@ impl Workspace {
             if self.is_excluded(&path) {
                 continue;
             }
+            if std::time::Instant::now() > until {
+                return Ok(None);
+            }
             let status = match delta.status() {
                 git2::Delta::Added | git2::Delta::Untracked => "added",
                 git2::Delta::Deleted => "deleted",
@@ -99,7 +111,10 @@ impl Workspace {
                 git2::Delta::Typechange => "typechange",
                 _ => "modified",
             };
-            let patch = git2::Patch::from_diff(&diff, i)?;
+            let mut patch = git2::Patch::from_diff(&diff, i)?;
+            if let (Some(t), Some(p)) = (out.text.as_mut(), patch.as_mut()) {
+                t.push_str(&String::from_utf8_lossy(&p.to_buf()?));
+            }
             let binary = delta.flags().is_binary() || patch.as_ref().is_some_and(|p| p.delta().flags().is_binary());
             let (added, removed, bytes) = match patch {
                 Some(p) if !binary => line_stats(&p)?,
@@ -108,20 +123,9 @@ impl Workspace {
                     (0, 0, size.size())
                 }
             };
-            out.push(FileChange { path, status: status.into(), added, removed, bytes, binary });
+            out.changes.push(FileChange { path, status: status.into(), added, removed, bytes, binary });
         }
-        Ok(out)
-    }
-
-    /// The unified diff of the work tree against `base` (excluded paths left out); files larger
-    /// than `max_size` bytes are not read (they show as binary).
-    pub fn diff_text(&self, base: Oid, max_size: u64) -> Result<String> {
-        let tree = self.repo.find_commit(base)?.tree()?;
-        let mut opts = git2::DiffOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
-        opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
-        let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
-        self.patch_text(&diff)
+        Ok(Some(out))
     }
 
     /// A diff as unified-diff text, leaving out excluded paths.

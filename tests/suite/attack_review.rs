@@ -261,3 +261,71 @@ async fn what_setup_made_is_never_staged_when_the_model_unignores_it() {
     let everything = repo.git(&["log", "--all", "-p", "--format=%H %s"]);
     assert!(!everything.contains("setup-made-7e2f"), "what setup made went into a commit:\n{everything}");
 }
+
+/// Lines of `a` and `b` at random, seeded: two such files are the worst case for a line diff.
+const AB_LINES: &str = r#"import random, sys
+r = random.Random(int(sys.argv[2]))
+with open(sys.argv[1], 'w') as f:
+    f.write('HEAD\n' + ''.join(r.choice('ab') + '\n' for _ in range(1500000)))
+"#;
+
+/// The repository's `after_edit` hook (its formatter, whose code or config the repository and the
+/// model control) rewrites a 3 MB file the model patched with other lines: the short diff hone
+/// shows the model must not cost more than the run's wall time. (xdiff takes some 20 s on two
+/// such files; on the 64 MiB hone reads, hours.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_s_rewrite_of_a_large_file_does_not_outlast_the_wall_time() {
+    require!(Need::UserNamespaces);
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("gen.py", AB_LINES)]);
+    let mock = MockModel::start().await;
+    let patch = "--- a/big.txt\n+++ b/big.txt\n@@ -1 +1 @@\n-HEAD\n+HEAD2\n";
+    mock.turn(cmd("python3 gen.py big.txt 1"), false)
+        .turn(call("apply_patch", json!({"patch": patch})), false)
+        .turn(text("Done."), false);
+    let hooks = "hooks:\n  after_edit:\n    - { name: fmt, run: \"python3 gen.py {files} 2\", timeout: 60s }\n";
+    let yaml = spec(&repo, "hook-diff", &mock, OPEN_POLICY, hooks)
+        .replace("max_wall_time: 60s", "max_wall_time: 8s")
+        .replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let started = std::time::Instant::now();
+    let run = run_job(&repo, &yaml, &[]).await;
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(15), "the run took {took:?} with a wall time of 8s\n{}", run.stderr);
+    let note = super::jail_support::result_of(&mock, 1);
+    assert!(note.contains("[hook `fmt` changed big.txt"), "the model is told: {note}");
+}
+
+/// `n` lines of `a` and `b` at random (a fixed sequence).
+fn ab_lines(n: usize, mut seed: u64) -> String {
+    let mut s = String::with_capacity(n * 2);
+    for _ in 0..n {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        s.push(if seed >> 63 == 1 { 'a' } else { 'b' });
+        s.push('\n');
+    }
+    s
+}
+
+/// A hostile repository commits files that a line diff finds costly once rewritten (each under
+/// the byte limit, so each is diffed), and the model's one command rewrites them all: the guards'
+/// diffs after the model must not take hone minutes past the run's wall time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_guards_diff_of_costly_rewrites_does_not_outlast_the_wall_time() {
+    require!(Need::UserNamespaces);
+    let bodies: Vec<(String, String)> = (0..16).map(|i| (format!("data/f{i:02}.txt"), ab_lines(300_000, i))).collect();
+    let mut files: Vec<(&str, &str)> = vec![("status.txt", "broken\n"), ("check.sh", CHECK_SH)];
+    files.extend(bodies.iter().map(|(p, b)| (p.as_str(), b.as_str())));
+    let repo = TestRepo::new(&files);
+    let mock = MockModel::start().await;
+    mock.turn(cmd("for f in data/*.txt; do tac $f > t && mv t $f; done"), false).turn(text("Done."), false);
+    let yaml = spec(&repo, "costly-diff", &mock, OPEN_POLICY, "")
+        .replace("max_wall_time: 60s", "max_wall_time: 8s")
+        .replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let started = std::time::Instant::now();
+    let run = run_job(&repo, &yaml, &[]).await;
+    let took = started.elapsed();
+    assert!(took < std::time::Duration::from_secs(20), "the run took {took:?} with a wall time of 8s\n{}", run.stderr);
+    let guard = run.report()["policy"]["guard"].to_string();
+    assert!(guard.contains("could not be diffed within the run's wall time"), "{guard}");
+    assert!(run.report()["saved_ref"].is_null());
+    assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
+}
