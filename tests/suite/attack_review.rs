@@ -329,3 +329,26 @@ async fn the_guards_diff_of_costly_rewrites_does_not_outlast_the_wall_time() {
     assert!(run.report()["saved_ref"].is_null());
     assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
 }
+
+/// A command leaves a tree 400 directories deep, past the 100 levels libgit2 walks: every status
+/// and checkout of the work tree fails on it ("directory nesting too deep"), the restore included,
+/// which left the run's branch checked out with the run's files. The restore must remove it and
+/// put the checkout back (the change itself cannot be measured: the run ends in error).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_very_deep_tree_a_command_left_is_removed() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let deep = "python3 -c \"import os\np = 'deep/' + 'd/' * 400\nos.makedirs(p)\nopen(p + 'f.txt', 'w').write('x')\"";
+    mock.turn(cmd(deep), false).turn(text("Done."), false);
+    let yaml = spec(&repo, "deep-tree", &mock, OPEN_POLICY, "").replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let run = run_job(&repo, &yaml, &[]).await;
+    let errors = run.report()["errors"].to_string();
+    assert!(!errors.contains("could not restore"), "{errors}");
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert_eq!(repo.head_branch(), "main");
+    let left =
+        std::process::Command::new("find").args(["deep", "-type", "f"]).current_dir(&repo.path).output().unwrap();
+    assert!(left.stdout.is_empty(), "files the command left: {}", String::from_utf8_lossy(&left.stdout));
+    assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
+}
