@@ -68,7 +68,7 @@ pub fn too_large(policy: &Policy, counted: &crate::git::Counted) -> String {
 pub fn links_out(root: &Path, changes: &[FileChange]) -> Vec<String> {
     let mut found = Vec::new();
     for c in changes.iter().filter(|c| c.status != "deleted") {
-        let Ok(target) = std::fs::read_link(root.join(&c.path)) else { continue };
+        let Ok(target) = std::fs::read_link(root.join(c.on_disk())) else { continue };
         let depth = c.path.matches('/').count() as i64;
         let mut level = depth;
         let mut escapes = target.is_absolute();
@@ -100,7 +100,7 @@ pub fn binary_secrets(
     let Ok(dir) = crate::tools::beneath::open_root(root) else { return vec![] };
     let mut found = Vec::new();
     for c in changes.iter().filter(|c| c.binary && c.status != "deleted") {
-        let Ok(f) = crate::tools::beneath::open_file(&dir, &c.path) else { continue };
+        let Ok(f) = crate::tools::beneath::open_file(&dir, c.on_disk()) else { continue };
         let mut bytes = Vec::new();
         if f.take(max).read_to_end(&mut bytes).is_ok() && redactor.found_in(&bytes) {
             found.push(c.path.clone());
@@ -199,7 +199,15 @@ mod tests {
     use super::*;
 
     fn change(path: &str, lines: usize) -> FileChange {
-        FileChange { path: path.into(), status: "modified".into(), added: lines, removed: 0, bytes: 10, binary: false }
+        FileChange {
+            path: path.into(),
+            status: "modified".into(),
+            added: lines,
+            removed: 0,
+            bytes: 10,
+            binary: false,
+            raw: None,
+        }
     }
 
     #[test]
@@ -222,6 +230,7 @@ mod tests {
             removed: 0,
             bytes: 101,
             binary: true,
+            raw: None,
         };
         let v = diff_guard(&p, &[change("a", 1), big]);
         assert!(
@@ -251,6 +260,7 @@ mod tests {
                 removed: 0,
                 bytes: 1,
                 binary: false,
+                raw: None,
             });
         }
         assert_eq!(
@@ -281,6 +291,7 @@ mod tests {
                 removed: 0,
                 bytes: 1,
                 binary: true,
+                raw: None,
             });
         }
         let root = dir.path().canonicalize().unwrap();
@@ -299,6 +310,7 @@ mod tests {
             removed,
             bytes: 1,
             binary: false,
+            raw: None,
         };
         assert!(diff_guard(&p, &[edit("a", 4, 1), edit("b", 2, 3)]).is_empty(), "exactly at both limits");
         assert_eq!(

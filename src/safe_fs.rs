@@ -2,14 +2,16 @@
 //! are walked by descriptor with `O_NOFOLLOW`, files are created fresh (`O_EXCL`) or written to a
 //! temp file and renamed over the target, and reads accept regular files only.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{Error, ErrorKind, Read, Result, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-fn cstr(p: &str) -> Result<CString> {
-    CString::new(p).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
+/// A name or path as the kernel takes it: its bytes, whatever they are (a name need not be UTF-8).
+fn cstr(p: impl AsRef<OsStr>) -> Result<CString> {
+    CString::new(p.as_ref().as_bytes()).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
 /// `p` made absolute (against the current directory) and lexically normal (`.` and `..` taken
@@ -49,7 +51,7 @@ pub fn absolute(p: &Path) -> PathBuf {
     out
 }
 
-fn openat(dir: &impl AsRawFd, name: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
+fn openat(dir: &impl AsRawFd, name: impl AsRef<OsStr>, flags: i32, mode: u32) -> Result<OwnedFd> {
     let c = cstr(name)?;
     // SAFETY: a valid dir fd and a NUL-terminated name.
     let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
@@ -60,14 +62,14 @@ fn openat(dir: &impl AsRawFd, name: &str, flags: i32, mode: u32) -> Result<Owned
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn unlinkat(dir: &impl AsRawFd, name: &str, flags: i32) -> Result<()> {
+fn unlinkat(dir: &impl AsRawFd, name: impl AsRef<OsStr>, flags: i32) -> Result<()> {
     let c = cstr(name)?;
     // SAFETY: a valid dir fd and a NUL-terminated name; unlinkat never follows the final symlink.
     let rc = unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), flags) };
     if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
 }
 
-fn mkdirat(dir: &impl AsRawFd, name: &str) -> Result<()> {
+fn mkdirat(dir: &impl AsRawFd, name: impl AsRef<OsStr>) -> Result<()> {
     let c = cstr(name)?;
     // SAFETY: a valid dir fd and a NUL-terminated name.
     let rc = unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o755) };
@@ -99,9 +101,11 @@ pub fn beneath_root(p: &Path, root: &Path) -> Option<PathBuf> {
 
 /// Open (creating it when missing) the directory `name` inside `dir`, without following a
 /// symlink: a symlink in its place is removed (never its target) and a real directory made.
-pub fn subdir(dir: &impl AsRawFd, name: &str) -> Result<OwnedFd> {
-    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
-        return Err(Error::new(ErrorKind::InvalidInput, format!("`{name}` is not a directory name")));
+pub fn subdir(dir: &impl AsRawFd, name: impl AsRef<OsStr>) -> Result<OwnedFd> {
+    let name = name.as_ref();
+    let b = name.as_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("{name:?} is not a directory name")));
     }
     mkdirat(dir, name)?;
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
@@ -115,7 +119,7 @@ pub fn subdir(dir: &impl AsRawFd, name: &str) -> Result<OwnedFd> {
     }
 }
 
-fn is_symlink_at(dir: &impl AsRawFd, name: &str) -> bool {
+fn is_symlink_at(dir: &impl AsRawFd, name: &OsStr) -> bool {
     let Ok(c) = cstr(name) else { return false };
     // SAFETY: plain data filled by the kernel.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -131,7 +135,7 @@ pub fn open_dir_below(base: &Path, rel: &Path) -> Result<OwnedFd> {
     let mut cur: OwnedFd = File::open(base)?.into();
     for c in rel.components() {
         match c {
-            Component::Normal(n) => cur = subdir(&cur, &n.to_string_lossy())?,
+            Component::Normal(n) => cur = subdir(&cur, n)?,
             Component::CurDir => {}
             _ => return Err(Error::new(ErrorKind::InvalidInput, format!("`{}` leaves its base", rel.display()))),
         }
@@ -144,9 +148,7 @@ pub fn open_existing_dir_below(base: &Path, rel: &Path) -> Result<OwnedFd> {
     let mut cur: OwnedFd = File::open(base)?.into();
     for c in rel.components() {
         match c {
-            Component::Normal(n) => {
-                cur = openat(&cur, &n.to_string_lossy(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?
-            }
+            Component::Normal(n) => cur = openat(&cur, n, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?,
             Component::CurDir => {}
             _ => return Err(Error::new(ErrorKind::InvalidInput, format!("`{}` leaves its base", rel.display()))),
         }
@@ -294,7 +296,7 @@ fn empty_dir(top: &OwnedFd, d: &OwnedFd, depth: usize) -> Result<usize> {
                 _ => return Err(e),
             }
             if depth + 1 >= MAX_DEPTH {
-                let up = cstr(&format!(".hone-deep-{}", rand::random::<u64>()))?;
+                let up = cstr(format!(".hone-deep-{}", rand::random::<u64>()))?;
                 // SAFETY: two valid dir fds and NUL-terminated names; renameat follows nothing.
                 if unsafe { libc::renameat(d.as_raw_fd(), n.as_ptr(), top.as_raw_fd(), up.as_ptr()) } < 0 {
                     return Err(Error::last_os_error());
@@ -312,11 +314,17 @@ fn empty_dir(top: &OwnedFd, d: &OwnedFd, depth: usize) -> Result<usize> {
 /// Remove `rel` beneath `root` (see [`remove_tree_at`]), reaching its parent without following
 /// a symlink: a path under a symlink is not removed (nothing of it is in the tree). How many
 /// entries were removed.
-pub fn remove_beneath(root: &Path, rel: &str) -> Result<usize> {
-    let rel = rel.trim_end_matches('/');
-    let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-    match open_existing_dir_below(root, Path::new(parent)) {
-        Ok(dir) => remove_tree_at(&dir, name),
+pub fn remove_beneath(root: &Path, rel: impl AsRef<OsStr>) -> Result<usize> {
+    let mut rel = rel.as_ref().as_bytes();
+    while let [head @ .., b'/'] = rel {
+        rel = head;
+    }
+    let (parent, name) = match rel.iter().rposition(|&b| b == b'/') {
+        Some(i) => (&rel[..i], &rel[i + 1..]),
+        None => (&rel[..0], rel),
+    };
+    match open_existing_dir_below(root, Path::new(OsStr::from_bytes(parent))) {
+        Ok(dir) => remove_tree_c(&dir, &cstr(OsStr::from_bytes(name))?),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::ENOENT)) => Ok(0),
         Err(e) => Err(e),
     }

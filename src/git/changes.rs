@@ -21,14 +21,25 @@ impl Workspace {
 
     /// `dirty_entries`, each with whether it is new (untracked).
     pub(super) fn dirty_entries_new(&self) -> Result<Vec<(String, bool)>> {
+        Ok(self.dirty_raw()?.into_iter().map(|(p, new)| (p.to_string_lossy().into_owned(), new)).collect())
+    }
+
+    /// `dirty_entries_new` with each path as git has it, byte for byte (a name need not be UTF-8:
+    /// its lossy spelling names another file, or none), for what opens or removes them.
+    pub(super) fn dirty_raw(&self) -> Result<Vec<(std::path::PathBuf, bool)>> {
+        use std::os::unix::ffi::OsStrExt;
         let mut opts = StatusOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(false).include_ignored(false);
         let statuses = self.repo.statuses(Some(&mut opts))?;
         Ok(statuses
             .iter()
             .filter(|s| s.status() != Status::CURRENT && !s.status().is_ignored())
-            .filter_map(|s| s.path().ok().map(|p| (p.trim_end_matches('/').to_string(), s.status().is_wt_new())))
-            .filter(|(p, _)| !self.is_excluded(p))
+            .map(|s| {
+                let bytes = s.path_bytes();
+                let bytes = bytes.strip_suffix(b"/").unwrap_or(bytes);
+                (std::path::PathBuf::from(std::ffi::OsStr::from_bytes(bytes)), s.status().is_wt_new())
+            })
+            .filter(|(p, _)| !self.is_excluded(&p.to_string_lossy()))
             .collect())
     }
 
@@ -92,12 +103,10 @@ impl Workspace {
         let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
         let mut out = Measured { changes: Vec::new(), text: text.then(String::new) };
         for (i, delta) in diff.deltas().enumerate() {
-            let path = delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let on_disk =
+                delta.new_file().path().or_else(|| delta.old_file().path()).unwrap_or(std::path::Path::new(""));
+            let path = on_disk.to_string_lossy().into_owned();
+            let raw = (on_disk.to_str().is_none()).then(|| on_disk.to_path_buf());
             if self.is_excluded(&path) {
                 continue;
             }
@@ -123,7 +132,7 @@ impl Workspace {
                     (0, 0, size.size())
                 }
             };
-            out.changes.push(FileChange { path, status: status.into(), added, removed, bytes, binary });
+            out.changes.push(FileChange { path, status: status.into(), added, removed, bytes, binary, raw });
         }
         Ok(Some(out))
     }

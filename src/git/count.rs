@@ -23,7 +23,7 @@ impl Workspace {
     /// once more than `cap` have been seen or the new ones hold more than `max_bytes`.
     pub fn count_changed(&self, cap: usize, max_bytes: u64) -> Result<Counted> {
         let mut c = Counted::default();
-        for (entry, new) in self.dirty_entries_new()? {
+        for (entry, new) in self.dirty_raw()? {
             let path = self.root.join(&entry);
             let meta = std::fs::symlink_metadata(&path);
             if meta.as_ref().is_ok_and(|m| m.is_dir()) {
@@ -43,7 +43,7 @@ impl Workspace {
                 if new {
                     c.new_bytes += meta.map(|m| m.len()).unwrap_or(0);
                 }
-                c.files.push(entry);
+                c.files.push(entry.to_string_lossy().into_owned());
             }
             if c.files.len() > cap || c.new_bytes > max_bytes {
                 c.files.truncate(cap + 1);

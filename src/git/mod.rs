@@ -54,6 +54,17 @@ pub struct FileChange {
     /// Not diffed as text: binary, or larger than the change may be.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
+    /// The path byte for byte, when it is not UTF-8 (`path` is then its lossy spelling, which
+    /// names another file or none): what the guards open.
+    #[serde(skip)]
+    pub raw: Option<PathBuf>,
+}
+
+impl FileChange {
+    /// The path to open on disk, relative to the root.
+    pub fn on_disk(&self) -> &Path {
+        self.raw.as_deref().unwrap_or(Path::new(&self.path))
+    }
 }
 
 pub struct Workspace {

@@ -5,7 +5,7 @@
 use super::{OriginalHead, Workspace};
 use crate::error::{Code, HoneError, Result};
 use git2::{BranchType, Oid};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 impl Workspace {
     /// Make the work tree match commit `oid` exactly (for rollback to a checkpoint): tracked files
@@ -33,16 +33,19 @@ impl Workspace {
     fn remove_untracked(&self, tree: &git2::Tree<'_>, more: Vec<String>) -> Result<()> {
         let kept: Vec<String> =
             self.excluded.iter().cloned().chain(self.kept.lock().map(|k| k.clone()).unwrap_or_default()).collect();
-        for rel in self.dirty_entries()?.into_iter().chain(more) {
-            if tree.get_path(Path::new(&rel)).is_ok() {
+        let dirty = self.dirty_raw()?.into_iter().map(|(p, _)| p);
+        for rel in dirty.chain(more.into_iter().map(PathBuf::from)) {
+            if tree.get_path(&rel).is_ok() {
                 continue;
             }
-            let holds_kept = kept.iter().any(|k| k.starts_with(&format!("{rel}/")));
+            let rel = rel.as_path();
+            let shown = rel.to_string_lossy();
+            let holds_kept = kept.iter().any(|k| k.starts_with(&format!("{shown}/")));
             if !holds_kept {
-                let _ = crate::safe_fs::remove_beneath(&self.root, &rel);
+                let _ = crate::safe_fs::remove_beneath(&self.root, rel);
                 continue;
             }
-            for inner in self.dirty_paths_under(&rel)? {
+            for inner in self.dirty_paths_under(&shown)? {
                 if tree.get_path(Path::new(&inner)).is_err() {
                     let _ = crate::safe_fs::remove_beneath(&self.root, &inner);
                 }

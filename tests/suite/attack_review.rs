@@ -352,3 +352,72 @@ async fn a_very_deep_tree_a_command_left_is_removed() {
     assert!(left.stdout.is_empty(), "files the command left: {}", String::from_utf8_lossy(&left.stdout));
     assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
 }
+
+/// A FIFO a command leaves in the work tree, and one inside a new directory: hone's own work after
+/// the model (counting, diffing, staging the commit, the restore) never opens one to read it,
+/// which would block until the wall time and past it. (git does not see a FIFO: it is neither
+/// part of the change nor removed, like an empty directory.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fifo_in_the_change_blocks_nothing() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(cmd("mkfifo pipe && mkdir -p sub && mkfifo sub/pipe && echo fixed > status.txt"), false)
+        .turn(text("Done."), false);
+    let yaml = spec(&repo, "fifo", &mock, OPEN_POLICY, "").replace("max_wall_time: 60s", "max_wall_time: 20s");
+    let started = std::time::Instant::now();
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}\n{}", started.elapsed(), run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
+}
+
+/// A file name that is not UTF-8 (`x\xff`): the guards that read the change's files (a symlink's
+/// target, a binary file's content) must read that file, not the one its lossy spelling
+/// (`x\u{fffd}`) names, which does not exist. Else a symlink to `/etc/passwd` and a secret after a
+/// NUL byte pass the guards and are committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_non_utf8_name_does_not_slip_past_the_guards() {
+    require!(Need::UserNamespaces);
+    const CANARY: &str = "hone-nonutf8-canary-Z3x8";
+    for (name, command, want) in [
+        ("nonutf8-link", "ln -s /etc/passwd \"$(printf 'x\\377')\"", "symlinks that lead outside"),
+        (
+            "nonutf8-secret",
+            "f=\"$(printf 'l\\377.gif')\"; printf 'GIF89a\\000\\001' > \"$f\" && printf '%s' \"$HONE_CANARY_TOKEN\" >> \"$f\"",
+            "contains the value of a secret",
+        ),
+    ] {
+        let repo = broken_repo();
+        let mock = MockModel::start().await;
+        mock.turn(cmd(command), false);
+        super::jail_support::fix(&mock);
+        let policy = format!("{OPEN_POLICY}env:\n  pass_secrets: [HONE_CANARY_TOKEN]\n");
+        let yaml = spec(&repo, name, &mock, &policy, "");
+        let run = run_job_env(&repo, &yaml, &[("HONE_CANARY_TOKEN", CANARY)]).await;
+        let report = run.report();
+        assert_eq!(run.code, 1, "{name}: the change was committed: {}", run.stderr);
+        assert!(report["errors"].to_string().contains(want), "{name}: {:#}", report["errors"]);
+        assert!(report["commit"].is_null(), "{name}");
+        let everything = repo.git(&["log", "--all", "-p", "--format=%H"]);
+        assert!(!everything.contains(CANARY), "{name}: the secret is in a commit");
+        run.assert_no_secret(CANARY);
+    }
+}
+
+/// Files and directories a command made under names that are not UTF-8 are counted toward the
+/// limits and removed by the restore like any other (their lossy spelling names nothing).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_utf8_names_a_command_left_are_counted_and_removed() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    let make = "d=\"$(printf 'd\\377')\"; mkdir \"$d\" && for i in $(seq 1 30); do echo $i > \"$d/f$i\"; done; echo x > \"$(printf 'n\\377')\"";
+    mock.turn(cmd(make), false);
+    super::jail_support::fix(&mock);
+    let policy = format!("{OPEN_POLICY}limits: {{ max_files_changed: 10 }}\n");
+    let run = run_job(&repo, &spec(&repo, "nonutf8-left", &mock, &policy, ""), &[]).await;
+    assert_eq!(run.code, 1, "the change of 32 files passed a limit of 10: {}", run.stderr);
+    assert!(run.report()["errors"].to_string().contains("more than 10 files changed"), "{}", run.stderr);
+    assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
+}
