@@ -294,7 +294,7 @@ async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<St
     if !out.is_empty() {
         problems.push(format!("the change adds symlinks that lead outside the repository: {}", out.join(", ")));
     }
-    let mut carried = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
+    let (mut carried, unscanned) = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
     if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
         carried.insert(0, "the diff".into());
     }
@@ -304,7 +304,13 @@ async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<St
             carried.join(", ")
         ));
     }
-    Ok((problems, !carried.is_empty()))
+    if !p.redactor.is_empty() && !unscanned.is_empty() {
+        problems.push(format!(
+            "{} larger than the byte limit ({max}), as far as hone reads a file to scan it for secrets; a change it cannot clear is not saved",
+            unscanned.iter().map(|u| format!("`{u}` is")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok((problems, !carried.is_empty() || (!p.redactor.is_empty() && !unscanned.is_empty())))
 }
 
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too

@@ -454,3 +454,28 @@ async fn continue_failed_means_the_ref_not_a_directory_of_that_name() {
     assert!(first.contains("continues an earlier attempt"), "the saved work was taken up: {first}\n{}", run.stderr);
     assert!(!first.contains("INJECTED-HISTORY"), "the repository's transcript became the history: {first}");
 }
+
+/// With `pass_secrets`, the model's command appends the token to a tracked 2 MiB binary file,
+/// past the 1 MiB hone scans of a binary file (the byte limit, set to 1 MiB here). The change is refused for its
+/// size, but it must not be saved either (a saved failed run is pushed as a draft PR with
+/// `pr.on_failure: draft`): hone cannot tell it holds no secret.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_past_the_scanned_bytes_of_a_large_file_is_not_saved() {
+    require!(Need::UserNamespaces);
+    const CANARY: &str = "hone-late-canary-R5t1Y8";
+    let big = format!("\u{0}{}", "x".repeat(2 << 20));
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("asset.bin", &big)]);
+    let mock = MockModel::start().await;
+    mock.turn(cmd("printf '%s' \"$HONE_CANARY_TOKEN\" >> asset.bin"), false);
+    super::jail_support::fix(&mock);
+    let policy =
+        format!("{OPEN_POLICY}env:\n  pass_secrets: [HONE_CANARY_TOKEN]\nlimits: {{ max_bytes_changed: 1048576 }}\n");
+    let yaml = spec(&repo, "late-secret", &mock, &policy, "");
+    let run = run_job_env(&repo, &yaml, &[("HONE_CANARY_TOKEN", CANARY)]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let report = run.report();
+    assert!(report["saved_ref"].is_null(), "the change was saved: {:#}", report["errors"]);
+    let refs = repo.git(&["for-each-ref", "refs/hone/late-secret"]);
+    assert!(refs.is_empty() || !refs.contains("failed"), "{refs}");
+    run.assert_no_secret(CANARY);
+}
