@@ -479,3 +479,35 @@ async fn a_secret_past_the_scanned_bytes_of_a_large_file_is_not_saved() {
     assert!(refs.is_empty() || !refs.contains("failed"), "{refs}");
     run.assert_no_secret(CANARY);
 }
+
+/// A hard link to a read-denied file shares its content under another name that the read rules
+/// allow. The jail shows the denied file as a mount of its own, so a command cannot make one
+/// (`ln` fails across mounts), and hone's tools, grep and the repo map never read the content.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hard_link_to_a_read_denied_file_cannot_be_made() {
+    require!(Need::UserNamespaces);
+    let repo = TestRepo::new(&[
+        ("status.txt", "broken\n"),
+        ("check.sh", CHECK_SH),
+        ("config/.env", "TOKEN=hardlink-secret-4c1d\n"),
+    ]);
+    let mock = MockModel::start().await;
+    mock.turn(
+        call(
+            "write_file",
+            json!({"path": "s.sh", "content": "ln config/.env h.txt; ln config/.env h.py; cat h.txt\n"}),
+        ),
+        false,
+    )
+    .turn(cmd("sh s.sh"), false)
+    .turn(call("read_file", json!({"path": "h.txt"})), false)
+    .turn(call("grep", json!({"pattern": "hardlink-secret"})), false)
+    .turn(text("Done."), false);
+    let yaml = spec(&repo, "hardlink", &mock, "version: 1\ncommands:\n  default: allow\n", "");
+    let run = run_job(&repo, &yaml, &[]).await;
+    let seen = super::jail_support::all_tool_results(&mock);
+    assert!(!seen.contains("hardlink-secret-4c1d"), "{seen}");
+    assert!(seen.contains("cross-device"), "the control: `ln` was refused by the kernel: {seen}");
+    let prompt = mock.requests().first().map(|r| r.body.to_string()).unwrap_or_default();
+    assert!(!prompt.contains("hardlink-secret"), "the repo map");
+}
