@@ -504,10 +504,56 @@ async fn a_hard_link_to_a_read_denied_file_cannot_be_made() {
     .turn(call("grep", json!({"pattern": "hardlink-secret"})), false)
     .turn(text("Done."), false);
     let yaml = spec(&repo, "hardlink", &mock, "version: 1\ncommands:\n  default: allow\n", "");
-    let run = run_job(&repo, &yaml, &[]).await;
+    run_job(&repo, &yaml, &[]).await;
     let seen = super::jail_support::all_tool_results(&mock);
     assert!(!seen.contains("hardlink-secret-4c1d"), "{seen}");
     assert!(seen.contains("cross-device"), "the control: `ln` was refused by the kernel: {seen}");
     let prompt = mock.requests().first().map(|r| r.body.to_string()).unwrap_or_default();
     assert!(!prompt.contains("hardlink-secret"), "the repo map");
+}
+
+/// `broken_repo`, but outside `/tmp` (in cargo's temp dir for tests), as repositories usually are:
+/// the jail's own `/tmp` is then not an ancestor of the repository.
+fn broken_repo_outside_tmp() -> TestRepo {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (path, origin) = (dir.path().join("work"), dir.path().join("origin.git"));
+    std::fs::create_dir_all(path.join("src")).unwrap();
+    crate::common::repo::git(dir.path(), &["init", "-q", "--bare", origin.to_str().unwrap()]);
+    crate::common::repo::git(&path, &["init", "-q"]);
+    for (name, body) in [("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("src/lib.txt", "hello\n")] {
+        std::fs::write(path.join(name), body).unwrap();
+    }
+    crate::common::repo::git(&path, &["add", "-A"]);
+    crate::common::repo::git(&path, &["commit", "-q", "-m", "initial"]);
+    crate::common::repo::git(&path, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    crate::common::repo::git(&path, &["push", "-q", "origin", "main"]);
+    TestRepo { dir, path, origin }
+}
+
+/// The walks hone makes on the host (git's status, the count of a new directory, the search tools
+/// and the repo map) read `.gitignore` and `.gitattributes` files: a command makes them FIFOs, in
+/// a new directory and at the root. Opening one to read it would block hone's own work after the
+/// model, which is awaited to the end, for good (and each search tool until its timeout). No
+/// command can make a FIFO in the repository; in the jail's `/tmp` it still can (GNU make's
+/// jobserver makes one there), unless the repository lies beneath it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_named_like_ignore_files_block_nothing() {
+    require!(Need::UserNamespaces);
+    for (repo, tmp_fifo) in [(broken_repo_outside_tmp(), true), (broken_repo(), false)] {
+        let mock = MockModel::start().await;
+        let make = "mkfifo \"$TMPDIR/ok\" && echo TMP-FIFO-OK; mkdir -p newdir && echo x > newdir/f; mkfifo newdir/.gitignore .gitattributes; echo fixed > status.txt";
+        mock.turn(cmd(make), false)
+            .turn(call("glob_file_search", json!({"pattern": "**/f"})), false)
+            .turn(call("grep", json!({"pattern": "x", "path": "newdir"})), false)
+            .turn(text("Done."), false);
+        let yaml =
+            spec(&repo, "fifo-ignore", &mock, OPEN_POLICY, "").replace("max_wall_time: 60s", "max_wall_time: 20s");
+        let started = std::time::Instant::now();
+        let run = run_job(&repo, &yaml, &[]).await;
+        assert!(started.elapsed() < std::time::Duration::from_secs(15), "{:?}\n{}", started.elapsed(), run.stderr);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let made = super::jail_support::result_of(&mock, 0);
+        assert_eq!(made.contains("TMP-FIFO-OK"), tmp_fifo, "a FIFO in the jail's /tmp: {made}");
+        assert!(!repo.path.join(".gitattributes").exists(), "{made}");
+    }
 }
