@@ -44,7 +44,11 @@ pub fn diff_guard(policy: &Policy, changes: &[FileChange]) -> Vec<String> {
 /// allows, told after counting only that far (such a change is neither diffed nor saved).
 pub fn too_large(policy: &Policy, counted: &crate::git::Counted) -> String {
     let first: Vec<String> = counted.files.iter().take(5).map(|f| format!("`{f}`")).collect();
-    let what = if counted.files.len() > policy.max_files_changed {
+    let what = if let Some(dir) = &counted.uncountable {
+        format!(
+            "the new directory `{dir}` holds an ignore file that is not a regular file (a link, say), which hone does not read, so its files cannot be counted"
+        )
+    } else if counted.files.len() > policy.max_files_changed {
         format!(
             "more than {} files changed ({}, …); the policy allows at most {} (limits.max_files_changed)",
             policy.max_files_changed,

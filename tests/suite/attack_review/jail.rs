@@ -129,3 +129,30 @@ async fn fifos_named_like_ignore_files_block_nothing() {
         assert!(!repo.path.join(".gitattributes").exists(), "{made}");
     }
 }
+
+/// hone's walks (the search tools, the repo map, the count of a new directory) read every
+/// `.ignore` and `.gitignore` they meet, and read it to the end: a link a command made there
+/// (to `/dev/zero`, a terminal, a pipe of hone's, a file outside the repository) would fill
+/// hone's memory, block it, or read the host. Here the link leads to a file outside whose lines
+/// would hide `hidden-by-host.txt` from `glob_file_search`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ignore_file_that_is_a_link_is_never_read_by_hone() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let outside = tempfile::tempdir().unwrap();
+    let patterns = outside.path().join("patterns");
+    std::fs::write(&patterns, "hidden-by-host.txt\n").unwrap();
+    let mock = MockModel::start().await;
+    let make = format!(
+        "echo x > hidden-by-host.txt && ln -s {p} .ignore && mkdir -p newdir/sub && echo 1 > newdir/sub/f && ln -s {p} newdir/sub/.gitignore",
+        p = patterns.display()
+    );
+    mock.turn(cmd(&make), false)
+        .turn(call("glob_file_search", json!({"pattern": "*.txt"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Done."), false);
+    let run = run_job(&repo, &spec(&repo, "ignore-link", &mock, OPEN_POLICY, ""), &[]).await;
+    let listed = result_of(&mock, 1);
+    assert!(listed.contains("hidden-by-host.txt"), "the file outside was read as ignore rules: {listed}");
+    assert_eq!(run.code, 1, "the links are refused: {}", run.stderr);
+}
