@@ -36,6 +36,12 @@ impl Workspace {
         Ok(removed)
     }
 
+    /// hone's own paths and the ignored entries from before the run: the pass does not enter them.
+    fn is_hones_or_kept(&self, rel: &str) -> bool {
+        let under = |e: &String| rel == e || rel.starts_with(&format!("{e}/"));
+        self.excluded.iter().any(under) || self.kept.lock().is_ok_and(|k| k.iter().any(under))
+    }
+
     fn prune_in(&self, dir: &OwnedFd, rel: &Path, tree: &Tree<'_>, removed: &mut Vec<String>) -> std::io::Result<()> {
         let depth = rel.components().count();
         for name in subdirs(dir)? {

@@ -181,13 +181,6 @@ impl Workspace {
         Ok(())
     }
 
-    /// hone's own paths and the ignored entries from before the run: a pass over the work tree
-    /// does not enter them.
-    fn is_hones_or_kept(&self, rel: &str) -> bool {
-        let under = |e: &String| rel == e || rel.starts_with(&format!("{e}/"));
-        self.excluded.iter().any(under) || self.kept.lock().is_ok_and(|k| k.iter().any(under))
-    }
-
     /// Never part of the change: hone's paths, the checks' artifacts, and what was ignored before
     /// the run (even once the model's edit of a `.gitignore` stops ignoring it: a read-denied
     /// `.env` would otherwise be staged, committed and pushed by hone).
