@@ -2,14 +2,16 @@
 //! are walked by descriptor with `O_NOFOLLOW`, files are created fresh (`O_EXCL`) or written to a
 //! temp file and renamed over the target, and reads accept regular files only.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{Error, ErrorKind, Read, Result, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-fn cstr(p: &str) -> Result<CString> {
-    CString::new(p).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
+/// A name or path as the kernel takes it: its bytes, whatever they are (a name need not be UTF-8).
+fn cstr(p: impl AsRef<OsStr>) -> Result<CString> {
+    CString::new(p.as_ref().as_bytes()).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
 /// `p` made absolute (against the current directory) and lexically normal (`.` and `..` taken
@@ -49,7 +51,7 @@ pub fn absolute(p: &Path) -> PathBuf {
     out
 }
 
-fn openat(dir: &impl AsRawFd, name: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
+fn openat(dir: &impl AsRawFd, name: impl AsRef<OsStr>, flags: i32, mode: u32) -> Result<OwnedFd> {
     let c = cstr(name)?;
     // SAFETY: a valid dir fd and a NUL-terminated name.
     let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
@@ -60,14 +62,14 @@ fn openat(dir: &impl AsRawFd, name: &str, flags: i32, mode: u32) -> Result<Owned
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn unlinkat(dir: &impl AsRawFd, name: &str, flags: i32) -> Result<()> {
+fn unlinkat(dir: &impl AsRawFd, name: impl AsRef<OsStr>, flags: i32) -> Result<()> {
     let c = cstr(name)?;
     // SAFETY: a valid dir fd and a NUL-terminated name; unlinkat never follows the final symlink.
     let rc = unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), flags) };
     if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
 }
 
-fn mkdirat(dir: &impl AsRawFd, name: &str) -> Result<()> {
+fn mkdirat(dir: &impl AsRawFd, name: impl AsRef<OsStr>) -> Result<()> {
     let c = cstr(name)?;
     // SAFETY: a valid dir fd and a NUL-terminated name.
     let rc = unsafe { libc::mkdirat(dir.as_raw_fd(), c.as_ptr(), 0o755) };
@@ -99,9 +101,11 @@ pub fn beneath_root(p: &Path, root: &Path) -> Option<PathBuf> {
 
 /// Open (creating it when missing) the directory `name` inside `dir`, without following a
 /// symlink: a symlink in its place is removed (never its target) and a real directory made.
-pub fn subdir(dir: &impl AsRawFd, name: &str) -> Result<OwnedFd> {
-    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
-        return Err(Error::new(ErrorKind::InvalidInput, format!("`{name}` is not a directory name")));
+pub fn subdir(dir: &impl AsRawFd, name: impl AsRef<OsStr>) -> Result<OwnedFd> {
+    let name = name.as_ref();
+    let b = name.as_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("{name:?} is not a directory name")));
     }
     mkdirat(dir, name)?;
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
@@ -115,7 +119,7 @@ pub fn subdir(dir: &impl AsRawFd, name: &str) -> Result<OwnedFd> {
     }
 }
 
-fn is_symlink_at(dir: &impl AsRawFd, name: &str) -> bool {
+fn is_symlink_at(dir: &impl AsRawFd, name: &OsStr) -> bool {
     let Ok(c) = cstr(name) else { return false };
     // SAFETY: plain data filled by the kernel.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -131,7 +135,7 @@ pub fn open_dir_below(base: &Path, rel: &Path) -> Result<OwnedFd> {
     let mut cur: OwnedFd = File::open(base)?.into();
     for c in rel.components() {
         match c {
-            Component::Normal(n) => cur = subdir(&cur, &n.to_string_lossy())?,
+            Component::Normal(n) => cur = subdir(&cur, n)?,
             Component::CurDir => {}
             _ => return Err(Error::new(ErrorKind::InvalidInput, format!("`{}` leaves its base", rel.display()))),
         }
@@ -144,9 +148,7 @@ pub fn open_existing_dir_below(base: &Path, rel: &Path) -> Result<OwnedFd> {
     let mut cur: OwnedFd = File::open(base)?.into();
     for c in rel.components() {
         match c {
-            Component::Normal(n) => {
-                cur = openat(&cur, &n.to_string_lossy(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?
-            }
+            Component::Normal(n) => cur = openat(&cur, n, libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW, 0)?,
             Component::CurDir => {}
             _ => return Err(Error::new(ErrorKind::InvalidInput, format!("`{}` leaves its base", rel.display()))),
         }
@@ -202,19 +204,19 @@ pub fn remove_at(dir: &impl AsRawFd, name: &str) -> Result<()> {
 /// Remove `name` in `dir` and, when it is a real directory, everything beneath it, by
 /// descriptor: a symlink anywhere is removed itself, never followed (a symlink put in a
 /// directory's place meanwhile is refused by `O_NOFOLLOW`). A missing entry is not an error;
-/// `name` must be one plain component. How many entries were removed. A tree nested deeper than
-/// `MAX_DEPTH` directories is refused (each level holds a descriptor while its entries go).
+/// `name` must be one plain component. How many entries were removed. However deep the tree, at
+/// most `MAX_DEPTH` directories are held open: one nested deeper is moved up into `name` (a
+/// rename, which follows nothing) and emptied from there.
 pub fn remove_tree_at(dir: &impl AsRawFd, name: &str) -> Result<usize> {
-    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
-        return Err(Error::new(ErrorKind::InvalidInput, format!("`{name}` is not an entry name")));
-    }
-    remove_entry(dir, &cstr(name)?, 0)
+    remove_tree_c(dir, &cstr(name)?)
 }
 
-/// How deep [`remove_tree_at`] descends.
-const MAX_DEPTH: usize = 256;
-
-fn remove_entry(dir: &impl AsRawFd, name: &std::ffi::CStr, depth: usize) -> Result<usize> {
+/// [`remove_tree_at`] for a name given as bytes (any name a command made).
+pub fn remove_tree_c(dir: &impl AsRawFd, name: &std::ffi::CStr) -> Result<usize> {
+    let b = name.to_bytes();
+    if b.is_empty() || b == b"." || b == b".." || b.contains(&b'/') {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("{name:?} is not an entry name")));
+    }
     // SAFETY: a valid dir fd and a NUL-terminated name; unlinkat never follows a symlink.
     if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
         return Ok(1);
@@ -226,34 +228,29 @@ fn remove_entry(dir: &impl AsRawFd, name: &std::ffi::CStr, depth: usize) -> Resu
         Some(libc::EISDIR) | Some(libc::EPERM) => {}
         _ => return Err(e),
     }
-    if depth >= MAX_DEPTH {
-        return Err(Error::other(format!("{name:?} is nested more than {MAX_DEPTH} directories deep")));
-    }
+    let top = open_subdir(dir, name)?;
+    let removed = empty_dir(&top, &top, 0)?;
+    rmdir_at(dir, name)?;
+    Ok(removed + 1)
+}
+
+/// How many directories [`remove_tree_at`] holds open at once.
+const MAX_DEPTH: usize = 64;
+
+/// The existing directory `name` in `dir`, never through a symlink.
+pub fn open_subdir(dir: &impl AsRawFd, name: &std::ffi::CStr) -> Result<OwnedFd> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: a valid dir fd and a NUL-terminated name; O_NOFOLLOW refuses a symlink.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            name.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags) };
     if fd < 0 {
         return Err(Error::last_os_error());
     }
     // SAFETY: the kernel returned a new descriptor that nothing else owns.
-    let sub = unsafe { OwnedFd::from_raw_fd(fd) };
-    // Names first (as bytes: any name git or a command made), then removal.
-    let names: Vec<std::ffi::CString> = nix::dir::Dir::from_fd(sub.try_clone()?)
-        .map_err(Error::from)?
-        .into_iter()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_owned())
-        .filter(|n| n.to_bytes() != b"." && n.to_bytes() != b"..")
-        .collect();
-    let mut removed = 0;
-    for n in names {
-        removed += remove_entry(&sub, &n, depth + 1)?;
-    }
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Remove the empty directory `name` in `dir`; a missing one is not an error.
+fn rmdir_at(dir: &impl AsRawFd, name: &std::ffi::CStr) -> Result<()> {
     // SAFETY: a valid dir fd and a NUL-terminated name.
     if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } < 0 {
         let e = Error::last_os_error();
@@ -261,17 +258,73 @@ fn remove_entry(dir: &impl AsRawFd, name: &std::ffi::CStr, depth: usize) -> Resu
             return Err(e);
         }
     }
-    Ok(removed + 1)
+    Ok(())
+}
+
+/// The names in the directory `d` (as bytes: any name git or a command made), read afresh.
+fn names_in(d: &OwnedFd) -> Result<Vec<std::ffi::CString>> {
+    let again = open_subdir(d, c".")?;
+    Ok(nix::dir::Dir::from_fd(again)
+        .map_err(Error::from)?
+        .into_iter()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_owned())
+        .filter(|n| n.to_bytes() != b"." && n.to_bytes() != b"..")
+        .collect())
+}
+
+/// Empty `d`, `depth` directories below `top` (the directory being removed). A directory at
+/// `MAX_DEPTH` is renamed into `top`, whose own pass then empties it: it is read again until
+/// nothing is left. How many entries were removed.
+fn empty_dir(top: &OwnedFd, d: &OwnedFd, depth: usize) -> Result<usize> {
+    let mut removed = 0;
+    loop {
+        let names = names_in(d)?;
+        if names.is_empty() {
+            return Ok(removed);
+        }
+        for n in names {
+            // SAFETY: a valid dir fd and a NUL-terminated name; unlinkat never follows a symlink.
+            if unsafe { libc::unlinkat(d.as_raw_fd(), n.as_ptr(), 0) } == 0 {
+                removed += 1;
+                continue;
+            }
+            let e = Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ENOENT) => continue,
+                Some(libc::EISDIR) | Some(libc::EPERM) => {}
+                _ => return Err(e),
+            }
+            if depth + 1 >= MAX_DEPTH {
+                let up = cstr(format!(".hone-deep-{}", rand::random::<u64>()))?;
+                // SAFETY: two valid dir fds and NUL-terminated names; renameat follows nothing.
+                if unsafe { libc::renameat(d.as_raw_fd(), n.as_ptr(), top.as_raw_fd(), up.as_ptr()) } < 0 {
+                    return Err(Error::last_os_error());
+                }
+                continue;
+            }
+            let sub = open_subdir(d, &n)?;
+            removed += empty_dir(top, &sub, depth + 1)?;
+            rmdir_at(d, &n)?;
+            removed += 1;
+        }
+    }
 }
 
 /// Remove `rel` beneath `root` (see [`remove_tree_at`]), reaching its parent without following
 /// a symlink: a path under a symlink is not removed (nothing of it is in the tree). How many
 /// entries were removed.
-pub fn remove_beneath(root: &Path, rel: &str) -> Result<usize> {
-    let rel = rel.trim_end_matches('/');
-    let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
-    match open_existing_dir_below(root, Path::new(parent)) {
-        Ok(dir) => remove_tree_at(&dir, name),
+pub fn remove_beneath(root: &Path, rel: impl AsRef<OsStr>) -> Result<usize> {
+    let mut rel = rel.as_ref().as_bytes();
+    while let [head @ .., b'/'] = rel {
+        rel = head;
+    }
+    let (parent, name) = match rel.iter().rposition(|&b| b == b'/') {
+        Some(i) => (&rel[..i], &rel[i + 1..]),
+        None => (&rel[..0], rel),
+    };
+    match open_existing_dir_below(root, Path::new(OsStr::from_bytes(parent))) {
+        Ok(dir) => remove_tree_c(&dir, &cstr(OsStr::from_bytes(name))?),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR) | Some(libc::ENOENT)) => Ok(0),
         Err(e) => Err(e),
     }
@@ -298,92 +351,5 @@ pub fn regular(f: &File, what: &str) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_symlinked_directory_is_replaced_and_its_target_untouched() {
-        let base = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("keep"), "x").unwrap();
-        std::fs::create_dir(base.path().join("a")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), base.path().join("a/b")).unwrap();
-        let dir = open_dir_below(base.path(), Path::new("a/b/c")).unwrap();
-        write_at(&dir, "r.json", b"{}", 0o644).unwrap();
-        assert!(base.path().join("a/b/c/r.json").is_file());
-        assert!(std::fs::symlink_metadata(base.path().join("a/b")).unwrap().is_dir());
-        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1, "the target was not touched");
-    }
-
-    #[test]
-    fn writes_replace_symlinks_and_fifos_and_reads_refuse_them() {
-        let d = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        let dir: OwnedFd = File::open(d.path()).unwrap().into();
-        std::os::unix::fs::symlink(outside.path().join("x"), d.path().join("link")).unwrap();
-        let fifo = std::ffi::CString::new(d.path().join("fifo").to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
-        assert!(read_regular_at(&dir, "link", 100).is_err());
-        assert!(read_regular_at(&dir, "fifo", 100).is_err(), "a FIFO is never read (nor waited on)");
-        write_at(&dir, "link", b"a", 0o644).unwrap();
-        write_at(&dir, "fifo", b"b", 0o644).unwrap();
-        assert!(!outside.path().join("x").exists());
-        assert_eq!(read_regular_at(&dir, "fifo", 100).unwrap(), b"b");
-        std::os::unix::fs::symlink(outside.path().join("y"), d.path().join("stream")).unwrap();
-        let mut f = create_fresh_at(&dir, "stream").unwrap();
-        f.write_all(b"line\n").unwrap();
-        assert!(!outside.path().join("y").exists());
-        assert_eq!(read_regular_at(&dir, "stream", 3).unwrap(), b"lin");
-    }
-
-    #[test]
-    fn removal_never_follows_a_symlink() {
-        let root = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("keep"), "x").unwrap();
-        std::fs::create_dir_all(root.path().join("a/b/c")).unwrap();
-        std::fs::write(root.path().join("a/b/c/f"), "x").unwrap();
-        std::os::unix::fs::symlink(outside.path(), root.path().join("a/b/out")).unwrap();
-        std::os::unix::fs::symlink(outside.path(), root.path().join("link")).unwrap();
-        assert_eq!(remove_beneath(root.path(), "link/keep").unwrap(), 0, "a path under a link is left alone");
-        assert_eq!(remove_beneath(root.path(), "a").unwrap(), 5, "a, b, c, f and the link out");
-        assert_eq!(remove_beneath(root.path(), "link").unwrap(), 1);
-        assert_eq!(remove_beneath(root.path(), "missing").unwrap(), 0);
-        assert!(remove_beneath(root.path(), "..").is_err());
-        assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 0);
-        assert_eq!(std::fs::read_to_string(outside.path().join("keep")).unwrap(), "x", "the target is untouched");
-    }
-
-    #[test]
-    fn a_tree_is_removed_without_following_its_links() {
-        let base = tempfile::tempdir().unwrap();
-        let outside = tempfile::tempdir().unwrap();
-        std::fs::write(outside.path().join("keep"), "x").unwrap();
-        let tree = base.path().join("t");
-        std::fs::create_dir_all(tree.join("a/b")).unwrap();
-        std::fs::write(tree.join("a/b/f"), "1").unwrap();
-        std::fs::write(tree.join("g"), "2").unwrap();
-        std::os::unix::fs::symlink(outside.path(), tree.join("a/dirlink")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("keep"), tree.join("filelink")).unwrap();
-        std::fs::write(tree.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"\xff")), "3").unwrap();
-        std::os::unix::fs::symlink(outside.path(), base.path().join("top")).unwrap();
-        let dir: OwnedFd = File::open(base.path()).unwrap().into();
-        remove_tree_at(&dir, "t").unwrap();
-        remove_tree_at(&dir, "top").unwrap();
-        remove_tree_at(&dir, "missing").unwrap();
-        assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
-        assert_eq!(std::fs::read_to_string(outside.path().join("keep")).unwrap(), "x", "no link was followed");
-        for bad in ["", ".", "..", "a/b"] {
-            assert!(remove_tree_at(&dir, bad).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn absolute_paths_compare_equal_however_spelled() {
-        let d = tempfile::tempdir().unwrap();
-        let real = d.path().canonicalize().unwrap();
-        std::fs::create_dir(real.join("sub")).unwrap();
-        assert_eq!(absolute(&real.join("sub/../sub/./new/x")), real.join("sub/new/x"));
-    }
-}
+#[path = "safe_fs_tests.rs"]
+mod tests;

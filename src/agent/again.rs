@@ -25,7 +25,9 @@ pub struct Resumed {
 /// `report.json` names the ref and whose `transcript.jsonl` gives the conversation.
 pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
     let dir = Path::new(arg);
-    if !dir.join("report.json").is_file() {
+    // `failed` and `refs/…` are refs, whatever the current directory holds: a repository could
+    // commit a `failed/` with a report and a made-up conversation.
+    if is_ref_spelling(arg) || !dir.join("report.json").is_file() {
         return Ok((arg.to_string(), vec![]));
     }
     // The report dir is reached as given (the user named it); its file is read only if it is a
@@ -51,6 +53,11 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
     }
     let entries = crate::replay::read(dir)?;
     Ok((refname.to_string(), conversation(&entries)))
+}
+
+/// Whether `arg` names a ref (`failed`, `refs/…`), never a report dir.
+fn is_ref_spelling(arg: &str) -> bool {
+    arg == "failed" || arg.starts_with("refs/")
 }
 
 /// Whether `name` is a ref of the form a failed run saves its work on: `refs/hone/<job>/failed`,

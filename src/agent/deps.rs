@@ -77,9 +77,9 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
     protect_and_jail(p, run, &before).await
 }
 
-/// What setup made is the checks' ground, not the change: new untracked entries become
-/// artifacts (left out of the change, removed at the end), and they and new ignored entries are
-/// protected in the run's jail like ignored entries that were there before.
+/// What setup made is the checks' ground, not the change: new untracked and new ignored entries
+/// become artifacts (left out of the change, removed at the end), and are protected in the run's
+/// jail like ignored entries that were there before.
 async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Result<(Sandbox, SandboxReport), Status> {
     let before = before.to_vec();
     let made = p.ws.blocking(move |ws| ws.mark_artifacts(&before)).await;
@@ -91,6 +91,8 @@ async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Res
             return Err(Status::Error);
         }
     };
+    let setup_ignored: Vec<String> = ignored.iter().filter(|e| !p.ignored.contains(e)).cloned().collect();
+    p.ws.add_artifacts(&setup_ignored);
     let mut protected = ignored;
     protected.extend(made);
     protected.sort();

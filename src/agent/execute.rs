@@ -266,6 +266,9 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     finish::finish(p, run, status, base, may_save).await
 }
 
+/// How long the diffs of the change may take when the run's wall time is spent.
+const MIN_DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// What the change is, within the policy's limits, and what is wrong with it: the problems,
 /// and whether it carries a secret. The files are counted first, stopping one past the limit, so
 /// a change of too many files is never diffed; no file larger than the byte limit is read.
@@ -277,17 +280,21 @@ async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<St
         return Ok((vec![crate::guard::too_large(&p.policy, &counted)], false));
     }
     let want_diff = !p.redactor.is_empty();
-    let (changes, diff) = p
-        .ws
-        .blocking(move |ws| Ok((ws.changes(base, max)?, if want_diff { Some(ws.diff_text(base, max)?) } else { None })))
-        .await?;
+    // The diffs get what is left of the wall time, and a few seconds when none is.
+    let until = std::time::Instant::now() + p.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
+    let Some(measured) = p.ws.blocking(move |ws| ws.changes(base, max, want_diff, until)).await? else {
+        run.files_changed.clear();
+        let why = "the change could not be diffed within the run's wall time (its files have very many changed lines); a change this costly to check is neither committed nor saved";
+        return Ok((vec![why.to_string()], false));
+    };
+    let (changes, diff) = (measured.changes, measured.text);
     run.files_changed = changes;
     let mut problems = diff_guard(&p.policy, &run.files_changed);
     let out = crate::guard::links_out(p.ws.root(), &run.files_changed);
     if !out.is_empty() {
         problems.push(format!("the change adds symlinks that lead outside the repository: {}", out.join(", ")));
     }
-    let mut carried = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
+    let (mut carried, unscanned) = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
     if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
         carried.insert(0, "the diff".into());
     }
@@ -297,7 +304,13 @@ async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<St
             carried.join(", ")
         ));
     }
-    Ok((problems, !carried.is_empty()))
+    if !p.redactor.is_empty() && !unscanned.is_empty() {
+        problems.push(format!(
+            "{} larger than the byte limit ({max}), as far as hone reads a file to scan it for secrets; a change it cannot clear is not saved",
+            unscanned.iter().map(|u| format!("`{u}` is")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok((problems, !carried.is_empty() || (!p.redactor.is_empty() && !unscanned.is_empty())))
 }
 
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too

@@ -13,6 +13,10 @@ use std::fmt::Write as _;
 const DIFF_LINES: usize = 40;
 const DIFF_BYTES: usize = 4000;
 const TAIL_LINES: usize = 15;
+/// The most bytes (old and new content together) one hook's diffs are computed from: a line
+/// diff of two large files with many changes takes minutes (hours on the 64 MiB a read allows),
+/// on the run's own thread, past its wall time. Past this, the model is told the sizes.
+const DIFF_INPUT: usize = 512 * 1024;
 
 /// `files`, each as `./path` (so that no name reads as an option) quoted for a POSIX shell,
 /// space-separated.
@@ -138,6 +142,7 @@ impl Loop<'_> {
                 let _ = write!(note, "\n[hook `{}` could not run: {e}]", h.name);
             }
         }
+        let mut budget = DIFF_INPUT;
         for (rel, old) in files.iter().zip(before) {
             let new = read(rel);
             if new != old {
@@ -147,7 +152,19 @@ impl Loop<'_> {
                 {
                     log.amend_last(rel, new.clone());
                 }
-                let diff = short_diff(rel, old.as_deref().unwrap_or_default(), new.as_deref().unwrap_or_default());
+                let (old, new) = (old.as_deref().unwrap_or_default(), new.as_deref().unwrap_or_default());
+                if old.len() + new.len() > budget {
+                    let _ = write!(
+                        note,
+                        "\n[hook `{}` changed {rel} ({} bytes before, {} now; too large to diff here): read the file to see it]",
+                        h.name,
+                        old.len(),
+                        new.len()
+                    );
+                    continue;
+                }
+                budget -= old.len() + new.len();
+                let diff = short_diff(rel, old, new);
                 let _ = write!(
                     note,
                     "\n[hook `{}` changed {rel}; the file is now as this diff leaves it:\n{diff}\n]",

@@ -96,7 +96,14 @@ impl Plan {
 /// How bad a set of check results is: (checks not accepted, failing tests). Lower is better.
 pub fn score(results: &[CheckResult]) -> (usize, usize) {
     let failing = results.iter().filter(|r| !r.accepted).count();
-    let tests = results.iter().map(|r| r.failing_tests.as_ref().map_or(usize::from(!r.passed), Vec::len)).sum();
+    let tests = results
+        .iter()
+        .map(|r| match (&r.failing, &r.failing_tests) {
+            (Some(f), _) => f.count(),
+            (None, Some(shown)) => shown.len(),
+            (None, None) => usize::from(!r.passed),
+        })
+        .sum();
     (failing, tests)
 }
 

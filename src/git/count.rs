@@ -16,6 +16,9 @@ pub struct Counted {
     pub new_bytes: u64,
     /// More than `cap` files, or new files of more than the byte cap: `files` is only the start.
     pub over: bool,
+    /// A new directory the count could not walk whole (an ignore file in it is not a regular
+    /// file, which hone does not read): it cannot be told small enough.
+    pub uncountable: Option<String>,
 }
 
 impl Workspace {
@@ -23,11 +26,14 @@ impl Workspace {
     /// once more than `cap` have been seen or the new ones hold more than `max_bytes`.
     pub fn count_changed(&self, cap: usize, max_bytes: u64) -> Result<Counted> {
         let mut c = Counted::default();
-        for (entry, new) in self.dirty_entries_new()? {
+        for (entry, new) in self.dirty_raw()? {
             let path = self.root.join(&entry);
             let meta = std::fs::symlink_metadata(&path);
             if meta.as_ref().is_ok_and(|m| m.is_dir()) {
-                for found in crate::tools::search::walker(&path).build() {
+                // A directory left out (an ignore file in it is a link, say) is not counted:
+                // the count cannot be trusted, and the change is taken as too large.
+                let (walk, skipped) = crate::tools::walk::walker_flagged(&path);
+                for found in walk.build() {
                     let Ok(e) = found else { continue };
                     if e.file_type().is_some_and(|t| !t.is_dir())
                         && let Ok(rel) = e.path().strip_prefix(&self.root)
@@ -39,11 +45,16 @@ impl Workspace {
                         break;
                     }
                 }
+                if skipped.load(std::sync::atomic::Ordering::Relaxed) {
+                    c.uncountable = Some(entry.to_string_lossy().into_owned());
+                    c.over = true;
+                    return Ok(c);
+                }
             } else {
                 if new {
                     c.new_bytes += meta.map(|m| m.len()).unwrap_or(0);
                 }
-                c.files.push(entry);
+                c.files.push(entry.to_string_lossy().into_owned());
             }
             if c.files.len() > cap || c.new_bytes > max_bytes {
                 c.files.truncate(cap + 1);
@@ -100,5 +111,16 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), dir.path().join("out")).unwrap();
         let c = ws.count_changed(5, u64::MAX).unwrap();
         assert_eq!((c.files, c.over), (vec!["out".to_string()], false));
+    }
+
+    #[test]
+    fn a_directory_whose_ignore_file_is_a_link_cannot_be_counted() {
+        let (dir, ws) = repo();
+        std::fs::create_dir_all(dir.path().join("n/sub")).unwrap();
+        std::fs::write(dir.path().join("n/sub/f"), "x").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("n/sub/.gitignore")).unwrap();
+        let c = ws.count_changed(100, u64::MAX).unwrap();
+        assert!(c.over, "{c:?}");
+        assert_eq!(c.uncountable.as_deref(), Some("n"));
     }
 }

@@ -6,6 +6,10 @@
 //! Nothing can plant a link between this and the write: no command of the run is alive while
 //! hone restores, rolls back or applies saved work (each command's processes end with it, the
 //! MCP servers see the repository read-only), so the tree is hone's alone.
+//!
+//! What the index has and the tree does not (a checkpoint staged the model's new `d/x`, then a
+//! command swapped `d` for a link) is dropped from the index first: libgit2's checkout would
+//! otherwise have to delete `d/x` under the link, and leaves it staged in the user's index.
 
 use super::Workspace;
 use crate::error::Result;
@@ -50,6 +54,26 @@ impl Workspace {
             tracing::warn!("removed symlinks that stood where the repository has files or directories: {removed:?}");
         }
         Ok(removed)
+    }
+
+    /// Drop from the index every entry `tree` does not have, so that a checkout of `tree` finds
+    /// nothing of the run's to delete (what the work tree still holds is untracked, for
+    /// `remove_untracked`, which reaches nothing through a link).
+    pub(super) fn unstage_all_but(&self, tree: &Tree<'_>) -> Result<()> {
+        let mut index = self.repo.index()?;
+        let stray: Vec<Vec<u8>> = index
+            .iter()
+            .map(|e| e.path)
+            .filter(|p| tree.get_path(std::path::Path::new(OsStr::from_bytes(p))).is_err())
+            .collect();
+        if stray.is_empty() {
+            return Ok(());
+        }
+        for p in &stray {
+            index.remove_path(std::path::Path::new(OsStr::from_bytes(p)))?;
+        }
+        index.write()?;
+        Ok(())
     }
 }
 

@@ -5,8 +5,10 @@
 
 mod changes;
 mod count;
+mod deep;
 mod ignored;
 mod links;
+mod restore;
 mod saved;
 mod scratch;
 pub use count::Counted;
@@ -52,6 +54,17 @@ pub struct FileChange {
     /// Not diffed as text: binary, or larger than the change may be.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
+    /// The path byte for byte, when it is not UTF-8 (`path` is then its lossy spelling, which
+    /// names another file or none): what the guards open.
+    #[serde(skip)]
+    pub raw: Option<PathBuf>,
+}
+
+impl FileChange {
+    /// The path to open on disk, relative to the root.
+    pub fn on_disk(&self) -> &Path {
+        self.raw.as_deref().unwrap_or(Path::new(&self.path))
+    }
 }
 
 pub struct Workspace {
@@ -168,9 +181,14 @@ impl Workspace {
         Ok(())
     }
 
+    /// Never part of the change: hone's paths, the checks' artifacts, and what was ignored before
+    /// the run (even once the model's edit of a `.gitignore` stops ignoring it: a read-denied
+    /// `.env` would otherwise be staged, committed and pushed by hone).
     fn is_excluded(&self, rel: &str) -> bool {
         let under = |e: &String| rel == e || rel.starts_with(&format!("{e}/"));
-        self.excluded.iter().any(under) || self.artifacts.lock().is_ok_and(|a| a.iter().any(under))
+        self.excluded.iter().any(under)
+            || self.artifacts.lock().is_ok_and(|a| a.iter().any(under))
+            || self.kept.lock().is_ok_and(|k| k.iter().any(under))
     }
 
     pub fn original_head(&self) -> Result<OriginalHead> {
@@ -231,47 +249,6 @@ impl Workspace {
         Ok(())
     }
 
-    /// Make the work tree match commit `oid` exactly (for rollback to a checkpoint): tracked files
-    /// are restored and files created since are removed. HEAD does not move. A symlink a command
-    /// left where the commit has a file or directory is removed first, never written through.
-    pub fn reset_worktree_to(&self, oid: Oid) -> Result<()> {
-        let tree = self.repo.find_commit(oid)?.tree()?;
-        self.unlink_planted(&tree)?;
-        let mut co = git2::build::CheckoutBuilder::new();
-        co.force().remove_untracked(false);
-        self.repo.checkout_tree(tree.as_object(), Some(&mut co))?;
-        let mut index = self.repo.index()?;
-        index.read_tree(&tree)?;
-        index.write()?;
-        self.remove_untracked(&tree, vec![])?;
-        Ok(())
-    }
-
-    /// Remove what the work tree has and `tree` does not (and is not excluded or ignored), plus
-    /// `more` (the checks' artifacts): a new directory whole, in one removal by descriptor,
-    /// unless something hone keeps (an excluded path, an ignored entry from before the run) lies
-    /// beneath it; then only its new files, one by one. Nothing is followed through a symlink.
-    fn remove_untracked(&self, tree: &git2::Tree<'_>, more: Vec<String>) -> Result<()> {
-        let kept: Vec<String> =
-            self.excluded.iter().cloned().chain(self.kept.lock().map(|k| k.clone()).unwrap_or_default()).collect();
-        for rel in self.dirty_entries()?.into_iter().chain(more) {
-            if tree.get_path(Path::new(&rel)).is_ok() {
-                continue;
-            }
-            let holds_kept = kept.iter().any(|k| k.starts_with(&format!("{rel}/")));
-            if !holds_kept {
-                let _ = crate::safe_fs::remove_beneath(&self.root, &rel);
-                continue;
-            }
-            for inner in self.dirty_paths_under(&rel)? {
-                if tree.get_path(Path::new(&inner)).is_err() {
-                    let _ = crate::safe_fs::remove_beneath(&self.root, &inner);
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The message of commit `sha`.
     pub fn commit_message(&self, sha: &str) -> Result<String> {
         Ok(self.repo.find_commit(Oid::from_str(sha)?)?.message().unwrap_or_default().to_string())
@@ -285,12 +262,7 @@ impl Workspace {
     /// Stage the whole work tree (minus excluded paths) and write it as a tree.
     fn stage_all(&self) -> Result<Oid> {
         let mut index = self.repo.index()?;
-        let mut excluded = (*self.excluded).clone();
-        excluded.extend(self.artifacts.lock().map(|a| a.clone()).unwrap_or_default());
-        let skip = |p: &Path, _: &[u8]| -> i32 {
-            let s = p.to_string_lossy();
-            i32::from(excluded.iter().any(|e| s == e.as_str() || s.starts_with(&format!("{e}/"))))
-        };
+        let skip = |p: &Path, _: &[u8]| -> i32 { i32::from(self.is_excluded(&p.to_string_lossy())) };
         index.add_all(["*"], git2::IndexAddOption::DEFAULT, Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
         index.update_all(["*"], Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
         index.write()?;
@@ -313,32 +285,6 @@ impl Workspace {
         let oid = self.repo.commit(None, &sig, &sig, message, &tree, &[&parent])?;
         self.repo.reference(refname, oid, true, "hone: save the work of a failed run")?;
         Ok(oid)
-    }
-
-    /// Put HEAD back where it was and make the work tree match it, removing files the run
-    /// created. Ignored files and excluded paths are left alone. Symlinks a command or setup left
-    /// where HEAD has a file or directory are removed first (their paths are returned), so the
-    /// checkout never writes through one; nothing removed is reached through a symlink.
-    pub fn restore(&self, original: &OriginalHead) -> Result<Vec<String>> {
-        match original {
-            OriginalHead::Branch(b) => {
-                let r = self.repo.find_branch(b, BranchType::Local)?;
-                let name =
-                    r.get().name().map_err(|_| HoneError::new(Code::Git, "the branch name is not UTF-8"))?.to_string();
-                self.repo.set_head(&name)?;
-            }
-            OriginalHead::Detached(oid) => self.repo.set_head_detached(Oid::from_str(oid)?)?,
-        }
-        let head = self.repo.head()?.peel_to_tree()?;
-        let unlinked = self.unlink_planted(&head)?;
-        let mut co = git2::build::CheckoutBuilder::new();
-        co.force();
-        self.repo.checkout_head(Some(&mut co))?;
-        // What a check or setup left: removed, unless HEAD has it (a tracked file they rewrote,
-        // like a lockfile, which the checkout above has just put back).
-        let artifacts = self.take_artifacts();
-        self.remove_untracked(&head, artifacts)?;
-        Ok(unlinked)
     }
 }
 

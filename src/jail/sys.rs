@@ -5,6 +5,7 @@
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 use std::ffi::CString;
 use std::io::{Error, Result};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// An error that names the step that failed, of the kind its errno says (so that a refusal by
@@ -99,11 +100,34 @@ pub fn tmpfs(dst: &Path, mode: &str, read_only: bool) -> Result<()> {
         .map_err(|e| step(format!("mount a tmpfs on {}", dst.display()), e))
 }
 
+/// An overlay of `lower` on `dst`, its writes going to `upper`. The paths (a directory's name can
+/// be the repository's or a setup script's) are escaped into the options, byte for byte: a `,`
+/// in one would start an option of the name's choosing (`upperdir=` elsewhere on the host) and a
+/// `:` would add a lower layer (a host directory shown in the jail).
 pub fn overlay(lower: &Path, upper: &Path, work: &Path, dst: &Path) -> Result<()> {
-    let opts =
-        format!("lowerdir={},upperdir={},workdir={},userxattr", lower.display(), upper.display(), work.display());
-    mount(Some("overlay"), dst, Some("overlay"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(opts.as_str()))
+    let mut opts = Vec::new();
+    for (key, path) in [("lowerdir=", lower), ("upperdir=", upper), ("workdir=", work)] {
+        opts.extend_from_slice(key.as_bytes());
+        opts.extend(overlay_escaped(path));
+        opts.push(b',');
+    }
+    opts.extend_from_slice(b"userxattr");
+    let opts = std::ffi::OsStr::from_bytes(&opts);
+    mount(Some("overlay"), dst, Some("overlay"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, Some(opts))
         .map_err(|e| step(format!("mount an overlay on {}", dst.display()), e))
+}
+
+/// `path` as an overlayfs option value: `\`, `,` and `:` escaped with a backslash (overlayfs
+/// splits options at `,` and lower layers at `:`, and takes a backslash as an escape).
+fn overlay_escaped(path: &Path) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &b in path.as_os_str().as_bytes() {
+        if matches!(b, b'\\' | b',' | b':') {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
 }
 
 pub fn proc(dst: &Path) -> Result<()> {
@@ -236,4 +260,15 @@ pub fn loopback_up() -> Result<()> {
 
 pub fn cstr(p: &Path) -> Result<CString> {
     CString::new(p.as_os_str().as_encoded_bytes()).map_err(|_| Error::other("a path contains a NUL byte"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_paths_cannot_start_an_option_or_a_layer() {
+        let p = Path::new(std::ffi::OsStr::from_bytes(b"/r/b,upperdir=/x:/y\\\xff"));
+        assert_eq!(overlay_escaped(p), b"/r/b\\,upperdir=/x\\:/y\\\\\xff");
+    }
 }

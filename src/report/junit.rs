@@ -132,7 +132,7 @@ pub fn render(r: &RunReport) -> std::io::Result<String> {
 /// Characters XML 1.0 does not allow anywhere (most C0 controls: a test's colours, a NUL in its
 /// output) shown as visible escapes, so that CI parsers accept the file. The writer's own markup
 /// holds none, so only text a check or the model wrote is touched.
-fn valid_chars(xml: &str) -> String {
+pub fn valid_chars(xml: &str) -> String {
     let bad = |c: char| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{FFFE}' | '\u{FFFF}');
     if !xml.contains(bad) {
         return xml.to_string();

@@ -225,6 +225,7 @@ mod tests {
             cancelled: false,
             duration_ms: 1,
             failing_tests: None,
+            failing: None,
             junit_error: None,
             new_failures: new_failures.iter().map(|t| t.to_string()).collect(),
             output_tail: String::new(),

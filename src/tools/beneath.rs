@@ -4,14 +4,15 @@
 //! no `RESOLVE_BENEATH`: there a path with `..` is refused and every open is `O_NOFOLLOW_ANY`, so a
 //! path through any symlink is refused.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsStr};
 use std::fs::File;
 use std::io::{Error, ErrorKind, Read, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-fn cstr(p: &str) -> Result<CString> {
-    CString::new(p).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
+fn cstr(p: impl AsRef<OsStr>) -> Result<CString> {
+    CString::new(p.as_ref().as_bytes()).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
 }
 
 /// Open flags for a descriptor used only as a directory to work beneath, or to look at a file.
@@ -20,14 +21,16 @@ const PATH_ONLY: i32 = libc::O_PATH;
 #[cfg(not(target_os = "linux"))]
 const PATH_ONLY: i32 = libc::O_RDONLY | libc::O_NONBLOCK;
 
-fn escapes(rel: &str) -> Error {
+fn escapes(rel: &OsStr) -> Error {
+    let rel = rel.to_string_lossy();
     Error::new(ErrorKind::PermissionDenied, format!("`{rel}` resolves outside the repo (through a symlink)"))
 }
 
 /// `openat2(dirfd, rel, flags)` confined beneath `dirfd`.
 #[cfg(target_os = "linux")]
-fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
-    let path = cstr(if rel.is_empty() { "." } else { rel })?;
+fn openat2(dir: &impl AsRawFd, rel: impl AsRef<OsStr>, flags: i32, mode: u32) -> Result<OwnedFd> {
+    let rel = rel.as_ref();
+    let path = cstr(if rel.is_empty() { OsStr::new(".") } else { rel })?;
     // SAFETY: open_how is plain data; zeroed then filled.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (flags | libc::O_CLOEXEC) as u64;
@@ -57,11 +60,12 @@ fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<Owned
 /// `openat(dirfd, rel, flags | O_NOFOLLOW_ANY)`, refusing `..` and absolute paths: beneath
 /// `dirfd` because no symlink is followed and no step goes up.
 #[cfg(target_os = "macos")]
-fn openat2(dir: &impl AsRawFd, rel: &str, flags: i32, mode: u32) -> Result<OwnedFd> {
-    if rel.starts_with('/') || rel.split('/').any(|c| c == "..") {
+fn openat2(dir: &impl AsRawFd, rel: impl AsRef<OsStr>, flags: i32, mode: u32) -> Result<OwnedFd> {
+    let rel = rel.as_ref();
+    if rel.as_bytes().starts_with(b"/") || rel.as_bytes().split(|&b| b == b'/').any(|c| c == b"..") {
         return Err(escapes(rel));
     }
-    let path = cstr(if rel.is_empty() { "." } else { rel })?;
+    let path = cstr(if rel.is_empty() { OsStr::new(".") } else { rel })?;
     let flags = flags | libc::O_CLOEXEC | libc::O_NOFOLLOW_ANY;
     // SAFETY: valid fd, NUL-terminated path; the mode is read only with O_CREAT.
     let fd = unsafe { libc::openat(dir.as_raw_fd(), path.as_ptr(), flags, mode as libc::c_uint) };
@@ -121,9 +125,10 @@ pub fn read_whole(f: File, rel: &str) -> Result<Vec<u8>> {
 
 /// Open the regular file `rel` beneath the root directory `root` for reading, without blocking
 /// on a FIFO or device (anything but a regular file is refused).
-pub fn open_file(root: &File, rel: &str) -> Result<File> {
+pub fn open_file(root: &File, rel: impl AsRef<OsStr>) -> Result<File> {
+    let rel = rel.as_ref();
     let f = File::from(openat2(root, rel, libc::O_RDONLY | libc::O_NONBLOCK, 0)?);
-    crate::safe_fs::regular(&f, rel)?;
+    crate::safe_fs::regular(&f, &rel.to_string_lossy())?;
     Ok(f)
 }
 

@@ -7,6 +7,7 @@ pub mod patch;
 pub mod paths;
 pub mod search;
 pub mod shell;
+pub mod walk;
 
 use crate::error::Code;
 use crate::policy::{Access, Decision, Policy, decide_command, decide_path, decide_tool_write};

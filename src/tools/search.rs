@@ -50,13 +50,7 @@ pub const GREP: ToolDef = ToolDef {
 
 const MAX_FILES: usize = 200;
 
-/// How every search walks: .gitignore respected (in or out of a git repository), hidden files
-/// seen, `.git` skipped, symlinks not followed.
-pub fn walker(base: &Path) -> ignore::WalkBuilder {
-    let mut w = ignore::WalkBuilder::new(base);
-    w.hidden(false).require_git(false).filter_entry(|e| e.file_name() != ".git");
-    w
-}
+pub use super::walk::walker;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

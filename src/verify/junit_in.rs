@@ -20,26 +20,71 @@ fn shown(id: &str) -> String {
     out
 }
 
-/// Ids (`classname::name`, or `name`) of the test cases that failed or errored, sorted, at most
-/// `MAX_CASES` of them (the first in order).
-pub fn failing_cases(xml: &str) -> Result<Vec<String>, String> {
+/// A digest of a test case's whole id: ids are compared whole, however long or many.
+pub type Key = [u8; 16];
+
+fn key(id: &str) -> Key {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(id.as_bytes());
+    let mut k = [0; 16];
+    k.copy_from_slice(&d[..16]);
+    k
+}
+
+/// The test cases a JUnit file says failed or errored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Failing {
+    /// Their ids (`classname::name`, or `name`) as hone shows them, sorted: the first
+    /// `MAX_CASES`.
+    pub shown: Vec<String>,
+    /// The key of each shown id's whole id, in the same order.
+    shown_keys: Vec<Key>,
+    /// The key of every failing case's whole id.
+    all: std::collections::HashSet<Key>,
+}
+
+impl Failing {
+    /// How many cases failed, shown or not.
+    pub fn count(&self) -> usize {
+        self.all.len()
+    }
+
+    /// The cases failing here that did not fail in `before`, as shown (a note of how many more
+    /// when some are past the shown ones): judged on whole ids, so the caps on what is shown
+    /// cannot hide one.
+    pub fn new_since(&self, before: &Failing) -> Vec<String> {
+        let mut out: Vec<String> = (self.shown.iter().zip(&self.shown_keys))
+            .filter(|(_, k)| !before.all.contains(*k))
+            .map(|(s, _)| s.clone())
+            .collect();
+        let new = self.all.iter().filter(|k| !before.all.contains(*k)).count();
+        if new > out.len() {
+            out.push(format!("(and {} more not shown)", new - out.len()));
+        }
+        out
+    }
+}
+
+/// The failing cases of a JUnit report.
+pub fn failing_cases(xml: &str) -> Result<Failing, String> {
     let doc = roxmltree::Document::parse(xml).map_err(|e| format!("not valid XML: {e}"))?;
-    let mut out: Vec<String> = doc
+    let mut ids: Vec<String> = doc
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
         .filter(|n| n.children().any(|c| c.has_tag_name("failure") || c.has_tag_name("error")))
         .map(|n| {
             let name = n.attribute("name").unwrap_or("?");
-            shown(&match n.attribute("classname").filter(|c| !c.is_empty()) {
+            match n.attribute("classname").filter(|c| !c.is_empty()) {
                 Some(c) => format!("{c}::{name}"),
                 None => name.to_string(),
-            })
+            }
         })
         .collect();
-    out.sort();
-    out.dedup();
-    out.truncate(MAX_CASES);
-    Ok(out)
+    ids.sort();
+    ids.dedup();
+    let all = ids.iter().map(|i| key(i)).collect();
+    ids.truncate(MAX_CASES);
+    Ok(Failing { shown: ids.iter().map(|i| shown(i)).collect(), shown_keys: ids.iter().map(|i| key(i)).collect(), all })
 }
 
 #[cfg(test)]
@@ -55,7 +100,9 @@ mod tests {
             xml.push_str(&format!("<testcase name=\"t{i:04}\"><error/></testcase>"));
         }
         xml.push_str("</testsuite>");
-        let cases = failing_cases(&xml).unwrap();
+        let failing = failing_cases(&xml).unwrap();
+        assert_eq!(failing.count(), 1502);
+        let cases = failing.shown;
         assert_eq!(cases.len(), MAX_CASES);
         assert!(cases.contains(&"a\\r::error::x\\nb".to_string()), "{:?}", &cases[..3]);
         assert!(cases.iter().all(|c| c.chars().count() <= MAX_ID + 1 && !c.contains(['\r', '\n'])));
@@ -69,7 +116,28 @@ mod tests {
             <testcase classname="tests.test_b" name="test_boom"><error message="boom"/></testcase>
             <testcase classname="tests.test_b" name="test_skip"><skipped/></testcase>
         </testsuite></testsuites>"#;
-        assert_eq!(failing_cases(xml).unwrap(), ["tests.test_a::test_bad", "tests.test_b::test_boom"]);
+        assert_eq!(failing_cases(xml).unwrap().shown, ["tests.test_a::test_bad", "tests.test_b::test_boom"]);
         assert!(failing_cases("<unclosed").is_err());
+    }
+
+    #[test]
+    fn new_failures_are_judged_on_whole_ids_past_the_caps() {
+        let xml = |names: &[String]| {
+            let cases: String = names.iter().map(|n| format!("<testcase name=\"{n}\"><failure/></testcase>")).collect();
+            format!("<testsuite>{cases}</testsuite>")
+        };
+        let many: Vec<String> = (0..1200).map(|i| format!("t{i:04}")).collect();
+        let long = "p".repeat(400);
+        let mut before_names = many.clone();
+        before_names.push(format!("{long}a"));
+        let before = failing_cases(&xml(&before_names)).unwrap();
+        assert!(failing_cases(&xml(&before_names)).unwrap().new_since(&before).is_empty());
+        let mut past_count = before_names.clone();
+        past_count.push("zz".into());
+        assert_eq!(failing_cases(&xml(&past_count)).unwrap().new_since(&before), ["(and 1 more not shown)"]);
+        let mut past_length = before_names.clone();
+        past_length.push(format!("{long}b"));
+        let new = failing_cases(&xml(&past_length)).unwrap().new_since(&before);
+        assert_eq!(new.len(), 1, "{new:?}");
     }
 }

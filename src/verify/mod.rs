@@ -32,8 +32,12 @@ pub struct CheckResult {
     pub timed_out: bool,
     pub cancelled: bool,
     pub duration_ms: u64,
-    /// Failing test cases read from the check's JUnit file, when it has one.
+    /// Failing test cases read from the check's JUnit file, when it has one (as shown: at
+    /// most 1,000, each cut at 300 characters).
     pub failing_tests: Option<Vec<String>>,
+    /// All of them, for judging against the baseline (`failing_tests` is only what is shown).
+    #[serde(skip)]
+    pub failing: Option<std::sync::Arc<junit_in::Failing>>,
     /// The check has `junit:` but its file was missing or unreadable: never accepted.
     pub junit_error: Option<String>,
     /// Failing now but not at the baseline.
@@ -75,14 +79,15 @@ pub async fn run_check(
         output_tail
             .push_str(&format!("\n[hone: timed out after {} and was killed]", crate::spec::duration::format(timeout)));
     }
-    let (failing_tests, junit_error) = match junit_path.as_ref().map(|p| read_junit(p, cwd)) {
+    let (failing, junit_error) = match junit_path.as_ref().map(|p| read_junit(p, cwd)) {
         None => (None, None),
-        Some(Ok(cases)) => (Some(cases), None),
+        Some(Ok(cases)) => (Some(std::sync::Arc::new(cases)), None),
         Some(Err(e)) => {
             output_tail.push_str(&format!("\n[hone: {e}]"));
             (None, Some(e))
         }
     };
+    let failing_tests = failing.as_ref().map(|f| f.shown.clone());
     CheckResult {
         attempt,
         name: check.name.clone(),
@@ -95,6 +100,7 @@ pub async fn run_check(
         cancelled,
         duration_ms: duration.as_millis() as u64,
         failing_tests,
+        failing,
         junit_error,
         new_failures: vec![],
         output_tail,
@@ -103,7 +109,7 @@ pub async fn run_check(
 }
 
 /// Read the check's JUnit file: only a regular file inside the repo, never through a symlink.
-fn read_junit(path: &Path, root: &Path) -> Result<Vec<String>, String> {
+fn read_junit(path: &Path, root: &Path) -> Result<junit_in::Failing, String> {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let (dir, name) =
         (rel.parent().unwrap_or(Path::new("")), rel.file_name().map(|n| n.to_string_lossy().into_owned()));
@@ -120,7 +126,9 @@ fn read_junit(path: &Path, root: &Path) -> Result<Vec<String>, String> {
 
 /// Judge `r` against its expectation and the baseline result of the same check.
 pub fn judge(r: &mut CheckResult, baseline: Option<&CheckResult>) {
-    if let (Some(now), Some(before)) = (&r.failing_tests, baseline.and_then(|b| b.failing_tests.as_ref())) {
+    if let (Some(now), Some(before)) = (&r.failing, baseline.and_then(|b| b.failing.as_ref())) {
+        r.new_failures = now.new_since(before);
+    } else if let (Some(now), Some(before)) = (&r.failing_tests, baseline.and_then(|b| b.failing_tests.as_ref())) {
         r.new_failures = now.iter().filter(|t| !before.contains(t)).cloned().collect();
     }
     r.accepted = match (r.expect, baseline) {

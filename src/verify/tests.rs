@@ -63,6 +63,7 @@ fn result(passed: bool, expect: Expect, failing: Option<&[&str]>) -> CheckResult
         cancelled: false,
         duration_ms: 0,
         failing_tests: failing.map(|f| f.iter().map(|s| s.to_string()).collect()),
+        failing: None,
         junit_error: None,
         new_failures: vec![],
         output_tail: String::new(),

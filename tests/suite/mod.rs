@@ -1,4 +1,6 @@
 mod anthropic;
+#[cfg(target_os = "linux")]
+mod attack_review;
 mod autofix;
 mod baseline;
 mod budgets;

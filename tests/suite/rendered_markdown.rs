@@ -44,7 +44,7 @@ fn live(md: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-fn assert_inert(what: &str, md: &str) {
+pub(super) fn assert_inert(what: &str, md: &str) {
     let found = live(md);
     assert!(found.is_empty(), "{what} renders images or raw HTML: {found:?}\n---\n{md}");
 }

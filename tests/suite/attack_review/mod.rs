@@ -1,0 +1,72 @@
+//! Issue 22, the fresh-eyes review of "every action hone takes outside the jail": each test is an
+//! attack on one row of that table in docs/security.md, by a hostile model (scripted tool calls),
+//! a hostile repository (its files, its setup script) or a tampered report dir, that hone must
+//! hold against. `tree`: the restore and what the run leaves; `guards`: what is staged, committed
+//! and saved; `jail`: what the jail's construction takes from the repository; `limits`: costs
+//! and caps; `reports`: report dirs and fleet files read back as data.
+
+mod guards;
+mod jail;
+mod limits;
+mod reports;
+mod tree;
+
+use crate::common::repo::TestRepo;
+use crate::common::*;
+use serde_json::json;
+use std::path::Path;
+
+/// A directory outside the repository holding `files`, as a user's home would.
+fn victim(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (name, body) in files {
+        std::fs::write(d.path().join(name), body).unwrap();
+    }
+    d
+}
+
+/// The victim directory holds exactly `files`, unchanged, and nothing else.
+fn assert_untouched(outside: &Path, files: &[(&str, &str)]) {
+    let mut names: Vec<String> =
+        std::fs::read_dir(outside).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    let mut want: Vec<&str> = files.iter().map(|f| f.0).collect();
+    want.sort();
+    assert_eq!(names, want, "hone created or removed files outside the repository");
+    for (name, body) in files {
+        assert_eq!(&std::fs::read_to_string(outside.join(name)).unwrap(), body, "`{name}` changed outside");
+    }
+}
+
+/// `update_plan` with one step in `status`.
+fn plan(status: &str) -> serde_json::Value {
+    json!({"steps": [{"title": "step", "intent": "", "status": status, "expected_files": []}],
+           "verification": "the check", "risk": "low"})
+}
+
+/// The spec with `setup` commands (each `(name, run)`) before `verify:`.
+fn with_setup(yaml: &str, setup: &[(&str, &str)]) -> String {
+    let mut s = String::from("setup:\n");
+    for (name, run) in setup {
+        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 30s }}\n", serde_json::to_string(run).unwrap()));
+    }
+    yaml.replace("verify:\n", &format!("{s}verify:\n"))
+}
+
+/// `broken_repo`, but outside `/tmp` (in cargo's temp dir for tests), as repositories usually are:
+/// the jail's own `/tmp` is then not an ancestor of the repository.
+fn broken_repo_outside_tmp() -> TestRepo {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (path, origin) = (dir.path().join("work"), dir.path().join("origin.git"));
+    std::fs::create_dir_all(path.join("src")).unwrap();
+    crate::common::repo::git(dir.path(), &["init", "-q", "--bare", origin.to_str().unwrap()]);
+    crate::common::repo::git(&path, &["init", "-q"]);
+    for (name, body) in [("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("src/lib.txt", "hello\n")] {
+        std::fs::write(path.join(name), body).unwrap();
+    }
+    crate::common::repo::git(&path, &["add", "-A"]);
+    crate::common::repo::git(&path, &["commit", "-q", "-m", "initial"]);
+    crate::common::repo::git(&path, &["remote", "add", "origin", origin.to_str().unwrap()]);
+    crate::common::repo::git(&path, &["push", "-q", "origin", "main"]);
+    TestRepo { dir, path, origin }
+}
