@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# A run still going after this long is stopped and reported as such.
+LIMIT = 900
 
 
 def ts(s: str) -> float:
@@ -55,7 +57,13 @@ def run(hone: Path, name: str, command: str) -> dict:
         "limits: { max_turns: 5, max_wall_time: 30s }\nplan: false\ntools: { cmd_timeout: 120s }\n"
     )
     start = time.monotonic()
-    p = subprocess.run([str(hone), "run", str(work / "job.yaml")], capture_output=True, text=True)
+    try:
+        p = subprocess.run([str(hone), "run", str(work / "job.yaml")], capture_output=True, text=True,
+                           timeout=LIMIT)
+    except subprocess.TimeoutExpired:
+        subprocess.run(["rm", "-rf", str(work)])
+        return {"exit": "killed", "wall": LIMIT, "after": None, "reports": False, "clean": False,
+                "line": f"still running after {LIMIT} s"}
     wall = time.monotonic() - start
     events = [json.loads(l) for l in (work / "reports/events.jsonl").read_text().splitlines()] \
         if (work / "reports/events.jsonl").exists() else []
