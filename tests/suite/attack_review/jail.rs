@@ -111,7 +111,9 @@ async fn a_hard_link_to_a_read_denied_file_cannot_be_made() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifos_named_like_ignore_files_block_nothing() {
     require!(Need::UserNamespaces);
-    for (repo, tmp_fifo) in [(broken_repo_outside_tmp(), true), (broken_repo(), false)] {
+    for repo in [broken_repo_outside_tmp(), broken_repo()] {
+        // The jail's /tmp allows a FIFO only when the repository does not lie beneath it.
+        let under_tmp = ["/tmp", "/var/tmp"].iter().any(|t| repo.path.starts_with(t));
         let mock = MockModel::start().await;
         let make = "mkfifo \"$TMPDIR/ok\" && echo TMP-FIFO-OK; mkdir -p newdir && echo x > newdir/f; mkfifo newdir/.gitignore .gitattributes; echo fixed > status.txt";
         mock.turn(cmd(make), false)
@@ -120,12 +122,11 @@ async fn fifos_named_like_ignore_files_block_nothing() {
             .turn(text("Done."), false);
         let yaml =
             spec(&repo, "fifo-ignore", &mock, OPEN_POLICY, "").replace("max_wall_time: 60s", "max_wall_time: 20s");
-        let started = std::time::Instant::now();
+        // A blocked walk would run out the wall time (exit 1) or hang until the harness kills hone.
         let run = run_job(&repo, &yaml, &[]).await;
-        assert!(started.elapsed() < std::time::Duration::from_secs(15), "{:?}\n{}", started.elapsed(), run.stderr);
         assert_eq!(run.code, 0, "{}", run.stderr);
         let made = result_of(&mock, 0);
-        assert_eq!(made.contains("TMP-FIFO-OK"), tmp_fifo, "a FIFO in the jail's /tmp: {made}");
+        assert_eq!(made.contains("TMP-FIFO-OK"), !under_tmp, "a FIFO in the jail's /tmp: {made}");
         assert!(!repo.path.join(".gitattributes").exists(), "{made}");
     }
 }

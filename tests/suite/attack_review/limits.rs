@@ -82,7 +82,8 @@ async fn a_hook_s_rewrite_of_a_large_file_does_not_outlast_the_wall_time() {
     let started = std::time::Instant::now();
     let run = run_job(&repo, &yaml, &[]).await;
     let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(15), "the run took {took:?} with a wall time of 8s\n{}", run.stderr);
+    // Before the bound it took 44 s; the margin is wide so that a slow machine does not fail it.
+    assert!(took < std::time::Duration::from_secs(30), "the run took {took:?} with a wall time of 8s\n{}", run.stderr);
     let note = result_of(&mock, 1);
     assert!(note.contains("[hook `fmt` changed big.txt"), "the model is told: {note}");
 }
@@ -116,7 +117,8 @@ async fn the_guards_diff_of_costly_rewrites_does_not_outlast_the_wall_time() {
     let started = std::time::Instant::now();
     let run = run_job(&repo, &yaml, &[]).await;
     let took = started.elapsed();
-    assert!(took < std::time::Duration::from_secs(20), "the run took {took:?} with a wall time of 8s\n{}", run.stderr);
+    // Before the bound it ran until the harness killed it (120 s); a wide margin for slow machines.
+    assert!(took < std::time::Duration::from_secs(40), "the run took {took:?} with a wall time of 8s\n{}", run.stderr);
     let guard = run.report()["policy"]["guard"].to_string();
     assert!(guard.contains("could not be diffed within the run's wall time"), "{guard}");
     assert!(run.report()["saved_ref"].is_null());

@@ -54,9 +54,11 @@ fn with_setup(yaml: &str, setup: &[(&str, &str)]) -> String {
 }
 
 /// `broken_repo`, but outside `/tmp` (in cargo's temp dir for tests), as repositories usually are:
-/// the jail's own `/tmp` is then not an ancestor of the repository.
+/// the jail's own `/tmp` is then not an ancestor of the repository. A user who cannot write
+/// there (CI's second pass, as `nobody`, whose every writable place is under `/tmp`) gets one
+/// under the temp dir: the case of a repository beneath the jail's `/tmp`.
 fn broken_repo_outside_tmp() -> TestRepo {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).or_else(|_| tempfile::tempdir()).unwrap();
     let (path, origin) = (dir.path().join("work"), dir.path().join("origin.git"));
     std::fs::create_dir_all(path.join("src")).unwrap();
     crate::common::repo::git(dir.path(), &["init", "-q", "--bare", origin.to_str().unwrap()]);
