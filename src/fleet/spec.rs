@@ -81,6 +81,19 @@ fn is_relative_path(url: &str) -> bool {
     }
 }
 
+/// The sources listed more than once with the same base, as shown (no credentials).
+fn listed_twice(targets: &[Target]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    targets
+        .iter()
+        .filter(|t| !seen.insert((&t.source, &t.base)))
+        .map(|t| match &t.source {
+            Source::Url(u) => crate::forge::credential::without_userinfo(u),
+            Source::Path(p) => p.display().to_string(),
+        })
+        .collect()
+}
+
 pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| {
@@ -131,20 +144,9 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
             }
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    for t in &targets {
-        if !seen.insert((&t.source, &t.base)) {
-            let shown = match &t.source {
-                Source::Url(u) => crate::forge::credential::without_userinfo(u),
-                Source::Path(p) => p.display().to_string(),
-            };
-            errors.push(map.at_key(
-                "repos",
-                format!("`{shown}` is listed twice"),
-                Some("list each repository (and base) once".into()),
-            ));
-        }
-    }
+    errors.extend(listed_twice(&targets).into_iter().map(|shown| {
+        map.at_key("repos", format!("`{shown}` is listed twice"), Some("list each repository (and base) once".into()))
+    }));
     super::layout::make_unique(targets.iter_mut().map(|t| &mut t.id));
     if targets.is_empty() && errors.is_empty() {
         errors.push(map.at_key("", "no repositories: add `repos:` with `url`, `path` or `from_file` entries", None));

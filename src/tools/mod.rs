@@ -2,6 +2,7 @@
 //! error result for the model rather than a crash.
 
 pub mod beneath;
+mod context;
 pub mod files;
 pub mod patch;
 pub mod paths;
@@ -9,128 +10,15 @@ pub mod search;
 pub mod shell;
 pub mod walk;
 
+pub use context::ToolContext;
+
 use crate::error::Code;
-use crate::policy::{Access, Decision, Policy, decide_command, decide_path, decide_tool_write};
 use crate::protocol::{ToolCall, ToolOutput, ToolSpec};
-use crate::redact::Redactor;
-use crate::spec::ToolLimits;
-use paths::{PathError, Root};
+use paths::PathError;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
-
-/// Everything a tool may touch.
-pub struct ToolContext {
-    pub root: Root,
-    pub limits: ToolLimits,
-    /// The environment commands run with (already scrubbed of secrets).
-    pub env: Vec<(String, String)>,
-    pub redactor: Redactor,
-    pub cancel: CancellationToken,
-    /// Commands are cut off at the run's deadline.
-    pub deadline: Instant,
-    pub changes: Mutex<patch::ChangeLog>,
-    pub policy: Policy,
-    /// Repo-relative entries the tools may not write (hone's own directory, the report dir,
-    /// ignored entries that were there before the run and what setup made): the jail keeps them
-    /// from commands, and the tools run outside it.
-    pub protected: Vec<String>,
-    pub sandbox: crate::sandbox::Sandbox,
-    /// Every policy decision since the last drain, for the audit trail.
-    pub decisions: Mutex<Vec<Decision>>,
-    /// The job's MCP servers, once started (before the first request).
-    pub mcp: std::sync::OnceLock<crate::mcp::Hub>,
-}
-
-impl ToolContext {
-    /// A context outside any run (the benchmarks, unit tests): the built-in policy with commands
-    /// allowed, no jail, an hour to the deadline.
-    pub fn standalone(root: &std::path::Path, limits: ToolLimits, env: Vec<(String, String)>) -> std::io::Result<Self> {
-        let mut policy = Policy::builtin();
-        policy.default_allow = true;
-        Ok(ToolContext {
-            root: Root::new(root)?,
-            limits,
-            env,
-            redactor: Redactor::new(),
-            cancel: CancellationToken::new(),
-            deadline: Instant::now() + std::time::Duration::from_secs(3600),
-            changes: Mutex::new(patch::ChangeLog::default()),
-            policy,
-            protected: Vec::new(),
-            sandbox: Default::default(),
-            decisions: Mutex::new(Vec::new()),
-            mcp: Default::default(),
-        })
-    }
-
-    fn record(&self, d: &Decision) {
-        if let Ok(mut v) = self.decisions.lock() {
-            v.push(d.clone());
-        }
-    }
-
-    /// Take the decisions recorded since the last call.
-    pub fn drain_decisions(&self) -> Vec<Decision> {
-        self.decisions.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default()
-    }
-
-    /// Resolve `input` and check it against the path rules for `access`.
-    pub fn resolve(&self, input: &str, access: Access) -> Result<paths::Resolved, ToolOutput> {
-        let r = self.root.resolve(input).map_err(ToolOutput::from)?;
-        if r.target == "." && access == Access::Read {
-            return Ok(r);
-        }
-        // The rules hold for the name and for what it leads to: `l -> .env` is `.env`.
-        for path in [&r.rel, &r.target] {
-            let d = match access {
-                Access::Read => decide_path(&self.policy, path, access),
-                Access::Write => decide_tool_write(&self.policy, path, &self.protected),
-            };
-            self.record(&d);
-            if !d.allowed {
-                return Err(denied(&d));
-            }
-            if r.target == r.rel {
-                break;
-            }
-        }
-        Ok(r)
-    }
-
-    /// Open the regular file `rel` (a path a walk found, or a resolved one) beneath the root
-    /// for reading, refused when what it really is (through any symlink beneath the root) is a
-    /// file the policy does not let the model read.
-    pub fn open_readable(&self, root_dir: &std::fs::File, rel: &str) -> Result<std::fs::File, ToolOutput> {
-        let f = beneath::open_file(root_dir, rel).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))?;
-        let real = beneath::real_rel(self.root.path(), &f).unwrap_or_else(|| rel.to_string());
-        if !self.readable(&real) {
-            let d = decide_path(&self.policy, &real, Access::Read);
-            self.record(&d);
-            return Err(denied(&d));
-        }
-        Ok(f)
-    }
-
-    /// Whether a read of `rel` is allowed, without recording it (for filtering search results).
-    /// `rel` is a path the walker produced (normalized, relative to the root).
-    pub fn readable(&self, rel: &str) -> bool {
-        crate::policy::read_denied_by(&self.policy, rel).is_none()
-    }
-
-    pub fn check_command(&self, cmd: &str) -> Result<(), ToolOutput> {
-        let d = decide_command(&self.policy, cmd);
-        self.record(&d);
-        if d.allowed { Ok(()) } else { Err(denied(&d)) }
-    }
-}
-
-/// The error result for a denial: the code, the rule that matched, and a hint.
-pub fn denied(d: &Decision) -> ToolOutput {
-    ToolOutput::err(Code::PolicyDenied, format!("denied by the policy: `{}` (rule: {}). {}", d.subject, d.rule, d.hint))
-}
 
 /// Whether a tool changes anything (decides retry and rollback behaviour).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,6 +210,7 @@ pub(crate) fn io_err(what: &str, e: &std::io::Error) -> ToolOutput {
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
+    use crate::spec::ToolLimits;
 
     pub fn ctx(dir: &std::path::Path) -> Arc<ToolContext> {
         let limits = ToolLimits {

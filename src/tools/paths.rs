@@ -98,7 +98,15 @@ impl Root {
                 Err(_) => break, // the rest does not exist yet (a file about to be created)
             }
         }
-        // The canonical form of the deepest existing ancestor must be inside, and not in .git.
+        let rel = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
+        let target = self.target(&parts, input)?.unwrap_or_else(|| rel.clone());
+        Ok(Resolved { abs: self.root.join(&rel), rel, target })
+    }
+
+    /// Where `parts` lead through the symlinks in them, relative to the root (`None` when nothing
+    /// of them exists to resolve): the canonical form of the deepest existing ancestor, which
+    /// must be inside and not in .git, with the parts that do not exist yet after it.
+    fn target(&self, parts: &[String], input: &str) -> Result<Option<String>, PathError> {
         let mut probe = self.root.join(parts.join("/"));
         let mut rest = Vec::new();
         while !probe.exists() {
@@ -110,18 +118,14 @@ impl Root {
                 break;
             }
         }
-        let rel = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
-        let mut target = rel.clone();
-        if let Ok(canon) = probe.canonicalize() {
-            self.check_inside(&canon, input)?;
-            let mut t: Vec<String> = canon
-                .strip_prefix(&self.root)
-                .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
-                .unwrap_or_default();
-            t.extend(rest.into_iter().rev());
-            target = if t.is_empty() { ".".to_string() } else { t.join("/") };
-        }
-        Ok(Resolved { abs: self.root.join(&rel), rel, target })
+        let Ok(canon) = probe.canonicalize() else { return Ok(None) };
+        self.check_inside(&canon, input)?;
+        let mut t: Vec<String> = canon
+            .strip_prefix(&self.root)
+            .map(|r| r.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        t.extend(rest.into_iter().rev());
+        Ok(Some(if t.is_empty() { ".".to_string() } else { t.join("/") }))
     }
 
     fn check_inside(&self, canon: &Path, input: &str) -> Result<(), PathError> {

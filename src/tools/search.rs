@@ -180,6 +180,13 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
         })
     });
     let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    ToolOutput::ok(grep_answer(found, &a.pattern, withheld.into_inner()))
+}
+
+/// What `grep` answers: the matches kept, whether it stopped early, and how many files the
+/// policy kept it from searching.
+fn grep_answer(found: Found, pattern: &str, withheld: usize) -> String {
+    let max = found.max;
     let (hits, cut) = found.into_hits();
     let mut out = hits.join("\n");
     if cut {
@@ -188,13 +195,12 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
         ));
     }
     if hits.is_empty() {
-        out = format!("no matches for `{}`", a.pattern);
+        out = format!("no matches for `{pattern}`");
     }
-    let withheld = withheld.into_inner();
     if withheld > 0 {
         out.push_str(&format!("\n[{withheld} file(s) not searched: the policy denies reading them]"));
     }
-    ToolOutput::ok(out)
+    out
 }
 
 /// Visit every file beneath `base` (respecting .gitignore, skipping `.git`, not following
