@@ -26,6 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 # A run still going after this long is stopped and reported as such.
 LIMIT = 900
+# The run's wall-time budget (the 30 s; WALL=120s lets a slow disk finish the command).
+WALL = os.environ.get("WALL", "30s")
 
 
 def ts(s: str) -> float:
@@ -54,7 +56,7 @@ def run(hone: Path, name: str, command: str) -> dict:
         f"model: {{ provider: script, name: s, script: {work / 'script.json'} }}\n"
         f"repo: {{ path: {repo} }}\nreport: {{ dir: {work / 'reports'} }}\npolicy: {work / 'policy.yaml'}\n"
         "verify:\n  - { name: check, run: \"true\", timeout: 60s }\n"
-        "limits: { max_turns: 5, max_wall_time: 30s }\nplan: false\ntools: { cmd_timeout: 120s }\n"
+        f"limits: {{ max_turns: 5, max_wall_time: {WALL} }}\nplan: false\ntools: {{ cmd_timeout: 120s }}\n"
     )
     start = time.monotonic()
     try:
@@ -67,7 +69,8 @@ def run(hone: Path, name: str, command: str) -> dict:
     wall = time.monotonic() - start
     events = [json.loads(l) for l in (work / "reports/events.jsonl").read_text().splitlines()] \
         if (work / "reports/events.jsonl").exists() else []
-    last_turn = max((ts(e["ts"]) for e in events if e["type"] == "turn_completed"), default=None)
+    # The model's work ends with its command's end (its last turn asks for nothing more).
+    last_turn = max((ts(e["ts"]) for e in events if e["type"] == "tool_call_completed"), default=None)
     done = max((ts(e["ts"]) for e in events if e["type"] == "run_completed"), default=None)
     status = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=normal"],
                             capture_output=True, text=True).stdout
