@@ -9,7 +9,9 @@ finishes. hone verifies, guards, saves or refuses, restores and reports. The cha
 with `limits.max_wall_time: 30s`, the figure of the issue. For each it prints the wall time of
 the whole run, the time after the model's last turn (guards, save or refusal, restore, reports),
 that time as a multiple of the reference's, whether the reports were written, and whether the
-checkout was left clean.
+checkout was left clean. The time after the model is bound by the file system (hone removes what the
+model made, one file at a time), so each case also times `rm -rf` of the same files, made the same way
+outside hone, in the same run: the last column is hone's time after the model over that.
 
     bench/large_change.py [HONE] [COUNTS...]     (default: target/release/hone 10000 100000 400000)
 """
@@ -80,6 +82,15 @@ def run(hone: Path, name: str, command: str) -> dict:
             "reports": reports, "clean": status.strip() == "", "line": p.stdout.strip()[:160]}
 
 
+def rm_rf(command: str) -> float:
+    """Seconds `rm -rf` takes on what `command` makes, run the same way outside hone."""
+    work = Path(tempfile.mkdtemp(prefix="hone-large-rm-"))
+    subprocess.run(["sh", "-c", command], cwd=work, check=True)
+    start = time.monotonic()
+    subprocess.run(["rm", "-rf", str(work)], check=True)
+    return time.monotonic() - start
+
+
 def main() -> None:
     hone = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "target/release/hone"
     counts = [int(c) for c in sys.argv[2:]] or [10_000, 100_000, 400_000]
@@ -90,15 +101,19 @@ def main() -> None:
     cases.append(("600 MB file", "python3 -c \"f = open('big.txt', 'wb'); f.write(b'\\\\0')\n"
                   "for _ in range(60): f.write(b'0123456789' * 1000000)\""))
     ref = None
-    print("| change | exit | whole run | after the model | ÷ reference | reports | checkout clean |")
-    print("|---|---|---|---|---|---|---|")
+    print("| change | exit | whole run | after the model | ÷ reference | reports | checkout clean "
+          "| `rm -rf` of the same | after ÷ `rm -rf` |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for label, command in cases:
         r = run(hone, "large", command)
         ref = ref or r["after"]
         ratio = f"{r['after'] / ref:.1f}" if r["after"] and ref else "?"
         after = f"{r['after']:.2f} s" if r["after"] is not None else "?"
+        rm = rm_rf(command)
+        over_rm = f"{r['after'] / rm:.1f}" if r["after"] and rm > 0 else "?"
         print(f"| {label} | {r['exit']} | {r['wall']:.1f} s | {after} | {ratio} | "
-              f"{'yes' if r['reports'] else 'NO'} | {'yes' if r['clean'] else 'NO'} |", flush=True)
+              f"{'yes' if r['reports'] else 'NO'} | {'yes' if r['clean'] else 'NO'} | {rm:.2f} s | {over_rm} |",
+              flush=True)
         print(f"  {r['line']}", file=sys.stderr)
 
 
