@@ -105,8 +105,14 @@ fn own_session(command: &mut tokio::process::Command, env: &[(String, String)], 
     // A jailed command's temp dir is the run's own (a host TMPDIR would be out of its reach),
     // whether or not the policy passes TMPDIR.
     let tmp = sandbox.jail.as_ref().map(|j| j.tmp().to_string_lossy().into_owned());
-    let env = env.iter().filter(|(k, _)| tmp.is_none() || k != "TMPDIR").map(|(k, v)| (k.as_str(), v.as_str()));
-    command.env_clear().envs(env);
+    // With hone's proxy, its variables, and no other proxy's.
+    let proxy = sandbox.proxy_env();
+    let env = env
+        .iter()
+        .filter(|(k, _)| tmp.is_none() || k != "TMPDIR")
+        .filter(|(k, _)| proxy.is_empty() || !crate::egress::Proxy::VARS.contains(&k.as_str()))
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    command.env_clear().envs(env).envs(proxy);
     if let Some(t) = &tmp {
         command.env("TMPDIR", t);
     }

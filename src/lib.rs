@@ -31,6 +31,7 @@ pub mod bench;
 pub(crate) mod ci_text;
 pub mod cli;
 pub mod commands;
+pub(crate) mod egress;
 pub(crate) mod env;
 pub(crate) mod error;
 pub(crate) mod events;

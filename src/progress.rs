@@ -130,6 +130,8 @@ impl Progress {
             Event::PolicyDecision { subject, allowed: false, rule, .. } => {
                 self.line(&format!("  denied by the policy: {subject} ({rule})"), r)
             }
+            Event::Egress { purpose, host, port, allowed: false, reason, .. } => self
+                .line(&format!("  network ({purpose}): refused {host}:{port}: {}", reason.as_deref().unwrap_or("")), r),
             Event::SetupCompleted { .. } => self.line(&setup_line(e), r),
             Event::McpServer { .. } => self.line(&mcp_line(e), r),
             Event::VerifyCompleted {

@@ -3,16 +3,52 @@
 //! and how a command is started in it. Started at intake, so hone never runs commands unjailed
 //! without saying so; `sandbox: off` is the only way out, and it is reported.
 
+use crate::egress::Ledger;
 use crate::jail::{Jail, plan::Plan};
 use crate::policy::Policy;
+use crate::policy::network::Egress;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// How commands are confined: in the run's jail, or (`sandbox: off`) not at all.
-#[derive(Debug, Clone, Default)]
+/// How commands are confined: in the run's jail, or (`sandbox: off`) not at all; and, when the
+/// policy lists hosts, the proxy that is the jail's one way out.
+#[derive(Clone, Default)]
 pub struct Sandbox {
     pub jail: Option<Arc<Jail>>,
+    pub egress: Option<Arc<crate::egress::Proxy>>,
+}
+
+impl std::fmt::Debug for Sandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sandbox")
+            .field("jail", &self.jail)
+            .field("proxy", &self.egress.as_ref().map(|p| p.port()))
+            .finish()
+    }
+}
+
+impl Sandbox {
+    /// `jail`, with a proxy for `purpose` serving a listener in it when `egress` lists hosts
+    /// (the jail was made without network). Run where blocking is allowed, in a Tokio runtime.
+    pub fn jailed(jail: Jail, egress: &Egress, purpose: &str, ledger: &Ledger) -> Result<Sandbox, String> {
+        let proxy = match egress.rules() {
+            None => None,
+            Some(rules) => {
+                let listener =
+                    jail.listener().map_err(|e| format!("the jail's network proxy could not be set up: {e}"))?;
+                let proxy = crate::egress::Proxy::start(listener, purpose, rules, ledger.clone())
+                    .map_err(|e| format!("the jail's network proxy could not start: {e}"))?;
+                Some(Arc::new(proxy))
+            }
+        };
+        Ok(Sandbox { jail: Some(Arc::new(jail)), egress: proxy })
+    }
+
+    /// The variables that send a command's connections through the proxy (none without one).
+    pub fn proxy_env(&self) -> Vec<(String, String)> {
+        self.egress.as_ref().map(|p| p.env()).unwrap_or_default()
+    }
 }
 
 /// What the run's confinement was, as reported in `report.json`.
@@ -51,20 +87,37 @@ pub fn command(sb: &Sandbox, program: &str, args: &[&str], cwd: &Path) -> std::i
 /// A jail that cannot be made is that server's start error.
 pub async fn services(
     sb: &Sandbox,
-    count: usize,
+    names: &[String],
+    (egress, ledger): (&Egress, &Ledger),
     root: &Path,
     stop: impl Fn() -> bool + Send + 'static,
 ) -> Vec<Result<Sandbox, String>> {
+    let count = names.len();
     let Some(jail) = sb.jail.clone().filter(|_| count > 0) else {
         return (0..count).map(|_| Ok(Sandbox::default())).collect();
     };
-    let root = root.to_path_buf();
-    let made = tokio::task::spawn_blocking(move || service_jails(&jail, count, &root, &stop)).await;
+    let (root, names, egress, ledger) = (root.to_path_buf(), names.to_vec(), egress.clone(), ledger.clone());
+    let made = tokio::task::spawn_blocking(move || {
+        let jails = service_jails(&jail, count, &root, !egress.is_open(), &stop);
+        let purposes = names.iter().map(|n| format!("mcp:{n}"));
+        jails
+            .into_iter()
+            .zip(purposes)
+            .map(|(j, purpose)| j.and_then(|j| Sandbox::jailed(j, &egress, &purpose, &ledger)))
+            .collect::<Vec<_>>()
+    })
+    .await;
     made.unwrap_or_else(|e| (0..count).map(|_| Err(format!("its jail could not be made: {e}"))).collect())
 }
 
 #[cfg(target_os = "linux")]
-fn service_jails(jail: &Jail, count: usize, root: &Path, stop: &dyn Fn() -> bool) -> Vec<Result<Sandbox, String>> {
+fn service_jails(
+    jail: &Jail,
+    count: usize,
+    root: &Path,
+    isolate: bool,
+    stop: &dyn Fn() -> bool,
+) -> Vec<Result<Jail, String>> {
     let started = std::time::Instant::now();
     // hone's scratch dir in the work tree, reached without following a link the repository has.
     let rel = Path::new(crate::agent::locate::HONE_DIR).join("jail");
@@ -84,23 +137,19 @@ fn service_jails(jail: &Jail, count: usize, root: &Path, stop: &dyn Fn() -> bool
         started.elapsed().as_millis()
     );
     (0..count)
-        .map(|_| {
-            jail.service(&snapshot)
-                .map(|j| Sandbox { jail: Some(Arc::new(j)) })
-                .map_err(|e| format!("its jail could not be made: {e}"))
-        })
+        .map(|_| jail.service(&snapshot, isolate).map_err(|e| format!("its jail could not be made: {e}")))
         .collect()
 }
 
 #[cfg(not(target_os = "linux"))]
-fn service_jails(jail: &Jail, count: usize, _root: &Path, _stop: &dyn Fn() -> bool) -> Vec<Result<Sandbox, String>> {
-    (0..count)
-        .map(|_| {
-            jail.service()
-                .map(|j| Sandbox { jail: Some(Arc::new(j)) })
-                .map_err(|e| format!("its jail could not be made: {e}"))
-        })
-        .collect()
+fn service_jails(
+    jail: &Jail,
+    count: usize,
+    _root: &Path,
+    isolate: bool,
+    _stop: &dyn Fn() -> bool,
+) -> Vec<Result<Jail, String>> {
+    (0..count).map(|_| jail.service(isolate).map_err(|e| format!("its jail could not be made: {e}"))).collect()
 }
 
 /// What the jail needs to know about the run.
@@ -169,7 +218,7 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
         ignored_dirs: ignored_dirs.iter().take(MAX_OVERLAYS).cloned().collect(),
         upper: Some(upper),
         writable: extra_writable(i.policy, i.root),
-        isolate_network: !i.policy.network,
+        isolate_network: !i.policy.network.is_open(),
         hone,
         hone_copy,
         staging,

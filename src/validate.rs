@@ -60,11 +60,7 @@ fn describe(p: &Policy) -> String {
     } else {
         format!("MCP tools: {} allowed and {} denied pattern(s)", p.mcp_allow.len(), p.mcp_deny.len())
     };
-    format!(
-        "{source}: network {}, sandbox {}, {mcp}",
-        if p.network { "on" } else { "off" },
-        if p.sandbox { "on" } else { "off" }
-    )
+    format!("{source}: network {}, sandbox {}, {mcp}", p.network.mode(), if p.sandbox { "on" } else { "off" })
 }
 
 fn job(file: &Path) -> Result<String, String> {

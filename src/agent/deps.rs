@@ -97,7 +97,8 @@ async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Res
     protected.extend(made);
     protected.sort();
     protected.dedup();
-    match build_sandbox(&p.policy, &p.ws, (&p.report_dir, &p.env), p.events.run_id(), &protected).await {
+    let egress = ("commands", &p.egress);
+    match build_sandbox(&p.policy, &p.ws, (&p.report_dir, &p.env), p.events.run_id(), &protected, egress).await {
         Ok((sandbox, report)) => {
             run.policy.sandbox = report.clone();
             Ok((sandbox, report))

@@ -97,10 +97,17 @@ async fn tool_context(
 /// before the baseline runs anything: each server's view of the repository is fixed before any
 /// code but hone's has run since setup.
 async fn mcp_jails(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) -> Vec<Result<Sandbox, String>> {
-    let stdio = p.job.mcp.iter().filter(|s| matches!(s.transport, spec::McpTransport::Stdio { .. })).count();
+    let stdio: Vec<String> = p
+        .job
+        .mcp
+        .iter()
+        .filter(|s| matches!(s.transport, spec::McpTransport::Stdio { .. }))
+        .map(|s| s.name.clone())
+        .collect();
     let (cancel, deadline) = (cancel.clone(), p.deadline.into_std());
     let stop = move || cancel.is_cancelled() || std::time::Instant::now() >= deadline;
-    let mut jails = crate::sandbox::services(&ctx.sandbox, stdio, p.ws.root(), stop).await.into_iter();
+    let egress = (&p.policy.mcp_egress(), &p.egress);
+    let mut jails = crate::sandbox::services(&ctx.sandbox, &stdio, egress, p.ws.root(), stop).await.into_iter();
     p.job
         .mcp
         .iter()

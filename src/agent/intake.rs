@@ -30,6 +30,8 @@ pub struct Prepared {
     pub redactor: Redactor,
     pub report_dir: ReportDir,
     pub events: Events,
+    /// Every connection through the jails' proxies (policies that list hosts).
+    pub egress: crate::egress::Ledger,
     /// Ignored entries before the run: anything ignored the run adds is removed at the end.
     pub ignored: Vec<String>,
     /// The end of the run's wall-time budget: the loop, commands and git work all stop by then.
@@ -201,12 +203,14 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
     // nothing protected from its writes (what it installs must stay). The run's own jail is built
     // after setup (`deps::run`), protecting what setup made.
+    let egress = crate::egress::Ledger::new(Some(events.clone()));
     let (sandbox, sandbox_report) = if job.setup.is_empty() {
-        build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored).await
+        build_sandbox(&policy, &ws, (&report_dir, &env), events.run_id(), &ignored, ("commands", &egress)).await
     } else {
         let mut setup_policy = policy.clone();
-        setup_policy.network |= policy.setup_network;
-        build_sandbox(&setup_policy, &ws, (&report_dir, &env), &format!("{}-setup", events.run_id()), &[]).await
+        setup_policy.network = policy.setup_egress();
+        let id = format!("{}-setup", events.run_id());
+        build_sandbox(&setup_policy, &ws, (&report_dir, &env), &id, &[], ("setup", &egress)).await
     }
     .map_err(&fail)?;
     let mut prepared = Prepared {
@@ -219,6 +223,7 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
         redactor,
         report_dir,
         events,
+        egress,
         ignored,
         deadline,
         env,
@@ -330,6 +335,7 @@ pub(super) async fn build_sandbox(
     (report_dir, env): (&ReportDir, &crate::env::RunEnv),
     run_id: &str,
     ignored: &[String],
+    (purpose, ledger): (&str, &crate::egress::Ledger),
 ) -> Result<(Sandbox, SandboxReport), Invalid> {
     if !policy.sandbox {
         tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
@@ -370,8 +376,12 @@ pub(super) async fn build_sandbox(
         masked: plan.masks.len(),
         protected_ignored: plan.ignored_dirs.len() + plan.ignored_files.len(),
     };
-    let started =
-        tokio::task::spawn_blocking(move || crate::jail::Jail::start(&plan, writable)).await.map_err(|e| fault(&e))?;
-    let jail = started.map_err(fail)?;
-    Ok((Sandbox { jail: Some(std::sync::Arc::new(jail)) }, report))
+    let (egress, purpose, ledger) = (policy.network.clone(), purpose.to_string(), ledger.clone());
+    let started = tokio::task::spawn_blocking(move || {
+        crate::jail::Jail::start(&plan, writable).map(|j| Sandbox::jailed(j, &egress, &purpose, &ledger))
+    })
+    .await
+    .map_err(|e| fault(&e))?;
+    let sandbox = started.map_err(fail)?.map_err(|e| fault(&e))?;
+    Ok((sandbox, report))
 }

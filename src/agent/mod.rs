@@ -234,6 +234,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     r.policy.source =
         p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());
     r.policy.sandbox = p.sandbox_report.clone();
+    r.policy.network = report::NetworkReport::of(&p.policy);
     if job.verify.is_empty() {
         r.warnings.push("no verify commands are configured: the change is not verified".into());
     }
@@ -328,6 +329,7 @@ fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunReport {
         run.summary = p.redactor.apply(&summarize::write(run, status));
     }
     run.warnings.extend(p.events.write_errors());
+    run.policy.network.hosts = p.egress.tally();
     let report = RunReport::from(&*run);
     p.events.emit(Event::RunCompleted {
         status: status.as_str().into(),

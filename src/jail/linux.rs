@@ -6,7 +6,7 @@
 use super::{StartError, holder, init, plan, sys};
 use nix::sched::{CloneFlags, setns};
 use std::io::{BufRead, BufReader};
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -79,13 +79,19 @@ impl Jail {
     /// The jail of a service (an MCP server): its own namespaces, home overlay and temp dirs,
     /// `snapshot` in place of the repository (read-only), and the policy's writable trees
     /// masked, so that it shares nothing the run's commands can write or read.
-    pub fn service(&self, snapshot: &std::sync::Arc<super::snapshot::Snapshot>) -> Result<Jail, StartError> {
+    /// With `isolate`, it has a network namespace of its own (loopback only).
+    pub fn service(
+        &self,
+        snapshot: &std::sync::Arc<super::snapshot::Snapshot>,
+        isolate: bool,
+    ) -> Result<Jail, StartError> {
         let staging = tempfile::Builder::new()
             .prefix("hone-root-")
             .tempdir()
             .map_err(|e| StartError::Fault(e.to_string()))?
             .keep();
-        let plan = self.plan.for_service(Some((&snapshot.dir, &snapshot.placed)), staging);
+        let mut plan = self.plan.for_service(Some((&snapshot.dir, &snapshot.placed)), staging);
+        plan.isolate_network = isolate;
         let mut writable: Vec<PathBuf> = vec!["/tmp".into(), "/var/tmp".into(), "/dev".into()];
         writable.extend(plan.home.iter().cloned());
         let mut jail = Jail::start(&plan, writable)?;
@@ -125,6 +131,13 @@ impl Jail {
             });
         }
         Ok(cmd)
+    }
+
+    /// A socket listening on 127.0.0.1 in the jail's network namespace (`listen`), for hone's
+    /// proxy to serve from outside. A jail with the host's network has none to give.
+    pub fn listener(&self) -> std::io::Result<std::net::TcpListener> {
+        let net = self.net.as_ref().ok_or_else(|| std::io::Error::other("the jail has the host's network"))?;
+        super::listen::listener(&self.plan.hone, self.user.as_fd(), net.as_fd())
     }
 
     /// The commands' temp dir: the jail's own `/tmp`.
@@ -207,6 +220,7 @@ pub fn dispatch(args: &[String]) -> Option<i32> {
     match args.get(1).map(String::as_str) {
         Some("__jail-holder") => Some(holder::main(&args[2..])),
         Some("__jail-exec") => Some(init::main(&args[2..])),
+        Some("__jail-listen") => Some(super::listen::main()),
         _ => None,
     }
 }

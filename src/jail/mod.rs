@@ -17,6 +17,8 @@ pub mod landlock;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
+mod listen;
+#[cfg(target_os = "linux")]
 pub mod snapshot;
 #[cfg(target_os = "linux")]
 mod sys;

@@ -90,8 +90,16 @@ impl Jail {
     /// temp dir of its own, the repository read-only and the policy's writable trees unreadable,
     /// so that it shares no place the run's commands can write. It reads the live repository:
     /// macOS has no bind mounts to show it a snapshot (docs/security.md says what follows).
-    pub fn service(&self) -> Result<Jail, StartError> {
-        Jail::start(&self.plan.for_service(None, PathBuf::new()), vec![])
+    pub fn service(&self, isolate: bool) -> Result<Jail, StartError> {
+        let mut plan = self.plan.for_service(None, PathBuf::new());
+        plan.isolate_network = isolate;
+        Jail::start(&plan, vec![])
+    }
+
+    /// hone's proxy needs a listener only the jail can reach; Seatbelt has no network namespace
+    /// to put one in, so a network allow-list is Linux's alone (docs/security.md).
+    pub fn listener(&self) -> std::io::Result<std::net::TcpListener> {
+        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "network allow-lists need Linux's network namespaces"))
     }
 
     /// The commands' temp dir.

@@ -2,6 +2,7 @@
 //! write, whether it has network; and, with a denial, the allowed patterns nearest to what it
 //! tried. A model that knows the rules wastes no turns on denials.
 
+use super::network::Egress;
 use super::{PWord, Pattern, Policy};
 
 fn list(items: &[String]) -> String {
@@ -37,10 +38,13 @@ pub fn for_model(p: &Policy) -> String {
     if !p.write_allow.is_empty() {
         s.push_str(&format!("- Only these paths may change: {}.\n", list(&globs(&p.write_allow))));
     }
-    s.push_str(if p.network {
-        "- Commands have network access.\n"
-    } else {
-        "- Commands have no network access (no downloads, no package installs).\n"
+    s.push_str(&match &p.network {
+        Egress::Open => "- Commands have network access.\n".to_string(),
+        Egress::Off => "- Commands have no network access (no downloads, no package installs).\n".to_string(),
+        Egress::Allow(rules) => format!(
+            "- Commands reach only these hosts, through a proxy set in HTTPS_PROXY and HTTP_PROXY: {}.\n",
+            list(&rules.iter().map(|r| format!("`{}`", r.text)).collect::<Vec<_>>())
+        ),
     });
     s.push_str(&format!(
         "- The change may touch at most {} files, {} lines and {} bytes.\n",

@@ -6,6 +6,7 @@ pub mod decide;
 pub mod describe;
 pub mod interpreters;
 pub mod mcp;
+pub mod network;
 pub mod raw;
 pub mod shell;
 pub mod wrappers;
@@ -57,9 +58,12 @@ pub struct Policy {
     pub write_deny: Vec<PathRule>,
     /// Extra absolute paths commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
-    pub network: bool,
-    /// The job's setup commands reach the network (`setup.network`), even when `network` is off.
-    pub setup_network: bool,
+    /// Where commands may connect (`network`).
+    pub network: network::Egress,
+    /// Where setup may connect beyond that (`setup.network`); see `setup_egress`.
+    pub setup_network: network::Egress,
+    /// Where stdio MCP servers may connect beyond that (`mcp.network`); see `mcp_egress`.
+    pub mcp_network: network::Egress,
     /// `mcp.allow` and `mcp.deny`: globs over `SERVER/TOOL` (see `decide_mcp`).
     pub mcp_allow: Vec<mcp::McpRule>,
     pub mcp_deny: Vec<mcp::McpRule>,
@@ -171,8 +175,9 @@ impl Policy {
             write_allow: vec![],
             write_deny,
             sandbox_writable: vec![],
-            network: false,
-            setup_network: false,
+            network: network::Egress::Off,
+            setup_network: network::Egress::Off,
+            mcp_network: network::Egress::Off,
             mcp_allow: vec![],
             mcp_deny: vec![],
             sandbox: true,
@@ -243,10 +248,14 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
     let mut cmds = raw.commands.unwrap_or_default();
     command_rules(&mut p, &mut cmds, &map, &mut errors);
     path_rules(&mut p, raw.paths.unwrap_or_default(), &map, &mut errors);
-    p.network = raw.network.unwrap_or(false);
-    p.setup_network = raw.setup.and_then(|s| s.network).unwrap_or(false);
-    mcp::rules_from(&mut p, raw.mcp.unwrap_or_default(), &map, &mut errors);
+    let mut raw_mcp = raw.mcp.unwrap_or_default();
+    p.network = network::load(raw.network, "network", &map, &mut errors).unwrap_or_default();
+    p.setup_network =
+        network::load(raw.setup.and_then(|s| s.network), "setup.network", &map, &mut errors).unwrap_or_default();
+    p.mcp_network = network::load(raw_mcp.network.take(), "mcp.network", &map, &mut errors).unwrap_or_default();
+    mcp::rules_from(&mut p, raw_mcp, &map, &mut errors);
     p.sandbox = raw.sandbox != Some(SandboxMode::Off);
+    lists_need_the_sandbox(&p, &map, &mut errors);
     let env = raw.env.unwrap_or_default();
     if let Some(pass) = env.pass {
         p.env_pass = pass;
@@ -271,6 +280,33 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
     }
     errors.sort_by_key(|d| (d.line, d.col));
     if errors.is_empty() { Ok(p) } else { Err(errors) }
+}
+
+/// An allow-list is kept by hone's proxy, which only the jail can make the one way out.
+fn lists_need_the_sandbox(p: &Policy, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) {
+    if p.sandbox {
+        return;
+    }
+    for (e, key) in [(&p.network, "network"), (&p.setup_network, "setup.network"), (&p.mcp_network, "mcp.network")] {
+        if e.rules().is_some() {
+            errors.push(map.at_value(
+                key,
+                "a network allow-list needs the sandbox, and the policy sets `sandbox: off`",
+                Some("remove `sandbox: off` (commands then reach only the listed hosts), or use `true`".into()),
+            ));
+        }
+    }
+}
+
+impl Policy {
+    /// What setup's jail may reach: what commands may, and `setup.network`.
+    pub fn setup_egress(&self) -> network::Egress {
+        self.network.with(&self.setup_network)
+    }
+    /// What each stdio MCP server's jail may reach: what commands may, and `mcp.network`.
+    pub fn mcp_egress(&self) -> network::Egress {
+        self.network.with(&self.mcp_network)
+    }
 }
 
 /// `commands.default`, `commands.allow` and `commands.deny`.

@@ -12,8 +12,9 @@ pub struct RawPolicy {
     pub commands: Option<RawCommands>,
     /// Which paths the model may read and write.
     pub paths: Option<RawPaths>,
-    /// Whether commands reach the network (default false).
-    pub network: Option<bool>,
+    /// Where commands may connect: false (default, nowhere), true (anywhere), or
+    /// `{ allow: [HOST, ...] }` (only there, through hone's proxy).
+    pub network: Option<RawNetwork>,
     /// What the job's setup commands may do beyond every command.
     pub setup: Option<RawSetup>,
     /// Which MCP tools the model is offered: globs over SERVER/TOOL; none by default.
@@ -32,8 +33,27 @@ pub struct RawPolicy {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawSetup {
-    /// Setup reaches the network (to install dependencies); commands after it still do not.
-    pub network: Option<bool>,
+    /// Where setup may connect beyond where commands may (to install dependencies): true, or
+    /// `{ allow: [HOST, ...] }`; commands after it still get only `network`.
+    pub network: Option<RawNetwork>,
+}
+
+/// `network:` (of commands, setup or MCP servers): a switch, or an allow-list of hosts.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum RawNetwork {
+    /// false: no network; true: the host's whole network.
+    Switch(bool),
+    /// Only these hosts, through hone's proxy.
+    List(RawAllow),
+}
+
+/// `{ allow: [...] }`: host names (`pypi.org`), `*.` and a domain (`*.pythonhosted.org`), or
+/// addresses, each with an optional `:PORT`.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAllow {
+    pub allow: Vec<String>,
 }
 
 /// Which MCP tools the model is offered: globs over `SERVER/TOOL`; a deny wins, and a tool no
@@ -45,6 +65,9 @@ pub struct RawMcp {
     pub allow: Option<Vec<String>>,
     /// Globs over SERVER/TOOL never offered, even when an allow matches.
     pub deny: Option<Vec<String>>,
+    /// Where stdio MCP servers may connect beyond where commands may: true, or
+    /// `{ allow: [HOST, ...] }`.
+    pub network: Option<RawNetwork>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema, serde::Serialize)]

@@ -215,7 +215,7 @@ fn builtin_policy_allows_the_verify_commands_and_read_only_inspection() {
     }
     let d = decide_command(&p, "git push origin main");
     assert!(d.hint.contains("`git status *`") && d.hint.contains("`git diff *`"), "{}", d.hint);
-    assert!(!p.network && p.sandbox);
+    assert!(p.network == network::Egress::Off && p.sandbox);
 }
 
 fn load_str(text: &str) -> Result<Policy, Vec<Diagnostic>> {
@@ -248,13 +248,13 @@ fn the_documented_example_loads() {
     let p = load_str(ISSUE_EXAMPLE).unwrap();
     assert_eq!((p.max_files_changed, p.max_lines_changed), (50, 2000));
     assert_eq!(p.env_pass, ["PATH", "HOME", "LANG"]);
-    assert!(!p.default_allow && !p.network);
+    assert!(!p.default_allow && p.network == network::Egress::Off);
 }
 
 #[test]
 fn sandbox_off_is_read_as_a_word_not_a_boolean() {
     let p = load_str("version: 1\nsandbox: off\nnetwork: true\n").unwrap();
-    assert!(!p.sandbox && p.network);
+    assert!(!p.sandbox && p.network.is_open());
 }
 
 #[test]

@@ -108,6 +108,25 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
     },
+    /// A connection through hone's proxy (a policy `network: { allow: [...] }`) ended: allowed
+    /// by `rule`, or refused (or failed) for `reason`.
+    Egress {
+        /// Whose jail asked: `setup`, `commands`, `mcp:NAME`.
+        purpose: String,
+        host: String,
+        port: u16,
+        allowed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+        /// The address hone connected to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        address: Option<String>,
+        bytes_sent: u64,
+        bytes_received: u64,
+        duration_ms: u64,
+    },
     /// A setup command (job spec `setup:`) finished; setup stops at the first that fails.
     SetupCompleted {
         name: String,

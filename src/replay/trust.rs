@@ -160,9 +160,14 @@ fn offline(s: &mut Settled, allow_sandbox_off: bool) -> Result<(), HoneError> {
         }
         s.notes.push(format!("--allow-sandbox-off: the policy {source} turns the jail off; commands run unconfined"));
     }
-    for (on, key) in [(&mut s.policy.network, "network"), (&mut s.policy.setup_network, "setup.network")] {
-        if std::mem::take(on) {
-            s.notes.push(format!("replay is offline: `{key}: true` in {source} is off for the replay"));
+    for (on, key) in [
+        (&mut s.policy.network, "network"),
+        (&mut s.policy.setup_network, "setup.network"),
+        (&mut s.policy.mcp_network, "mcp.network"),
+    ] {
+        let was = std::mem::take(on);
+        if was != crate::policy::network::Egress::Off {
+            s.notes.push(format!("replay is offline: `{key}` ({}) in {source} is off for the replay", was.mode()));
         }
     }
     Ok(())
@@ -222,9 +227,9 @@ mod tests {
         let mut s =
             Settled { job: job(""), policy: policy("network: true\nsetup: { network: true }\n"), notes: vec![] };
         offline(&mut s, false).unwrap();
-        assert!(!s.policy.network && !s.policy.setup_network);
+        assert!(!s.policy.network.is_open() && !s.policy.setup_network.is_open());
         assert_eq!(s.notes.len(), 2, "{:?}", s.notes);
-        assert!(s.notes[0].starts_with("replay is offline: `network: true` in /r/policy.yaml"), "{:?}", s.notes);
+        assert!(s.notes[0].starts_with("replay is offline: `network` (open) in /r/policy.yaml"), "{:?}", s.notes);
 
         let mut s = Settled { job: job(""), policy: policy("sandbox: off\n"), notes: vec![] };
         let e = offline(&mut s, false).unwrap_err();

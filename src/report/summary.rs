@@ -68,6 +68,42 @@ fn mcp(s: &mut String, r: &RunReport) {
     }
 }
 
+/// The hosts reached and refused through hone's proxy (policies that list hosts).
+fn network(s: &mut String, r: &RunReport) {
+    let hosts = &r.policy.network.hosts;
+    if hosts.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n### Network\n\n| From | Host | Result | Connections | Sent | Received |\n|---|---|---|---|---|---|"
+    );
+    for h in hosts {
+        let result = match (h.allowed, &h.reason) {
+            (true, None) => format!("reached ({})", md::text(h.rule.as_deref().unwrap_or(""))),
+            (true, Some(why)) => format!("allowed, failed: {}", md::text(why)),
+            (false, why) => format!("**refused**: {}", md::text(why.as_deref().unwrap_or(""))),
+        };
+        let host = md::code_cell(&format!("{}:{}", h.host, h.port));
+        let _ = writeln!(
+            s,
+            "| {} | {host} | {result} | {} | {} | {} |",
+            md::code_cell(&h.purpose),
+            h.connections,
+            bytes(h.bytes_sent),
+            bytes(h.bytes_received)
+        );
+    }
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
 /// The checks table: each check's expectation, baseline, final result and attempts.
 fn checks(s: &mut String, r: &RunReport) {
     if r.verify.is_empty() && r.baseline.is_empty() {
@@ -148,6 +184,7 @@ pub fn render(r: &RunReport) -> String {
     facts(&mut s, r);
     setup(&mut s, r);
     mcp(&mut s, r);
+    network(&mut s, r);
     checks(&mut s, r);
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render_md());

@@ -40,6 +40,7 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
     let asked = a.timeout_secs.map_or(ctx.limits.cmd_timeout, Duration::from_secs);
     let remaining = ctx.deadline.saturating_duration_since(Instant::now());
     let timeout = asked.min(ctx.limits.cmd_timeout).min(remaining);
+    let mark = ctx.sandbox.egress.as_ref().map(|p| p.mark());
     let res = crate::exec::run(
         &a.command,
         ctx.root.path(),
@@ -55,17 +56,21 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
         Err(e) => return ToolOutput::err(Code::Io, format!("could not start the command: {e}")),
     };
     let secs = o.duration.as_secs_f64();
+    let refused = match (&ctx.sandbox.egress, mark) {
+        (Some(p), Some(m)) => p.refusals_since(m),
+        _ => String::new(),
+    };
     if o.timed_out {
         return ToolOutput::err(
             Code::ToolTimeout,
-            format!("timed out after {secs:.1}s and was killed (with its whole process group)\n{}", o.output),
+            format!("timed out after {secs:.1}s and was killed (with its whole process group)\n{}{refused}", o.output),
         );
     }
     if o.cancelled {
         return ToolOutput::err(Code::Cancelled, "the run was cancelled while the command ran");
     }
     let code = o.exit_code.map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
-    let body = format!("exit code: {code}\nduration: {secs:.1}s\n{}", o.output);
+    let body = format!("exit code: {code}\nduration: {secs:.1}s\n{}{refused}", o.output);
     ToolOutput { ok: o.success(), code: None, content: body, exit_code: o.exit_code }
 }
 

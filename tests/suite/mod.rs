@@ -20,6 +20,8 @@ mod deputy_restore;
 #[cfg(target_os = "linux")]
 mod deputy_tools;
 mod deputy_workflow;
+#[cfg(target_os = "linux")]
+mod egress;
 mod end_to_end;
 mod examples;
 mod first_runs;

@@ -1,0 +1,189 @@
+//! The record of a run's connections through hone's proxies: each one an event (the first
+//! thousand of each run), all of them tallied by host for `report.json` and `summary.md`, and
+//! the refusals kept in order so that a command's result can tell the model what was refused.
+
+use crate::events::Events;
+use crate::protocol::Event;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+/// Events for this many connections; past it, only the tally.
+const MAX_EVENTS: usize = 1000;
+/// Distinct (purpose, host, port, outcome) rows kept; past it, the rest share one row.
+const MAX_ROWS: usize = 500;
+/// Refusals kept for the model's notes.
+const MAX_REFUSALS: usize = 200;
+
+/// One connection, as it ended.
+#[derive(Debug, Clone)]
+pub struct Connection {
+    /// Whose jail it came from: `setup`, `commands`, `mcp:NAME`.
+    pub purpose: String,
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
+    /// The rule that allowed it.
+    pub rule: Option<String>,
+    /// Why it was refused, failed or was cut.
+    pub reason: Option<String>,
+    /// The address connected to.
+    pub address: Option<String>,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub duration_ms: u64,
+}
+
+/// A row of the report: every connection of one purpose to one host and port with one outcome.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct HostTally {
+    pub purpose: String,
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
+    /// The rule that allowed these connections (null when refused).
+    pub rule: Option<String>,
+    /// Why they were refused (the first reason seen), or why an allowed one failed.
+    pub reason: Option<String>,
+    pub connections: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// A run's connections; clones share it.
+#[derive(Clone, Default)]
+pub struct Ledger {
+    inner: Arc<Mutex<Inner>>,
+    events: Option<Events>,
+}
+
+#[derive(Default)]
+struct Inner {
+    rows: BTreeMap<(String, String, u16, bool), HostTally>,
+    seen: usize,
+    /// (purpose, what was refused and why), in order.
+    refusals: Vec<(String, String)>,
+    refused: usize,
+}
+
+impl Ledger {
+    pub fn new(events: Option<Events>) -> Ledger {
+        Ledger { inner: Arc::default(), events }
+    }
+
+    /// Record `c`: an event (within the cap), its row, and, when refused, a note for the model.
+    pub fn record(&self, c: Connection) {
+        let Ok(mut inner) = self.inner.lock() else { return };
+        inner.seen += 1;
+        if let Some(ev) = self.events.as_ref().filter(|_| inner.seen <= MAX_EVENTS) {
+            ev.emit(Event::Egress {
+                purpose: c.purpose.clone(),
+                host: c.host.clone(),
+                port: c.port,
+                allowed: c.allowed,
+                rule: c.rule.clone(),
+                reason: c.reason.clone(),
+                address: c.address.clone(),
+                bytes_sent: c.bytes_sent,
+                bytes_received: c.bytes_received,
+                duration_ms: c.duration_ms,
+            });
+        }
+        if !c.allowed {
+            inner.refused += 1;
+            if inner.refusals.len() < MAX_REFUSALS {
+                let why = c.reason.clone().unwrap_or_default();
+                inner.refusals.push((c.purpose.clone(), format!("{}:{}: {why}", c.host, c.port)));
+            }
+        }
+        let mut key = (c.purpose.clone(), c.host.clone(), c.port, c.allowed);
+        if inner.rows.len() >= MAX_ROWS && !inner.rows.contains_key(&key) {
+            key = (c.purpose.clone(), "(other hosts)".into(), 0, c.allowed);
+        }
+        let row = inner.rows.entry(key.clone()).or_insert_with(|| HostTally {
+            purpose: key.0,
+            host: key.1,
+            port: key.2,
+            allowed: c.allowed,
+            rule: c.rule.clone(),
+            reason: c.reason.clone(),
+            connections: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+        });
+        row.connections += 1;
+        row.bytes_sent += c.bytes_sent;
+        row.bytes_received += c.bytes_received;
+        if row.reason.is_none() {
+            row.reason = c.reason;
+        }
+    }
+
+    /// Every row, by purpose, host, port and outcome.
+    pub fn tally(&self) -> Vec<HostTally> {
+        self.inner.lock().map(|i| i.rows.values().cloned().collect()).unwrap_or_default()
+    }
+
+    /// How many refusals so far: a mark for `refused_since`.
+    pub fn mark(&self) -> usize {
+        self.inner.lock().map(|i| i.refused).unwrap_or(0)
+    }
+
+    /// The refusals of `purpose` after `mark` (the first five kept), and how many were kept.
+    pub fn refused_since(&self, mark: usize, purpose: &str) -> (Vec<String>, usize) {
+        let Ok(i) = self.inner.lock() else { return (vec![], 0) };
+        let mine: Vec<&String> = i.refusals.iter().skip(mark).filter(|(p, _)| p == purpose).map(|(_, t)| t).collect();
+        (mine.iter().take(5).map(|t| t.to_string()).collect(), mine.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(host: &str, allowed: bool, sent: u64) -> Connection {
+        Connection {
+            purpose: "commands".into(),
+            host: host.into(),
+            port: 443,
+            allowed,
+            rule: allowed.then(|| "network.allow[0] `a.org`".into()),
+            reason: (!allowed).then(|| "not listed".into()),
+            address: None,
+            bytes_sent: sent,
+            bytes_received: 2 * sent,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn connections_are_tallied_by_host_and_refusals_kept_for_the_model() {
+        let l = Ledger::new(None);
+        l.record(conn("a.org", true, 10));
+        let mark = l.mark();
+        l.record(conn("a.org", true, 5));
+        l.record(conn("evil.com", false, 0));
+        let rows = l.tally();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].host.as_str(), rows[0].connections, rows[0].bytes_sent, rows[0].bytes_received),
+            ("a.org", 2, 15, 30)
+        );
+        assert_eq!((rows[1].host.as_str(), rows[1].allowed), ("evil.com", false));
+        assert_eq!(l.refused_since(mark, "commands"), (vec!["evil.com:443: not listed".to_string()], 1));
+        assert_eq!(l.refused_since(mark, "setup").1, 0);
+        assert_eq!(l.refused_since(l.mark(), "commands").1, 0);
+    }
+
+    #[test]
+    fn rows_are_bounded_however_many_hosts_are_tried() {
+        let l = Ledger::new(None);
+        for i in 0..(MAX_ROWS + 50) {
+            l.record(conn(&format!("h{i}.org"), false, 0));
+        }
+        let rows = l.tally();
+        assert_eq!(rows.len(), MAX_ROWS + 1);
+        assert_eq!(rows.iter().find(|r| r.host == "(other hosts)").unwrap().connections, 50);
+        assert_eq!(l.refused_since(0, "commands").1, MAX_REFUSALS);
+    }
+}

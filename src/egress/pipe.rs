@@ -1,0 +1,136 @@
+//! The bytes of one allowed connection, both ways: counted, capped, and ended when nothing has
+//! moved either way for the idle timeout.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Instant;
+
+/// What moved, and why it stopped.
+#[derive(Debug, Default)]
+pub struct Moved {
+    /// From the client to the server.
+    pub sent: u64,
+    /// From the server to the client.
+    pub received: u64,
+    /// Why it ended early (idle, too many bytes, an error), if it did.
+    pub cut: Option<String>,
+}
+
+/// Copy both ways between `client` and `server` until both sides close, nothing moves for
+/// `idle`, or more than `max_bytes` have moved in all.
+pub async fn both_ways<C, S>(client: C, server: S, idle: Duration, max_bytes: u64) -> Moved
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let start = Instant::now();
+    let shared = Arc::new(Shared { last: AtomicU64::new(0), total: AtomicU64::new(0), max: max_bytes, start });
+    let (sent, received) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let mut client = Counted { inner: client, read: sent.clone(), shared: shared.clone() };
+    let mut server = Counted { inner: server, read: received.clone(), shared: shared.clone() };
+    let cut = tokio::select! {
+        r = tokio::io::copy_bidirectional(&mut client, &mut server) => r.err().map(|e| e.to_string()),
+        () = idle_for(&shared, idle) => Some(format!("nothing moved for {} s", idle.as_secs())),
+    };
+    Moved { sent: sent.load(Ordering::Relaxed), received: received.load(Ordering::Relaxed), cut }
+}
+
+struct Shared {
+    /// Milliseconds after `start` of the last byte read either way.
+    last: AtomicU64,
+    total: AtomicU64,
+    max: u64,
+    start: Instant,
+}
+
+/// Returns once nothing has been read either way for `idle`.
+async fn idle_for(shared: &Shared, idle: Duration) {
+    loop {
+        let last = shared.start + Duration::from_millis(shared.last.load(Ordering::Relaxed));
+        let due = last + idle;
+        if Instant::now() >= due {
+            return;
+        }
+        tokio::time::sleep_until(due).await;
+    }
+}
+
+/// A stream whose reads are counted (into `read` and the shared total) and stamped.
+struct Counted<T> {
+    inner: T,
+    read: Arc<AtomicU64>,
+    shared: Arc<Shared>,
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        let n = (buf.filled().len() - before) as u64;
+        if n > 0 {
+            self.read.fetch_add(n, Ordering::Relaxed);
+            let s = &self.shared;
+            s.last.store(s.start.elapsed().as_millis() as u64, Ordering::Relaxed);
+            if s.total.fetch_add(n, Ordering::Relaxed) + n > s.max {
+                return Poll::Ready(Err(std::io::Error::other(format!("more than {} bytes moved", s.max))));
+            }
+        }
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for Counted<T> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn bytes_are_counted_each_way_until_both_sides_close() {
+        let (client, mut c_far) = tokio::io::duplex(64);
+        let (server, mut s_far) = tokio::io::duplex(64);
+        let run = tokio::spawn(both_ways(client, server, Duration::from_secs(60), 1 << 20));
+        c_far.write_all(b"hello").await.unwrap();
+        let mut got = [0u8; 5];
+        s_far.read_exact(&mut got).await.unwrap();
+        s_far.write_all(b"hi there").await.unwrap();
+        let mut back = [0u8; 8];
+        c_far.read_exact(&mut back).await.unwrap();
+        drop((c_far, s_far));
+        let moved = run.await.unwrap();
+        assert_eq!((moved.sent, moved.received, &got, &back), (5, 8, b"hello", b"hi there"));
+    }
+
+    #[tokio::test]
+    async fn a_connection_past_its_byte_cap_is_cut() {
+        let (client, mut c_far) = tokio::io::duplex(1 << 16);
+        let (server, _s_far) = tokio::io::duplex(1 << 16);
+        let run = tokio::spawn(both_ways(client, server, Duration::from_secs(60), 1000));
+        c_far.write_all(&[0u8; 4000]).await.unwrap();
+        let moved = run.await.unwrap();
+        assert!(moved.cut.unwrap().contains("more than 1000 bytes"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_where_nothing_moves_ends_at_the_idle_timeout() {
+        let (client, _c_far) = tokio::io::duplex(64);
+        let (server, _s_far) = tokio::io::duplex(64);
+        let moved = both_ways(client, server, Duration::from_secs(300), 1000).await;
+        assert_eq!(moved.cut.as_deref(), Some("nothing moved for 300 s"));
+    }
+}
