@@ -23,6 +23,16 @@ impl Ecosystem {
         }
     }
 
+    /// The hosts its package manager installs from: setup's allow-list in the starter policy.
+    fn registries(self) -> &'static [&'static str] {
+        match self {
+            Ecosystem::Python => &["pypi.org", "files.pythonhosted.org"],
+            Ecosystem::Node => &["registry.npmjs.org"],
+            Ecosystem::Rust => &["index.crates.io", "static.crates.io", "crates.io"],
+            Ecosystem::Go => &["proxy.golang.org", "sum.golang.org"],
+        }
+    }
+
     /// The starter policy (`examples/policies/`).
     fn policy(self) -> &'static str {
         match self {
@@ -192,10 +202,18 @@ fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
-/// The ecosystem's starter policy, with network for the setup commands.
+/// The ecosystem's starter policy, with network for the setup commands: to the registries of
+/// the ecosystems found, through hone's proxy.
 pub fn policy_yaml(p: &Project) -> String {
     let mut s = p.found[0].policy().to_string();
-    s.push_str("setup:\n  network: true     # the job's setup commands (only) install dependencies\n");
+    let mut hosts: Vec<&str> = p.found.iter().flat_map(|e| e.registries().iter().copied()).collect();
+    hosts.dedup();
+    let list: Vec<String> = hosts.iter().map(|h| quote(h)).collect();
+    s.push_str(&format!(
+        "setup:\n  # The job's setup commands (only) install dependencies, from these hosts only (add your\n  \
+         # private registry's name here; `true` would open the whole network).\n  network:\n    allow: [{}]\n",
+        list.join(", ")
+    ));
     s
 }
 

@@ -51,6 +51,22 @@ fn setup_line(e: &Event) -> String {
     format!("setup `{name}`: {how} ({})", secs(*duration_ms))
 }
 
+/// How a tool call ended: a command's exit code, an error code, or ok.
+fn outcome(exit_code: Option<i32>, code: Option<crate::error::Code>, ok: bool) -> String {
+    match (exit_code, code, ok) {
+        (Some(c), _, _) => format!("exit {c}"),
+        (None, Some(code), _) => code.to_string(),
+        (None, None, true) => "ok".into(),
+        (None, None, false) => "failed".into(),
+    }
+}
+
+/// A connection hone's proxy refused.
+fn refused_line(e: &Event) -> String {
+    let Event::Egress { purpose, host, port, reason, .. } = e else { return String::new() };
+    format!("  network ({purpose}): refused {host}:{port}: {}", reason.as_deref().unwrap_or(""))
+}
+
 /// An MCP server's line: started with its tools, failed to start, or stopped.
 fn mcp_line(e: &Event) -> String {
     let Event::McpServer { name, status, tools, error } = e else { return String::new() };
@@ -119,19 +135,13 @@ impl Progress {
             }
             Event::ToolCallCompleted { call_id, tool, ok, code, exit_code, duration_ms, .. } => {
                 let what = self.pending.remove(call_id).unwrap_or_default();
-                let result = match (exit_code, code, ok) {
-                    (Some(c), _, _) => format!("exit {c}"),
-                    (None, Some(code), _) => code.to_string(),
-                    (None, None, true) => "ok".into(),
-                    (None, None, false) => "failed".into(),
-                };
+                let result = outcome(*exit_code, *code, *ok);
                 self.line(&format!("  {tool} {what} → {result} ({})", secs(*duration_ms)), r);
             }
             Event::PolicyDecision { subject, allowed: false, rule, .. } => {
                 self.line(&format!("  denied by the policy: {subject} ({rule})"), r)
             }
-            Event::Egress { purpose, host, port, allowed: false, reason, .. } => self
-                .line(&format!("  network ({purpose}): refused {host}:{port}: {}", reason.as_deref().unwrap_or("")), r),
+            Event::Egress { allowed: false, .. } => self.line(&refused_line(e), r),
             Event::SetupCompleted { .. } => self.line(&setup_line(e), r),
             Event::McpServer { .. } => self.line(&mcp_line(e), r),
             Event::VerifyCompleted {

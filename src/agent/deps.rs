@@ -64,7 +64,7 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
             run.errors.push(ErrorRecord {
                 code: Code::Setup,
                 message: format!(
-                    "setup command `{}` ({}) {why}; no model request was made. Its output ended:\n{}\n  = help: fix the command in the job spec's `setup:`, or the policy (`setup.network: true` if it downloads)",
+                    "setup command `{}` ({}) {why}; no model request was made. Its output ended:\n{}\n  = help: fix the command in the job spec's `setup:`, or the policy (`setup.network` if it downloads: `{{ allow: [HOST, ...] }}` names the hosts it needs)",
                     s.name,
                     s.run,
                     tail.join("\n")

@@ -234,7 +234,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     r.policy.source =
         p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());
     r.policy.sandbox = p.sandbox_report.clone();
-    r.policy.network = report::NetworkReport::of(&p.policy);
+    r.policy.network = report::network::NetworkReport::of(&p.policy);
     if job.verify.is_empty() {
         r.warnings.push("no verify commands are configured: the change is not verified".into());
     }

@@ -9,6 +9,9 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Instant;
 
+/// Each direction's buffer: large enough that a fast link is not bound by system calls.
+const BUF: usize = 64 * 1024;
+
 /// What moved, and why it stopped.
 #[derive(Debug, Default)]
 pub struct Moved {
@@ -33,7 +36,7 @@ where
     let mut client = Counted { inner: client, read: sent.clone(), shared: shared.clone() };
     let mut server = Counted { inner: server, read: received.clone(), shared: shared.clone() };
     let cut = tokio::select! {
-        r = tokio::io::copy_bidirectional(&mut client, &mut server) => r.err().map(|e| e.to_string()),
+        r = tokio::io::copy_bidirectional_with_sizes(&mut client, &mut server, BUF, BUF) => r.err().map(|e| e.to_string()),
         () = idle_for(&shared, idle) => Some(format!("nothing moved for {} s", idle.as_secs())),
     };
     Moved { sent: sent.load(Ordering::Relaxed), received: received.load(Ordering::Relaxed), cut }

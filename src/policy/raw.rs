@@ -39,13 +39,34 @@ pub struct RawSetup {
 }
 
 /// `network:` (of commands, setup or MCP servers): a switch, or an allow-list of hosts.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum RawNetwork {
     /// false: no network; true: the host's whole network.
     Switch(bool),
     /// Only these hosts, through hone's proxy.
     List(RawAllow),
+}
+
+/// Read by hand, so that a wrong value says what is expected (an untagged enum's error names
+/// only the enum).
+impl<'de> Deserialize<'de> for RawNetwork {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = RawNetwork;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("`true`, `false` or `{ allow: [HOST, ...] }`")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RawNetwork, E> {
+                Ok(RawNetwork::Switch(v))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<RawNetwork, A::Error> {
+                RawAllow::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(RawNetwork::List)
+            }
+        }
+        d.deserialize_any(Visit)
+    }
 }
 
 /// `{ allow: [...] }`: host names (`pypi.org`), `*.` and a domain (`*.pythonhosted.org`), or

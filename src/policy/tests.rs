@@ -357,3 +357,29 @@ fn deny_rules_match_a_program_by_its_path_too_under_default_allow() {
         assert_eq!(d.allowed, allowed, "{cmd}: {}", d.rule);
     }
 }
+
+#[test]
+fn network_allow_lists_load_for_each_kind_of_jail_and_combine() {
+    let p = load_str(
+        "version: 1\nnetwork: { allow: [\"pypi.org\"] }\nsetup:\n  network: { allow: [\"*.npmjs.org:443\"] }\nmcp:\n  network: true\n",
+    )
+    .unwrap();
+    assert_eq!(p.network.rules().unwrap()[0].cite(), "network.allow[0] `pypi.org`");
+    let setup = p.setup_egress();
+    let keys: Vec<String> = setup.rules().unwrap().iter().map(|r| r.cite()).collect();
+    assert_eq!(keys, ["network.allow[0] `pypi.org`", "setup.network.allow[0] `*.npmjs.org:443`"]);
+    assert!(p.mcp_egress().is_open());
+    let p = load_str("version: 1\nnetwork: true\nsetup: { network: false }\n").unwrap();
+    assert!(p.setup_egress().is_open(), "setup gets at least what commands get");
+}
+
+#[test]
+fn bad_network_rules_and_lists_without_the_sandbox_are_errors_at_their_positions() {
+    let e = load_str("version: 1\nnetwork:\n  allow: [\"ok.org\", \"*\"]\n").unwrap_err();
+    assert_eq!((e.len(), e[0].path.as_str(), e[0].line, e[0].col), (1, "network.allow[1]", 3, 21), "{e:?}");
+    let e = load_str("version: 1\nsandbox: off\nsetup:\n  network: { allow: [\"pypi.org\"] }\n").unwrap_err();
+    assert_eq!((e[0].path.as_str(), e[0].line), ("setup.network", 4), "{e:?}");
+    assert!(e[0].message.contains("needs the sandbox"), "{e:?}");
+    let e = load_str("version: 1\nnetwork: maybe\n").unwrap_err();
+    assert!(e[0].message.contains("expected `true`, `false` or `{ allow: [HOST, ...] }`"), "{e:?}");
+}

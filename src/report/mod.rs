@@ -3,6 +3,7 @@
 
 pub mod dir;
 pub mod junit;
+pub mod network;
 pub mod summary;
 
 use crate::error::Code;
@@ -150,32 +151,7 @@ pub struct PolicyReport {
     /// Why the commit was refused by the diff or .git guard (empty when it was not).
     pub guard: Vec<String>,
     /// Where the jails could connect, and every connection through hone's proxy.
-    pub network: NetworkReport,
-}
-
-/// `policy.network` of the report.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct NetworkReport {
-    /// Where commands could connect: `off`, `open` or `allow-list` (through hone's proxy).
-    pub commands: String,
-    /// Where setup could connect.
-    pub setup: String,
-    /// Where stdio MCP servers could connect.
-    pub mcp: String,
-    /// Connections through the proxy, by purpose, host, port and whether they were allowed.
-    pub hosts: Vec<crate::egress::HostTally>,
-}
-
-impl NetworkReport {
-    /// The modes of `policy`, with no connection yet.
-    pub fn of(policy: &crate::policy::Policy) -> NetworkReport {
-        NetworkReport {
-            commands: policy.network.mode().into(),
-            setup: policy.setup_egress().mode().into(),
-            mcp: policy.mcp_egress().mode().into(),
-            hosts: vec![],
-        }
-    }
+    pub network: network::NetworkReport,
 }
 
 /// A snapshot of the work tree that hone can roll back to.

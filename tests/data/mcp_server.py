@@ -65,6 +65,8 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}}}},
     {"name": "spaced", "description": "$ISSUES_TOKEN with `sep` between its characters.",
      "inputSchema": {"type": "object", "properties": {"sep": {"type": "string"}}}},
+    {"name": "fetch", "description": "GET a URL (through the proxy the environment names, if any).",
+     "inputSchema": {"type": "object", "properties": {"url": {"type": "string"}}}},
 ]
 ARGS = sys.argv[1:]
 if "--secret-name" in ARGS:
@@ -96,6 +98,13 @@ def call(name, args):
                 return text(f.read())
         except OSError as e:
             return text("cannot read: %s" % e, error=True)
+    if name == "fetch":
+        import urllib.request
+        try:
+            with urllib.request.urlopen(args.get("url", ""), timeout=10) as r:
+                return text("status %d: %s" % (r.status, r.read(200).decode("utf-8", "replace")))
+        except Exception as e:
+            return text("cannot fetch: %s" % e, error=True)
     if name == "connect":
         try:
             socket.create_connection(("127.0.0.1", int(args.get("port", 0))), timeout=2).close()

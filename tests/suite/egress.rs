@@ -224,3 +224,44 @@ except OSError as e:
     assert_eq!(events.len(), 7, "{events:#?}");
     assert!(events.iter().all(|e| e["purpose"] == "commands"));
 }
+
+/// A stdio MCP server under `mcp.network`'s list reaches the listed index by name through a
+/// proxy of its own, and nothing else; the model's commands (no network) can reach neither the
+/// index nor the server's proxy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_server_reaches_only_its_own_list() {
+    use crate::common::mock_model::call;
+    use serde_json::json;
+    require!(Need::UserNamespaces);
+    let index = Index::start().await;
+    let (other, other_count) = bystander().await;
+    let repo = super::mcp::mcp_repo();
+    let mock = MockModel::start().await;
+    let servers = "    - { name: s, command: python3, args: [tools/mcp_server.py] }\n";
+    let yaml = super::mcp::spec_with_mcp("egress-mcp", &mock, servers);
+    let policy =
+        format!("{OPEN_POLICY}network: false\nmcp:\n  allow: ['s/*']\n  network:\n    allow: [\"pypi.test\"]\n");
+    let yaml = with_policy(&repo, &yaml, &policy);
+    mock.turn(call("s__fetch", json!({"url": format!("http://pypi.test:{}/simple/", index.port)})), false)
+        .turn(call("s__fetch", json!({"url": format!("http://other.test:{other}/")})), false)
+        .turn(call("s__echo_env", json!({"name": "HTTPS_PROXY"})), false)
+        .turn(cmd("python3 -c \"import os; print('PROXY', os.environ.get('HTTPS_PROXY'))\""), false);
+    fix(&mock);
+    let run = run_job_env(&repo, &yaml, &[("HONE_TEST_RESOLVE", RESOLVE)]).await;
+    let report = run.report();
+    assert_eq!(run.code, 0, "{}\n{report:#}", run.stderr);
+    assert!(
+        result_of(&mock, 0).contains("status 200: <html><body><a href=\"hone-probe/\">"),
+        "{}",
+        result_of(&mock, 0)
+    );
+    let refused = result_of(&mock, 1);
+    assert!(refused.contains("403") && refused.contains("is not in the policy's mcp.network.allow"), "{refused}");
+    assert!(result_of(&mock, 2).starts_with("HTTPS_PROXY=http://127.0.0.1:"), "{}", result_of(&mock, 2));
+    assert!(result_of(&mock, 3).contains("PROXY None"), "{}", result_of(&mock, 3));
+    assert_eq!(*other_count.lock().unwrap(), 0);
+    let hosts = report["policy"]["network"]["hosts"].as_array().unwrap();
+    assert_eq!(hosts.len(), 2, "{hosts:#?}");
+    assert!(hosts.iter().all(|h| h["purpose"] == "mcp:s"), "{hosts:#?}");
+    assert_eq!(report["policy"]["network"]["mcp"], "allow-list");
+}

@@ -141,7 +141,7 @@ async fn the_setup_example_validates() {
         assert!(v.stdout.contains("network off"), "{}", v.stdout);
     }
     let policy = std::fs::read_to_string(root().join("examples/setup/policy.yaml")).unwrap();
-    assert!(policy.contains("setup:\n  network: true"));
+    assert!(policy.contains("setup:\n  network:\n    allow: [\"pypi.org\", \"files.pythonhosted.org\"]"));
     let job = std::fs::read_to_string(root().join("examples/setup/job.yaml")).unwrap();
     assert!(job.contains("after_edit:") && job.contains("before_verify:") && job.contains("{files}"));
 }

@@ -40,7 +40,7 @@ async fn a_python_repository_gets_a_valid_job_policy_and_workflow_and_nothing_is
     let v = validate(&repo, ".github/hone/policy.yaml").await;
     assert_eq!(v.code, 0, "{}", v.stderr);
     let policy = std::fs::read_to_string(repo.path.join(".github/hone/policy.yaml")).unwrap();
-    assert!(policy.contains("setup:\n  network: true"), "{policy}");
+    assert!(policy.contains("  network:\n    allow: [\"pypi.org\", \"files.pythonhosted.org\"]\n"), "{policy}");
     let workflow = std::fs::read_to_string(repo.path.join(".github/workflows/hone-issue-to-pr.yml")).unwrap();
     let shipped =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows/issue-to-pr.yml"))
