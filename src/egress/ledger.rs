@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 const MAX_EVENTS: usize = 1000;
 /// Distinct (purpose, host, port, outcome) rows kept; past it, the rest share one row.
 const MAX_ROWS: usize = 500;
-/// Refusals kept for the model's notes.
+/// The latest refusals kept for the model's notes.
 const MAX_REFUSALS: usize = 200;
 
 /// One connection, as it ended.
@@ -61,9 +61,10 @@ pub struct Ledger {
 struct Inner {
     rows: BTreeMap<(String, String, u16, bool), HostTally>,
     seen: usize,
-    /// (purpose, what was refused and why), in order.
-    refusals: Vec<(String, String)>,
-    refused: usize,
+    /// The latest refusals: (purpose, its count before this one, what was refused and why).
+    refusals: std::collections::VecDeque<(String, usize, String)>,
+    /// Refusals so far, by purpose.
+    refused: BTreeMap<String, usize>,
 }
 
 impl Ledger {
@@ -90,11 +91,14 @@ impl Ledger {
             });
         }
         if !c.allowed {
-            inner.refused += 1;
-            if inner.refusals.len() < MAX_REFUSALS {
-                let why = c.reason.clone().unwrap_or_default();
-                inner.refusals.push((c.purpose.clone(), format!("{}:{}: {why}", c.host, c.port)));
+            let n = inner.refused.entry(c.purpose.clone()).or_default();
+            let seq = *n;
+            *n += 1;
+            if inner.refusals.len() == MAX_REFUSALS {
+                inner.refusals.pop_front();
             }
+            let why = c.reason.clone().unwrap_or_default();
+            inner.refusals.push_back((c.purpose.clone(), seq, format!("{}:{}: {why}", c.host, c.port)));
         }
         let mut key = (c.purpose.clone(), c.host.clone(), c.port, c.allowed);
         if inner.rows.len() >= MAX_ROWS && !inner.rows.contains_key(&key) {
@@ -124,16 +128,17 @@ impl Ledger {
         self.inner.lock().map(|i| i.rows.values().cloned().collect()).unwrap_or_default()
     }
 
-    /// How many refusals so far: a mark for `refused_since`.
-    pub fn mark(&self) -> usize {
-        self.inner.lock().map(|i| i.refused).unwrap_or(0)
+    /// How many refusals `purpose` has had so far: a mark for `refused_since`.
+    pub fn mark(&self, purpose: &str) -> usize {
+        self.inner.lock().map(|i| i.refused.get(purpose).copied().unwrap_or(0)).unwrap_or(0)
     }
 
-    /// The refusals of `purpose` after `mark` (the first five kept), and how many were kept.
+    /// The refusals of `purpose` after `mark`: the first five still kept, and how many in all.
     pub fn refused_since(&self, mark: usize, purpose: &str) -> (Vec<String>, usize) {
         let Ok(i) = self.inner.lock() else { return (vec![], 0) };
-        let mine: Vec<&String> = i.refusals.iter().skip(mark).filter(|(p, _)| p == purpose).map(|(_, t)| t).collect();
-        (mine.iter().take(5).map(|t| t.to_string()).collect(), mine.len())
+        let count = i.refused.get(purpose).copied().unwrap_or(0).saturating_sub(mark);
+        let shown = i.refusals.iter().filter(|(p, seq, _)| p == purpose && *seq >= mark).take(5);
+        (shown.map(|(_, _, t)| t.clone()).collect(), count)
     }
 }
 
@@ -160,7 +165,7 @@ mod tests {
     fn connections_are_tallied_by_host_and_refusals_kept_for_the_model() {
         let l = Ledger::new(None);
         l.record(conn("a.org", true, 10));
-        let mark = l.mark();
+        let mark = l.mark("commands");
         l.record(conn("a.org", true, 5));
         l.record(conn("evil.com", false, 0));
         let rows = l.tally();
@@ -172,7 +177,7 @@ mod tests {
         assert_eq!((rows[1].host.as_str(), rows[1].allowed), ("evil.com", false));
         assert_eq!(l.refused_since(mark, "commands"), (vec!["evil.com:443: not listed".to_string()], 1));
         assert_eq!(l.refused_since(mark, "setup").1, 0);
-        assert_eq!(l.refused_since(l.mark(), "commands").1, 0);
+        assert_eq!(l.refused_since(l.mark("commands"), "commands").1, 0);
     }
 
     #[test]
@@ -184,6 +189,10 @@ mod tests {
         let rows = l.tally();
         assert_eq!(rows.len(), MAX_ROWS + 1);
         assert_eq!(rows.iter().find(|r| r.host == "(other hosts)").unwrap().connections, 50);
-        assert_eq!(l.refused_since(0, "commands").1, MAX_REFUSALS);
+        // Counted past the kept ones: a command's note says how many however many there were.
+        let mark = l.mark("commands");
+        assert_eq!(mark, MAX_ROWS + 50);
+        l.record(conn("late.org", false, 0));
+        assert_eq!(l.refused_since(mark, "commands"), (vec!["late.org:443: not listed".to_string()], 1));
     }
 }

@@ -76,7 +76,7 @@ impl Proxy {
 
     /// A mark for `refusals_since`.
     pub fn mark(&self) -> usize {
-        self.ledger.mark()
+        self.ledger.mark(&self.purpose)
     }
 
     /// What this proxy refused after `mark`, as a note for the command's result (empty if

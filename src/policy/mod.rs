@@ -283,16 +283,23 @@ pub fn parse(file: &str, text: &str) -> Result<Policy, Vec<Diagnostic>> {
 }
 
 /// An allow-list is kept by hone's proxy, which only the jail can make the one way out.
+/// (On macOS, Seatbelt has no network namespace to put the proxy's socket in.)
 fn lists_need_the_sandbox(p: &Policy, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) {
-    if p.sandbox {
-        return;
-    }
     for (e, key) in [(&p.network, "network"), (&p.setup_network, "setup.network"), (&p.mcp_network, "mcp.network")] {
-        if e.rules().is_some() {
+        if e.rules().is_none() {
+            continue;
+        }
+        if !p.sandbox {
             errors.push(map.at_value(
                 key,
                 "a network allow-list needs the sandbox, and the policy sets `sandbox: off`",
                 Some("remove `sandbox: off` (commands then reach only the listed hosts), or use `true`".into()),
+            ));
+        } else if !cfg!(target_os = "linux") {
+            errors.push(map.at_value(
+                key,
+                "a network allow-list needs Linux (its network namespaces): this machine's jail cannot keep one",
+                Some("run this job on Linux, or use `true` or `false` here".into()),
             ));
         }
     }
