@@ -27,7 +27,7 @@ impl Ecosystem {
     fn registries(self) -> &'static [&'static str] {
         match self {
             Ecosystem::Python => &["pypi.org", "files.pythonhosted.org"],
-            Ecosystem::Node => &["registry.npmjs.org"],
+            Ecosystem::Node => &["registry.npmjs.org", "registry.yarnpkg.com"],
             Ecosystem::Rust => &["index.crates.io", "static.crates.io", "crates.io"],
             Ecosystem::Go => &["proxy.golang.org", "sum.golang.org"],
         }
@@ -202,19 +202,18 @@ fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
-/// The ecosystem's starter policy, with network for the setup commands: to the registries of
-/// the ecosystems found, through hone's proxy.
+/// The first ecosystem's starter policy, whose setup may reach its registries, and those of the
+/// other ecosystems found (through hone's proxy).
 pub fn policy_yaml(p: &Project) -> String {
-    let mut s = p.found[0].policy().to_string();
-    let mut hosts: Vec<&str> = p.found.iter().flat_map(|e| e.registries().iter().copied()).collect();
-    hosts.dedup();
+    let first = p.found[0];
+    let hosts: Vec<String> = p.found.iter().flat_map(|e| e.registries().iter().map(|h| quote(h))).collect();
+    first.policy().replacen(&allow_line(first.registries()), &format!("    allow: [{}]\n", hosts.join(", ")), 1)
+}
+
+/// The line of a starter policy that lists setup's hosts.
+fn allow_line(hosts: &[&str]) -> String {
     let list: Vec<String> = hosts.iter().map(|h| quote(h)).collect();
-    s.push_str(&format!(
-        "setup:\n  # The job's setup commands (only) install dependencies, from these hosts only (add your\n  \
-         # private registry's name here; `true` would open the whole network).\n  network:\n    allow: [{}]\n",
-        list.join(", ")
-    ));
-    s
+    format!("    allow: [{}]\n", list.join(", "))
 }
 
 /// The files `init` writes, relative to the repository root, with their contents.
@@ -311,6 +310,22 @@ mod tests {
         let p = project(&[("go.mod", "module x\n")]).unwrap();
         assert_eq!(p.verify.len(), 2);
         assert!(project(&[("README.md", "hi")]).is_none());
+    }
+
+    #[test]
+    fn starter_policies_let_setup_reach_the_registries_of_every_ecosystem_found() {
+        for e in [Ecosystem::Python, Ecosystem::Node, Ecosystem::Rust, Ecosystem::Go] {
+            assert!(e.policy().contains(&allow_line(e.registries())), "{}'s starter policy", e.name());
+        }
+        let p = project(&[("Cargo.toml", "[package]\n"), ("Cargo.lock", ""), ("package.json", "{}")]).unwrap();
+        let text = policy_yaml(&p);
+        let policy = crate::policy::parse("policy.yaml", &text).unwrap();
+        let hosts: Vec<String> = policy.setup_egress().rules().unwrap().iter().map(|r| r.text.clone()).collect();
+        assert_eq!(
+            hosts,
+            ["index.crates.io", "static.crates.io", "crates.io", "registry.npmjs.org", "registry.yarnpkg.com"]
+        );
+        assert_eq!(policy.network, crate::policy::network::Egress::Off, "commands still have none");
     }
 
     #[test]
