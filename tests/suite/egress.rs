@@ -136,6 +136,7 @@ async fn setup_installs_a_package_by_name_from_the_allowed_index() {
     let said = result_of(&mock, 1);
     assert!(said.contains("VALUE installed-by-name"), "{said}");
     assert!(said.contains("PROXY None"), "commands without network were given a proxy: {said}");
+    assert!(said.contains("NO SETUP PROXY"), "setup's proxy port was reached from the commands' jail: {said}");
     let summary = std::fs::read_to_string(run.report_dir.join("summary.md")).unwrap();
     assert!(summary.contains("pypi.test"), "{summary}");
 }
