@@ -229,3 +229,22 @@ async fn a_refusal_is_recorded_before_the_client_hears_it() {
         assert_eq!(p.ledger().refused_since(0, "commands").1, i + 1, "the model would not be told");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn slow_heads_hold_a_slot_for_the_head_timeout_only() {
+    let p = proxy(&["pypi.org"]);
+    let mut slow = Vec::new();
+    for _ in 0..MAX_CONNECTIONS {
+        let mut c = TcpStream::connect(("127.0.0.1", p.port())).await.unwrap();
+        c.write_all(b"CONNECT pypi.org:443 HTTP/1.1\r\nX: ").await.unwrap();
+        slow.push(c);
+    }
+    // Every slot is held by a head that never ends; the next client waits, then is served once
+    // the head timeout closes them (the clock is Tokio's, advanced while all wait).
+    let (line, _c) = status(&p, "CONNECT evil.example:443 HTTP/1.1\r\n\r\n").await;
+    assert!(line.starts_with("HTTP/1.1 403 "), "{line}");
+    for mut c in slow {
+        let mut rest = Vec::new();
+        assert_eq!(c.read_to_end(&mut rest).await.unwrap(), 0, "a slow head was answered");
+    }
+}
