@@ -1,11 +1,15 @@
 //! The record of a run's connections through hone's proxies: each one an event (the first
 //! thousand of each run), all of them tallied by host for `report.json` and `summary.md`, and
 //! the refusals kept in order so that a command's result can tell the model what was refused.
+//! A connection under way is in the tally with what it has moved so far, and is recorded when
+//! it ends, or when its proxy stops (dropping it with its jail cuts it).
 
+use super::pipe::Counters;
 use crate::events::Events;
 use crate::protocol::Event;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 /// Events for this many connections; past it, only the tally.
@@ -59,12 +63,49 @@ pub struct Ledger {
 
 #[derive(Default)]
 struct Inner {
-    rows: BTreeMap<(String, String, u16, bool), HostTally>,
+    rows: Rows,
     seen: usize,
     /// The latest refusals: (purpose, its count before this one, what was refused and why).
     refusals: std::collections::VecDeque<(String, usize, String)>,
     /// Refusals so far, by purpose.
     refused: BTreeMap<String, usize>,
+    /// Connections under way, by number: as they began, and what they have moved.
+    live: BTreeMap<u64, (Connection, Arc<Counters>)>,
+    opened: u64,
+}
+
+/// A connection under way (`Ledger::open`): recorded when finished, or, if dropped first (its
+/// proxy stopped), as cut.
+pub struct Live {
+    ledger: Ledger,
+    id: u64,
+    started: std::time::Instant,
+    done: bool,
+}
+
+impl Live {
+    /// The connection ended: record it, with `cut` as the reason if it ended early.
+    pub fn finish(mut self, cut: Option<String>) {
+        self.done = true;
+        self.ledger.close(self.id, self.started, cut);
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if !self.done {
+            let why = "cut when hone's proxy stopped (its jail was done)".to_string();
+            self.ledger.close(self.id, self.started, Some(why));
+        }
+    }
+}
+
+/// The connection `c` with what `n` counted.
+fn with_counts(c: &Connection, n: &Counters) -> Connection {
+    let mut c = c.clone();
+    c.bytes_sent = n.sent.load(Ordering::Relaxed);
+    c.bytes_received = n.received.load(Ordering::Relaxed);
+    c
 }
 
 impl Ledger {
@@ -100,32 +141,41 @@ impl Ledger {
             let why = c.reason.clone().unwrap_or_default();
             inner.refusals.push_back((c.purpose.clone(), seq, format!("{}:{}: {why}", c.host, c.port)));
         }
-        let mut key = (c.purpose.clone(), c.host.clone(), c.port, c.allowed);
-        if inner.rows.len() >= MAX_ROWS && !inner.rows.contains_key(&key) {
-            key = (c.purpose.clone(), "(other hosts)".into(), 0, c.allowed);
-        }
-        let row = inner.rows.entry(key.clone()).or_insert_with(|| HostTally {
-            purpose: key.0,
-            host: key.1,
-            port: key.2,
-            allowed: c.allowed,
-            rule: c.rule.clone(),
-            reason: c.reason.clone(),
-            connections: 0,
-            bytes_sent: 0,
-            bytes_received: 0,
-        });
-        row.connections += 1;
-        row.bytes_sent += c.bytes_sent;
-        row.bytes_received += c.bytes_received;
-        if row.reason.is_none() {
-            row.reason = c.reason;
-        }
+        fold(&mut inner.rows, c);
     }
 
-    /// Every row, by purpose, host, port and outcome.
+    /// A connection that `counters` will count: in the tally from now on, recorded when the
+    /// returned `Live` is finished or dropped.
+    pub fn open(&self, c: Connection, counters: Arc<Counters>) -> Live {
+        let started = std::time::Instant::now();
+        let mut id = 0;
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.opened += 1;
+            id = inner.opened;
+            inner.live.insert(id, (c, counters));
+        }
+        Live { ledger: self.clone(), id, started, done: false }
+    }
+
+    fn close(&self, id: u64, started: std::time::Instant, cut: Option<String>) {
+        let Some((c, n)) = self.inner.lock().ok().and_then(|mut i| i.live.remove(&id)) else { return };
+        let mut c = with_counts(&c, &n);
+        c.reason = cut.or(c.reason);
+        c.duration_ms = started.elapsed().as_millis() as u64;
+        self.record(c);
+    }
+
+    /// Every row, by purpose, host, port and outcome; the connections under way among them,
+    /// with what they have moved so far.
     pub fn tally(&self) -> Vec<HostTally> {
-        self.inner.lock().map(|i| i.rows.values().cloned().collect()).unwrap_or_default()
+        let Ok(i) = self.inner.lock() else { return vec![] };
+        let mut rows = i.rows.clone();
+        for (c, n) in i.live.values() {
+            let mut c = with_counts(c, n);
+            c.reason = Some("still open when this was written".into());
+            fold(&mut rows, c);
+        }
+        rows.into_values().collect()
     }
 
     /// How many refusals `purpose` has had so far: a mark for `refused_since`.
@@ -139,6 +189,33 @@ impl Ledger {
         let count = i.refused.get(purpose).copied().unwrap_or(0).saturating_sub(mark);
         let shown = i.refusals.iter().filter(|(p, seq, _)| p == purpose && *seq >= mark).take(5);
         (shown.map(|(_, _, t)| t.clone()).collect(), count)
+    }
+}
+
+type Rows = BTreeMap<(String, String, u16, bool), HostTally>;
+
+/// Add `c` to its row (past `MAX_ROWS` rows, to its purpose's `(other hosts)` row).
+fn fold(rows: &mut Rows, c: Connection) {
+    let mut key = (c.purpose.clone(), c.host.clone(), c.port, c.allowed);
+    if rows.len() >= MAX_ROWS && !rows.contains_key(&key) {
+        key = (c.purpose.clone(), "(other hosts)".into(), 0, c.allowed);
+    }
+    let row = rows.entry(key.clone()).or_insert_with(|| HostTally {
+        purpose: key.0,
+        host: key.1,
+        port: key.2,
+        allowed: c.allowed,
+        rule: c.rule.clone(),
+        reason: c.reason.clone(),
+        connections: 0,
+        bytes_sent: 0,
+        bytes_received: 0,
+    });
+    row.connections += 1;
+    row.bytes_sent += c.bytes_sent;
+    row.bytes_received += c.bytes_received;
+    if row.reason.is_none() {
+        row.reason = c.reason;
     }
 }
 

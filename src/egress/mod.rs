@@ -205,33 +205,39 @@ async fn serve(mut client: TcpStream, config: &Config) {
     };
     match decide(config, &request.target, request.port).await {
         Outcome::Refused { status, reason, body } => {
-            let _ = client.write_all(&http::answer(status, &reason, &body)).await;
             // A host the policy allows that could not be reached is allowed, and failed.
             record.allowed = status != 403;
             record.rule =
                 allowing(&config.rules, &request.target, request.port).filter(|_| record.allowed).map(Rule::cite);
-            record.reason = Some(reason);
+            record.reason = Some(reason.clone());
+            record.duration_ms = started.elapsed().as_millis() as u64;
+            // Recorded before the client hears it, so the command's result can tell the model.
+            config.ledger.record(record);
+            let _ = client.write_all(&http::answer(status, &reason, &body)).await;
         }
         Outcome::Connected { mut server, address, rule } => {
             record.allowed = true;
             record.rule = Some(rule);
             record.address = Some(address.to_string());
-            let first = if request.tunnel {
-                client.write_all(http::TUNNEL_OPEN).await
-            } else {
-                server.write_all(&request.forward).await
+            // Every byte sent to the server is counted, the request head hone wrote among them.
+            let counters = Arc::new(pipe::Counters::default());
+            let live = config.ledger.open(record, counters.clone());
+            let first = [if request.tunnel { &[][..] } else { &request.forward }, &rest].concat();
+            let opened = if request.tunnel { client.write_all(http::TUNNEL_OPEN).await } else { Ok(()) };
+            let sent = match opened {
+                Ok(()) => server.write_all(&first).await,
+                Err(e) => Err(e),
             };
-            let sent = first.and(server.write_all(&rest).await);
-            if sent.is_ok() {
-                let moved = pipe::both_ways(client, server, IDLE_TIMEOUT, MAX_BYTES).await;
-                record.bytes_sent = moved.sent + rest.len() as u64;
-                record.bytes_received = moved.received;
-                record.reason = moved.cut;
-            }
+            let cut = match sent {
+                Ok(()) => {
+                    counters.sent.fetch_add(first.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                    pipe::both_ways(client, server, IDLE_TIMEOUT, MAX_BYTES, counters).await
+                }
+                Err(e) => Some(e.to_string()),
+            };
+            live.finish(cut);
         }
     }
-    record.duration_ms = started.elapsed().as_millis() as u64;
-    config.ledger.record(record);
 }
 
 /// Read up to the end of the request head: (the head, what came after it).
@@ -300,7 +306,7 @@ async fn resolved(config: &Config, name: &str, port: u16) -> Result<Vec<SocketAd
         Outcome::Refused { status: 502, reason: reason.clone(), body: format!("hone's proxy: {reason}\n") }
     })?;
     let (ok, special): (Vec<SocketAddr>, Vec<SocketAddr>) =
-        found.into_iter().partition(|a| trusted || address_allowed(&config.rules, a.ip()).is_ok());
+        found.into_iter().partition(|a| trusted || address_allowed(&config.rules, a.ip(), port).is_ok());
     match (ok.is_empty(), special.first()) {
         (false, _) => Ok(ok),
         (true, Some(a)) => {
@@ -322,3 +328,7 @@ async fn resolved(config: &Config, name: &str, port: u16) -> Result<Vec<SocketAd
 #[cfg(test)]
 #[path = "proxy_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "attack_tests.rs"]
+mod attack_tests;

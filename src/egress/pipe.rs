@@ -12,34 +12,37 @@ use tokio::time::Instant;
 /// Each direction's buffer: large enough that a fast link is not bound by system calls.
 const BUF: usize = 64 * 1024;
 
-/// What moved, and why it stopped.
+/// The bytes a connection has moved so far, each way (read by the ledger while it is open).
 #[derive(Debug, Default)]
-pub struct Moved {
+pub struct Counters {
     /// From the client to the server.
-    pub sent: u64,
+    pub sent: AtomicU64,
     /// From the server to the client.
-    pub received: u64,
-    /// Why it ended early (idle, too many bytes, an error), if it did.
-    pub cut: Option<String>,
+    pub received: AtomicU64,
 }
 
 /// Copy both ways between `client` and `server` until both sides close, nothing moves for
-/// `idle`, or more than `max_bytes` have moved in all.
-pub async fn both_ways<C, S>(client: C, server: S, idle: Duration, max_bytes: u64) -> Moved
+/// `idle`, or more than `max_bytes` have moved in all; counted into `counters` as it goes.
+/// Returns why it ended early (idle, too many bytes, an error), if it did.
+pub async fn both_ways<C, S>(
+    client: C,
+    server: S,
+    idle: Duration,
+    max_bytes: u64,
+    counters: Arc<Counters>,
+) -> Option<String>
 where
     C: AsyncRead + AsyncWrite + Unpin,
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let start = Instant::now();
     let shared = Arc::new(Shared { last: AtomicU64::new(0), total: AtomicU64::new(0), max: max_bytes, start });
-    let (sent, received) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-    let mut client = Counted { inner: client, read: sent.clone(), shared: shared.clone() };
-    let mut server = Counted { inner: server, read: received.clone(), shared: shared.clone() };
-    let cut = tokio::select! {
+    let mut client = Counted { inner: client, sent: true, counters: counters.clone(), shared: shared.clone() };
+    let mut server = Counted { inner: server, sent: false, counters: counters.clone(), shared: shared.clone() };
+    tokio::select! {
         r = tokio::io::copy_bidirectional_with_sizes(&mut client, &mut server, BUF, BUF) => r.err().map(|e| e.to_string()),
         () = idle_for(&shared, idle) => Some(format!("nothing moved for {} s", idle.as_secs())),
-    };
-    Moved { sent: sent.load(Ordering::Relaxed), received: received.load(Ordering::Relaxed), cut }
+    }
 }
 
 struct Shared {
@@ -62,10 +65,12 @@ async fn idle_for(shared: &Shared, idle: Duration) {
     }
 }
 
-/// A stream whose reads are counted (into `read` and the shared total) and stamped.
+/// A stream whose reads are counted (as sent when it is the client, else as received, and into
+/// the shared total) and stamped.
 struct Counted<T> {
     inner: T,
-    read: Arc<AtomicU64>,
+    sent: bool,
+    counters: Arc<Counters>,
     shared: Arc<Shared>,
 }
 
@@ -75,7 +80,8 @@ impl<T: AsyncRead + Unpin> AsyncRead for Counted<T> {
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
         let n = (buf.filled().len() - before) as u64;
         if n > 0 {
-            self.read.fetch_add(n, Ordering::Relaxed);
+            let c = &self.counters;
+            if self.sent { &c.sent } else { &c.received }.fetch_add(n, Ordering::Relaxed);
             let s = &self.shared;
             s.last.store(s.start.elapsed().as_millis() as u64, Ordering::Relaxed);
             if s.total.fetch_add(n, Ordering::Relaxed) + n > s.max {
@@ -107,7 +113,8 @@ mod tests {
     async fn bytes_are_counted_each_way_until_both_sides_close() {
         let (client, mut c_far) = tokio::io::duplex(64);
         let (server, mut s_far) = tokio::io::duplex(64);
-        let run = tokio::spawn(both_ways(client, server, Duration::from_secs(60), 1 << 20));
+        let n: Arc<Counters> = Arc::default();
+        let run = tokio::spawn(both_ways(client, server, Duration::from_secs(60), 1 << 20, n.clone()));
         c_far.write_all(b"hello").await.unwrap();
         let mut got = [0u8; 5];
         s_far.read_exact(&mut got).await.unwrap();
@@ -115,25 +122,25 @@ mod tests {
         let mut back = [0u8; 8];
         c_far.read_exact(&mut back).await.unwrap();
         drop((c_far, s_far));
-        let moved = run.await.unwrap();
-        assert_eq!((moved.sent, moved.received, &got, &back), (5, 8, b"hello", b"hi there"));
+        assert_eq!(run.await.unwrap(), None);
+        let (sent, received) = (n.sent.load(Ordering::Relaxed), n.received.load(Ordering::Relaxed));
+        assert_eq!((sent, received, &got, &back), (5, 8, b"hello", b"hi there"));
     }
 
     #[tokio::test]
     async fn a_connection_past_its_byte_cap_is_cut() {
         let (client, mut c_far) = tokio::io::duplex(1 << 16);
         let (server, _s_far) = tokio::io::duplex(1 << 16);
-        let run = tokio::spawn(both_ways(client, server, Duration::from_secs(60), 1000));
+        let run = tokio::spawn(both_ways(client, server, Duration::from_secs(60), 1000, Arc::default()));
         c_far.write_all(&[0u8; 4000]).await.unwrap();
-        let moved = run.await.unwrap();
-        assert!(moved.cut.unwrap().contains("more than 1000 bytes"));
+        assert!(run.await.unwrap().unwrap().contains("more than 1000 bytes"));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_connection_where_nothing_moves_ends_at_the_idle_timeout() {
         let (client, _c_far) = tokio::io::duplex(64);
         let (server, _s_far) = tokio::io::duplex(64);
-        let moved = both_ways(client, server, Duration::from_secs(300), 1000).await;
-        assert_eq!(moved.cut.as_deref(), Some("nothing moved for 300 s"));
+        let cut = both_ways(client, server, Duration::from_secs(300), 1000, Arc::default()).await;
+        assert_eq!(cut.as_deref(), Some("nothing moved for 300 s"));
     }
 }

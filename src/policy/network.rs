@@ -129,6 +129,16 @@ pub fn name(raw: &str) -> Result<String, String> {
     if n.is_empty() || n.len() > 253 || !n.split('.').all(label_ok) {
         return Err(format!("`{}` is not a host name", raw.escape_debug()));
     }
+    // `127.1`, `0x7f.1`, `2130706433`: the system's resolver reads these as IPv4 addresses (and
+    // no top-level domain is a number), so they are not names a rule could name.
+    let last = n.rsplit('.').next().unwrap_or_default();
+    let hex = last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    if hex || last.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "`{}` is an IPv4 address in a spelling hone does not take; write it as four decimal numbers (`127.0.0.1`)",
+            raw.escape_debug()
+        ));
+    }
     Ok(n)
 }
 
@@ -207,9 +217,14 @@ fn special_v6(a: Ipv6Addr) -> Option<&'static str> {
         [0xfd00, 0x0ec2, ..] => "the cloud metadata service",
         [x, ..] if x & 0xfe00 == 0xfc00 => "a private network (unique local)",
         [x, ..] if x & 0xffc0 == 0xfe80 => "link-local",
+        [x, ..] if x & 0xffc0 == 0xfec0 => "site-local",
         [x, ..] if x & 0xff00 == 0xff00 => "multicast",
         // NAT64 and 6to4 carry an IPv4 address that may be private.
-        [0x64, 0xff9b, ..] | [0x2002, ..] => "an address carrying an IPv4 one (NAT64, 6to4)",
+        // NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48), 6to4 and IPv4-translated
+        // (SIIT) addresses carry an IPv4 address that may be private.
+        [0x64, 0xff9b, ..] | [0x2002, ..] | [0, 0, 0, 0, 0xffff, 0, ..] => {
+            "an address carrying an IPv4 one (NAT64, 6to4)"
+        }
         _ => return None,
     })
 }
@@ -228,9 +243,12 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// Whether a name's answer `ip` may be connected to: a public address, or one a rule names. Pure.
-pub fn address_allowed(rules: &[Rule], ip: IpAddr) -> Result<(), &'static str> {
-    let listed = rules.iter().any(|r| matches!(r.host, HostRule::Addr(a) if canonical(a) == canonical(ip)));
+/// Whether a name's answer `ip` may be connected to at `port`: a public address, or one a rule
+/// names for that port (an address listed as `10.0.0.5:8080` is reached by name on 8080 only).
+/// Pure.
+pub fn address_allowed(rules: &[Rule], ip: IpAddr, port: u16) -> Result<(), &'static str> {
+    let listed =
+        rules.iter().any(|r| r.port_ok(port) && matches!(r.host, HostRule::Addr(a) if canonical(a) == canonical(ip)));
     match special(ip) {
         Some(why) if !listed => Err(why),
         _ => Ok(()),

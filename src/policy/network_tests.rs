@@ -88,7 +88,7 @@ fn names_resolving_to_special_addresses_are_refused_unless_the_address_is_listed
         ("::ffff:10.0.0.5", None),
     ] {
         let ip: IpAddr = ip.parse().unwrap();
-        assert_eq!(address_allowed(&list, ip).err(), why, "{ip}");
+        assert_eq!(address_allowed(&list, ip, 443).err(), why, "{ip}");
     }
 }
 

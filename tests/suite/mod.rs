@@ -22,6 +22,8 @@ mod deputy_tools;
 mod deputy_workflow;
 #[cfg(target_os = "linux")]
 mod egress;
+#[cfg(target_os = "linux")]
+mod egress_attacks;
 mod end_to_end;
 mod examples;
 mod first_runs;
