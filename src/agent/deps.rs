@@ -22,6 +22,8 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
     let before =
         if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
     let env = super::setup::command_env(&p.policy, &p.env);
+    // Setup's proxy serves setup alone: closed when setup ends, however it ends.
+    let _close = CloseProxy(&p.sandbox);
     for s in &p.job.setup {
         let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, &p.sandbox).await;
         r.output_tail = p.redactor.apply(&r.output_tail);
@@ -75,6 +77,17 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
         }
     }
     protect_and_jail(p, run, &before).await
+}
+
+/// Closes setup's proxy (if it has one) when dropped.
+struct CloseProxy<'a>(&'a Sandbox);
+
+impl Drop for CloseProxy<'_> {
+    fn drop(&mut self) {
+        if let Some(proxy) = &self.0.egress {
+            proxy.close();
+        }
+    }
 }
 
 /// What setup made is the checks' ground, not the change: new untracked and new ignored entries

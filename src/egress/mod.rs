@@ -121,10 +121,21 @@ impl Proxy {
         ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"];
 }
 
+impl Proxy {
+    /// Stop serving now: no new connection, and every one under way is cut (and recorded).
+    /// Setup's proxy is closed when setup ends; a run's, when its `Sandbox` goes.
+    pub fn close(&self) {
+        if !self.stop.is_cancelled() {
+            self.stop.cancel();
+            self.task.abort();
+            tracing::debug!("egress proxy for {} (port {}) closed", self.purpose, self.port);
+        }
+    }
+}
+
 impl Drop for Proxy {
     fn drop(&mut self) {
-        self.stop.cancel();
-        self.task.abort();
+        self.close();
     }
 }
 

@@ -137,6 +137,10 @@ async fn setup_installs_a_package_by_name_from_the_allowed_index() {
     assert!(said.contains("VALUE installed-by-name"), "{said}");
     assert!(said.contains("PROXY None"), "commands without network were given a proxy: {said}");
     assert!(said.contains("NO SETUP PROXY"), "setup's proxy port was reached from the commands' jail: {said}");
+    // Setup's proxy is closed when setup ends, before the model's first turn.
+    let closed = run.stderr.find("egress proxy for setup (port ").expect("setup's proxy was never closed");
+    let first_turn = run.stderr.find("turn 1:").expect("the model had a turn");
+    assert!(closed < first_turn, "setup's proxy outlived setup: {}", run.stderr);
     let summary = std::fs::read_to_string(run.report_dir.join("summary.md")).unwrap();
     assert!(summary.contains("pypi.test"), "{summary}");
 }
