@@ -62,9 +62,8 @@ fn outcome(exit_code: Option<i32>, code: Option<crate::error::Code>, ok: bool) -
 }
 
 /// A connection hone's proxy refused.
-fn refused_line(e: &Event) -> String {
-    let Event::Egress { purpose, host, port, reason, .. } = e else { return String::new() };
-    format!("  network ({purpose}): refused {host}:{port}: {}", reason.as_deref().unwrap_or(""))
+fn refused_line(c: &crate::protocol::Connection) -> String {
+    format!("  network ({}): refused {}:{}: {}", c.purpose, c.host, c.port, c.reason.as_deref().unwrap_or(""))
 }
 
 /// An MCP server's line: started with its tools, failed to start, or stopped.
@@ -141,7 +140,7 @@ impl Progress {
             Event::PolicyDecision { subject, allowed: false, rule, .. } => {
                 self.line(&format!("  denied by the policy: {subject} ({rule})"), r)
             }
-            Event::Egress { allowed: false, .. } => self.line(&refused_line(e), r),
+            Event::Egress(c) if !c.allowed => self.line(&refused_line(c), r),
             Event::SetupCompleted { .. } => self.line(&setup_line(e), r),
             Event::McpServer { .. } => self.line(&mcp_line(e), r),
             Event::VerifyCompleted {

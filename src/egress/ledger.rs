@@ -6,6 +6,7 @@
 
 use super::pipe::Counters;
 use crate::events::Events;
+pub use crate::protocol::Connection;
 use crate::protocol::Event;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -18,25 +19,6 @@ const MAX_EVENTS: usize = 1000;
 const MAX_ROWS: usize = 500;
 /// The latest refusals kept for the model's notes.
 const MAX_REFUSALS: usize = 200;
-
-/// One connection, as it ended.
-#[derive(Debug, Clone)]
-pub struct Connection {
-    /// Whose jail it came from: `setup`, `commands`, `mcp:NAME`.
-    pub purpose: String,
-    pub host: String,
-    pub port: u16,
-    pub allowed: bool,
-    /// The rule that allowed it.
-    pub rule: Option<String>,
-    /// Why it was refused, failed or was cut.
-    pub reason: Option<String>,
-    /// The address connected to.
-    pub address: Option<String>,
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    pub duration_ms: u64,
-}
 
 /// A row of the report: every connection of one purpose to one host and port with one outcome.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -118,18 +100,7 @@ impl Ledger {
         let Ok(mut inner) = self.inner.lock() else { return };
         inner.seen += 1;
         if let Some(ev) = self.events.as_ref().filter(|_| inner.seen <= MAX_EVENTS) {
-            ev.emit(Event::Egress {
-                purpose: c.purpose.clone(),
-                host: c.host.clone(),
-                port: c.port,
-                allowed: c.allowed,
-                rule: c.rule.clone(),
-                reason: c.reason.clone(),
-                address: c.address.clone(),
-                bytes_sent: c.bytes_sent,
-                bytes_received: c.bytes_received,
-                duration_ms: c.duration_ms,
-            });
+            ev.emit(Event::Egress(c.clone()));
         }
         if !c.allowed {
             let n = inner.refused.entry(c.purpose.clone()).or_default();

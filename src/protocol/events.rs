@@ -110,23 +110,7 @@ pub enum Event {
     },
     /// A connection through hone's proxy (a policy `network: { allow: [...] }`) ended: allowed
     /// by `rule`, or refused (or failed) for `reason`.
-    Egress {
-        /// Whose jail asked: `setup`, `commands`, `mcp:NAME`.
-        purpose: String,
-        host: String,
-        port: u16,
-        allowed: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        rule: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        reason: Option<String>,
-        /// The address hone connected to.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        address: Option<String>,
-        bytes_sent: u64,
-        bytes_received: u64,
-        duration_ms: u64,
-    },
+    Egress(Connection),
     /// A setup command (job spec `setup:`) finished; setup stops at the first that fails.
     SetupCompleted {
         name: String,
@@ -190,4 +174,26 @@ pub enum Event {
         exit_code: i32,
         duration_ms: u64,
     },
+}
+
+/// One connection through hone's egress proxy, as it ended (the `egress` event).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Connection {
+    /// Whose jail asked: `setup`, `commands`, `mcp:NAME`.
+    pub purpose: String,
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
+    /// The rule that allowed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Why it was refused, failed or was cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The address hone connected to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub duration_ms: u64,
 }
