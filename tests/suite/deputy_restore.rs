@@ -14,7 +14,7 @@ use serde_json::json;
 use std::path::Path;
 
 /// A directory outside the repository holding `files`, as a user's home would.
-fn victim(files: &[(&str, &str)]) -> tempfile::TempDir {
+pub(super) fn victim(files: &[(&str, &str)]) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     for (name, body) in files {
         std::fs::write(d.path().join(name), body).unwrap();
@@ -25,7 +25,7 @@ fn victim(files: &[(&str, &str)]) -> tempfile::TempDir {
 const VICTIM: &[(&str, &str)] = &[("victim.txt", "victim\n")];
 
 /// The victim directory holds exactly `files`, unchanged, and nothing else.
-fn assert_untouched(outside: &Path, files: &[(&str, &str)]) {
+pub(super) fn assert_untouched(outside: &Path, files: &[(&str, &str)]) {
     let mut names: Vec<String> =
         std::fs::read_dir(outside).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     names.sort();

@@ -262,7 +262,7 @@ async fn dry_run_writes_the_pr_and_patch_and_calls_nothing() {
 }
 
 /// Parse `name<<DELIM … DELIM` and `name=value` blocks, as the Actions runner does.
-fn parse_outputs(text: &str) -> std::collections::HashMap<String, String> {
+pub(super) fn parse_outputs(text: &str) -> std::collections::HashMap<String, String> {
     let mut out = std::collections::HashMap::new();
     let mut lines = text.lines();
     while let Some(l) = lines.next() {

@@ -49,18 +49,6 @@ pub(super) fn assert_inert(what: &str, md: &str) {
     assert!(found.is_empty(), "{what} renders images or raw HTML: {found:?}\n---\n{md}");
 }
 
-fn parse_outputs(text: &str) -> std::collections::HashMap<String, String> {
-    let mut out = std::collections::HashMap::new();
-    let mut lines = text.lines();
-    while let Some(l) = lines.next() {
-        if let Some((k, d)) = l.split_once("<<") {
-            let v: Vec<&str> = lines.by_ref().take_while(|x| *x != d).collect();
-            out.insert(k.to_string(), v.join("\n"));
-        }
-    }
-    out
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_models_summary_and_file_names_are_inert_wherever_they_are_rendered() {
     let mock = MockModel::start().await;
@@ -79,7 +67,7 @@ async fn the_models_summary_and_file_names_are_inert_wherever_they_are_rendered(
     ];
     let run = run_job_env(&repo, &job_yaml("md", &mock.base_url, false), &env).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let outputs = parse_outputs(&std::fs::read_to_string(&out).unwrap());
+    let outputs = super::pr::parse_outputs(&std::fs::read_to_string(&out).unwrap());
     let body = repo.git(&["log", "-1", "--format=%B", "hone/md"]);
     let sinks = [
         ("pr.md", run.read("pr.md")),

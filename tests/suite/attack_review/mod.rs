@@ -14,29 +14,6 @@ mod tree;
 use crate::common::repo::TestRepo;
 use crate::common::*;
 use serde_json::json;
-use std::path::Path;
-
-/// A directory outside the repository holding `files`, as a user's home would.
-fn victim(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    for (name, body) in files {
-        std::fs::write(d.path().join(name), body).unwrap();
-    }
-    d
-}
-
-/// The victim directory holds exactly `files`, unchanged, and nothing else.
-fn assert_untouched(outside: &Path, files: &[(&str, &str)]) {
-    let mut names: Vec<String> =
-        std::fs::read_dir(outside).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    let mut want: Vec<&str> = files.iter().map(|f| f.0).collect();
-    want.sort();
-    assert_eq!(names, want, "hone created or removed files outside the repository");
-    for (name, body) in files {
-        assert_eq!(&std::fs::read_to_string(outside.join(name)).unwrap(), body, "`{name}` changed outside");
-    }
-}
 
 /// `update_plan` with one step in `status`.
 fn plan(status: &str) -> serde_json::Value {

@@ -1,9 +1,10 @@
 //! The restore and the rollback put the checkout back whatever a command left: links where the
 //! index still names files, trees deeper than git walks, names that are not UTF-8.
 
-use super::{assert_untouched, plan, victim};
+use super::plan;
 use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
+use crate::suite::deputy_restore::{assert_untouched, victim};
 use crate::suite::jail_support::{cmd, fix, spec};
 use serde_json::json;
 
