@@ -18,6 +18,22 @@ use std::sync::{Arc, Mutex};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// Whether a commit is hone's own for `job` (its identity and the job's trailer): such commits
+/// on an existing branch of the job's name may be dropped when the run starts it again.
+fn hones_commit(job: &spec::Job) -> impl Fn(&git2::Commit<'_>) -> bool + Send + 'static {
+    let job = job.clone();
+    move |c| {
+        let who = |s: git2::Signature<'_>| {
+            (
+                String::from_utf8_lossy(s.name_bytes()).into_owned(),
+                String::from_utf8_lossy(s.email_bytes()).into_owned(),
+            )
+        };
+        let by = crate::forge::autofix::MadeBy { author: who(c.author()), committer: who(c.committer()) };
+        crate::forge::autofix::made_by_hone(&String::from_utf8_lossy(c.message_bytes()), &by, &job)
+    }
+}
+
 /// Branch, loop, then commit or save, always putting the user's checkout back.
 pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Result<Status, HoneError> {
     let (job, ws) = (&p.job, &p.ws);
@@ -31,8 +47,8 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
         (_, OriginalHead::Branch(b)) => b.clone(),
         _ => "main".into(),
     };
-    let (branch, keep) = (job.git.branch.clone(), job.repo.allow_dirty);
-    ws.blocking(move |ws| ws.start_branch(&branch, base, keep)).await?;
+    let (branch, keep, hones) = (job.git.branch.clone(), job.repo.allow_dirty, hones_commit(job));
+    let before = ws.blocking(move |ws| ws.start_branch(&branch, base, keep, &hones)).await?;
     let result = work(p, run, cancel, base).await;
     if job.repo.allow_dirty {
         run.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
@@ -50,8 +66,9 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
             Ok(_) => {}
             Err(e) => run.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
         }
+        // A branch hone made goes; a person's branch of that name goes back where it was.
         if run.commit.is_none() {
-            let _ = ws.drop_branch_if_at(&job.git.branch, base);
+            let _ = ws.put_branch_back(&job.git.branch, base, before);
         }
         match restored {
             Ok(links) if !links.is_empty() => run.warnings.push(format!(

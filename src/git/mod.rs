@@ -3,6 +3,7 @@
 //! libgit2 runs no hooks, no fsmonitor and no `core.sshCommand`, and hone stops it from
 //! reading system, XDG and global config, so a poisoned repo or machine config runs nothing.
 
+mod branch;
 mod changes;
 mod count;
 mod deep;
@@ -213,40 +214,6 @@ impl Workspace {
                 .hint("set `repo.base` to an existing branch, tag or commit")
         })?;
         Ok(obj.peel_to_commit()?.id())
-    }
-
-    /// Point `branch` at `base` (re-created if it exists: it is hone's own branch) and check it out.
-    /// With `keep_changes`, uncommitted changes are carried over (safe checkout).
-    pub fn start_branch(&self, branch: &str, base: Oid, keep_changes: bool) -> Result<()> {
-        let commit = self.repo.find_commit(base)?;
-        let was = self.repo.head().ok().and_then(|h| h.peel_to_commit().ok()).map(|c| c.id());
-        self.repo.set_head_detached(base)?;
-        self.repo.branch(branch, &commit, true)?;
-        self.repo.set_head(&format!("refs/heads/{branch}"))?;
-        if was == Some(base) {
-            // Already on that commit, with a work tree intake found clean (or kept on purpose):
-            // a checkout would change nothing, after walking every file.
-            return Ok(());
-        }
-        let mut co = git2::build::CheckoutBuilder::new();
-        if keep_changes {
-            co.safe()
-        } else {
-            co.force()
-        };
-        self.repo.checkout_head(Some(&mut co))?;
-        Ok(())
-    }
-
-    /// Delete hone's `branch` if it still points at `base` (the run committed nothing).
-    pub fn drop_branch_if_at(&self, branch: &str, base: Oid) -> Result<()> {
-        if let Ok(mut b) = self.repo.find_branch(branch, BranchType::Local)
-            && b.get().target() == Some(base)
-            && !b.is_head()
-        {
-            b.delete()?;
-        }
-        Ok(())
     }
 
     /// The message of commit `sha`.

@@ -7,6 +7,7 @@ mod budgets;
 mod cancel;
 mod chaos;
 mod context;
+mod deputy_branch;
 mod deputy_fleet_clone;
 mod deputy_github;
 mod deputy_http;
