@@ -179,25 +179,20 @@ enum Outcome {
 
 async fn serve(mut client: TcpStream, config: &Config) {
     let started = Instant::now();
-    let (head, rest) = match tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await {
-        Ok(Ok(h)) => h,
-        Ok(Err(http::BadRequest::TooLong)) => {
-            let _ = client.write_all(&http::answer(431, "Request Header Fields Too Large", "")).await;
-            return;
-        }
-        _ => return,
+    let parsed = match tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await {
+        Ok(Ok((head, rest))) => http::parse(&head).map(|r| (r, rest)),
+        Ok(Err(e)) => Err(e),
+        // No head in time: closed unanswered.
+        Err(_) => return,
     };
-    let request = match http::parse(&head) {
+    let (request, rest) = match parsed {
         Ok(r) => r,
+        Err(http::BadRequest::Incomplete) => return,
         Err(http::BadRequest::TooLong) => {
             let _ = client.write_all(&http::answer(431, "Request Header Fields Too Large", "")).await;
             return;
         }
-        Err(e) => {
-            let why = match e {
-                http::BadRequest::Malformed(m) => m,
-                _ => "a malformed request".into(),
-            };
+        Err(http::BadRequest::Malformed(why)) => {
             let _ = client.write_all(&http::answer(400, "Bad Request", &format!("hone's proxy: {why}\n"))).await;
             return;
         }
