@@ -9,6 +9,12 @@ use std::sync::{Arc, RwLock};
 pub(crate) mod spaced;
 
 pub const MASK: &str = "[REDACTED]";
+
+/// Whether an environment variable's name says it holds a secret.
+pub fn is_secret_name(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    ["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"].iter().any(|s| n.contains(s))
+}
 /// Shorter values are not treated as secrets: masking them would shred ordinary text.
 pub const MIN_SECRET_LEN: usize = 6;
 

@@ -120,7 +120,7 @@ fn service_jails(
 ) -> Vec<Result<Jail, String>> {
     let started = std::time::Instant::now();
     // hone's scratch dir in the work tree, reached without following a link the repository has.
-    let rel = Path::new(crate::agent::locate::HONE_DIR).join("jail");
+    let rel = Path::new(crate::spec::HONE_DIR).join("jail");
     let snapshot =
         crate::safe_fs::open_dir_below(root, &rel).and_then(|_| jail.snapshot(&root.join(&rel), stop)).map(Arc::new);
     let snapshot = match snapshot {
@@ -201,7 +201,7 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     }
     // hone's scratch dir for the overlays' upper layers, reached without following a link the
     // repository may have committed in its place (the holder creates the run's dir in it).
-    let jail_dir = Path::new(crate::agent::locate::HONE_DIR).join("jail");
+    let jail_dir = Path::new(crate::spec::HONE_DIR).join("jail");
     crate::safe_fs::open_dir_below(i.root, &jail_dir)?;
     let upper = i.root.join(jail_dir).join(i.run_id);
     let uid = nix::unistd::getuid().as_raw();

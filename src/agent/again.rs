@@ -51,7 +51,7 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
         );
         return Err(HoneError::new(Code::Git, msg));
     }
-    let entries = crate::replay::read(dir)?;
+    let entries = crate::report::transcript::read(dir)?;
     Ok((refname.to_string(), conversation(&entries)))
 }
 

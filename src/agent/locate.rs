@@ -7,8 +7,7 @@ use crate::safe_fs::absolute;
 use crate::spec::{DEFAULT_REPORT_DIR, Job};
 use std::path::{Path, PathBuf};
 
-/// hone's own directory at the repository root: reports, scratch copies, caches.
-pub const HONE_DIR: &str = ".hone";
+pub use crate::spec::HONE_DIR;
 
 /// Keep hone's own directory out of `git status` and `git add -A` in a repository with no
 /// `.gitignore` for it: `.hone/.gitignore` holds `*` (itself included). One the user wrote is

@@ -8,11 +8,7 @@ use crate::redact::Redactor;
 use crate::spec::{Job, Provider};
 use std::time::Duration;
 
-/// Whether an environment variable's name says it holds a secret.
-pub fn is_secret_name(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    ["TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD", "CREDENTIAL"].iter().any(|s| n.contains(s))
-}
+pub use crate::redact::is_secret_name;
 
 /// Register the value of every secret-looking variable (and the model key) with the redactor.
 pub fn collect_secrets(redactor: &Redactor, job: &Job, env: &RunEnv) {

@@ -108,7 +108,7 @@ async fn stdio(
         let Some(v) = i.run_env.var(name) else {
             return Err(format!("the environment variable `{name}` (in its `env`) is not set"));
         };
-        if crate::agent::setup::is_secret_name(name) {
+        if crate::redact::is_secret_name(name) {
             i.redactor.add(v);
         }
         env.retain(|(k, _)| k != name);

@@ -4,10 +4,9 @@
 //! first differed. The report dir is data: see `trust` for what replay takes from it.
 
 mod source;
-mod transcript;
 mod trust;
 
-pub use transcript::read;
+use crate::report::transcript::read;
 
 use crate::agent::{self, RunOptions};
 use crate::error::{Code, HoneError};

@@ -5,6 +5,7 @@ pub mod dir;
 pub mod junit;
 pub mod network;
 pub mod summary;
+pub mod transcript;
 
 use crate::error::Code;
 use crate::git::FileChange;

@@ -43,6 +43,8 @@ impl SpecError {
 }
 
 pub const DEFAULT_BRANCH: &str = "hone/{name}";
+/// hone's own directory at the repository root: reports, scratch copies, caches.
+pub const HONE_DIR: &str = ".hone";
 pub const DEFAULT_REPORT_DIR: &str = ".hone/reports";
 
 /// What the command line supplies in place of the spec's own values.

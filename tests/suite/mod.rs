@@ -46,6 +46,7 @@ mod jail_processes;
 #[cfg(target_os = "linux")]
 mod jail_secrets;
 mod jail_support;
+mod layering;
 mod mcp;
 mod mcp_attacks;
 #[cfg(target_os = "linux")]

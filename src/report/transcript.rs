@@ -44,7 +44,7 @@ fn read_at_most(dir: &Path, max: u64) -> Result<Vec<Entry>, HoneError> {
     let mut entries = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let e: Entry = serde_json::from_str(line).map_err(|e| {
-            HoneError::new(Code::Spec, format!("{shown}:{}: not a transcript entry: {}", i + 1, super::plain(e)))
+            HoneError::new(Code::Spec, format!("{shown}:{}: not a transcript entry: {}", i + 1, plain(e)))
         })?;
         entries.push(e);
     }
@@ -57,6 +57,11 @@ fn read_at_most(dir: &Path, max: u64) -> Result<Vec<Entry>, HoneError> {
         .hint("replay it with the hone that wrote it")),
         _ => Err(HoneError::new(Code::Spec, format!("{shown}:1: the first line is not the transcript's header"))),
     }
+}
+
+/// `s` with control characters escaped: the parser's message quotes the file's own text.
+fn plain(s: impl std::fmt::Display) -> String {
+    s.to_string().chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
 }
 
 #[cfg(test)]
