@@ -270,3 +270,43 @@ async fn an_mcp_server_reaches_only_its_own_list() {
     assert!(hosts.iter().all(|h| h["purpose"] == "mcp:s"), "{hosts:#?}");
     assert_eq!(report["policy"]["network"]["mcp"], "allow-list");
 }
+
+/// Tools that read `HTTPS_PROXY` work unchanged: `git clone` and `curl` over HTTPS reach a real
+/// TLS server (the HTTPS git server stand-in, certificate for `localhost`) through a CONNECT
+/// tunnel, verifying its certificate end to end. `localhost` is loopback, so the client is told
+/// not to go around the proxy for it (`NO_PROXY=`), and the harness's resolver answers for it
+/// like a public name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn git_and_curl_over_https_go_through_the_tunnel() {
+    use crate::common::git_http::{GitHttp, Mode, serve_copy_of, test_ca};
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let served = tempfile::tempdir().unwrap();
+    serve_copy_of(served.path(), "app.git", &repo.origin);
+    let server = GitHttp::start_tls(served.path(), Mode::Open).await;
+    // (`*.pem` is read-denied by default: the jail would show it empty.)
+    std::fs::copy(test_ca(), repo.path.join("test-ca.crt")).unwrap();
+    repo.git(&["add", "test-ca.crt"]);
+    repo.git(&["commit", "-qm", "the test CA"]);
+    let mock = MockModel::start().await;
+    let script = format!(
+        "export NO_PROXY= no_proxy= GIT_SSL_CAINFO=$PWD/test-ca.crt\n\
+         git clone -q {base}/app.git /tmp/app && echo \"CLONED $(cat /tmp/app/status.txt)\"\n\
+         curl -sS --cacert test-ca.crt {base}/app.git/HEAD && echo CURL-OK\n",
+        base = server.base
+    );
+    mock.turn(write("net.sh", &script), false).turn(cmd("sh net.sh; rm -f net.sh"), false);
+    fix(&mock);
+    let policy = "version: 1\ncommands:\n  default: allow\nnetwork:\n  allow: [\"localhost\"]\n";
+    let yaml = with_policy(&repo, &job_yaml("egress-tls", &mock.base_url, false), policy);
+    let run = run_job_env(&repo, &yaml, &[("HONE_TEST_RESOLVE", "localhost=127.0.0.1")]).await;
+    let report = run.report();
+    assert_eq!(run.code, 0, "{}\n{report:#}", run.stderr);
+    let said = result_of(&mock, 1);
+    assert!(said.contains("CLONED broken"), "{said}");
+    assert!(said.contains("ref: refs/heads/main") && said.contains("CURL-OK"), "{said}");
+    let hosts = report["policy"]["network"]["hosts"].as_array().unwrap();
+    assert!(hosts.iter().all(|h| h["host"] == "localhost" && h["allowed"] == true), "{hosts:#?}");
+    assert!(hosts.iter().map(|h| h["connections"].as_u64().unwrap()).sum::<u64>() >= 2, "{hosts:#?}");
+    assert!(!server.seen().is_empty(), "the server saw nothing");
+}
