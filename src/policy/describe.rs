@@ -113,5 +113,10 @@ mod tests {
         );
         assert!(text.contains("Paths you may not write: `.git/**`"), "{text}");
         assert!(text.contains("no network access"), "{text}");
+        let mut listed = policy(&["ls *"]);
+        listed.network =
+            Egress::Allow(vec![super::super::network::Rule::parse("network.allow[0]", "pypi.org").unwrap()]);
+        let text = for_model(&listed);
+        assert!(text.contains("Commands reach only these hosts") && text.contains("`pypi.org`"), "{text}");
     }
 }
