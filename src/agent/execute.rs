@@ -23,13 +23,7 @@ use tokio_util::sync::CancellationToken;
 fn hones_commit(job: &spec::Job) -> impl Fn(&git2::Commit<'_>) -> bool + Send + 'static {
     let job = job.clone();
     move |c| {
-        let who = |s: git2::Signature<'_>| {
-            (
-                String::from_utf8_lossy(s.name_bytes()).into_owned(),
-                String::from_utf8_lossy(s.email_bytes()).into_owned(),
-            )
-        };
-        let by = crate::forge::autofix::MadeBy { author: who(c.author()), committer: who(c.committer()) };
+        let by = crate::forge::autofix::MadeBy::of(c);
         crate::forge::autofix::made_by_hone(&String::from_utf8_lossy(c.message_bytes()), &by, &job)
     }
 }

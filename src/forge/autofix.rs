@@ -75,14 +75,24 @@ pub struct MadeBy {
     pub committer: (String, String),
 }
 
+impl MadeBy {
+    /// The author and committer of `c`.
+    pub fn of(c: &git2::Commit<'_>) -> MadeBy {
+        let who = |s: git2::Signature<'_>| {
+            (
+                String::from_utf8_lossy(s.name_bytes()).into_owned(),
+                String::from_utf8_lossy(s.email_bytes()).into_owned(),
+            )
+        };
+        MadeBy { author: who(c.author()), committer: who(c.committer()) }
+    }
+}
+
 /// Who made commit `sha`, as fetched into hone's repository for `remote`.
 pub fn made_by(remote: &super::remote::Remote, sha: &str) -> Result<MadeBy> {
     let repo = git2::Repository::open_bare(remote.git_dir())?;
     let c = repo.find_commit(git2::Oid::from_str(sha)?)?;
-    let who = |s: git2::Signature<'_>| {
-        (String::from_utf8_lossy(s.name_bytes()).into_owned(), String::from_utf8_lossy(s.email_bytes()).into_owned())
-    };
-    Ok(MadeBy { author: who(c.author()), committer: who(c.committer()) })
+    Ok(MadeBy::of(&c))
 }
 
 /// Whether hone made the commit for `job`: its message carries the job's trailer, and its author

@@ -4,7 +4,7 @@
 //! when every commit the base lacks is its own for the job, and deletes at the end only a
 //! branch it made.
 
-use super::autofix::{TOKEN, mount_pr, origin_head, repo_with_pr_branch};
+use super::autofix::{mount_pr, origin_head, repo_with_pr_branch, run_autofix};
 use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
 use serde_json::json;
@@ -24,14 +24,7 @@ async fn autofix_never_moves_a_local_branch_with_unpushed_work() {
     repo.git(&["checkout", "-q", "main"]);
     let gh = MockServer::start().await;
     mount_pr(&gh, &head, "acme/app").await;
-    let model = MockModel::start().await;
-    model
-        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
-        .turn(text("Restored status.txt."), false);
-    let yaml = job_yaml("autofix", &model.base_url, false);
-    let uri = gh.uri();
-    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
-    let run = run_job_with(&repo, &yaml, &["--pr", "3"], &env).await;
+    let run = run_autofix(&repo, &gh, true).await;
     assert_ne!(run.code, 0, "{}", run.stdout);
     let report = run.report();
     assert_eq!(report["errors"][0]["code"], "E_CONFLICT", "{report:#}");
@@ -39,7 +32,7 @@ async fn autofix_never_moves_a_local_branch_with_unpushed_work() {
     assert!(message.contains("`feature/x` has 1 commit(s)") && message.contains("work in progress"), "{message}");
     assert_eq!(repo.git(&["rev-parse", "feature/x"]), mine, "the local branch was moved");
     assert_eq!(origin_head(&repo), head, "something was pushed");
-    assert!(model.requests().is_empty(), "the model was asked before the branch was safe");
+    assert_eq!(report["turns"], 0, "the model was asked before the branch was safe");
 }
 
 /// A job whose `git.branch` names a person's branch that sits at the base: a run that changes
