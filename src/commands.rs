@@ -13,6 +13,7 @@ macro_rules! print {
 use crate::agent::{self, RunOptions};
 use crate::cli::{Cli, Command, FleetAction, FleetArgs, RunArgs};
 use crate::env::RunEnv;
+use crate::error::{Code, HoneError};
 use crate::exit;
 use crate::progress::Progress;
 use crate::redact::Redactor;
@@ -110,7 +111,7 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
 /// `hone fleet`: a fleet file, its matrix, one shard of it, or a merge of shard results.
 async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor: Redactor) -> i32 {
     let json = a.json;
-    let report = |r: Result<crate::fleet::FleetOutcome, agent::Invalid>| match r {
+    let report = |r: Result<crate::fleet::FleetOutcome, HoneError>| match r {
         Ok(o) => {
             if !json {
                 println!("{}", o.line);
@@ -118,7 +119,7 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
             o.exit_code
         }
         Err(e) => {
-            eprintln!("{}", e.message);
+            eprintln!("{}", e.render());
             exit::INVALID_INPUT
         }
     };
@@ -172,20 +173,19 @@ fn init(dir: Option<std::path::PathBuf>, model: &str) -> i32 {
     let root = match git2::Repository::discover(&start).ok().and_then(|r| r.workdir().map(|w| w.to_path_buf())) {
         Some(r) => r,
         None => {
-            eprintln!(
-                "hone: error[E_GIT]: {} is not in a git repository
-  = help: run `hone init` in the repository hone is to work on (or `git init` first)",
-                start.display()
-            );
+            let e = HoneError::new(Code::Git, format!("{} is not in a git repository", start.display()))
+                .hint("run `hone init` in the repository hone is to work on (or `git init` first)");
+            eprintln!("hone: {}", e.render());
             return exit::INVALID_INPUT;
         }
     };
     let Some(project) = crate::init::detect(&root).filter(|p| !p.verify.is_empty()) else {
-        eprintln!(
-            "hone: error[E_SPEC]: found no Python, Node, Rust or Go project with tests at {}
-  = help: a Node project needs a `test`, `lint` or `build` script; otherwise write the spec by hand (docs/job-spec.md, examples/)",
-            root.display()
-        );
+        let e = HoneError::new(
+            Code::Spec,
+            format!("found no Python, Node, Rust or Go project with tests at {}", root.display()),
+        )
+        .hint("a Node project needs a `test`, `lint` or `build` script; otherwise write the spec by hand (docs/job-spec.md, examples/)");
+        eprintln!("hone: {}", e.render());
         return exit::INVALID_INPUT;
     };
     match crate::init::write(&root, &crate::init::files(&project, model)) {
@@ -204,7 +204,7 @@ fn init(dir: Option<std::path::PathBuf>, model: &str) -> i32 {
             exit::SUCCESS
         }
         Err(e) => {
-            eprintln!("hone: error[E_IO]: cannot write the files: {e}");
+            eprintln!("hone: {}", HoneError::new(Code::Io, format!("cannot write the files: {e}")).render());
             exit::INFRA_FAILURE
         }
     }

@@ -1,11 +1,12 @@
 //! Stable error codes shared by every layer, and the crate's top-level error type.
 
+use crate::diag::Diagnostic;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A stable, machine-readable error code. The strings never change once published:
 /// reports, events and tool results carry them, and users match on them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum Code {
     /// The policy refused an action.
     #[serde(rename = "E_POLICY_DENIED")]
@@ -98,19 +99,32 @@ impl fmt::Display for Code {
     }
 }
 
-/// An error a user sees: what went wrong, and what to do about it.
-#[derive(Debug, Clone, thiserror::Error)]
+/// An error a user sees: what went wrong (`message`, never with a rendered `error[…]` inside),
+/// what to do about it, and where, for problems in a file hone reads. This is also each entry of
+/// the report's `errors`; it is rendered for a terminal only at the edge (`render`).
+#[derive(Debug, Clone, thiserror::Error, Serialize, Deserialize, schemars::JsonSchema)]
 #[error("{code}: {message}")]
 pub struct HoneError {
     pub code: Code,
+    /// What went wrong, in plain text (for a located problem: `file:line:col at `key`: …` lines).
     pub message: String,
     /// What the user can do about it.
+    #[serde(default)]
     pub hint: Option<String>,
+    /// The problems in a spec, policy or fleet file, each with its position and help.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub located: Vec<Diagnostic>,
 }
 
 impl HoneError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), hint: None }
+        Self { code, message: message.into(), hint: None, located: Vec::new() }
+    }
+
+    /// Problems found in a file, each at its position.
+    pub fn located(code: Code, diagnostics: Vec<Diagnostic>) -> Self {
+        let message = diagnostics.iter().map(Diagnostic::summary).collect::<Vec<_>>().join("\n");
+        Self { code, message, hint: None, located: diagnostics }
     }
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -118,12 +132,24 @@ impl HoneError {
         self
     }
 
-    /// Render as a multi-line message for stderr.
+    /// Render for stderr: `error[CODE]: message` and the help, or each located problem with its
+    /// source line and caret.
     pub fn render(&self) -> String {
+        if !self.located.is_empty() {
+            return self.located.iter().map(|d| d.render(self.code.as_str())).collect::<Vec<_>>().join("\n");
+        }
         match &self.hint {
             Some(h) => format!("error[{}]: {}\n  = help: {}", self.code, self.message, h),
             None => format!("error[{}]: {}", self.code, self.message),
         }
+    }
+
+    /// The first line of the message, at most `max` characters (an ellipsis when cut).
+    pub fn headline(&self, max: usize) -> String {
+        let first = self.message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        let short: String = first.chars().take(max).collect();
+        let cut = if short.len() < first.len() { "…" } else { "" };
+        format!("{short}{cut}")
     }
 }
 

@@ -102,8 +102,8 @@ impl Progress {
         let _ = self.out.command(c);
     }
 
-    fn phase(&mut self, to: &str, reason: &str, redactor: &Redactor) {
-        let terminal = matches!(to, "DONE" | "FAILED" | "ABORTED" | "NEEDS_CLARIFICATION");
+    fn phase(&mut self, to: crate::protocol::State, reason: &str, redactor: &Redactor) {
+        let (terminal, to) = (to.is_terminal(), to.as_str());
         if self.actions && self.group_open {
             self.command(&Command::endgroup());
             self.group_open = false;
@@ -122,7 +122,7 @@ impl Progress {
             Event::RunStarted { job, repo, branch, provider, model } => {
                 self.line(&format!("hone: job `{job}` on {repo} (branch {branch}, {provider} {model})"), r)
             }
-            Event::StateChanged { to, reason, .. } => self.phase(to, reason, r),
+            Event::StateChanged { to, reason, .. } => self.phase(*to, reason, r),
             Event::TurnCompleted { turn, tool_calls, usage, duration_ms, .. } => {
                 let tokens = usage.map_or("no usage reported".into(), |u| {
                     format!("{} prompt + {} completion tokens", u.prompt_tokens, u.completion_tokens)
@@ -218,8 +218,9 @@ mod tests {
         let buf = Buf::default();
         let mut p = Progress::new(Box::new(buf.clone()), true);
         let r = Redactor::new();
-        let state = |to: &str| Event::StateChanged { from: "X".into(), to: to.into(), reason: "why".into() };
-        p.on(&state("EXECUTING"), &r);
+        use crate::protocol::State;
+        let state = |to: State| Event::StateChanged { from: State::Intake, to, reason: "why".into() };
+        p.on(&state(State::Executing), &r);
         p.on(
             &Event::ToolCallStarted {
                 turn: 1,
@@ -241,7 +242,7 @@ mod tests {
             },
             &r,
         );
-        p.on(&state("DONE"), &r);
+        p.on(&state(State::Done), &r);
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
             text,

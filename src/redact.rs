@@ -66,6 +66,17 @@ impl Redactor {
         self.needles.read().map(|n| n.is_empty()).unwrap_or(true)
     }
 
+    /// `e` with every registered secret replaced in its text.
+    pub fn error(&self, mut e: crate::error::HoneError) -> crate::error::HoneError {
+        e.message = self.apply(&e.message);
+        e.hint = e.hint.map(|h| self.apply(&h));
+        for d in &mut e.located {
+            d.message = self.apply(&d.message);
+            d.source_line = d.source_line.as_deref().map(|l| self.apply(l));
+        }
+        e
+    }
+
     /// Replace every registered secret in `text`.
     pub fn apply(&self, text: &str) -> String {
         let Ok(n) = self.needles.read() else {

@@ -52,7 +52,7 @@ impl Sandbox {
 }
 
 /// What the run's confinement was, as reported in `report.json`.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct SandboxReport {
     pub enabled: bool,
     pub network_isolated: bool,

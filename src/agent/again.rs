@@ -32,12 +32,14 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
     }
     // The report dir is reached as given (the user named it); its file is read only if it is a
     // regular file, never through a symlink or from a FIFO, and at most 64 MB of it.
-    let report: serde_json::Value = std::fs::File::open(dir)
+    let unreadable =
+        |why: String| HoneError::new(Code::Io, format!("cannot read {}/report.json: {why}", dir.display()));
+    let text = std::fs::File::open(dir)
         .and_then(|d| crate::safe_fs::read_regular_at(&d, "report.json", 64 << 20))
-        .ok()
-        .and_then(|t| serde_json::from_slice(&t).ok())
-        .ok_or_else(|| HoneError::new(Code::Io, format!("cannot read {}/report.json", dir.display())))?;
-    let Some(refname) = report["saved_ref"].as_str() else {
+        .map_err(|e| unreadable(e.to_string()))?;
+    let report: crate::record::RunRecord =
+        serde_json::from_slice(&text).map_err(|e| unreadable(format!("not a report hone wrote ({e})")))?;
+    let Some(refname) = report.saved_ref.as_deref() else {
         let msg =
             format!("the run reported in {} saved no work to continue from (its `saved_ref` is null)", dir.display());
         return Err(HoneError::new(Code::Git, msg));
@@ -51,7 +53,7 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
         );
         return Err(HoneError::new(Code::Git, msg));
     }
-    let entries = crate::report::transcript::read(dir)?;
+    let entries = crate::output::transcript::read(dir)?;
     Ok((refname.to_string(), conversation(&entries)))
 }
 
@@ -113,7 +115,7 @@ impl Loop<'_> {
         }
         self.touched = !paths.is_empty();
         let short = &oid.to_string()[..12];
-        self.run.continued_from = Some(format!("{} ({short})", saved.refname));
+        self.run.record.continued_from = Some(format!("{} ({short})", saved.refname));
         let said: String = saved.message.chars().take(MAX_NOTE).collect();
         let files = paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
         Ok(self.tools.redactor.apply(&format!(

@@ -7,7 +7,7 @@ use super::state::State;
 use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, Reply};
-use crate::report::Status;
+use crate::record::Status;
 use tokio::time::Instant;
 
 impl Loop<'_> {
@@ -21,11 +21,11 @@ impl Loop<'_> {
         }
         let target = if force { (before / 2).max(1024).min(window) } else { window };
         let target_raw = (target as f64 / self.calibration) as u64;
-        let plan = self.run.plan.as_ref().map(|p| p.render());
+        let plan = self.run.record.plan.as_ref().map(|p| p.render());
         if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
             self.messages = c;
             let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
-            self.run.compactions += 1;
+            self.run.record.compactions += 1;
             self.events.emit(Event::Compacted {
                 turn,
                 before_tokens: before,
@@ -37,10 +37,10 @@ impl Loop<'_> {
 
     pub(super) fn out_of_budget(&mut self) -> Option<Status> {
         let limits = &self.job.limits;
-        let why = if self.run.turns >= limits.max_turns {
+        let why = if self.run.record.turns >= limits.max_turns {
             format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
-        } else if self.run.usage.total_tokens >= limits.max_tokens {
-            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.run.usage.total_tokens)
+        } else if self.run.record.usage.total_tokens >= limits.max_tokens {
+            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.run.record.usage.total_tokens)
         } else {
             return None;
         };
@@ -53,7 +53,7 @@ impl Loop<'_> {
     /// none of it cached, and a full `max_output_tokens` answer) would take the run past it.
     pub(super) fn over_cost(&mut self, estimated_prompt: u64) -> Option<Status> {
         let (limit, pricing) = (self.job.limits.max_cost_usd?, self.job.model.pricing?);
-        let spent = pricing.cost(&self.run.usage);
+        let spent = pricing.cost(&self.run.record.usage);
         let next = pricing.most(estimated_prompt, self.job.model.max_output_tokens);
         if spent + next <= limit {
             return None;
@@ -82,10 +82,10 @@ impl Loop<'_> {
 
     pub(super) fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
         if let Some(m) = &reply.model {
-            self.run.model_id = Some(m.clone());
+            self.run.record.model_id = Some(m.clone());
         }
         if let Some(u) = reply.usage {
-            self.run.usage.add(u);
+            self.run.record.usage.add(u);
             let est = context::estimate(&self.last_request).max(1) as f64;
             if u.prompt_tokens > 0 {
                 // Only ever raise the estimate: underestimating overflows the window, overestimating

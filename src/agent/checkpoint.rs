@@ -4,20 +4,25 @@
 //! it, and the model is asked to replan the remaining steps.
 
 use super::plan::{self, PlanArgs};
-use super::run::Checkpoint;
 use super::state::State;
 use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, ToolCall, ToolOutput};
-use crate::report::RollbackRecord;
+use crate::record::CheckpointRecord as Checkpoint;
+use crate::record::RollbackRecord;
 use crate::verify::CheckResult;
 
 impl Loop<'_> {
     /// Checkpoint 0: the base commit with the baseline's score.
     pub fn first_checkpoint(&mut self) {
-        if self.run.checkpoints.is_empty() {
-            let score = plan::score(&self.run.baseline);
-            self.run.checkpoints.push(Checkpoint { id: 0, label: "baseline".into(), commit: self.base, score });
+        if self.run.record.checkpoints.is_empty() {
+            let score = plan::score(&self.run.record.baseline);
+            self.run.record.checkpoints.push(Checkpoint {
+                id: 0,
+                label: "baseline".into(),
+                commit: self.base.to_string(),
+                score,
+            });
         }
     }
 
@@ -33,7 +38,7 @@ impl Loop<'_> {
 
     /// `finish`: the model says how it ended; the loop acts on it after this turn's calls.
     fn finish_tool(&mut self, call: &ToolCall) -> ToolOutput {
-        use crate::report::{FinishOutcome, FinishRecord};
+        use crate::record::{FinishOutcome, FinishRecord};
         let f: FinishRecord = match serde_json::from_str(&call.arguments) {
             Ok(f) => f,
             Err(e) => {
@@ -67,7 +72,7 @@ impl Loop<'_> {
         }
         match serde_json::from_str::<Args>(&call.arguments) {
             Ok(a) if !a.questions.is_empty() => {
-                self.run.clarification = a.questions.iter().map(|q| self.tools.redactor.apply(q)).collect();
+                self.run.record.clarification = a.questions.iter().map(|q| self.tools.redactor.apply(q)).collect();
                 self.clarify_requested = true;
                 ToolOutput::ok("Your questions are recorded; the run stops here so a person can answer them.")
             }
@@ -90,14 +95,14 @@ impl Loop<'_> {
                 );
             }
         };
-        let mut p = self.run.plan.clone().unwrap_or_default();
+        let mut p = self.run.record.plan.clone().unwrap_or_default();
         let done = match p.update(args) {
             Ok(d) => d,
             Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the plan was not updated: {e}")),
         };
-        self.events.emit(Event::PlanUpdated { turn, plan: serde_json::to_value(&p).unwrap_or_default() });
+        self.events.emit(Event::PlanUpdated { turn, plan: p.clone() });
         let rendered = p.render();
-        self.run.plan = Some(p);
+        self.run.record.plan = Some(p);
         if self.run.machine.state() == State::Planning {
             self.enter(State::Executing, "the model made its plan");
         }
@@ -129,9 +134,9 @@ impl Loop<'_> {
     ) -> Result<Option<String>, String> {
         self.first_checkpoint();
         let score = plan::score(results);
-        let Some(last) = self.run.checkpoints.last().cloned() else { return Ok(None) };
+        let Some(last) = self.run.record.checkpoints.last().cloned() else { return Ok(None) };
         if score > last.score {
-            let oid = last.commit;
+            let oid = git2::Oid::from_str(&last.commit).map_err(|e| e.to_string())?;
             self.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await.map_err(|e| e.message)?;
             let reason = format!(
                 "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
@@ -144,7 +149,7 @@ impl Loop<'_> {
                 last.label
             );
             self.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
-            self.run.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
+            self.run.record.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.fault(crate::protocol::FaultKind::Rollback);
             return Ok(Some(format!(
                 "\nhone rolled the work tree back to checkpoint {} ({}): {reason}. Your changes since then are gone. Replan the remaining steps with update_plan, then continue.",
@@ -163,7 +168,7 @@ impl Loop<'_> {
         }
         let id = last.id + 1;
         let refname = format!("refs/hone/{}/checkpoints/{id}", self.job.name);
-        let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.meta.run_id);
+        let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.record.run_id);
         let (base, name, email) = (self.base, self.job.git.author_name.clone(), self.job.git.author_email.clone());
         let oid = self
             .ws
@@ -177,7 +182,7 @@ impl Loop<'_> {
             failing_checks: score.0,
             failing_tests: score.1,
         });
-        self.run.checkpoints.push(Checkpoint { id, label: label.into(), commit: oid, score });
+        self.run.record.checkpoints.push(Checkpoint { id, label: label.into(), commit: oid.to_string(), score });
         let state =
             if score.0 == 0 { "all checks pass".to_string() } else { format!("{} check(s) still failing", score.0) };
         Ok(Some(format!("\nCheckpoint {id} saved after {label}: {state}.")))

@@ -32,7 +32,7 @@ impl Loop<'_> {
         // the first model request; it is settled before any tool runs (`settle_marks`).
         match self.ws.spawn_blocking(move |ws| ws.mark_artifacts(&before)) {
             Ok(task) => self.pending_marks = Some(task),
-            Err(e) => self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message)),
+            Err(e) => self.run.record.warnings.push(format!("could not tell what the checks wrote: {}", e.message)),
         }
         if !baseline {
             self.settle_marks().await;
@@ -45,7 +45,7 @@ impl Loop<'_> {
         if let Some(task) = self.pending_marks.take()
             && let Err(e) = crate::git::settle(task).await
         {
-            self.run.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
+            self.run.record.warnings.push(format!("could not tell what the checks wrote: {}", e.message));
         }
     }
 
@@ -73,8 +73,8 @@ impl Loop<'_> {
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
             r.junit_error = r.junit_error.map(|e| self.tools.redactor.apply(&e));
             r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();
-            if attempt != 0 || !self.run.baseline.is_empty() {
-                let base = self.run.baseline.iter().find(|b| b.name == r.name).cloned();
+            if attempt != 0 || !self.run.record.baseline.is_empty() {
+                let base = self.run.record.baseline.iter().find(|b| b.name == r.name).cloned();
                 verify::judge(&mut r, base.as_ref());
             }
             if record {
@@ -107,9 +107,9 @@ impl Loop<'_> {
                 duration_ms: r.duration_ms,
             });
             if attempt == 0 {
-                self.run.baseline.push(r.clone());
+                self.run.record.baseline.push(r.clone());
             } else {
-                self.run.verify.push(r.clone());
+                self.run.record.verify.push(r.clone());
             }
         }
     }

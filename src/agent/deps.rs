@@ -6,9 +6,9 @@ use super::intake::{Prepared, build_sandbox};
 use super::run::Run;
 use super::state::State;
 use crate::error::Code;
+use crate::error::HoneError;
 use crate::protocol::Event;
-use crate::report::ErrorRecord;
-use crate::report::Status;
+use crate::record::Status;
 use crate::sandbox::{Sandbox, SandboxReport};
 use tokio_util::sync::CancellationToken;
 
@@ -44,34 +44,31 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
         };
         let mut tail: Vec<String> = r.output_tail.lines().rev().take(TAIL_LINES).map(str::to_string).collect();
         tail.reverse();
-        run.setup.push(r);
+        run.record.setup.push(r);
         if failed {
             if cancel.is_cancelled() {
-                run.errors.push(ErrorRecord {
-                    code: Code::Cancelled,
-                    message: "the run was cancelled by a signal during setup".into(),
-                });
+                run.record
+                    .errors
+                    .push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal during setup"));
                 super::turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");
                 return Err(Status::Cancelled);
             }
             if tokio::time::Instant::now() >= p.deadline {
                 let budget = crate::spec::duration::format(p.job.limits.max_wall_time);
-                run.errors.push(ErrorRecord {
-                    code: Code::Budget,
-                    message: format!("the wall-time budget ({budget}) ran out during setup command `{}`", s.name),
-                });
+                let message = format!("the wall-time budget ({budget}) ran out during setup command `{}`", s.name);
+                run.record.errors.push(HoneError::new(Code::Budget, message));
                 super::turns::enter(&mut run.machine, &p.events, State::Summarizing, "the wall-time budget ran out");
                 return Err(Status::BudgetExhausted);
             }
-            run.errors.push(ErrorRecord {
-                code: Code::Setup,
-                message: format!(
-                    "setup command `{}` ({}) {why}; no model request was made. Its output ended:\n{}\n  = help: fix the command in the job spec's `setup:`, or the policy (`setup.network` if it downloads: `{{ allow: [HOST, ...] }}` names the hosts it needs)",
-                    s.name,
-                    s.run,
-                    tail.join("\n")
-                ),
-            });
+            let message = format!(
+                "setup command `{}` ({}) {why}; no model request was made. Its output ended:\n{}",
+                s.name,
+                s.run,
+                tail.join("\n")
+            );
+            run.record.errors.push(HoneError::new(Code::Setup, message).hint(
+                "fix the command in the job spec's `setup:`, or the policy (`setup.network` if it downloads: `{ allow: [HOST, ...] }` names the hosts it needs)",
+            ));
             super::turns::enter(&mut run.machine, &p.events, State::Summarizing, "a setup command failed");
             return Err(Status::InvalidInput);
         }
@@ -100,7 +97,7 @@ async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Res
     let (made, (_, ignored)) = match (made, status) {
         (Ok(m), Ok(s)) => (m, s),
         (Err(e), _) | (_, Err(e)) => {
-            run.errors.push(ErrorRecord { code: e.code, message: e.render() });
+            run.record.errors.push(e);
             return Err(Status::Error);
         }
     };
@@ -113,11 +110,11 @@ async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Res
     let egress = ("commands", &p.egress);
     match build_sandbox(&p.policy, &p.ws, (&p.report_dir, &p.env), p.events.run_id(), &protected, egress).await {
         Ok((sandbox, report)) => {
-            run.policy.sandbox = report.clone();
+            run.record.policy.sandbox = report.clone();
             Ok((sandbox, report))
         }
-        Err(invalid) => {
-            run.errors.push(ErrorRecord { code: invalid.code, message: invalid.message });
+        Err(e) => {
+            run.record.errors.push(e);
             Err(Status::InvalidInput)
         }
     }

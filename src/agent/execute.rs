@@ -10,7 +10,7 @@ use crate::error::{Code, HoneError};
 use crate::git::OriginalHead;
 use crate::guard::{GitGuard, diff_guard};
 use crate::protocol::Message;
-use crate::report::{ErrorRecord, Status};
+use crate::record::Status;
 use crate::sandbox::Sandbox;
 use crate::spec;
 use crate::tools::{self, ToolContext, paths::Root};
@@ -33,8 +33,8 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
     let (job, ws) = (&p.job, &p.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
-    run.base_sha = base.to_string();
-    run.base_branch = match (&job.repo.base, &original) {
+    run.record.base_sha = base.to_string();
+    run.record.base_branch = match (&job.repo.base, &original) {
         _ if p.autofix.is_some() => p.autofix.as_ref().map(|t| t.base_ref.clone()).unwrap_or_default(),
         (Some(b), _) if ws.is_branch(b) => b.clone(),
         (Some(b), _) if b.starts_with("origin/") => b.trim_start_matches("origin/").to_string(),
@@ -45,7 +45,7 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
     let before = ws.blocking(move |ws| ws.start_branch(&branch, base, keep, &hones)).await?;
     let result = work(p, run, cancel, base).await;
     if job.repo.allow_dirty {
-        run.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
+        run.record.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     } else {
         // The checkout back as it was, and what the run left in ignored paths (build output,
         // caches) removed. Not cut short by a cancel: this is what leaves the repo known.
@@ -58,22 +58,19 @@ pub async fn execute(p: &Prepared, run: &mut Run, cancel: &CancellationToken) ->
         match cleaned {
             Ok(gone) if !gone.is_empty() => tracing::debug!("removed what the run left in ignored paths: {gone:?}"),
             Ok(_) => {}
-            Err(e) => run.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
+            Err(e) => run.record.warnings.push(format!("could not clean ignored paths the run wrote: {}", e.message)),
         }
         // A branch hone made goes; a person's branch of that name goes back where it was.
-        if run.commit.is_none() {
+        if run.record.commit.is_none() {
             let _ = ws.put_branch_back(&job.git.branch, base, before);
         }
         match restored {
-            Ok(links) if !links.is_empty() => run.warnings.push(format!(
+            Ok(links) if !links.is_empty() => run.record.warnings.push(format!(
                 "symlinks stood where the repository has files or directories ({}); they were removed, not followed, when the checkout was restored",
                 links.iter().map(|l| format!("`{l}`")).collect::<Vec<_>>().join(", ")
             )),
             Ok(_) => {}
-            Err(e) => run.errors.push(ErrorRecord {
-                code: Code::Git,
-                message: format!("could not restore the original checkout: {}", e.message),
-            }),
+            Err(e) => run.record.errors.push(HoneError::new(Code::Git, format!("could not restore the original checkout: {}", e.message),)),
         }
     }
     result
@@ -156,7 +153,7 @@ async fn before_start(
     ctx: &ToolContext,
     cancel: &CancellationToken,
 ) -> Result<Option<String>, Option<Stop>> {
-    if let Some((code, why)) = crate::verify::unrunnable(&lp.run.baseline) {
+    if let Some((code, why)) = crate::verify::unrunnable(&lp.run.record.baseline) {
         return Err(Some((code, why, Status::InvalidInput, "a check cannot run")));
     }
     if let Some(why) = ctx.mcp.get().filter(|_| !cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down) {
@@ -234,7 +231,7 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     let stop = if baseline { before_start(&mut lp, p, &ctx, cancel).await } else { Err(None) };
     let stop = match stop {
         Err(Some((code, why, status, reason))) => {
-            lp.run.errors.push(ErrorRecord { code, message: p.redactor.apply(&why) });
+            lp.run.record.errors.push(HoneError::new(code, p.redactor.apply(&why)));
             lp.enter(State::Summarizing, reason);
             Some(status)
         }
@@ -249,16 +246,16 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
         status
     } else if !baseline {
         if !cancel.is_cancelled() {
-            lp.run.errors.push(ErrorRecord {
-                code: Code::Budget,
-                message: format!("{} while taking the baseline", budget_note()),
-            });
+            lp.run
+                .record
+                .errors
+                .push(HoneError::new(Code::Budget, format!("{} while taking the baseline", budget_note())));
         }
         if cancel.is_cancelled() { Status::Cancelled } else { Status::BudgetExhausted }
     } else {
         tokio::select! {
             s = tokio::time::timeout_at(deadline, lp.drive()) => s.unwrap_or_else(|_| {
-                lp.run.errors.push(ErrorRecord { code: Code::Budget, message: budget_note() });
+                lp.run.record.errors.push(HoneError::new(Code::Budget, budget_note()));
                 lp.enter(State::Summarizing, "the wall-time budget ran out");
                 Status::BudgetExhausted
             }),
@@ -270,14 +267,14 @@ async fn work(p: &Prepared, run: &mut Run, cancel: &CancellationToken, base: git
     drop(lp);
     if let Some(hub) = ctx.mcp.get() {
         hub.shutdown().await;
-        run.mcp = hub.records();
+        run.record.mcp = hub.records();
     }
     if status == Status::Cancelled || cancel.is_cancelled() {
         turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");
     }
     let status = if cancel.is_cancelled() { Status::Cancelled } else { status };
     if status == Status::Cancelled {
-        run.errors.push(ErrorRecord { code: Code::Cancelled, message: "the run was cancelled by a signal".into() });
+        run.record.errors.push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal"));
     }
     let (status, may_save) = guards(p, run, status, base, &git_guard).await?;
     let status = finish::dropped_change(run, status, touched);
@@ -294,25 +291,26 @@ async fn measure(p: &Prepared, run: &mut Run, base: git2::Oid) -> Result<(Vec<St
     let (cap, max) = (p.policy.max_files_changed, p.policy.max_bytes_changed);
     let counted = p.ws.blocking(move |ws| ws.count_changed(cap, max)).await?;
     if counted.over {
-        run.files_changed.clear();
+        run.record.files_changed.clear();
         return Ok((vec![crate::guard::too_large(&p.policy, &counted)], false));
     }
     let want_diff = !p.redactor.is_empty();
     // The diffs get what is left of the wall time, and a few seconds when none is.
     let until = std::time::Instant::now() + p.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
     let Some(measured) = p.ws.blocking(move |ws| ws.changes(base, max, want_diff, until)).await? else {
-        run.files_changed.clear();
+        run.record.files_changed.clear();
         let why = "the change could not be diffed within the run's wall time (its files have very many changed lines); a change this costly to check is neither committed nor saved";
         return Ok((vec![why.to_string()], false));
     };
     let (changes, diff) = (measured.changes, measured.text);
-    run.files_changed = changes;
-    let mut problems = diff_guard(&p.policy, &run.files_changed);
-    let out = crate::guard::links_out(p.ws.root(), &run.files_changed);
+    run.record.files_changed = changes;
+    let mut problems = diff_guard(&p.policy, &run.record.files_changed);
+    let out = crate::guard::links_out(p.ws.root(), &run.record.files_changed);
     if !out.is_empty() {
         problems.push(format!("the change adds symlinks that lead outside the repository: {}", out.join(", ")));
     }
-    let (mut carried, unscanned) = crate::guard::binary_secrets(p.ws.root(), &run.files_changed, &p.redactor, max);
+    let (mut carried, unscanned) =
+        crate::guard::binary_secrets(p.ws.root(), &run.record.files_changed, &p.redactor, max);
     if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
         carried.insert(0, "the diff".into());
     }
@@ -346,10 +344,10 @@ async fn guards(
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
     let (found, secret) = measure(p, run, base).await?;
     problems.extend(found);
-    run.policy.guard = problems.clone();
+    run.record.policy.guard = problems.clone();
     if status == Status::Success && !problems.is_empty() {
         let message = format!("the change was refused before commit: {}", problems.join("; "));
-        run.errors.push(ErrorRecord { code: Code::PolicyDenied, message });
+        run.record.errors.push(HoneError::new(Code::PolicyDenied, message));
         return Ok((Status::Failed, !secret));
     }
     Ok((status, !secret))

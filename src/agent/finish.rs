@@ -6,23 +6,22 @@ use super::run::Run;
 use super::summarize;
 use crate::error::{Code, HoneError};
 use crate::protocol::Event;
-use crate::report::{CommitInfo, ErrorRecord, Status};
+use crate::record::{CommitInfo, Status};
 
 /// A success with nothing left to commit, after the model did change files (every change rolled
 /// back or undone), is a failure that says what happened. `no_change` is only for a model that
 /// changed nothing.
 pub fn dropped_change(run: &mut Run, status: Status, touched: bool) -> Status {
-    if status != Status::Success || !run.files_changed.is_empty() || !touched {
+    if status != Status::Success || !run.record.files_changed.is_empty() || !touched {
         return status;
     }
-    let (code, why) = match run.rollbacks.last() {
+    let (code, why) = match run.record.rollbacks.last() {
         Some(rb) => (Code::BuildFail, format!("the change was rolled back: {}", rb.reason)),
         None => (Code::Model, "the model changed files and then undid every change".to_string()),
     };
-    run.errors.push(ErrorRecord {
-        code,
-        message: format!("{why}. The final tree equals the base, so there is no change to commit."),
-    });
+    run.record
+        .errors
+        .push(HoneError::new(code, format!("{why}. The final tree equals the base, so there is no change to commit.")));
     Status::Failed
 }
 
@@ -35,13 +34,13 @@ pub async fn finish(
     base: git2::Oid,
     may_save: bool,
 ) -> Result<Status, HoneError> {
-    let changed = !run.files_changed.is_empty();
+    let changed = !run.record.files_changed.is_empty();
     let heading_for = if status == Status::Success && !changed { Status::NoChange } else { status };
-    run.summary = p.redactor.apply(&summarize::write(run, heading_for));
+    run.record.summary = p.redactor.apply(&summarize::write(run, heading_for));
     let result = commit_or_save(p, run, status, base, changed && may_save).await;
     if !matches!(result, Ok(Status::Success | Status::NoChange)) {
         // Written again now that the saved ref (if any) is known.
-        run.summary = p.redactor.apply(&summarize::write(run, *result.as_ref().unwrap_or(&Status::Error)));
+        run.record.summary = p.redactor.apply(&summarize::write(run, *result.as_ref().unwrap_or(&Status::Error)));
     }
     result
 }
@@ -63,13 +62,13 @@ async fn commit_or_save(
             p.events.emit(Event::Commit {
                 sha: sha.clone(),
                 branch: job.git.branch.clone(),
-                files_changed: run.files_changed.len(),
+                files_changed: run.record.files_changed.len(),
             });
-            run.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
+            run.record.commit = Some(CommitInfo { sha, branch: job.git.branch.clone(), message });
             Ok(Status::Success)
         }
         Status::Success => {
-            run.warnings.push("`git.commit` is false: the verified change was not committed".into());
+            run.record.warnings.push("`git.commit` is false: the verified change was not committed".into());
             Ok(Status::Success)
         }
         other if changed && other != Status::InvalidInput => {
@@ -80,13 +79,13 @@ async fn commit_or_save(
                 "hone: unverified work of a {} run of {}\n\nRun: {}\n\n{}",
                 other.as_str(),
                 job.name,
-                run.meta.run_id,
+                run.record.run_id,
                 super::summarize::write(run, other)
             ));
             let (name, email, to) = (job.git.author_name.clone(), job.git.author_email.clone(), refname.clone());
             match ws.blocking(move |ws| ws.snapshot(base, &to, &msg, &name, &email)).await {
-                Ok(_) => run.saved_ref = Some(refname),
-                Err(e) => run.warnings.push(format!("could not save the unverified work: {}", e.message)),
+                Ok(_) => run.record.saved_ref = Some(refname),
+                Err(e) => run.record.warnings.push(format!("could not save the unverified work: {}", e.message)),
             }
             Ok(other)
         }

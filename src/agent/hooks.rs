@@ -5,7 +5,7 @@
 
 use super::turns::Loop;
 use crate::protocol::Event;
-use crate::report::HookRecord;
+use crate::record::HookRecord;
 use crate::spec::CommandSpec;
 use std::fmt::Write as _;
 
@@ -104,7 +104,7 @@ impl Loop<'_> {
             changed: rec.changed.clone(),
             duration_ms: rec.duration_ms,
         });
-        self.run.hooks.push(rec);
+        self.run.record.hooks.push(rec);
         self.tools.redactor.apply(&note)
     }
 

@@ -2,14 +2,14 @@
 //! the model client, open the repo, and set up the sandbox. Everything here is an input problem
 //! (exit 2) when it fails, and is reported in the report dir as far as intake got.
 
-use super::{Invalid, RunOptions, locate, setup};
-use crate::error::Code;
+use super::{RunOptions, locate, setup};
+use crate::error::{Code, HoneError};
 use crate::events::Events;
 use crate::git::Workspace;
 use crate::model::Model;
+use crate::output::dir::ReportDir;
 use crate::policy::{self, Policy};
 use crate::redact::Redactor;
-use crate::report::dir::ReportDir;
 use crate::sandbox::{self, Sandbox, SandboxReport};
 use crate::spec::{self, Job};
 
@@ -47,7 +47,7 @@ pub struct Prepared {
 
 /// Intake failed: why, and as much as intake knew of where to report it.
 pub struct Failure {
-    pub invalid: Invalid,
+    pub error: HoneError,
     /// The job's name, when the spec loaded.
     pub job: Option<String>,
     /// Where the reports go; `None` when even that could not be settled.
@@ -56,11 +56,9 @@ pub struct Failure {
 }
 
 /// Load the policy the job names (or the built-in one), with the verify commands allowed.
-pub fn load_policy(job: &Job) -> Result<Policy, Invalid> {
+pub fn load_policy(job: &Job) -> Result<Policy, HoneError> {
     let p = match &job.policy {
-        Some(path) => policy::load(path).map_err(|d| {
-            Invalid::new(Code::Policy, d.iter().map(|d| d.render("E_POLICY")).collect::<Vec<_>>().join("\n"))
-        })?,
+        Some(path) => policy::load(path).map_err(|d| HoneError::located(Code::Policy, d))?,
         None => Policy::builtin(),
     };
     Ok(with_verify(p, job))
@@ -73,29 +71,28 @@ pub fn with_verify(mut p: Policy, job: &Job) -> Policy {
 }
 
 /// The job from the spec (or the command line alone), with the command line's overrides.
-fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
+fn load_job(opts: &mut RunOptions) -> Result<Job, HoneError> {
     let overrides = spec::Overrides { task: opts.task.take(), name: opts.name.take(), model: opts.model.clone() };
     if let Some(job) = opts.job.take() {
         return Ok(with_overrides(*job, opts));
     }
     let job = match &opts.spec {
         Some(_) if !opts.verify.is_empty() => {
-            return Err(Invalid::new(
-                Code::Spec,
-                "error[E_SPEC]: `--verify` is for a one-off job without a spec\n  = help: put the check in the spec's `verify:` list instead",
-            ));
+            return Err(HoneError::new(Code::Spec, "`--verify` is for a one-off job without a spec")
+                .hint("put the check in the spec's `verify:` list instead"));
         }
-        Some(path) => spec::load_with(path, &overrides).map_err(|e| Invalid::new(Code::Spec, e.render()))?,
+        Some(path) => spec::load_with(path, &overrides)?,
         None => {
             let task = overrides.task.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-                Invalid::new(
+                HoneError::new(
                     Code::Spec,
-                    "error[E_SPEC]: give a job spec (`hone run JOB.yaml`), or a task and a model (`hone run --task TEXT --model NAME`)",
+                    "give a job spec (`hone run JOB.yaml`), or a task and a model (`hone run --task TEXT --model NAME`)",
                 )
             })?;
-            let model = opts.model.clone().filter(|m| !m.trim().is_empty()).ok_or_else(|| {
-                Invalid::new(Code::Spec, "error[E_SPEC]: `--task` without a job spec needs `--model NAME` too")
-            })?;
+            let model =
+                opts.model.clone().filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+                    HoneError::new(Code::Spec, "`--task` without a job spec needs `--model NAME` too")
+                })?;
             let a = spec::adhoc::Adhoc {
                 provider: setup::provider_for(&model, &opts.env),
                 task,
@@ -103,7 +100,7 @@ fn load_job(opts: &mut RunOptions) -> Result<Job, Invalid> {
                 verify: std::mem::take(&mut opts.verify),
                 name: overrides.name.clone(),
             };
-            spec::adhoc::job(&a, &locate::cwd()).map_err(|e| Invalid::new(Code::Spec, e.render()))?
+            spec::adhoc::job(&a, &locate::cwd())?
         }
     };
     Ok(with_overrides(job, opts))
@@ -123,8 +120,8 @@ fn with_overrides(mut job: Job, opts: &mut RunOptions) -> Job {
 /// Stage 1: the job, the repository and the report dir, which is cleared of an earlier run's
 /// reports and holds `events.jsonl` from here on.
 fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Box<Failure>> {
-    let early = |invalid: Invalid, job: Option<String>, report_dir: Option<ReportDir>| {
-        Box::new(Failure { invalid, job, report_dir, events: None })
+    let early = |error: HoneError, job: Option<String>, report_dir: Option<ReportDir>| {
+        Box::new(Failure { error, job, report_dir, events: None })
     };
     let job = match load_job(opts) {
         Ok(j) => j,
@@ -142,8 +139,8 @@ fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Box<Fail
     let report_dir = match report_dir {
         Ok(d) => d,
         Err(e) => {
-            let msg = format!("error[E_IO]: cannot use the report dir {}: {e}", wanted.display());
-            return Err(early(Invalid::new(Code::Io, msg), name, None));
+            let msg = format!("cannot use the report dir {}: {e}", wanted.display());
+            return Err(early(HoneError::new(Code::Io, msg), name, None));
         }
     };
     let events = Events::new(
@@ -154,8 +151,8 @@ fn stage_one(opts: &mut RunOptions) -> Result<(Job, ReportDir, Events), Box<Fail
         opts.progress.take(),
     );
     if let Err(e) = report_dir.create("events.jsonl").map(|f| events.attach_file(f)) {
-        let msg = format!("error[E_IO]: cannot write {}/events.jsonl: {e}", report_dir.path().display());
-        return Err(early(Invalid::new(Code::Io, msg), name, Some(report_dir)));
+        let msg = format!("cannot write {}/events.jsonl: {e}", report_dir.path().display());
+        return Err(early(HoneError::new(Code::Io, msg), name, Some(report_dir)));
     }
     Ok((job, report_dir, events))
 }
@@ -167,8 +164,8 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     let deadline = tokio::time::Instant::now() + job.limits.max_wall_time;
     let name = job.name.clone();
     let (rd, ev) = (report_dir.clone(), events.clone());
-    let fail = move |invalid: Invalid| {
-        Box::new(Failure { invalid, job: Some(name.clone()), report_dir: Some(rd.clone()), events: Some(ev.clone()) })
+    let fail = move |error: HoneError| {
+        Box::new(Failure { error, job: Some(name.clone()), report_dir: Some(rd.clone()), events: Some(ev.clone()) })
     };
     let redactor = opts.redactor.clone();
     let env = opts.env.clone();
@@ -180,24 +177,20 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
     setup::policy_secrets(&redactor, &policy, &env);
     let model = match opts.replay.take() {
         Some(r) => crate::model::Model::Replay(r),
-        None => setup::model(&job, &env, events.run_id()).map_err(|m| fail(Invalid::new(Code::Spec, m)))?,
+        None => setup::model(&job, &env, events.run_id()).map_err(&fail)?,
     };
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
-    let ws = Workspace::open(&root, excluded).map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    let ws = Workspace::open(&root, excluded).map_err(&fail)?;
     if let Err(e) = locate::hide_hone_dir(ws.root()) {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
-    let saved = resume
-        .map(|r| r.and_then(|named| super::again::find(&ws, named, &job)))
-        .transpose()
-        .map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    let saved = resume.map(|r| r.and_then(|named| super::again::find(&ws, named, &job))).transpose().map_err(&fail)?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
     let map = early_map(&job, &ws, &env).then(|| super::repomap::spawn(&ws, &job.task, job.repo_map_tokens, &policy));
     // One walk of the work tree for both what is dirty and what is ignored.
-    let (dirty, ignored) =
-        ws.blocking(|ws| ws.intake_status()).await.map_err(|e| fail(Invalid::new(e.code, e.render())))?;
+    let (dirty, ignored) = ws.blocking(|ws| ws.intake_status()).await.map_err(&fail)?;
     refuse_dirty(&job, &ws, &dirty).map_err(&fail)?;
     ws.keep(&ignored);
     // With setup commands, this first jail is setup's: the network as `setup.network` says, and
@@ -239,18 +232,15 @@ pub async fn prepare(opts: &mut RunOptions) -> Result<Prepared, Box<Failure>> {
 }
 
 /// A run that requires a clean work tree refuses a dirty one, naming what is uncommitted.
-fn refuse_dirty(job: &Job, ws: &Workspace, dirty: &[String]) -> Result<(), Invalid> {
+fn refuse_dirty(job: &Job, ws: &Workspace, dirty: &[String]) -> Result<(), HoneError> {
     if !job.repo.allow_dirty && !dirty.is_empty() {
         let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
         let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
-        return Err(Invalid::new(
+        return Err(HoneError::new(
             Code::Git,
-            format!(
-                "error[E_GIT]: the work tree at {} has uncommitted changes: {}{more}\n  = help: commit or stash them first, or set `repo.allow_dirty: true` to start anyway",
-                ws.root().display(),
-                shown.join(", ")
-            ),
-        ));
+            format!("the work tree at {} has uncommitted changes: {}{more}", ws.root().display(), shown.join(", ")),
+        )
+        .hint("commit or stash them first, or set `repo.allow_dirty: true` to start anyway"));
     }
     Ok(())
 }
@@ -281,13 +271,13 @@ fn early_map(job: &Job, ws: &Workspace, env: &crate::env::RunEnv) -> bool {
 }
 
 /// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
-async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken) -> Result<(), Invalid> {
+async fn autofix(p: &mut Prepared, cancel: &tokio_util::sync::CancellationToken) -> Result<(), HoneError> {
     use crate::forge::{autofix, github, remote};
     let from_event = || if p.env.actions { autofix::number_from_event(&p.env) } else { None };
     let Some(number) = p.job.pr.number.or_else(from_event) else {
         return Ok(());
     };
-    let fail = |m: String| Invalid::new(Code::Forge, format!("error[E_FORGE]: autofix of PR #{number}: {m}"));
+    let fail = |m: String| HoneError::new(Code::Forge, format!("autofix of PR #{number}: {m}"));
     let token = p
         .env
         .var(&p.job.git.token_env)
@@ -336,7 +326,7 @@ pub(super) async fn build_sandbox(
     run_id: &str,
     ignored: &[String],
     (purpose, ledger): (&str, &crate::egress::Ledger),
-) -> Result<(Sandbox, SandboxReport), Invalid> {
+) -> Result<(Sandbox, SandboxReport), HoneError> {
     if !policy.sandbox {
         tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
         return Ok((Sandbox::default(), SandboxReport::default()));
@@ -359,12 +349,8 @@ pub(super) async fn build_sandbox(
                 "this is a fault in hone's jail; please report it with this message".into()
             }
         };
-        Invalid::new(
-            Code::Policy,
-            format!(
-                "error[E_POLICY]: this machine cannot jail commands: {e}\n  = help: {help}; or set `sandbox: off` in the policy to run commands unconfined on purpose"
-            ),
-        )
+        HoneError::new(Code::Policy, format!("this machine cannot jail commands: {e}"))
+            .hint(format!("{help}; or set `sandbox: off` in the policy to run commands unconfined on purpose"))
     };
     let fault = |e: &dyn std::fmt::Display| fail(crate::jail::StartError::Fault(e.to_string()));
     let (plan, writable) = sandbox::plan(&inputs).map_err(|e| fault(&e))?;

@@ -2,7 +2,8 @@
 //! unless one is named), the report dir (`.hone/reports` at the repository root by default), and
 //! the paths hone itself writes there, which are never part of the change.
 
-use super::{Invalid, RunOptions};
+use super::RunOptions;
+use crate::error::{Code, HoneError};
 use crate::safe_fs::absolute;
 use crate::spec::{DEFAULT_REPORT_DIR, Job};
 use std::path::{Path, PathBuf};
@@ -35,12 +36,12 @@ fn spec_dir(job: &Job) -> PathBuf {
 
 /// The repository to work on: `--repo`, else `repo.path`, else the work tree that contains the
 /// spec. With `repo.scratch`, that directory is copied into a fresh repository beside the spec.
-pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, Invalid> {
+pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, HoneError> {
     let named = cli_repo.map(|r| absolute(&r)).or_else(|| job.repo.path.as_deref().map(absolute));
     if job.repo.scratch {
         let src = named.unwrap_or_else(|| spec_dir(job));
         let (base, rel) = (spec_dir(job), Path::new(HONE_DIR).join("scratch").join(&job.name));
-        crate::git::init_scratch(&src, (&base, &rel)).map_err(|e| Invalid::new(e.code, e.render()))?;
+        crate::git::init_scratch(&src, (&base, &rel))?;
         return Ok(base.join(rel));
     }
     let root = match named {
@@ -49,13 +50,8 @@ pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, Invali
     };
     // Nothing is created for a repository that is not there (a mistyped `--repo`).
     if !root.is_dir() {
-        return Err(Invalid::new(
-            crate::error::Code::Git,
-            format!(
-                "error[E_GIT]: the repository `{}` does not exist\n  = help: check `--repo` or `repo.path`",
-                root.display()
-            ),
-        ));
+        return Err(HoneError::new(Code::Git, format!("the repository `{}` does not exist", root.display()))
+            .hint("check `--repo` or `repo.path`"));
     }
     Ok(root)
 }
@@ -73,14 +69,14 @@ pub fn report_dir_path(job: &Job, cli: Option<PathBuf>) -> PathBuf {
 
 /// Where to report a failure that happened before the job was known: `--report-dir`, else
 /// `.hone/reports` in the repository of the spec (or of the current directory).
-pub fn fallback_report_dir(opts: &RunOptions) -> Option<crate::report::dir::ReportDir> {
+pub fn fallback_report_dir(opts: &RunOptions) -> Option<crate::output::dir::ReportDir> {
     let start = opts.spec.as_deref().and_then(Path::parent).map(absolute).unwrap_or_else(cwd);
     let root = discover(&start);
     let path = match &opts.report_dir {
         Some(d) => crate::safe_fs::lexical(d),
         None => root.clone().unwrap_or(start).join(DEFAULT_REPORT_DIR),
     };
-    let dir = crate::report::dir::ReportDir::new(&path, root.as_deref()).ok()?;
+    let dir = crate::output::dir::ReportDir::new(&path, root.as_deref()).ok()?;
     dir.prepare().ok().map(|()| dir)
 }
 

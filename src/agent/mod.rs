@@ -29,14 +29,12 @@ pub mod turns;
 pub mod watchdog;
 
 use crate::env::{RunEnv, Shared};
-use crate::error::Code;
 use crate::events::{Events, now_rfc3339};
-use crate::forge;
+use crate::output;
 use crate::progress::Progress;
 use crate::protocol::Event;
+use crate::record::{RunRecord, Status};
 use crate::redact::Redactor;
-use crate::report::dir::ReportDir;
-use crate::report::{self, ErrorRecord, RunReport, Status};
 use intake::Prepared;
 use run::Run;
 use state::State;
@@ -124,28 +122,15 @@ impl RunOptions {
     }
 }
 
-/// How the run ended.
+/// How the run ended: its record, and what the command line prints and exits with.
 pub struct RunOutcome {
-    pub status: Status,
+    /// The record's exit code, unless the reports could not be written.
     pub exit_code: i32,
     /// The one-line result for stdout.
     pub line: String,
     /// A message for stderr (an input problem, rendered with its position and what to do).
     pub message: Option<String>,
-    pub report: Box<RunReport>,
-}
-
-/// An input problem found before the run starts: its code and the message rendered for stderr.
-#[derive(Debug, Clone)]
-pub struct Invalid {
-    pub code: Code,
-    pub message: String,
-}
-
-impl Invalid {
-    pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Invalid { code, message: message.into() }
-    }
+    pub record: Box<RunRecord>,
 }
 
 pub async fn run(mut opts: RunOptions) -> RunOutcome {
@@ -162,96 +147,49 @@ fn intake_failed(f: intake::Failure, opts: &mut RunOptions, started: Instant, st
     let redactor = &opts.redactor.clone();
     let events =
         f.events.unwrap_or_else(|| Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), None, None, None));
-    let mut report = RunReport::new(f.job.as_deref().unwrap_or("hone"), events.run_id(), started_at);
-    report.status = Status::InvalidInput;
-    report.exit_code = Status::InvalidInput.exit_code();
-    report.errors.push(ErrorRecord { code: f.invalid.code, message: redactor.apply(&f.invalid.message) });
-    report.summary = redactor.apply(&summarize::intake_failed(&report.errors));
-    report.duration_ms = started.elapsed().as_millis() as u64;
-    events.emit(Event::RunCompleted {
-        status: report.status.as_str().into(),
-        exit_code: report.exit_code,
-        duration_ms: report.duration_ms,
-    });
-    let mut line = report.one_line(f.report_dir.as_ref().map(ReportDir::path));
-    if let Some(dir) = &f.report_dir
-        && let Err(e) = write_reports(dir, &report, &events, redactor, &[])
-    {
-        line = format!("{line} (the reports could not be written: {e})");
-    }
-    if opts.env.actions {
-        let dir = f.report_dir.as_ref().map(ReportDir::path);
-        let env = opts.env.clone();
-        ship::actions_integration(&report, (dir, None), &env, redactor, opts.commands_out.as_mut());
-    }
+    let mut record = RunRecord::new(f.job.as_deref().unwrap_or("hone"), events.run_id(), started_at);
+    record.status = Status::InvalidInput;
+    record.errors.push(redactor.error(f.error.clone()));
+    record.summary = redactor.apply(&summarize::intake_failed(&record.errors));
+    record.seal(started.elapsed());
+    let env = opts.env.clone();
+    let sinks = output::Sinks {
+        dir: f.report_dir.as_ref(),
+        events: &events,
+        redactor,
+        env: &env,
+        repo_root: None,
+        commands: opts.commands_out.as_mut(),
+    };
+    let published = output::publish(&record, &[], sinks);
     RunOutcome {
-        status: report.status,
-        exit_code: report.exit_code,
-        line: redactor.apply(&line),
-        message: Some(redactor.apply(&f.invalid.message)),
-        report: Box::new(report),
+        exit_code: published.exit_code,
+        line: published.line,
+        message: Some(redactor.apply(&f.error.render())),
+        record: Box::new(record),
     }
-}
-
-/// Write `report.json`, `junit.xml`, `summary.md` and the whole `events.jsonl` (replacing the
-/// live one, so nothing a command did to it survives).
-fn write_reports(
-    dir: &ReportDir,
-    report: &RunReport,
-    events: &Events,
-    redactor: &Redactor,
-    said: &[crate::protocol::transcript::Entry],
-) -> std::io::Result<()> {
-    events.detach_file();
-    report::write_all(dir, report, redactor)?;
-    if !said.is_empty() {
-        dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;
-    }
-    dir.write("events.jsonl", events.jsonl().as_bytes())
 }
 
 async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, started_at: String) -> RunOutcome {
     let job = &p.job;
     if let Some(out) = opts.commands_out.as_mut() {
-        for c in forge::actions::mask_commands(&p.redactor.values()) {
+        for c in output::actions::mask_commands(&p.redactor.values()) {
             let _ = out.command(&c);
         }
     }
-    let mut r = Run::new(run::RunMeta {
-        job: job.name.clone(),
-        run_id: p.events.run_id().to_string(),
-        started_at,
-        started,
-        provider: job.model.provider.as_str().into(),
-        model: job.model.name.clone(),
-        repo: p.ws.root().display().to_string(),
-        base: job.repo.base.clone().unwrap_or_else(|| "HEAD".into()),
-        branch: job.git.branch.clone(),
-        context_window: job.model.context_window,
-        pricing: job.model.pricing,
-        max_cost_usd: job.limits.max_cost_usd,
-    });
-    r.policy.source =
-        p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());
-    r.policy.sandbox = p.sandbox_report.clone();
-    r.policy.network = report::network::NetworkReport::of(&p.policy);
-    if job.verify.is_empty() {
-        r.warnings.push("no verify commands are configured: the change is not verified".into());
-    }
-    if !p.policy.sandbox {
-        r.warnings.push("the policy sets `sandbox: off`: commands ran with the host's network and file access".into());
-    }
+    let mut r = Run::new(begin_record(&p, started_at));
+    r.started = started;
     p.events.emit(Event::RunStarted {
         job: job.name.clone(),
-        repo: r.meta.repo.clone(),
+        repo: r.record.repo.clone(),
         branch: job.git.branch.clone(),
-        provider: r.meta.provider.clone(),
-        model: r.meta.model.clone(),
+        provider: r.record.provider.clone(),
+        model: r.record.model.clone(),
     });
     let executed = match &p.skip {
         Some(reason) => {
-            r.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
-            r.warnings.push(reason.clone());
+            r.record.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
+            r.record.warnings.push(reason.clone());
             turns::enter(&mut r.machine, &p.events, State::Summarizing, "nothing to do");
             Ok(Status::Skipped)
         }
@@ -260,35 +198,58 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
     let status = match executed {
         Ok(s) => s,
         Err(e) => {
-            r.errors.push(ErrorRecord { code: e.code, message: p.redactor.apply(&e.message) });
+            r.record.errors.push(p.redactor.error(e));
             Status::Error
         }
     };
     let status = ship_if_verified(&p, &mut r, status, opts.dry_run, &opts.cancel).await;
-    let report = conclude(&p, &mut r, status);
-    let mut outcome = RunOutcome {
-        status: report.status,
-        exit_code: report.exit_code,
-        line: p.redactor.apply(&report.one_line(Some(p.report_dir.path()))),
-        message: None,
-        report: Box::new(RunReport::new("", "", String::new())),
-    };
-    if status == Status::InvalidInput {
-        outcome.message = report.errors.first().map(|e| p.redactor.apply(&e.message));
-    }
+    let record = conclude(&p, &mut r, status);
+    let message =
+        (status == Status::InvalidInput).then(|| record.errors.first().map(|e| p.redactor.apply(&e.render())));
     let mut said = vec![transcript::header(&r, job, &p.policy)];
     said.append(&mut r.transcript);
-    if let Err(e) = write_reports(&p.report_dir, &report, &p.events, &p.redactor, &said) {
-        tracing::error!("cannot write the reports to {}: {e}", p.report_dir.path().display());
-        outcome.exit_code = crate::exit::INFRA_FAILURE;
-        outcome.line = format!("hone: error: cannot write reports to {}: {e}", p.report_dir.path().display());
+    let sinks = output::Sinks {
+        dir: Some(&p.report_dir),
+        events: &p.events,
+        redactor: &p.redactor,
+        env: &p.env,
+        repo_root: Some(p.ws.root()),
+        commands: opts.commands_out.as_mut(),
+    };
+    let published = output::publish(&record, &said, sinks);
+    RunOutcome {
+        exit_code: published.exit_code,
+        line: published.line,
+        message: message.flatten(),
+        record: Box::new(record),
     }
-    if p.env.actions {
-        let dirs = (Some(p.report_dir.path()), Some(p.ws.root()));
-        ship::actions_integration(&report, dirs, &p.env, &p.redactor, opts.commands_out.as_mut());
+}
+
+/// The record of a run that got past intake, as it starts: the job, the repository, the model,
+/// the policy and its jail, and the warnings the setup deserves.
+fn begin_record(p: &Prepared, started_at: String) -> RunRecord {
+    let job = &p.job;
+    let mut r = RunRecord::new(&job.name, p.events.run_id(), started_at);
+    (r.provider, r.model) = (job.model.provider.as_str().into(), job.model.name.clone());
+    r.repo = p.ws.root().display().to_string();
+    r.base = job.repo.base.clone().unwrap_or_else(|| "HEAD".into());
+    (r.branch, r.context_window) = (job.git.branch.clone(), job.model.context_window);
+    r.cost = job.model.pricing.map(|pricing| crate::spec::pricing::Cost {
+        usd: 0.0,
+        limit_usd: job.limits.max_cost_usd,
+        pricing,
+    });
+    r.policy.source =
+        p.policy.source.as_ref().map(|s| s.display().to_string()).unwrap_or_else(|| "built-in default".into());
+    r.policy.sandbox = p.sandbox_report.clone();
+    r.policy.network = crate::record::network::NetworkReport::of(&p.policy);
+    if job.verify.is_empty() {
+        r.warnings.push("no verify commands are configured: the change is not verified".into());
     }
-    outcome.report = Box::new(report);
-    outcome
+    if !p.policy.sandbox {
+        r.warnings.push("the policy sets `sandbox: off`: commands ran with the host's network and file access".into());
+    }
+    r
 }
 
 /// Only a verified commit (or a verified "nothing to change") is shipped, unless the job asks
@@ -300,13 +261,13 @@ async fn ship_if_verified(
     dry_run: bool,
     cancel: &CancellationToken,
 ) -> Status {
-    run.status = status;
+    run.record.status = status;
     let draft_failure = matches!(status, Status::Failed | Status::BudgetExhausted)
         && p.job.pr.on_failure == crate::spec::raw::OnFailure::Draft
-        && run.saved_ref.is_some()
+        && run.record.saved_ref.is_some()
         && p.autofix.is_none()
         // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
-        && run.policy.guard.is_empty();
+        && run.record.policy.guard.is_empty();
     if matches!(status, Status::Success | Status::NoChange) || draft_failure {
         return ship::ship(p, run, dry_run, draft_failure, cancel).await;
     }
@@ -315,7 +276,7 @@ async fn ship_if_verified(
 
 /// The end of every run that got past intake: the final state and the summary; then the report,
 /// built from the run once.
-fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunReport {
+fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunRecord {
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,
         Status::Cancelled => State::Aborted,
@@ -324,17 +285,11 @@ fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunReport {
     if !run.machine.state().is_terminal() {
         turns::enter(&mut run.machine, &p.events, end, status.as_str());
     }
-    run.status = status;
-    if run.summary.is_empty() {
-        run.summary = p.redactor.apply(&summarize::write(run, status));
+    run.record.status = status;
+    if run.record.summary.is_empty() {
+        run.record.summary = p.redactor.apply(&summarize::write(run, status));
     }
-    run.warnings.extend(p.events.write_errors());
-    run.policy.network.hosts = p.egress.tally();
-    let report = RunReport::from(&*run);
-    p.events.emit(Event::RunCompleted {
-        status: status.as_str().into(),
-        exit_code: report.exit_code,
-        duration_ms: report.duration_ms,
-    });
-    report
+    run.record.warnings.extend(p.events.write_errors());
+    run.record.policy.network.hosts = p.egress.tally();
+    run.seal()
 }

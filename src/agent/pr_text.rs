@@ -16,31 +16,32 @@ pub fn marker(job: &str) -> String {
 /// Expand `{name}`, `{summary_title}`, `{branch}` and `{status}` in the title template.
 pub fn title(template: &str, r: &Run) -> String {
     let summary_title = r
+        .record
         .final_message
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty())
-        .unwrap_or(&r.meta.job)
+        .unwrap_or(&r.record.job)
         .trim_start_matches(['#', '*', '-', ' ']);
     let t = template
-        .replace("{name}", &r.meta.job)
+        .replace("{name}", &r.record.job)
         .replace("{summary_title}", &md::visible(summary_title))
-        .replace("{branch}", &r.meta.branch)
-        .replace("{status}", r.status.as_str());
+        .replace("{branch}", &r.record.branch)
+        .replace("{status}", r.record.status.as_str());
     let t = t.trim();
     if t.chars().count() > 200 { t.chars().take(197).collect::<String>() + "..." } else { t.to_string() }
 }
 
 pub fn body(r: &Run) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}\n", marker(&r.meta.job));
-    let _ = writeln!(s, "{}\n", r.summary.trim_end());
-    if let Some(p) = &r.plan {
+    let _ = writeln!(s, "{}\n", marker(&r.record.job));
+    let _ = writeln!(s, "{}\n", r.record.summary.trim_end());
+    if let Some(p) = &r.record.plan {
         let _ = writeln!(s, "### Plan\n\n{}", p.render_md());
     }
     let _ = writeln!(s, "### Verification\n\n| Check | Before (baseline) | After |\n|---|---|---|");
-    let last = r.final_checks();
-    for b in &r.baseline {
+    let last = r.record.final_checks();
+    for b in &r.record.baseline {
         let after = last.iter().find(|c| c.name == b.name).map_or("not run", |c| {
             if c.passed {
                 "✅ pass"
@@ -53,21 +54,21 @@ pub fn body(r: &Run) -> String {
         let before = if b.passed { "✅ pass" } else { "❌ fail" };
         let _ = writeln!(s, "| {} | {before} | {after} |", md::code_cell(&b.name));
     }
-    if !r.files_changed.is_empty() {
+    if !r.record.files_changed.is_empty() {
         let _ = writeln!(s, "\n### Files changed\n");
-        for f in r.files_changed.iter().take(200) {
+        for f in r.record.files_changed.iter().take(200) {
             let _ = writeln!(s, "- {} ({}, +{} −{})", md::code(&f.path), f.status, f.added, f.removed);
         }
     }
     let _ = writeln!(
         s,
         "\n---\n{} turns · {} tokens · {:.0}s · {} {} · run {}\n",
-        r.turns,
-        r.usage.total_tokens,
-        r.meta.started.elapsed().as_secs_f64(),
-        md::text(&r.meta.provider),
-        md::code(&r.meta.model),
-        md::code(&r.meta.run_id)
+        r.record.turns,
+        r.record.usage.total_tokens,
+        r.started.elapsed().as_secs_f64(),
+        md::text(&r.record.provider),
+        md::code(&r.record.model),
+        md::code(&r.record.run_id)
     );
     if s.len() > BODY_LIMIT {
         let note = "\n\n[... cut to fit GitHub's size limit; the full report is in the job's artifacts ...]\n";
@@ -87,9 +88,9 @@ mod tests {
 
     #[test]
     fn the_body_shows_no_image_or_html_but_its_marker() {
-        let mut r = Run::new(super::super::run::test_meta("job-a"));
-        r.summary = crate::markdown::inert("Done. ![](http://a.example/x.png) <img src=y>");
-        r.files_changed.push(crate::git::FileChange {
+        let mut r = Run::new(super::super::run::test_record("job-a"));
+        r.record.summary = crate::markdown::inert("Done. ![](http://a.example/x.png) <img src=y>");
+        r.record.files_changed.push(crate::git::FileChange {
             path: "a`<img src=z>`.txt".into(),
             status: "added".into(),
             added: 1,
@@ -106,9 +107,9 @@ mod tests {
 
     #[test]
     fn body_has_the_marker_and_stays_under_the_limit() {
-        let mut r = Run::new(super::super::run::test_meta("job-a"));
-        r.summary = "x".repeat(100_000);
-        r.final_message = "## Fix the parser\nmore".into();
+        let mut r = Run::new(super::super::run::test_record("job-a"));
+        r.record.summary = "x".repeat(100_000);
+        r.record.final_message = "## Fix the parser\nmore".into();
         let b = body(&r);
         assert!(b.starts_with("<!-- hone:job=job-a -->"));
         assert!(b.len() <= BODY_LIMIT && b.ends_with("artifacts ...]\n"));

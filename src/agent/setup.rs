@@ -1,7 +1,9 @@
 //! Run set-up that reads the environment: the model client, the secrets to redact, and the
 //! environment commands run with.
 
+use crate::diag::Diagnostic;
 use crate::env::RunEnv;
+use crate::error::{Code, HoneError};
 use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
 use crate::policy::Policy;
 use crate::redact::Redactor;
@@ -90,7 +92,7 @@ pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
 /// talked into an unverified `https://` connection. Redirects are never followed: reqwest
 /// would re-send Anthropic's `x-api-key` (it drops only `Authorization` and cookies) and, for a
 /// 307 or 308, the whole conversation to wherever the server points (`model::http::send`).
-fn http_client(base: &str) -> Result<reqwest::Client, String> {
+fn http_client(base: &str) -> Result<reqwest::Client, HoneError> {
     let mut b = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(30))
@@ -98,25 +100,26 @@ fn http_client(base: &str) -> Result<reqwest::Client, String> {
     if base.starts_with("http://") {
         b = b.tls_certs_only(std::iter::empty());
     }
-    b.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+    b.build().map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
 }
 
-pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
+pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, HoneError> {
     let m = &job.model;
-    let file = job.spec_path.display();
+    let file = job.spec_path.display().to_string();
+    let unset =
+        |message: String, help: &str| HoneError::located(Code::Spec, vec![Diagnostic::file(&file, message, help)]);
     if m.provider == Provider::Script {
-        let path =
-            m.script.as_ref().ok_or_else(|| format!("{file}: `model.script` is required for `provider: script`"))?;
-        return Script::load(path)
-            .map(Model::Script)
-            .map_err(|diags| diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"));
+        let path = m.script.as_ref().ok_or_else(|| {
+            HoneError::new(Code::Spec, format!("{file}: `model.script` is required for `provider: script`"))
+        })?;
+        return Script::load(path).map(Model::Script).map_err(|diags| HoneError::located(Code::Spec, diags));
     }
     let key = env.var(&m.api_key_env).map(str::to_string);
     if m.provider == Provider::Anthropic {
         let Some(api_key) = key else {
-            return Err(format!(
-                "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your Anthropic API key",
-                m.api_key_env
+            return Err(unset(
+                format!("the environment variable `{}` (named by `model.api_key_env`) is not set", m.api_key_env),
+                "export it with your Anthropic API key",
             ));
         };
         let base = m.base_url.clone().or_else(|| env.var("ANTHROPIC_BASE_URL").map(str::to_string));
@@ -136,15 +139,14 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
     }
     let one_off = job.spec_path.ends_with("(command line)");
     if m.provider == Provider::Openai && key.is_none() && one_off {
-        return Err(format!(
-            "error[E_SPEC]: `{}` is not set\n  = help: export it with your OpenAI API key, or point OPENAI_BASE_URL at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)",
-            m.api_key_env
+        return Err(HoneError::new(Code::Spec, format!("`{}` is not set", m.api_key_env)).hint(
+            "export it with your OpenAI API key, or point OPENAI_BASE_URL at a local OpenAI-compatible server (Ollama, vLLM, llama.cpp)",
         ));
     }
     if m.provider == Provider::Openai && key.is_none() {
-        return Err(format!(
-            "{file}: error[E_SPEC]: the environment variable `{}` (named by `model.api_key_env`) is not set\n  = help: export it with your API key, or for a local OpenAI-compatible server use `provider: openai-compatible`",
-            m.api_key_env
+        return Err(unset(
+            format!("the environment variable `{}` (named by `model.api_key_env`) is not set", m.api_key_env),
+            "export it with your API key, or for a local OpenAI-compatible server use `provider: openai-compatible`",
         ));
     }
     let env_base = env.var("OPENAI_BASE_URL").map(str::to_string);
@@ -153,9 +155,9 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
         (None, Some(u), _) => u,
         (None, None, Provider::Openai) => "https://api.openai.com/v1".to_string(),
         (None, None, _) => {
-            return Err(format!(
-                "{file}: error[E_SPEC]: `model.base_url` is not set for `provider: {}`\n  = help: set it to the server's API root (for example http://localhost:11434/v1 for Ollama), or export OPENAI_BASE_URL",
-                m.provider.as_str()
+            return Err(unset(
+                format!("`model.base_url` is not set for `provider: {}`", m.provider.as_str()),
+                "set it to the server's API root (for example http://localhost:11434/v1 for Ollama), or export OPENAI_BASE_URL",
             ));
         }
     };
@@ -163,7 +165,12 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, String> {
 }
 
 /// An OpenAI or OpenAI-compatible client: Chat Completions, or the Responses API.
-fn openai_family(m: &crate::spec::ModelSpec, key: Option<String>, base: &str, run_id: &str) -> Result<Model, String> {
+fn openai_family(
+    m: &crate::spec::ModelSpec,
+    key: Option<String>,
+    base: &str,
+    run_id: &str,
+) -> Result<Model, HoneError> {
     let cache_key = (m.provider == Provider::Openai).then(|| format!("hone-{run_id}"));
     let base = base.trim_end_matches('/');
     if m.api == crate::spec::raw::Api::Responses {

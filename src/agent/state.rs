@@ -7,28 +7,6 @@ use std::time::Instant;
 
 use State::*;
 
-impl State {
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Done | Failed | Aborted | NeedsClarification)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Intake => "INTAKE",
-            ContextBuilding => "CONTEXT_BUILDING",
-            Planning => "PLANNING",
-            Executing => "EXECUTING",
-            Verifying => "VERIFYING",
-            Recovering => "RECOVERING",
-            Summarizing => "SUMMARIZING",
-            Done => "DONE",
-            Failed => "FAILED",
-            Aborted => "ABORTED",
-            NeedsClarification => "NEEDS_CLARIFICATION",
-        }
-    }
-}
-
 #[cfg(test)]
 pub const ALL: [State; 11] = [
     Intake,

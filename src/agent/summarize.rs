@@ -6,7 +6,7 @@
 
 use super::run::Run;
 use crate::markdown as md;
-use crate::report::Status;
+use crate::record::Status;
 use crate::spec::Job;
 use std::fmt::Write as _;
 
@@ -28,47 +28,50 @@ fn verdict(c: &crate::verify::CheckResult) -> String {
 pub fn write(r: &Run, status: Status) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "### What changed and why\n");
-    let said = r.final_message.trim();
+    let said = r.record.final_message.trim();
     let said = if said.is_empty() { "(the model gave no final message)".to_string() } else { md::inert(said) };
     let _ = writeln!(s, "{}\n", said.trim_end());
-    if !r.files_changed.is_empty() {
-        let (a, d): (usize, usize) = r.files_changed.iter().fold((0, 0), |(a, d), f| (a + f.added, d + f.removed));
-        let names: Vec<String> = r.files_changed.iter().take(20).map(|f| md::code(&f.path)).collect();
-        let more = if r.files_changed.len() > 20 {
-            format!(" and {} more", r.files_changed.len() - 20)
+    if !r.record.files_changed.is_empty() {
+        let (a, d): (usize, usize) =
+            r.record.files_changed.iter().fold((0, 0), |(a, d), f| (a + f.added, d + f.removed));
+        let names: Vec<String> = r.record.files_changed.iter().take(20).map(|f| md::code(&f.path)).collect();
+        let more = if r.record.files_changed.len() > 20 {
+            format!(" and {} more", r.record.files_changed.len() - 20)
         } else {
             String::new()
         };
-        let _ = writeln!(s, "{} file(s) changed (+{a} −{d}): {}{more}.\n", r.files_changed.len(), names.join(", "));
+        let _ =
+            writeln!(s, "{} file(s) changed (+{a} −{d}): {}{more}.\n", r.record.files_changed.len(), names.join(", "));
     }
     let _ = writeln!(s, "### How it was verified\n");
-    let last = r.final_checks();
-    if last.is_empty() && r.baseline.is_empty() {
+    let last = r.record.final_checks();
+    if last.is_empty() && r.record.baseline.is_empty() {
         let _ = writeln!(s, "No verify commands are configured: the change is unverified.\n");
     }
-    for c in &r.baseline {
+    for c in &r.record.baseline {
         let after = last.iter().find(|l| l.name == c.name).map_or("not run".to_string(), |l| verdict(l));
         let _ =
             writeln!(s, "- {} ({}): before: {}; after: {}", md::code(&c.name), md::code(&c.command), verdict(c), after);
     }
-    if !r.rollbacks.is_empty() {
-        let _ = writeln!(s, "- {} rollback(s) to a checkpoint during the run", r.rollbacks.len());
+    if !r.record.rollbacks.is_empty() {
+        let _ = writeln!(s, "- {} rollback(s) to a checkpoint during the run", r.record.rollbacks.len());
     }
     let _ = writeln!(s, "\n### Risks\n");
-    let risk = r.plan.as_ref().map_or("not assessed (no plan)".to_string(), |p| format!("{:?}", p.risk).to_lowercase());
+    let risk =
+        r.record.plan.as_ref().map_or("not assessed (no plan)".to_string(), |p| format!("{:?}", p.risk).to_lowercase());
     let _ = writeln!(s, "- Risk stated in the plan: {risk}");
     let tolerated: Vec<String> = last.iter().filter(|c| c.accepted && !c.passed).map(|c| md::code(&c.name)).collect();
     if !tolerated.is_empty() {
         let _ = writeln!(s, "- Still failing, as before the change (expect: no-regression): {}", tolerated.join(", "));
     }
-    for w in &r.warnings {
+    for w in &r.record.warnings {
         let _ = write!(s, "{}", md::nest(&md::message(w), "- ", "  "));
     }
-    if r.policy.denied > 0 {
+    if r.record.policy.denied > 0 {
         let _ = writeln!(
             s,
             "- The policy denied {} action(s) during the run (see report.json `policy.denials`)",
-            r.policy.denied
+            r.record.policy.denied
         );
     }
     let _ = writeln!(s, "\n### How to roll back\n");
@@ -77,7 +80,7 @@ pub fn write(r: &Run, status: Status) -> String {
             let _ = writeln!(
                 s,
                 "Revert the commit (`git revert <commit>`), or delete the branch {} and close its PR. Nothing else was changed.",
-                md::code(&r.meta.branch)
+                md::code(&r.record.branch)
             );
         }
         _ => {
@@ -93,23 +96,23 @@ pub fn write(r: &Run, status: Status) -> String {
 /// For a run that did not succeed: what blocked it and what a person would do next.
 fn blocked(s: &mut String, r: &Run, last: &[&crate::verify::CheckResult]) {
     let _ = writeln!(s, "\n### What blocked the run\n");
-    error_items(s, &r.errors);
-    for q in &r.clarification {
+    error_items(s, &r.record.errors);
+    for q in &r.record.clarification {
         let _ = writeln!(s, "- Question: {}", md::inline(q));
     }
     let _ = writeln!(s, "\nManual steps:");
     for c in last.iter().filter(|c| !c.accepted) {
         let _ = writeln!(s, "- Run {} and fix what fails ({}).", md::code(&c.command), verdict(c));
     }
-    if let Some(saved) = &r.saved_ref {
+    if let Some(saved) = &r.record.saved_ref {
         let _ = writeln!(
             s,
             "- Start from the unverified work: {} (compare with {}).",
             md::code(&format!("git checkout -b wip {saved}")),
-            md::code(&format!("git diff {} {saved}", r.base_sha))
+            md::code(&format!("git diff {} {saved}", r.record.base_sha))
         );
     }
-    if !r.clarification.is_empty() {
+    if !r.record.clarification.is_empty() {
         let _ = writeln!(s, "- Answer the questions in the task and run the job again.");
     }
     let _ = writeln!(s, "- Or refine the task and the limits in the job spec, and run it again.");
@@ -117,14 +120,14 @@ fn blocked(s: &mut String, r: &Run, last: &[&crate::verify::CheckResult]) {
 
 /// Each error as a list item: its code, its first line as text, what follows (a command's
 /// output) as a code block inside the item.
-fn error_items(s: &mut String, errors: &[crate::report::ErrorRecord]) {
+fn error_items(s: &mut String, errors: &[crate::error::HoneError]) {
     for e in errors {
         let _ = write!(s, "{}", md::nest(&md::message(&e.message), &format!("- {}: ", e.code), "  "));
     }
 }
 
 /// The summary of a run that stopped at intake: what blocked it, and what to do.
-pub fn intake_failed(errors: &[crate::report::ErrorRecord]) -> String {
+pub fn intake_failed(errors: &[crate::error::HoneError]) -> String {
     let mut s = String::from("### What blocked the run\n\nThe run stopped before the model was asked anything.\n\n");
     error_items(&mut s, errors);
     let _ = writeln!(s, "\nManual steps:\n- Fix what the error names, then run the job again.");
@@ -133,13 +136,14 @@ pub fn intake_failed(errors: &[crate::report::ErrorRecord]) -> String {
 
 /// First line: a summary of the change; body: the run's summary and the trailers.
 pub fn commit_message(job: &Job, report: &Run) -> String {
-    let first = report.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let first = report.record.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let first = md::visible(first.trim_start_matches(['#', '*', '-', ' ']));
     let mut subject: String = if first.is_empty() { format!("hone: {}", job.name) } else { format!("hone: {first}") };
     if subject.chars().count() > 72 {
         subject = subject.chars().take(69).collect::<String>() + "...";
     }
     let checks: Vec<String> = report
+        .record
         .final_checks()
         .iter()
         .map(|c| {
@@ -150,24 +154,24 @@ pub fn commit_message(job: &Job, report: &Run) -> String {
     let task = job.task.trim().lines().next().unwrap_or("");
     format!(
         "{subject}\n\n{}\nChecks:\n{}\n\nTask: {task}\n\nHone-Job: {}\nHone-Run: {}\n",
-        report.summary.trim_end(),
+        report.record.summary.trim_end(),
         checks.join("\n"),
         job.name,
-        report.meta.run_id
+        report.record.run_id
     )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::ErrorRecord;
+    use crate::error::HoneError;
 
     #[test]
     fn a_failed_run_says_what_blocked_it_and_what_to_do() {
-        let mut r = Run::new(crate::agent::run::test_meta("j"));
-        r.final_message = "Tried.".into();
-        r.errors.push(ErrorRecord { code: crate::error::Code::BuildFail, message: "checks still failing".into() });
-        r.saved_ref = Some("refs/hone/j/failed".into());
+        let mut r = Run::new(crate::agent::run::test_record("j"));
+        r.record.final_message = "Tried.".into();
+        r.record.errors.push(HoneError::new(crate::error::Code::BuildFail, "checks still failing"));
+        r.record.saved_ref = Some("refs/hone/j/failed".into());
         let s = write(&r, Status::Failed);
         assert!(s.contains("### What blocked the run") && s.contains("E_BUILD_FAIL: checks still failing"), "{s}");
         assert!(s.contains("git checkout -b wip refs/hone/j/failed"));

@@ -4,7 +4,7 @@
 use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, Message, ToolCall};
-use crate::report::{Denial, ToolCallRecord};
+use crate::record::{Denial, ToolCallRecord};
 use crate::tools::{self, Effect};
 use tokio::time::Instant;
 
@@ -51,7 +51,7 @@ impl Loop<'_> {
             exit_code: out.exit_code,
             duration_ms,
         });
-        self.run.tool_calls.push(ToolCallRecord {
+        self.run.record.tool_calls.push(ToolCallRecord {
             turn,
             id: call.id.clone(),
             name: call.name.clone(),
@@ -72,7 +72,7 @@ impl Loop<'_> {
     /// Record the policy decisions a tool call made, for the report and the audit trail.
     fn audit(&mut self, turn: u32, call: &ToolCall) {
         for d in self.tools.drain_decisions() {
-            let p = &mut self.run.policy;
+            let p = &mut self.run.record.policy;
             p.decisions += 1;
             if !d.allowed {
                 p.denied += 1;

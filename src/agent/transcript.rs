@@ -1,5 +1,5 @@
 //! Keeping the run's transcript (`protocol::transcript`): the loop notes each request, answer,
-//! tool result and check as it happens; the reports write it out, redacted.
+//! tool result and check as it happens; `output` writes it out, redacted.
 
 use super::turns::Loop;
 use crate::protocol::transcript::{Entry, VERSION};
@@ -43,7 +43,7 @@ impl Loop<'_> {
 
 /// The header line of a run's transcript.
 pub fn header(run: &super::run::Run, job: &crate::spec::Job, policy: &crate::policy::Policy) -> Entry {
-    let (m, spec) = (&run.meta, &job.spec_path);
+    let (m, spec) = (&run.record, &job.spec_path);
     Entry::Header {
         version: VERSION,
         hone_version: env!("CARGO_PKG_VERSION").into(),
@@ -52,23 +52,11 @@ pub fn header(run: &super::run::Run, job: &crate::spec::Job, policy: &crate::pol
         run_id: m.run_id.clone(),
         spec: std::fs::canonicalize(spec).unwrap_or_else(|_| spec.to_path_buf()).display().to_string(),
         repo: m.repo.clone(),
-        base_sha: run.base_sha.clone(),
+        base_sha: m.base_sha.clone(),
         provider: m.provider.clone(),
         model: m.model.clone(),
-        continued_from: run.continued_from.clone(),
+        continued_from: m.continued_from.clone(),
         spec_sha256: Some(job.spec_sha256.clone()),
         policy_sha256: policy.sha256.clone(),
     }
-}
-
-/// The transcript as JSON lines, redacted.
-pub fn jsonl(entries: &[Entry], redactor: &crate::redact::Redactor) -> String {
-    let mut out = String::new();
-    for e in entries {
-        if let Ok(line) = serde_json::to_string(e) {
-            out.push_str(&redactor.apply(&line));
-            out.push('\n');
-        }
-    }
-    out
 }

@@ -7,10 +7,11 @@ use super::run::Run;
 use super::state::{Machine, State};
 use super::{context, history, plan};
 use crate::error::Code;
+use crate::error::HoneError;
 use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
 use crate::protocol::{Event, FaultKind, FinishReason, Message, ModelErrorKind, Reply, ToolSpec};
-use crate::report::{ErrorRecord, FinishRecord, Status};
+use crate::record::{FinishRecord, Status};
 use crate::spec::Job;
 use crate::tools::{self, ToolContext};
 use crate::verify;
@@ -108,11 +109,11 @@ impl<'a> Loop<'a> {
     }
 
     pub(super) fn fault(&mut self, kind: FaultKind) {
-        *self.run.faults.entry(kind).or_default() += 1;
+        *self.run.record.faults.entry(kind).or_default() += 1;
     }
 
     pub(super) fn fail(&mut self, code: Code, message: impl Into<String>) {
-        self.run.errors.push(ErrorRecord { code, message: self.tools.redactor.apply(&message.into()) });
+        self.run.record.errors.push(HoneError::new(code, self.tools.redactor.apply(&message.into())));
     }
 
     /// Drive the loop to an outcome. Wall time and cancellation are enforced by the caller.
@@ -122,8 +123,8 @@ impl<'a> Loop<'a> {
             if let Some(s) = self.out_of_budget().or_else(|| self.mcp_down()) {
                 return s;
             }
-            self.run.turns += 1;
-            let turn = self.run.turns;
+            self.run.record.turns += 1;
+            let turn = self.run.record.turns;
             let reply = self.request(turn).await;
             // Nothing the model asks for runs before the tree's state is known.
             self.settle_marks().await;
@@ -157,15 +158,15 @@ impl<'a> Loop<'a> {
         let (tools, priced) = self.offer(estimated)?;
         let reuse = context::prefix_reuse(&self.last_request, &messages);
         self.reuse_sum += reuse;
-        self.run.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
+        self.run.record.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
         self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
         let previous = std::mem::replace(&mut self.last_request, messages.clone());
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.note_request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
-        let (events, stats, faults) = (self.events, &mut self.run.model_retries, &mut self.run.faults);
-        let mut cost = super::budget::TurnCost::new(self.job, &mut self.run.usage, priced);
+        let (events, stats, faults) = (self.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
+        let mut cost = super::budget::TurnCost::new(self.job, &mut self.run.record.usage, priced);
         let reply = retry::complete(
             self.model,
             &req,
@@ -243,7 +244,7 @@ impl<'a> Loop<'a> {
         if self.run.machine.state() == State::Planning
             && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
         {
-            self.run.warnings.push("the model started without making a plan".into());
+            self.run.record.warnings.push("the model started without making a plan".into());
             self.enter(State::Executing, "the model started without a plan");
         }
         let calls = reply.message.tool_calls.clone();
@@ -257,7 +258,7 @@ impl<'a> Loop<'a> {
                 self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
                 return Next::Continue;
             }
-            self.run.final_message = self.tools.redactor.apply(&text);
+            self.run.record.final_message = self.tools.redactor.apply(&text);
             return Next::Verify;
         }
         let mut streak = 0;
@@ -300,9 +301,9 @@ impl<'a> Loop<'a> {
     fn on_finish(&mut self, f: FinishRecord, text: &str) -> Next {
         self.finished = None;
         let summary = if f.summary.trim().is_empty() { text.to_string() } else { f.summary.clone() };
-        self.run.final_message = self.tools.redactor.apply(&summary);
-        let blocked = f.reason.clone().filter(|_| f.outcome == crate::report::FinishOutcome::Blocked);
-        self.run.finish = Some(f);
+        self.run.record.final_message = self.tools.redactor.apply(&summary);
+        let blocked = f.reason.clone().filter(|_| f.outcome == crate::record::FinishOutcome::Blocked);
+        self.run.record.finish = Some(f);
         match blocked {
             Some(reason) => {
                 self.fail(Code::Blocked, format!("the model could not do the task: {reason}"));
@@ -347,24 +348,24 @@ impl<'a> Loop<'a> {
         }
         let failing: Vec<String> = results.iter().filter(|r| !r.accepted).map(|r| r.name.clone()).collect();
         self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));
-        if self.run.fix_attempts >= max_fixes {
+        if self.run.record.fix_attempts >= max_fixes {
             let msg = verify::failure_summary(&results);
             self.fail(
                 Code::BuildFail,
-                format!("checks still failing after {} fix attempt(s): {msg}", self.run.fix_attempts),
+                format!("checks still failing after {} fix attempt(s): {msg}", self.run.record.fix_attempts),
             );
             self.enter(State::Summarizing, "the fix attempts are used up");
             return Some(Status::Failed);
         }
-        self.run.fix_attempts += 1;
-        self.enter(State::Executing, format!("fix attempt {}", self.run.fix_attempts));
-        self.events.emit(Event::FixRequested { attempt: self.run.fix_attempts, failing });
-        let mut fb = verify::feedback(&results, self.run.fix_attempts, max_fixes);
+        self.run.record.fix_attempts += 1;
+        self.enter(State::Executing, format!("fix attempt {}", self.run.record.fix_attempts));
+        self.events.emit(Event::FixRequested { attempt: self.run.record.fix_attempts, failing });
+        let mut fb = verify::feedback(&results, self.run.record.fix_attempts, max_fixes);
         fb.push_str(&hook_note);
         match self.judge_progress(turn, &format!("verification round {attempt}"), &results).await {
             Ok(Some(note)) => fb.push_str(&note),
             Ok(None) => {}
-            Err(e) => self.run.warnings.push(format!("checkpoint failed: {e}")),
+            Err(e) => self.run.record.warnings.push(format!("checkpoint failed: {e}")),
         }
         self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         None
@@ -375,11 +376,7 @@ impl<'a> Loop<'a> {
 /// logged and refused, never acted on.
 pub fn enter(machine: &mut Machine, events: &Events, to: State, reason: &str) {
     match machine.go(to, reason) {
-        Ok((from, to)) => events.emit(Event::StateChanged {
-            from: from.as_str().into(),
-            to: to.as_str().into(),
-            reason: reason.into(),
-        }),
+        Ok((from, to)) => events.emit(Event::StateChanged { from, to, reason: reason.into() }),
         Err(e) => tracing::error!("{e} ({reason}); this is a bug in hone"),
     }
 }

@@ -21,7 +21,7 @@ const MAX_ROWS: usize = 500;
 const MAX_REFUSALS: usize = 200;
 
 /// A row of the report: every connection of one purpose to one host and port with one outcome.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 pub struct HostTally {
     pub purpose: String,
     pub host: String,

@@ -121,7 +121,7 @@ pub fn build(
 /// Write the aggregate reports by rename into `dir` (reached without following a symlink in
 /// its place), so a symlink or FIFO a run left there is replaced, never written through.
 pub fn write(dir: &Path, r: &FleetReport) -> std::io::Result<()> {
-    let d = crate::report::dir::ReportDir::new(dir, None)?;
+    let d = crate::output::dir::ReportDir::new(dir, None)?;
     d.write("fleet.json", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?.as_bytes())?;
     d.write("fleet-junit.xml", junit(r)?.as_bytes())?;
     d.write("fleet-summary.md", summary(r).as_bytes())
@@ -129,7 +129,7 @@ pub fn write(dir: &Path, r: &FleetReport) -> std::io::Result<()> {
 
 /// Read `fleet.json` back: a regular file only (never a FIFO a run could have left).
 pub fn read(dir: &Path) -> std::io::Result<FleetReport> {
-    let d = crate::report::dir::ReportDir::new(dir, None)?;
+    let d = crate::output::dir::ReportDir::new(dir, None)?;
     let bytes = d.read("fleet.json")?;
     serde_json::from_slice(&bytes).map_err(std::io::Error::other)
 }
@@ -158,7 +158,7 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
     let mut buf = Vec::new();
     report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
     String::from_utf8(buf)
-        .map(|x| crate::report::junit::valid_chars(&crate::report::junit::fix_times(&x)))
+        .map(|x| crate::output::junit::valid_chars(&crate::output::junit::fix_times(&x)))
         .map_err(std::io::Error::other)
 }
 

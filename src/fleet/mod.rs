@@ -10,7 +10,7 @@ mod resume;
 pub mod spec;
 
 use crate::agent::{self, RunOptions};
-use crate::error::Code;
+use crate::error::{Code, HoneError};
 use crate::forge::credential::{url_secrets, without_userinfo};
 use crate::redact::Redactor;
 use aggregate::{RepoResult, RepoStatus};
@@ -50,11 +50,11 @@ fn result_from_outcome(
     job_hash: &str,
     dry_run: bool,
 ) -> RepoResult {
-    use crate::report::Status;
-    let report = &o.report;
+    use crate::record::Status;
+    let report = &o.record;
     use crate::protocol::PrOperation;
     let operation = report.pr.as_ref().map_or(PrOperation::None, |p| p.operation);
-    let status = match (o.status, operation) {
+    let status = match (o.record.status, operation) {
         (Status::Success, PrOperation::Created) => RepoStatus::PrCreated,
         (Status::Success, PrOperation::Updated) => RepoStatus::PrUpdated,
         (Status::Success, _) => RepoStatus::Succeeded,
@@ -210,13 +210,13 @@ struct JobFile {
 }
 
 /// The job file and its policy file, each read once.
-fn read_job(fleet: &spec::Fleet) -> Result<JobFile, agent::Invalid> {
+fn read_job(fleet: &spec::Fleet) -> Result<JobFile, HoneError> {
     let io = |what: &str, p: &Path, e: std::io::Error| {
-        agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot read the {what} {}: {e}", p.display()))
+        HoneError::new(Code::Io, format!("cannot read the {what} {}: {e}", p.display()))
     };
     let bytes = std::fs::read(&fleet.job).map_err(|e| io("job", &fleet.job, e))?;
     let text = String::from_utf8_lossy(&bytes);
-    let job = crate::spec::parse(&fleet.job, &text).map_err(|e| agent::Invalid::new(Code::Spec, e.render()))?;
+    let job = crate::spec::parse(&fleet.job, &text)?;
     let policy = match &job.policy {
         Some(p) => Some(std::fs::read(p).map_err(|e| io("policy", p, e))?),
         None => None,
@@ -224,11 +224,8 @@ fn read_job(fleet: &spec::Fleet) -> Result<JobFile, agent::Invalid> {
     Ok(JobFile { job, bytes, policy_bytes: policy })
 }
 
-pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
-    let render = |d: Vec<crate::spec::Diagnostic>| {
-        agent::Invalid::new(Code::Spec, d.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"))
-    };
-    let fleet = spec::load(&opts.file).map_err(render)?;
+pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
+    let fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
     // A user or password in a target URL is a secret: masked wherever the runs write.
     for t in &fleet.targets {
         if let Source::Url(u) = &t.source {
@@ -267,7 +264,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, agent::Invalid> {
     let report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
     let workspace = &ctx.fleet.workspace;
     aggregate::write(workspace, &report)
-        .map_err(|e| agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot write the fleet reports: {e}")))?;
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot write the fleet reports: {e}")))?;
     let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let line = format!(
         "hone fleet: {} repositories: {} (exit {}); reports in {}",
@@ -302,18 +299,18 @@ async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<Rep
 }
 
 /// `hone fleet merge DIR...`: combine shard results into one aggregate in `out`.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<FleetOutcome, agent::Invalid> {
+pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<FleetOutcome, HoneError> {
     let mut reports = Vec::new();
     for d in dirs {
-        reports.push(aggregate::read(d).map_err(|e| {
-            agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot read {}/fleet.json: {e}", d.display()))
-        })?);
+        reports.push(
+            aggregate::read(d)
+                .map_err(|e| HoneError::new(Code::Io, format!("cannot read {}/fleet.json: {e}", d.display())))?,
+        );
     }
-    let merged = aggregate::merge(reports).ok_or_else(|| {
-        agent::Invalid::new(Code::Spec, "error[E_SPEC]: nothing to merge: give one or more shard directories")
-    })?;
+    let merged = aggregate::merge(reports)
+        .ok_or_else(|| HoneError::new(Code::Spec, "nothing to merge: give one or more shard directories"))?;
     aggregate::write(out, &merged)
-        .map_err(|e| agent::Invalid::new(Code::Io, format!("error[E_IO]: cannot write the merged reports: {e}")))?;
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot write the merged reports: {e}")))?;
     Ok(FleetOutcome {
         exit_code: merged.exit_code,
         line: format!(

@@ -65,17 +65,15 @@ pub(super) fn select(
 /// The results of the last run in `workspace`, for `--resume` and `--only failed`: none before
 /// the first run; an error with a code when its `fleet.json` cannot be read or parsed (never
 /// silently "run everything again").
-pub(super) fn previous_results(workspace: &Path) -> Result<Vec<RepoResult>, crate::agent::Invalid> {
+pub(super) fn previous_results(workspace: &Path) -> Result<Vec<RepoResult>, crate::error::HoneError> {
     match super::aggregate::read(workspace) {
         Ok(r) => Ok(r.repos),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
-        Err(e) => Err(crate::agent::Invalid::new(
+        Err(e) => Err(crate::error::HoneError::new(
             crate::error::Code::Io,
-            format!(
-                "error[E_IO]: cannot read the last run's {}: {e}\n  = help: `--resume` and `--only failed` need it; remove it to run every repository again",
-                workspace.join("fleet.json").display()
-            ),
-        )),
+            format!("cannot read the last run's {}: {e}", workspace.join("fleet.json").display()),
+        )
+        .hint("`--resume` and `--only failed` need it; remove it to run every repository again")),
     }
 }
 
@@ -138,7 +136,8 @@ mod tests {
         std::fs::write(dir.path().join("fleet.json"), "{ not json").unwrap();
         let e = previous_results(dir.path()).unwrap_err();
         assert_eq!(e.code, crate::error::Code::Io);
-        assert!(e.message.contains("fleet.json") && e.message.contains("remove it"), "{}", e.message);
+        let shown = e.render();
+        assert!(shown.contains("fleet.json") && shown.contains("remove it"), "{shown}");
     }
 
     fn t(id: &str) -> Target {

@@ -1,7 +1,6 @@
 //! Shipping a verified commit: `pr.md` and `change.patch` in the report dir, a push of the run's
 //! branch, and a pull request created or updated (never duplicated) on GitHub.
 
-pub mod actions;
 pub mod autofix;
 pub mod credential;
 pub mod github;
@@ -37,7 +36,6 @@ pub struct Ship<'a> {
     /// Git and GitHub work stays inside the run's wall-time budget and obeys cancellation.
     pub deadline: tokio::time::Instant,
     pub cancel: &'a tokio_util::sync::CancellationToken,
-    pub report_dir: &'a crate::report::dir::ReportDir,
     pub dry_run: bool,
     /// The branch the PR targets.
     pub base_branch: String,
@@ -54,20 +52,10 @@ fn is_network_url(url: &str) -> bool {
 }
 
 impl Ship<'_> {
-    /// Write the artifacts, push, open or update the PR. Errors are infrastructure failures.
+    /// Push, open or update the PR (the run wrote `pr.md` and `change.patch` before). Errors are infrastructure failures.
     pub async fn run(&self, req: &PrRequest) -> Result<PrReport> {
         let job = self.job;
         let mut out = PrReport { operation: PrOperation::None, dry_run: self.dry_run, ..Default::default() };
-        if let (Some(_), Some(patch)) = (&req.head, &req.patch) {
-            // The title is the model's first line: text in a heading, not markup.
-            let md = format!("# {}\n\n{}", crate::markdown::text(&req.title), req.body);
-            self.report_dir
-                .write("pr.md", md.as_bytes())
-                .map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
-            self.report_dir
-                .write("change.patch", patch.as_bytes())
-                .map_err(|e| HoneError::new(Code::Io, format!("cannot write change.patch: {e}")))?;
-        }
         if self.dry_run {
             out.notice =
                 Some("dry run: nothing was pushed and no GitHub API was called; see pr.md and change.patch".into());

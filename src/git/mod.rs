@@ -42,7 +42,7 @@ pub enum OriginalHead {
     Detached(String),
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
 pub struct FileChange {
     pub path: String,
     /// added, modified, deleted, renamed, typechange
@@ -53,7 +53,7 @@ pub struct FileChange {
     /// (or, deleted, old) content of a binary file or of one too large to diff.
     pub bytes: u64,
     /// Not diffed as text: binary, or larger than the change may be.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
     /// The path byte for byte, when it is not UTF-8 (`path` is then its lossy spelling, which
     /// names another file or none): what the guards open.

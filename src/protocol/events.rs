@@ -24,7 +24,7 @@ pub enum Event {
     /// The model set or updated its plan.
     PlanUpdated {
         turn: u32,
-        plan: serde_json::Value,
+        plan: super::record::Plan,
     },
     /// hone saved the work tree as a checkpoint.
     Checkpoint {
@@ -42,8 +42,8 @@ pub enum Event {
     },
     /// The orchestrator moved from one state to another.
     StateChanged {
-        from: String,
-        to: String,
+        from: super::record::State,
+        to: super::record::State,
         reason: String,
     },
     RunStarted {

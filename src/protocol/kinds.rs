@@ -22,6 +22,23 @@ pub enum ModelErrorKind {
 }
 
 impl ModelErrorKind {
+    pub const ALL: [ModelErrorKind; 14] = [
+        Self::RateLimited,
+        Self::ServerError,
+        Self::Overloaded,
+        Self::Timeout,
+        Self::Connection,
+        Self::StreamCut,
+        Self::IdleTimeout,
+        Self::EmptyAnswer,
+        Self::ContextLength,
+        Self::Auth,
+        Self::NotFound,
+        Self::BadRequest,
+        Self::ScriptExhausted,
+        Self::Cancelled,
+    ];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::RateLimited => "rate_limited",
@@ -52,6 +69,8 @@ pub enum FaultClass {
 }
 
 impl FaultClass {
+    pub const ALL: [FaultClass; 3] = [Self::Retryable, Self::Recoverable, Self::Permanent];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Retryable => "retryable",
@@ -81,6 +100,14 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
+    /// Every kind, hone's own before the model's: where two share a name (`context_length`),
+    /// reading the name back gives hone's.
+    pub fn all() -> impl Iterator<Item = FaultKind> {
+        [Self::InvalidToolCall, Self::Repetition, Self::LoopWarning, Self::Loop, Self::ContextLength, Self::Rollback]
+            .into_iter()
+            .chain(ModelErrorKind::ALL.into_iter().map(Self::Model))
+    }
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Model(k) => k.as_str(),
@@ -112,6 +139,34 @@ macro_rules! serialize_as_str {
     )*};
 }
 serialize_as_str!(ModelErrorKind, FaultClass, FaultKind);
+
+/// Read back from the stable name (`report.json` is read again by `--continue`, fleets and
+/// replay); the schema lists every name.
+macro_rules! named {
+    ($($t:ty => $all:expr),*) => {$(
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let name = String::deserialize(d)?;
+                $all.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+                    serde::de::Error::custom(format!("unknown {} `{name}`", stringify!($t)))
+                })
+            }
+        }
+
+        impl schemars::JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                let mut names: Vec<&str> = $all.into_iter().map(|k| k.as_str()).collect();
+                names.sort_unstable();
+                names.dedup();
+                schemars::json_schema!({ "type": "string", "enum": names })
+            }
+        }
+    )*};
+}
+named!(ModelErrorKind => ModelErrorKind::ALL, FaultClass => FaultClass::ALL, FaultKind => FaultKind::all());
 
 macro_rules! display_as_str {
     ($($t:ty),*) => {$(

@@ -81,7 +81,7 @@ pub struct ToolSpec {
 }
 
 /// Token usage of one model request, or summed over a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     /// Every prompt token, cached or not.
     pub prompt_tokens: u64,

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Pending,
@@ -13,7 +13,7 @@ pub enum StepStatus {
     Skipped,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Risk {
     #[default]
@@ -22,7 +22,7 @@ pub enum Risk {
     High,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     pub title: String,
@@ -33,7 +33,7 @@ pub struct Step {
     pub expected_files: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 pub struct Plan {
     pub steps: Vec<Step>,
     /// How the work will be verified.
@@ -43,7 +43,7 @@ pub struct Plan {
     pub updates: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum State {
     Intake,
@@ -59,7 +59,29 @@ pub enum State {
     NeedsClarification,
 }
 
-#[derive(Debug, Clone, Serialize)]
+impl State {
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Done | Self::Failed | Self::Aborted | Self::NeedsClarification)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Intake => "INTAKE",
+            Self::ContextBuilding => "CONTEXT_BUILDING",
+            Self::Planning => "PLANNING",
+            Self::Executing => "EXECUTING",
+            Self::Verifying => "VERIFYING",
+            Self::Recovering => "RECOVERING",
+            Self::Summarizing => "SUMMARIZING",
+            Self::Done => "DONE",
+            Self::Failed => "FAILED",
+            Self::Aborted => "ABORTED",
+            Self::NeedsClarification => "NEEDS_CLARIFICATION",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StateSpan {
     pub state: State,
     /// Milliseconds since the run started.
@@ -70,7 +92,7 @@ pub struct StateSpan {
 }
 
 /// What hone did to the pull request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PrOperation {
     Created,
@@ -92,7 +114,7 @@ impl PrOperation {
 }
 
 /// What happened to the branch and the PR, for `report.json`.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, Deserialize, schemars::JsonSchema)]
 pub struct PrReport {
     pub operation: PrOperation,
     pub number: Option<u64>,
@@ -107,7 +129,7 @@ pub struct PrReport {
 }
 
 /// How an MCP server of the job fared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum McpStatus {
     /// Started, and still answering at the end of the run.
@@ -119,7 +141,7 @@ pub enum McpStatus {
 }
 
 /// One MCP server of the job, as the report shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct McpServerRecord {
     pub name: String,
     /// `stdio` or `http`.
@@ -141,7 +163,7 @@ pub struct McpServerRecord {
     pub start_ms: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct McpToolRecord {
     pub tool: String,
     pub exposed: String,

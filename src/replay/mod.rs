@@ -6,7 +6,7 @@
 mod source;
 mod trust;
 
-use crate::report::transcript::read;
+use crate::output::transcript::read;
 
 use crate::agent::{self, RunOptions};
 use crate::error::{Code, HoneError};
@@ -63,7 +63,7 @@ pub async fn replay(
     let scratch = match tempfile::Builder::new().prefix("hone-replay-").tempdir() {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("hone: error[E_IO]: cannot make a temp dir: {e}");
+            eprintln!("hone: {}", HoneError::new(Code::Io, format!("cannot make a temp dir: {e}")).render());
             return (exit::INFRA_FAILURE, None);
         }
     };
@@ -170,7 +170,7 @@ async fn run(
     opts.progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
     let outcome = agent::run(opts).await;
     let results = entries.iter().filter(|e| matches!(e, Entry::ToolResult { .. })).count();
-    if replayer.asked() == 0 && outcome.status == crate::report::Status::InvalidInput {
+    if replayer.asked() == 0 && outcome.record.status == crate::record::Status::InvalidInput {
         let why = outcome.message.unwrap_or_default();
         return (exit::INVALID_INPUT, Some(format!("hone replay: the run could not start: {why}")));
     }
@@ -179,7 +179,7 @@ async fn run(
             exit::SUCCESS,
             Some(format!(
                 "hone replay: the run did what the recorded one did ({n} request(s), {results} tool result(s)); it ended {}",
-                outcome.status.as_str()
+                outcome.record.status.as_str()
             )),
         ),
         Err(d) => (exit::TASK_FAILED, Some(format!("hone replay: diverged: {d}"))),

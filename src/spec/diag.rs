@@ -1,63 +1,7 @@
-//! Diagnostics for YAML input files: `file:line:col`, key path, source line with a caret, and help.
+//! Helpers that locate a YAML input file's problems: the source line, the token's width under
+//! the caret, the nearest key to a misspelt one. The diagnostic itself is `crate::diag`.
 
-use std::fmt::Write as _;
-
-/// One problem found in a spec or policy file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Diagnostic {
-    pub file: String,
-    pub line: u64,
-    pub col: u64,
-    /// The key path, like `verify[1].timeout`; empty for the whole document.
-    pub path: String,
-    pub message: String,
-    pub help: Option<String>,
-    /// The source line the position points into (for rendering).
-    #[serde(skip)]
-    pub source_line: Option<String>,
-    /// How many characters the caret underlines.
-    #[serde(skip)]
-    pub width: usize,
-}
-
-impl Diagnostic {
-    /// A file that cannot be read at all: positioned at 1:1, with `help` saying where it is looked for.
-    pub fn unreadable(file: &str, what: &str, err: &std::io::Error, help: &str) -> Self {
-        Diagnostic {
-            file: file.to_string(),
-            line: 1,
-            col: 1,
-            path: String::new(),
-            message: format!("cannot read the {what}: {err}"),
-            help: Some(help.to_string()),
-            source_line: None,
-            width: 1,
-        }
-    }
-
-    /// Render in the style of compilers: location, message, source line, caret, help.
-    pub fn render(&self, code: &str) -> String {
-        let mut out = String::new();
-        let at = if self.path.is_empty() { String::new() } else { format!(" at `{}`", self.path) };
-        let _ = writeln!(out, "{}:{}:{}: error[{code}]{at}: {}", self.file, self.line, self.col, self.message);
-        if let Some(src) = &self.source_line {
-            let num = self.line.to_string();
-            let pad = " ".repeat(num.len());
-            let _ = writeln!(out, " {pad} |");
-            let _ = writeln!(out, " {num} | {src}");
-            let lead: String = src
-                .chars()
-                .take(self.col.saturating_sub(1) as usize)
-                .map(|c| if c == '\t' { '\t' } else { ' ' })
-                .collect();
-            let _ = writeln!(out, " {pad} | {lead}{}", "^".repeat(self.width.max(1)));
-        }
-        if let Some(h) = &self.help {
-            let _ = writeln!(out, "  = help: {h}");
-        }
-        out
-    }
-}
+pub use crate::diag::Diagnostic;
 
 /// Text of line `line` (1-based) of `text`, without its newline and without CR.
 pub fn line_of(text: &str, line: u64) -> Option<String> {

@@ -10,6 +10,7 @@ pub mod pricing;
 pub mod raw;
 pub mod yaml;
 
+use crate::error::{Code, HoneError};
 pub use diag::Diagnostic;
 use job::dur_ser;
 pub use job::*;
@@ -33,12 +34,29 @@ pub enum SpecError {
 impl SpecError {
     /// Every problem, rendered for stderr.
     pub fn render(&self) -> String {
-        match self {
-            SpecError::Read { path, source } => format!(
-                "{path}: error[E_IO]: cannot read the job spec: {source}\n  = help: check the path; it is relative to the current directory\n"
+        HoneError::from(self).render()
+    }
+}
+
+impl From<&SpecError> for HoneError {
+    fn from(e: &SpecError) -> HoneError {
+        match e {
+            SpecError::Read { path, source } => HoneError::located(
+                Code::Io,
+                vec![Diagnostic::file(
+                    path,
+                    format!("cannot read the job spec: {source}"),
+                    "check the path; it is relative to the current directory",
+                )],
             ),
-            SpecError::Invalid(diags) => diags.iter().map(|d| d.render("E_SPEC")).collect::<Vec<_>>().join("\n"),
+            SpecError::Invalid(diags) => HoneError::located(Code::Spec, diags.clone()),
         }
+    }
+}
+
+impl From<SpecError> for HoneError {
+    fn from(e: SpecError) -> HoneError {
+        HoneError::from(&e)
     }
 }
 

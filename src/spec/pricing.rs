@@ -20,7 +20,7 @@ pub struct RawPricing {
 }
 
 /// Prices in US dollars per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pricing {
     /// Prompt tokens neither read from nor written to the provider's cache.
     pub input: f64,
@@ -52,7 +52,7 @@ impl Pricing {
 }
 
 /// A run's cost, as the report shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Cost {
     /// What the run's tokens cost, in US dollars, from the provider's token counts.
     pub usd: f64,

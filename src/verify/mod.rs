@@ -17,7 +17,7 @@ pub const OUTPUT_CAP: usize = 64 * 1024;
 const TAIL_LINES: usize = 40;
 const FEEDBACK_CHARS: usize = 8000;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CheckResult {
     /// 0 for the baseline, then 1, 2, … per verification round.
     pub attempt: u32,

@@ -34,7 +34,7 @@ fn check(v: &Value, s: &Value, root: &Value, at: &str) -> Result<(), String> {
         let name = r.trim_start_matches("#/$defs/");
         return check(v, &root["$defs"][name], root, at);
     }
-    if let Some(options) = s.get("oneOf").and_then(Value::as_array) {
+    if let Some(options) = s.get("oneOf").or_else(|| s.get("anyOf")).and_then(Value::as_array) {
         return if options.iter().any(|o| check(v, o, root, at).is_ok()) {
             Ok(())
         } else {
@@ -65,6 +65,14 @@ fn check(v: &Value, s: &Value, root: &Value, at: &str) -> Result<(), String> {
         for (k, val) in obj {
             let sub = props.get(k).ok_or_else(|| format!("{at}.{k} is not in the schema"))?;
             check(val, sub, root, &format!("{at}.{k}"))?;
+        }
+    }
+    // A map: every value matches `additionalProperties`.
+    if let (Some(obj), None, Some(values)) =
+        (v.as_object(), s.get("properties"), s.get("additionalProperties").filter(|a| a.is_object()))
+    {
+        for (k, val) in obj {
+            check(val, values, root, &format!("{at}.{k}"))?;
         }
     }
     if let (Some(arr), Some(items)) = (v.as_array(), s.get("items")) {

@@ -128,3 +128,34 @@ async fn saved_work_with_a_binary_file_applies() {
         .stdout;
     assert_eq!(shown, bytes, "the binary file, byte for byte");
 }
+
+/// Issue 24, seen 3: an unreadable transcript on `--continue` was reported as
+/// `error[E_SPEC]: hone: error[E_IO]: …` (the wrong code, the prefix twice). The error keeps its
+/// own code, the report's message carries no rendered prefix, and stderr renders it once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_transcript_is_reported_once_with_its_own_code() {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(text("Done, I think."), false);
+    let yaml = job_yaml("unread", &mock.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0");
+    let first = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(first.code, 1, "{}", first.stderr);
+    // A copy of the report dir whose transcript is a directory: not a regular file.
+    let copy = repo.path.parent().unwrap().join("unreadable-reports");
+    std::fs::create_dir_all(copy.join("transcript.jsonl")).unwrap();
+    std::fs::copy(first.report_dir.join("report.json"), copy.join("report.json")).unwrap();
+
+    let mock = MockModel::start().await;
+    let run = run_job(&repo, &yaml, &["--continue", copy.to_str().unwrap()]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let err = &run.report()["errors"][0];
+    assert_eq!(err["code"], "E_IO", "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(!message.contains("error["), "no rendered prefix in the record: {message}");
+    assert!(message.starts_with("cannot read "), "{message}");
+    assert_eq!(run.stderr.matches("error[").count(), 1, "rendered once: {}", run.stderr);
+    assert!(run.stderr.contains("error[E_IO]: cannot read "), "{}", run.stderr);
+    assert!(!run.stderr.contains("E_SPEC"), "{}", run.stderr);
+    assert!(mock.requests().is_empty());
+}

@@ -2,7 +2,7 @@
 //! for the agent's outcome, plus a `baseline` testsuite with the checks as they were before any
 //! change. Rendered with the `junit-report` crate (valid against the Jenkins junit-10 XSD).
 
-use super::{RunReport, Status};
+use crate::record::{RunRecord, Status};
 use crate::verify::CheckResult;
 use junit_report::{ReportBuilder, TestCase, TestCaseBuilder, TestSuiteBuilder};
 use time::Duration;
@@ -77,7 +77,7 @@ pub fn fix_times(xml: &str) -> String {
     out
 }
 
-pub fn render(r: &RunReport) -> std::io::Result<String> {
+pub fn render(r: &RunRecord) -> std::io::Result<String> {
     let mut cases: Vec<TestCase> = r.verify.iter().map(|c| check_case(&r.job, c)).collect();
     let time = Duration::milliseconds(r.duration_ms as i64);
     let mut outcome = match r.status {

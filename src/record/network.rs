@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// `policy.network` of the report.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct NetworkReport {
     /// Where commands could connect: `off`, `open` or `allow-list` (through hone's proxy).
     pub commands: String,

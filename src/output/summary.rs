@@ -2,8 +2,8 @@
 //! command, message and the model's words are escaped or made inert (`crate::markdown`): the
 //! page GitHub renders shows no image, HTML or hidden text from the run.
 
-use super::{RunReport, Status};
 use crate::markdown as md;
+use crate::record::{RunRecord, Status};
 use std::fmt::Write as _;
 
 fn cell(c: &crate::verify::CheckResult) -> String {
@@ -28,7 +28,7 @@ fn cell(c: &crate::verify::CheckResult) -> String {
 }
 
 /// The setup commands and how each went.
-fn setup(s: &mut String, r: &RunReport) {
+fn setup(s: &mut String, r: &RunRecord) {
     if r.setup.is_empty() {
         return;
     }
@@ -45,7 +45,7 @@ fn setup(s: &mut String, r: &RunReport) {
 }
 
 /// The MCP servers: how each fared, the tools offered and kept back, the calls.
-fn mcp(s: &mut String, r: &RunReport) {
+fn mcp(s: &mut String, r: &RunRecord) {
     if r.mcp.is_empty() {
         return;
     }
@@ -69,7 +69,7 @@ fn mcp(s: &mut String, r: &RunReport) {
 }
 
 /// The hosts reached and refused through hone's proxy (policies that list hosts).
-fn network(s: &mut String, r: &RunReport) {
+fn network(s: &mut String, r: &RunRecord) {
     let hosts = &r.policy.network.hosts;
     if hosts.is_empty() {
         return;
@@ -105,7 +105,7 @@ fn bytes(n: u64) -> String {
 }
 
 /// The checks table: each check's expectation, baseline, final result and attempts.
-fn checks(s: &mut String, r: &RunReport) {
+fn checks(s: &mut String, r: &RunRecord) {
     if r.verify.is_empty() && r.baseline.is_empty() {
         return;
     }
@@ -134,7 +134,7 @@ fn checks(s: &mut String, r: &RunReport) {
 }
 
 /// The table of facts at the top: status, model, branch, base, turns, cost, retries.
-fn facts(s: &mut String, r: &RunReport) {
+fn facts(s: &mut String, r: &RunRecord) {
     let _ = writeln!(s, "| | |\n|---|---|");
     let _ = writeln!(s, "| Status | `{}` (exit {}) |", r.status.as_str(), r.exit_code);
     let answered = match &r.model_id {
@@ -173,7 +173,7 @@ fn facts(s: &mut String, r: &RunReport) {
     }
 }
 
-pub fn render(r: &RunReport) -> String {
+pub fn render(r: &RunRecord) -> String {
     let icon = match r.status {
         Status::Success | Status::NoChange => "✅",
         Status::Cancelled => "⏹️",
@@ -273,15 +273,15 @@ mod tests {
     #[test]
     fn names_tests_messages_and_output_from_the_run_render_nothing_and_keep_the_tables_whole() {
         let name = "a|b`![](http://x.example/i.png)`";
-        let mut r = RunReport::new("j", "r", String::new());
+        let mut r = RunRecord::new("j", "r", String::new());
         r.setup.push(check(name, 0, &[]));
         r.baseline.push(check(name, 0, &[]));
         r.verify.push(check(name, 1, &["t`<img src=y>`|z", "<!-- hidden -->"]));
         r.warnings.push("MCP said <img src=\"http://x.example/w\">".into());
-        r.errors.push(crate::report::ErrorRecord {
-            code: crate::error::Code::Setup,
-            message: "setup failed. Its output ended:\n```\n![](http://x.example/o.png)\n".into(),
-        });
+        r.errors.push(crate::error::HoneError::new(
+            crate::error::Code::Setup,
+            "setup failed. Its output ended:\n```\n![](http://x.example/o.png)\n",
+        ));
         r.clarification.push("Which? ![](http://x.example/q.png)".into());
         let md = render(&r);
         assert!(crate::markdown::is_inert(&md), "{md}");

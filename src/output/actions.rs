@@ -4,8 +4,8 @@
 //! what a check printed or the model said is escaped as their data.
 
 use crate::ci_text::Command;
+use crate::record::RunRecord;
 use crate::redact::Redactor;
-use crate::report::RunReport;
 use std::io::Write;
 use std::path::Path;
 
@@ -24,6 +24,39 @@ pub fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<(
 }
 
 /// Read outputs written by `write_outputs` (and `name=value` lines) back.
+/// Under GitHub Actions: step outputs, the step summary, annotations. `repo_root` locates the
+/// files annotations point at (none before the repository is known); `summary` is the
+/// `summary.md` text, when it could be written.
+pub fn integrate(
+    report: &RunRecord,
+    (report_dir, repo_root): (Option<&std::path::Path>, Option<&std::path::Path>),
+    env: &crate::env::RunEnv,
+    redactor: &crate::redact::Redactor,
+    commands: Option<&mut crate::ci_text::Out>,
+) {
+    if let Some(path) = &env.github_output {
+        let dir = report_dir.unwrap_or(std::path::Path::new(""));
+        let outputs = outputs(report, report.pr.as_ref(), dir);
+        let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, redactor.apply(&v))).collect();
+        if let Err(e) = write_outputs(path, &outputs) {
+            tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
+        }
+    }
+    if let Some(path) = &env.github_step_summary {
+        let md = redactor.apply(&super::summary::render(report));
+        let res =
+            std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| writeln!(f, "{md}"));
+        if let Err(e) = res {
+            tracing::warn!("cannot append to GITHUB_STEP_SUMMARY: {e}");
+        }
+    }
+    if let Some(out) = commands {
+        for a in annotations(report, repo_root, redactor) {
+            let _ = out.command(&a);
+        }
+    }
+}
+
 #[cfg(test)]
 pub fn read_outputs(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -45,7 +78,11 @@ pub fn read_outputs(text: &str) -> Vec<(String, String)> {
     out
 }
 
-pub fn outputs(r: &RunReport, pr: Option<&crate::forge::PrReport>, report_dir: &Path) -> Vec<(&'static str, String)> {
+pub fn outputs(
+    r: &RunRecord,
+    pr: Option<&crate::protocol::PrReport>,
+    report_dir: &Path,
+) -> Vec<(&'static str, String)> {
     vec![
         ("status", r.status.as_str().to_string()),
         ("exit-code", r.exit_code.to_string()),
@@ -63,7 +100,7 @@ pub fn outputs(r: &RunReport, pr: Option<&crate::forge::PrReport>, report_dir: &
 
 /// `::error file=…,line=…::` for failing checks, where output names a file in the repo (≤ 10).
 /// Every text is redacted before it is escaped into the command.
-pub fn annotations(r: &RunReport, repo_root: Option<&Path>, redactor: &Redactor) -> Vec<Command> {
+pub fn annotations(r: &RunRecord, repo_root: Option<&Path>, redactor: &Redactor) -> Vec<Command> {
     let red = |s: &str| redactor.apply(s);
     let mut out: Vec<Command> = Vec::new();
     let failing: Vec<&crate::verify::CheckResult> = if r.verify.is_empty() {
@@ -82,7 +119,7 @@ pub fn annotations(r: &RunReport, repo_root: Option<&Path>, redactor: &Redactor)
     }
     if !matches!(
         r.status,
-        crate::report::Status::Success | crate::report::Status::NoChange | crate::report::Status::Skipped
+        crate::record::Status::Success | crate::record::Status::NoChange | crate::record::Status::Skipped
     ) && let Some(why) = r.reason()
     {
         out.push(Command::error(&[("title", &format!("hone: {}", r.status.as_str()))], &red(&why)));

@@ -1,4 +1,4 @@
-//! Reading a report dir's `transcript.jsonl` as data: a regular file only (never through a
+//! A report dir's `transcript.jsonl`: written as JSON lines, redacted; read back as data: a regular file only (never through a
 //! symlink, never a FIFO or a device, so the read cannot block), at most `MAX_BYTES`, every line an
 //! entry, the header first and of this hone's version.
 
@@ -57,6 +57,18 @@ fn read_at_most(dir: &Path, max: u64) -> Result<Vec<Entry>, HoneError> {
         .hint("replay it with the hone that wrote it")),
         _ => Err(HoneError::new(Code::Spec, format!("{shown}:1: the first line is not the transcript's header"))),
     }
+}
+
+/// The transcript as JSON lines, redacted.
+pub fn jsonl(entries: &[Entry], redactor: &crate::redact::Redactor) -> String {
+    let mut out = String::new();
+    for e in entries {
+        if let Ok(line) = serde_json::to_string(e) {
+            out.push_str(&redactor.apply(&line));
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// `s` with control characters escaped: the parser's message quotes the file's own text.

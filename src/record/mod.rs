@@ -1,23 +1,19 @@
-//! The run report: one serializable record of what happened, written as `report.json`,
-//! `junit.xml` and `summary.md` (the events are already in `events.jsonl`).
+//! The run record: the one account of what happened in a run. `report.json` is this type
+//! serialized (and read back, typed, by `--continue`, fleets and replay); its schema,
+//! `docs/report.schema.json`, is generated from it.
 
-pub mod dir;
-pub mod junit;
 pub mod network;
-pub mod summary;
-pub mod transcript;
 
-use crate::error::Code;
+use crate::error::{Code, HoneError};
 use crate::git::FileChange;
 use crate::protocol::{FaultClass, FaultKind, ModelErrorKind, SCHEMA_VERSION, Usage};
-use crate::redact::Redactor;
 use crate::verify::CheckResult;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// How a run ended. Each maps to one exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Checks pass and the change is committed.
@@ -67,7 +63,7 @@ impl Status {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ToolCallRecord {
     pub turn: u32,
     pub id: String,
@@ -80,7 +76,7 @@ pub struct ToolCallRecord {
 }
 
 /// One run of a hook (`hooks:` in the job spec).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct HookRecord {
     /// `after_edit` or `before_verify`.
     pub kind: String,
@@ -99,14 +95,8 @@ pub struct HookRecord {
     pub denied: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct ErrorRecord {
-    pub code: Code,
-    pub message: String,
-}
-
 /// How the model said its work ended (the `finish` tool).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum FinishOutcome {
     Done,
@@ -114,7 +104,7 @@ pub enum FinishOutcome {
 }
 
 /// The `finish` call: also the tool's argument type.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FinishRecord {
     pub outcome: FinishOutcome,
@@ -125,7 +115,7 @@ pub struct FinishRecord {
     pub reason: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CommitInfo {
     pub sha: String,
     pub branch: String,
@@ -133,7 +123,7 @@ pub struct CommitInfo {
 }
 
 /// One policy denial, as listed in the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Denial {
     pub turn: u32,
     pub tool: String,
@@ -141,7 +131,7 @@ pub struct Denial {
     pub rule: String,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct PolicyReport {
     /// The policy file, or "built-in default".
     pub source: String,
@@ -156,7 +146,7 @@ pub struct PolicyReport {
 }
 
 /// A snapshot of the work tree that hone can roll back to.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CheckpointRecord {
     pub id: u32,
     /// What it follows: the baseline, a plan step, or a verification round.
@@ -166,48 +156,65 @@ pub struct CheckpointRecord {
     pub score: (usize, usize),
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RollbackRecord {
     pub turn: u32,
     pub to_checkpoint: u32,
     pub reason: String,
 }
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Default, serde::Deserialize, schemars::JsonSchema)]
 pub struct RetryStats {
     pub total: u32,
     /// Retries per failure kind (rate_limited, server_error, stream_cut, empty_answer, ...).
     pub by_kind: BTreeMap<ModelErrorKind, u32>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct RunReport {
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct RunRecord {
+    /// The version of this format (1); it changes only when a field changes meaning or goes.
     pub schema_version: u32,
+    /// The job's name.
     pub job: String,
+    /// A UUID, also in every event.
     pub run_id: String,
+    /// How the run ended: each status maps to one exit code.
     pub status: Status,
+    /// 0 success/no_change/skipped, 1 failed/budget_exhausted/needs_clarification, 2 invalid_input, 3 error, 130 cancelled.
     pub exit_code: i32,
+    /// When the run started (RFC 3339, UTC).
     pub started_at: String,
+    /// How long the run took.
     pub duration_ms: u64,
     /// The hone that ran it.
     pub hone_version: String,
+    /// The model provider (`openai`, `anthropic`, `openai-compatible`, `script`, …).
     pub provider: String,
-    /// The model asked for (`model.name`), and the id the provider said answered.
+    /// The model asked for (`model.name`).
     pub model: String,
+    /// The model id the provider said answered (it may differ from `model`, the one asked for).
     pub model_id: Option<String>,
     /// What the run cost (null without `model.pricing`).
     pub cost: Option<crate::spec::pricing::Cost>,
     /// `--continue`: the saved work the run started from, `REF (sha)`.
     pub continued_from: Option<String>,
+    /// The repository's absolute path.
     pub repo: String,
+    /// The base as given (`repo.base`, or `HEAD`).
     pub base: String,
+    /// The commit the base resolved to.
     pub base_sha: String,
     /// The branch a PR targets: `repo.base` when it is a branch, else the branch hone started on.
     pub base_branch: String,
+    /// The branch the change is committed on.
     pub branch: String,
+    /// Model requests made.
     pub turns: u32,
+    /// Tokens used, as the provider counted them.
     pub usage: Usage,
+    /// Verification rounds that failed and were fed back to the model.
     pub fix_attempts: u32,
+    /// Every tool call the model made, in order.
     pub tool_calls: Vec<ToolCallRecord>,
     /// The job's setup commands, in order (the last one is the one that failed, if any did).
     pub setup: Vec<CheckResult>,
@@ -217,13 +224,19 @@ pub struct RunReport {
     pub mcp: Vec<crate::protocol::McpServerRecord>,
     /// The checks as they were before any change (attempt 0).
     pub baseline: Vec<CheckResult>,
+    /// Every check run, per verification round (`attempt`).
     pub verify: Vec<CheckResult>,
+    /// The files the change touches, with lines added and removed.
     pub files_changed: Vec<FileChange>,
+    /// The commit made (null when nothing was committed).
     pub commit: Option<CommitInfo>,
     /// Where the work of a failed run was saved (a ref, not a branch).
     pub saved_ref: Option<String>,
-    pub errors: Vec<ErrorRecord>,
+    /// Why the run did not succeed: each error's code, message and what to do, first cause first.
+    pub errors: Vec<HoneError>,
+    /// What the user should know that did not stop the run.
     pub warnings: Vec<String>,
+    /// Model requests retried, by failure kind.
     pub model_retries: RetryStats,
     /// Every fault hone absorbed, by kind: model retries, invalid tool calls, repetition, loops.
     pub faults: BTreeMap<FaultKind, u32>,
@@ -231,10 +244,13 @@ pub struct RunReport {
     /// `recoverable` (handled by changing course: error results, compaction, rollback, notes) and
     /// `permanent` (they ended the run).
     pub fault_classes: BTreeMap<FaultClass, u32>,
+    /// The policy in force: its source, the jail, its decisions and denials, the guards' refusals and the network.
     pub policy: PolicyReport,
     /// The plan with its final step statuses (null when planning is off or the model made none).
     pub plan: Option<crate::protocol::Plan>,
+    /// The snapshots the run could roll back to.
     pub checkpoints: Vec<CheckpointRecord>,
+    /// Every rollback to a checkpoint, and why.
     pub rollbacks: Vec<RollbackRecord>,
     /// The model's questions, when it stopped with NEEDS_CLARIFICATION.
     pub clarification: Vec<String>,
@@ -256,9 +272,9 @@ pub struct RunReport {
     pub finish: Option<FinishRecord>,
 }
 
-impl RunReport {
+impl RunRecord {
     pub fn new(job: &str, run_id: &str, started_at: String) -> Self {
-        RunReport {
+        RunRecord {
             schema_version: SCHEMA_VERSION,
             job: job.into(),
             run_id: run_id.into(),
@@ -310,8 +326,14 @@ impl RunReport {
         }
     }
 
-    /// Group `faults` and model errors by class.
-    pub fn classify_faults(&mut self) {
+    /// Compute the fields derived for output, in this one place: the exit code from the status,
+    /// the duration, the cost from the usage at the record's prices, the faults by class.
+    pub fn seal(&mut self, elapsed: std::time::Duration) {
+        self.exit_code = self.status.exit_code();
+        self.duration_ms = elapsed.as_millis() as u64;
+        if let Some(cost) = &mut self.cost {
+            cost.usd = (cost.pricing.cost(&self.usage) * 1e6).round() / 1e6;
+        }
         let mut classes: BTreeMap<FaultClass, u32> = BTreeMap::new();
         for (kind, n) in &self.faults {
             *classes.entry(kind.class()).or_default() += n;
@@ -332,11 +354,7 @@ impl RunReport {
     /// message).
     pub fn reason(&self) -> Option<String> {
         let e = self.errors.first()?;
-        let first = e.message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-        let first = first.strip_prefix(&format!("error[{}]: ", e.code)).unwrap_or(first);
-        let short: String = first.chars().take(300).collect();
-        let cut = if short.len() < first.len() { "…" } else { "" };
-        Some(format!("{}: {short}{cut}", e.code))
+        Some(format!("{}: {}", e.code, e.headline(300)))
     }
 
     /// The one line printed to stdout at the end.
@@ -362,32 +380,26 @@ pub fn final_checks(verify: &[CheckResult]) -> Vec<&CheckResult> {
     verify.iter().filter(|c| c.attempt == last).collect()
 }
 
-/// Write `report.json`, `junit.xml` and `summary.md` into `dir`, every text redacted.
-pub fn write_all(dir: &dir::ReportDir, report: &RunReport, redactor: &Redactor) -> std::io::Result<()> {
-    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    dir.write("report.json", redactor.apply(&json).as_bytes())?;
-    dir.write("junit.xml", redactor.apply(&junit::render(report)?).as_bytes())?;
-    dir.write("summary.md", redactor.apply(&summary::render(report)).as_bytes())?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
-    /// The data flows one way: the report is built from the run and knows nothing of the loop,
-    /// the forge or the fleet. Using one of them here would turn it back into a cycle.
+    /// The data flows one way: the record is filled in by the run and written by `output`;
+    /// neither knows the loop, the forge or the fleet. Using one of them here would turn it
+    /// back into a cycle.
     #[test]
-    fn the_report_is_a_leaf() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+    fn the_record_and_its_outputs_are_leaves() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut read = 0;
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            for module in ["agent", "forge", "fleet"] {
-                let upstream = format!("crate::{module}");
-                assert!(!text.contains(&upstream), "{} uses {upstream}", path.display());
+        for dir in ["src/record", "src/output"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                for module in ["agent", "forge", "fleet"] {
+                    let upstream = format!("crate::{module}");
+                    assert!(!text.contains(&upstream), "{} uses {upstream}", path.display());
+                }
+                read += 1;
             }
-            read += 1;
         }
-        assert!(read >= 4, "every file of the report module was read");
+        assert!(read >= 8, "every file of the record and output modules was read");
     }
 }

@@ -1,0 +1,105 @@
+//! The outputs of a run, and the only code that writes them: the report dir (`report.json`,
+//! `junit.xml`, `summary.md`, `transcript.jsonl`, `events.jsonl`), and the files it is read
+//! back from. Every text is redacted on its way out.
+
+pub mod dir;
+pub mod junit;
+pub mod summary;
+pub mod transcript;
+
+pub mod actions;
+
+use crate::events::Events;
+use crate::protocol::Event;
+use crate::protocol::transcript::Entry;
+use crate::record::RunRecord;
+use crate::redact::Redactor;
+use dir::ReportDir;
+use std::path::Path;
+
+/// Where a run's outputs go.
+pub struct Sinks<'a> {
+    /// The report dir; `None` when even that could not be settled.
+    pub dir: Option<&'a ReportDir>,
+    pub events: &'a Events,
+    pub redactor: &'a Redactor,
+    pub env: &'a crate::env::RunEnv,
+    /// The repository's root, which annotations point into (none before it is known).
+    pub repo_root: Option<&'a Path>,
+    /// Where GitHub Actions workflow commands go, under Actions.
+    pub commands: Option<&'a mut crate::ci_text::Out>,
+}
+
+/// What publishing a record leaves for the command line: the one result line for stdout and
+/// the exit code (the record's, unless the reports could not be written).
+pub struct Published {
+    pub line: String,
+    pub exit_code: i32,
+}
+
+/// Publish a sealed record: the `run_completed` event, the report dir (with what was said,
+/// `said`, as `transcript.jsonl`), the Actions outputs, step summary and annotations, and the
+/// result line. A run whose reports cannot be written is an infrastructure failure; one that
+/// never got past intake keeps its status, the line saying the reports are missing.
+pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Published {
+    let Sinks { dir, events, redactor, env, repo_root, commands } = sinks;
+    events.emit(Event::RunCompleted {
+        status: record.status.as_str().into(),
+        exit_code: record.exit_code,
+        duration_ms: record.duration_ms,
+    });
+    let mut out = Published { line: record.one_line(dir.map(ReportDir::path)), exit_code: record.exit_code };
+    if let Some(dir) = dir
+        && let Err(e) = write_reports(dir, record, events, redactor, said)
+    {
+        tracing::error!("cannot write the reports to {}: {e}", dir.path().display());
+        if record.status == crate::record::Status::InvalidInput {
+            out.line = format!("{} (the reports could not be written: {e})", out.line);
+        } else {
+            out.exit_code = crate::exit::INFRA_FAILURE;
+            out.line = format!("hone: error: cannot write reports to {}: {e}", dir.path().display());
+        }
+    }
+    if env.actions {
+        actions::integrate(record, (dir.map(ReportDir::path), repo_root), env, redactor, commands);
+    }
+    out.line = redactor.apply(&out.line);
+    out
+}
+
+/// Write `report.json`, `junit.xml`, `summary.md`, `transcript.jsonl` and the whole
+/// `events.jsonl` (replacing the live one, so nothing a command did to it survives).
+fn write_reports(
+    dir: &ReportDir,
+    record: &RunRecord,
+    events: &Events,
+    redactor: &Redactor,
+    said: &[Entry],
+) -> std::io::Result<()> {
+    events.detach_file();
+    write_all(dir, record, redactor)?;
+    if !said.is_empty() {
+        dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;
+    }
+    dir.write("events.jsonl", events.jsonl().as_bytes())
+}
+
+/// A proposed change for review: `pr.md` (title and body) and `change.patch`, written before
+/// anything is pushed, and all a dry run leaves.
+pub fn write_change(dir: &ReportDir, title: &str, body: &str, patch: &str) -> crate::error::Result<()> {
+    use crate::error::{Code, HoneError};
+    // The title is the model's first line: text in a heading, not markup.
+    let md = format!("# {}\n\n{body}", crate::markdown::text(title));
+    dir.write("pr.md", md.as_bytes()).map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
+    dir.write("change.patch", patch.as_bytes())
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot write change.patch: {e}")))
+}
+
+/// Write `report.json`, `junit.xml` and `summary.md` into `dir`, every text redacted.
+fn write_all(dir: &dir::ReportDir, report: &RunRecord, redactor: &Redactor) -> std::io::Result<()> {
+    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+    dir.write("report.json", redactor.apply(&json).as_bytes())?;
+    dir.write("junit.xml", redactor.apply(&junit::render(report)?).as_bytes())?;
+    dir.write("summary.md", redactor.apply(&summary::render(report)).as_bytes())?;
+    Ok(())
+}
