@@ -216,8 +216,8 @@ fn validate(file: &std::path::Path) -> i32 {
             println!("{line}");
             exit::SUCCESS
         }
-        Err(msg) => {
-            eprintln!("{msg}");
+        Err(e) => {
+            eprintln!("{}", e.render());
             exit::INVALID_INPUT
         }
     }

@@ -3,6 +3,10 @@
 //! and how a command is started in it. Started at intake, so hone never runs commands unjailed
 //! without saying so; `sandbox: off` is the only way out, and it is reported.
 
+mod error;
+
+pub use error::Error;
+
 use crate::egress::Ledger;
 use crate::jail::{Jail, plan::Plan};
 use crate::policy::Policy;
@@ -31,14 +35,13 @@ impl std::fmt::Debug for Sandbox {
 impl Sandbox {
     /// `jail`, with a proxy for `purpose` serving a listener in it when `egress` lists hosts
     /// (the jail was made without network). Run where blocking is allowed, in a Tokio runtime.
-    pub fn jailed(jail: Jail, egress: &Egress, purpose: &str, ledger: &Ledger) -> Result<Sandbox, String> {
+    pub fn jailed(jail: Jail, egress: &Egress, purpose: &str, ledger: &Ledger) -> Result<Sandbox, Error> {
         let proxy = match egress.rules() {
             None => None,
             Some(rules) => {
-                let listener =
-                    jail.listener().map_err(|e| format!("the jail's network proxy could not be set up: {e}"))?;
-                let proxy = crate::egress::Proxy::start(listener, purpose, rules, ledger.clone())
-                    .map_err(|e| format!("the jail's network proxy could not start: {e}"))?;
+                let listener = jail.listener().map_err(Error::ProxySetup)?;
+                let proxy =
+                    crate::egress::Proxy::start(listener, purpose, rules, ledger.clone()).map_err(Error::ProxyStart)?;
                 Some(Arc::new(proxy))
             }
         };
@@ -91,7 +94,7 @@ pub async fn services(
     (egress, ledger): (&Egress, &Ledger),
     root: &Path,
     stop: impl Fn() -> bool + Send + 'static,
-) -> Vec<Result<Sandbox, String>> {
+) -> Vec<Result<Sandbox, Error>> {
     let count = names.len();
     let Some(jail) = sb.jail.clone().filter(|_| count > 0) else {
         return (0..count).map(|_| Ok(Sandbox::default())).collect();
@@ -107,7 +110,10 @@ pub async fn services(
             .collect::<Vec<_>>()
     })
     .await;
-    made.unwrap_or_else(|e| (0..count).map(|_| Err(format!("its jail could not be made: {e}"))).collect())
+    made.unwrap_or_else(|e| {
+        let e = Arc::new(e);
+        (0..count).map(|_| Err(Error::Task(e.clone()))).collect()
+    })
 }
 
 #[cfg(target_os = "linux")]
@@ -117,7 +123,7 @@ fn service_jails(
     root: &Path,
     isolate: bool,
     stop: &dyn Fn() -> bool,
-) -> Vec<Result<Jail, String>> {
+) -> Vec<Result<Jail, Error>> {
     let started = std::time::Instant::now();
     // hone's scratch dir in the work tree, reached without following a link the repository has.
     let rel = Path::new(crate::spec::HONE_DIR).join("jail");
@@ -126,8 +132,8 @@ fn service_jails(
     let snapshot = match snapshot {
         Ok(s) => s,
         Err(e) => {
-            let why = format!("the copy of the repository it would see could not be made: {e}");
-            return (0..count).map(|_| Err(why.clone())).collect();
+            let e = Arc::new(e);
+            return (0..count).map(|_| Err(Error::Snapshot(e.clone()))).collect();
         }
     };
     tracing::debug!(
@@ -136,9 +142,7 @@ fn service_jails(
         snapshot.bytes,
         started.elapsed().as_millis()
     );
-    (0..count)
-        .map(|_| jail.service(&snapshot, isolate).map_err(|e| format!("its jail could not be made: {e}")))
-        .collect()
+    (0..count).map(|_| jail.service(&snapshot, isolate).map_err(Error::Jail)).collect()
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -148,8 +152,8 @@ fn service_jails(
     _root: &Path,
     isolate: bool,
     _stop: &dyn Fn() -> bool,
-) -> Vec<Result<Jail, String>> {
-    (0..count).map(|_| jail.service(isolate).map_err(|e| format!("its jail could not be made: {e}"))).collect()
+) -> Vec<Result<Jail, Error>> {
+    (0..count).map(|_| jail.service(isolate).map_err(Error::Jail)).collect()
 }
 
 /// What the jail needs to know about the run.

@@ -104,7 +104,11 @@ async fn tool_context(
 /// The jails of the job's MCP servers (one per stdio server; an HTTP server needs none), made
 /// before the baseline runs anything: each server's view of the repository is fixed before any
 /// code but hone's has run since setup.
-async fn mcp_jails(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) -> Vec<Result<Sandbox, String>> {
+async fn mcp_jails(
+    p: &Prepared,
+    ctx: &ToolContext,
+    cancel: &CancellationToken,
+) -> Vec<Result<Sandbox, crate::sandbox::Error>> {
     let stdio: Vec<String> = p
         .job
         .mcp
@@ -120,14 +124,19 @@ async fn mcp_jails(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken) 
         .mcp
         .iter()
         .map(|s| match s.transport {
-            spec::McpTransport::Stdio { .. } => jails.next().unwrap_or_else(|| Err("it has no jail".into())),
+            spec::McpTransport::Stdio { .. } => jails.next().unwrap_or(Err(crate::sandbox::Error::NoJail)),
             spec::McpTransport::Http { .. } => Ok(Sandbox::default()),
         })
         .collect()
 }
 
 /// Start the job's MCP servers (stdio ones in `jails`) and hand them to the tools.
-async fn start_mcp(p: &Prepared, ctx: &ToolContext, cancel: &CancellationToken, jails: Vec<Result<Sandbox, String>>) {
+async fn start_mcp(
+    p: &Prepared,
+    ctx: &ToolContext,
+    cancel: &CancellationToken,
+    jails: Vec<Result<Sandbox, crate::sandbox::Error>>,
+) {
     if p.job.mcp.is_empty() {
         return;
     }

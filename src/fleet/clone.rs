@@ -6,12 +6,37 @@
 //! git never runs under a config hone did not write.
 
 use super::layout;
+use crate::error::Code;
 use crate::forge::{credential::Access, remote::hardened, remote::run};
 use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 /// The largest `.git/config` a clone of hone's has (it writes about 300 bytes).
 const MAX_CONFIG: u64 = 64 * 1024;
+
+/// Why a repository's clone could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot prepare the clone's dir: {0}")]
+    Dir(std::io::Error),
+    #[error("cannot remove the clone's dir: {0}")]
+    Remove(std::io::Error),
+    #[error("cancelled before the clone was checked")]
+    Cancelled,
+    #[error("bad workspace path")]
+    Workspace,
+    /// A git command failed: its message, and why the job's token was not offered when it was
+    /// not.
+    #[error("{0}")]
+    Git(String),
+}
+
+impl Error {
+    /// A clone that could not be prepared is a failed git operation, whatever failed.
+    pub fn code(&self) -> Code {
+        Code::Git
+    }
+}
 
 /// Whether `key = value` is one `git clone --no-tags --filter=blob:none URL` or
 /// `git checkout -B <base> origin/<base>` writes, for a clone of `url`. Section and variable
@@ -101,15 +126,15 @@ pub async fn prepare(
     base: Option<&str>,
     (env, token_env): (&crate::env::RunEnv, &str),
     cancel: &CancellationToken,
-) -> Result<PathBuf, String> {
-    let dir = layout::clone_dir(workspace, id).map_err(|e| format!("cannot prepare the clone's dir: {e}"))?;
+) -> Result<PathBuf, Error> {
+    let dir = layout::clone_dir(workspace, id).map_err(Error::Dir)?;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
     let access = Access::decide(url, env, env.var(token_env));
     let url = access.url.as_str();
     let git = |d: &Path| hardened(d, env, &access);
     let explain = |e: crate::error::HoneError| match access.explain(token_env) {
-        Some(why) => format!("{}; {why}", e.message),
-        None => e.message,
+        Some(why) => Error::Git(format!("{}; {why}", e.message)),
+        None => Error::Git(e.message),
     };
     let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(explain) };
     let with = |d: &Path, args: &[&str]| {
@@ -121,13 +146,13 @@ pub async fn prepare(
         && let Some(why) = not_reusable((&dir, url), &git, cancel).await
     {
         if cancel.is_cancelled() {
-            return Err("cancelled before the clone was checked".into());
+            return Err(Error::Cancelled);
         }
         tracing::warn!("the clone of `{id}` is not hone's as it was made ({why}): cloning afresh");
-        layout::remove_clone(workspace, id).map_err(|e| format!("cannot remove the clone's dir: {e}"))?;
+        layout::remove_clone(workspace, id).map_err(Error::Remove)?;
     }
     if std::fs::symlink_metadata(&dir).is_err() {
-        let parent = dir.parent().ok_or("bad workspace path")?;
+        let parent = dir.parent().ok_or(Error::Workspace)?;
         // A partial clone: blobs are fetched when the run needs them (servers without filter
         // support, and local paths, fall back to a full clone).
         let args = ["clone", "--quiet", "--no-tags", "--filter=blob:none", "--", url, id];

@@ -114,7 +114,7 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
             let at = (ws.as_path(), t.id.as_str());
             match clone::prepare(u, at, t.base.as_deref(), (&c.env, &c.job.git.token_env), &c.cancel).await {
                 Ok(dir) => dir,
-                Err(e) => return failed(&t, Code::Git, &e, &target_digest, &report_dir),
+                Err(e) => return failed(&t, e.code(), &e.to_string(), &target_digest, &report_dir),
             }
         }
     };

@@ -4,8 +4,21 @@
 //! writable trees) and whether they reach the network. Pure text and parameters, so it is tested
 //! on every platform; `seatbelt` runs it with `sandbox-exec`.
 
+use super::StartError;
 use super::plan::{HOME_MASKS, Plan};
 use std::path::{Path, PathBuf};
+
+/// A path Seatbelt cannot name: the profile cannot be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} is not UTF-8, which Seatbelt cannot name", .0.display())]
+pub struct NotUtf8(pub PathBuf);
+
+/// A plan the profile cannot express is one this machine cannot jail.
+impl From<NotUtf8> for StartError {
+    fn from(e: NotUtf8) -> Self {
+        StartError::Refused(e.to_string())
+    }
+}
 
 /// System trees a command may read on macOS (the toolchains live under /Library/Developer and
 /// /Applications/Xcode.app; `xcode-select`'s link tells the /usr/bin shims where).
@@ -43,16 +56,15 @@ pub struct Profile {
 
 impl Profile {
     /// A new parameter `PREFIX_N` holding `path`; its SBPL reference.
-    fn param(&mut self, prefix: &str, path: &Path) -> Result<String, String> {
-        let value =
-            path.to_str().ok_or_else(|| format!("{} is not UTF-8, which Seatbelt cannot name", path.display()))?;
+    fn param(&mut self, prefix: &str, path: &Path) -> Result<String, NotUtf8> {
+        let value = path.to_str().ok_or_else(|| NotUtf8(path.to_path_buf()))?;
         let name = format!("{prefix}_{}", self.params.iter().filter(|(k, _)| k.starts_with(prefix)).count());
         self.params.push((name.clone(), value.to_string()));
         Ok(format!("(param \"{name}\")"))
     }
 
     /// `(FILTER (param …))` for each of `paths`, as new parameters.
-    fn filters(&mut self, filter: &str, prefix: &str, paths: &[PathBuf]) -> Result<Vec<String>, String> {
+    fn filters(&mut self, filter: &str, prefix: &str, paths: &[PathBuf]) -> Result<Vec<String>, NotUtf8> {
         paths.iter().map(|p| Ok(format!("({filter} {})", self.param(prefix, p)?))).collect()
     }
 }
@@ -113,7 +125,7 @@ fn nots(filters: &[String]) -> String {
 /// The profile for `plan`, with `tmp` as the run's private temp dir. Every path is expected
 /// canonical (`/private/var/…`, not `/var/…`): Seatbelt matches resolved paths. Fails only on a
 /// path that is not UTF-8.
-pub fn profile(plan: &Plan, tmp: &Path) -> Result<Profile, String> {
+pub fn profile(plan: &Plan, tmp: &Path) -> Result<Profile, NotUtf8> {
     let mut p = Profile { text: BASE.to_string(), params: Vec::new() };
     let mut masks: Vec<PathBuf> = plan.masks.clone();
     masks.extend(SYSTEM_MASKS.iter().map(PathBuf::from));
@@ -204,7 +216,9 @@ mod tests {
         use std::os::unix::ffi::OsStrExt;
         pl.masks.push(PathBuf::from(std::ffi::OsStr::from_bytes(b"/Users/dev/repo/\xff")));
         let e = profile(&pl, Path::new("/private/tmp/t")).unwrap_err();
-        assert!(e.contains("not UTF-8"), "{e}");
+        assert_eq!(e.to_string(), "/Users/dev/repo/\u{fffd} is not UTF-8, which Seatbelt cannot name");
+        let StartError::Refused(why) = StartError::from(e) else { panic!("not refused") };
+        assert!(why.ends_with("is not UTF-8, which Seatbelt cannot name"), "{why}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ impl Jail {
         }
         let tmp = tempfile::Builder::new().prefix("hone-tmp-").tempdir().map_err(|e| fault(&e))?.keep();
         let tmp = tmp.canonicalize().map_err(|e| fault(&e))?;
-        let profile = sbpl::profile(&canonical(plan), &tmp).map_err(StartError::Refused)?;
+        let profile = sbpl::profile(&canonical(plan), &tmp)?;
         let jail = Jail { plan: plan.clone(), profile, tmp };
         jail.probe()?;
         Ok(jail)

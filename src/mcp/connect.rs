@@ -2,6 +2,7 @@
 //! environment the job names, or a streamable HTTP endpoint with headers filled from the
 //! environment; then the handshake and the tool list.
 
+use super::Error;
 use crate::env::RunEnv;
 use crate::exec::Capture;
 use crate::exec::Service;
@@ -21,8 +22,8 @@ use std::sync::{Arc, Mutex};
 const MAX_MESSAGE: usize = 4 * 1024 * 1024;
 /// The most pages and tools hone reads of a server's tool list (a server that pages forever
 /// fails to start instead of filling memory).
-const MAX_PAGES: usize = 20;
-const MAX_LISTED: usize = 1000;
+pub(super) const MAX_PAGES: usize = 20;
+pub(super) const MAX_LISTED: usize = 1000;
 
 /// What opening a server needs from the run.
 pub struct Inputs<'a> {
@@ -59,36 +60,36 @@ fn client_info() -> ClientConfig {
 /// deadline and cancellation (dropping this kills a stdio server).
 pub async fn open(
     spec: &McpServerSpec,
-    jail: Result<Sandbox, String>,
+    jail: Result<Sandbox, crate::sandbox::Error>,
     i: &Inputs<'_>,
-) -> Result<(Conn, Vec<Tool>), String> {
+) -> Result<(Conn, Vec<Tool>), Error> {
     let conn = match &spec.transport {
         McpTransport::Stdio { command, args, env } => stdio(command, args, env, jail?, i).await?,
         McpTransport::Http { url, headers } => http(url, headers, i).await?,
     };
     match list_tools(&conn).await {
         Ok(tools) => Ok((conn, tools)),
-        Err(e) => Err(with_tail(e, &conn.stderr_tail())),
+        Err(e) => Err(e.with_tail(&conn.stderr_tail())),
     }
 }
 
 /// The server's tools, page by page, up to `MAX_PAGES` pages and `MAX_LISTED` tools.
-async fn list_tools(conn: &Conn) -> Result<Vec<Tool>, String> {
+async fn list_tools(conn: &Conn) -> Result<Vec<Tool>, Error> {
     let mut tools = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_PAGES {
         let params = PaginatedRequestParams::default().with_cursor(cursor);
-        let page = conn.client.list_tools(Some(params)).await.map_err(|e| format!("listing its tools failed: {e}"))?;
+        let page = conn.client.list_tools(Some(params)).await.map_err(|e| Error::List(Box::new(e)))?;
         tools.extend(page.tools);
         if tools.len() > MAX_LISTED {
-            return Err(format!("it lists more than {MAX_LISTED} tools"));
+            return Err(Error::TooManyTools);
         }
         match page.next_cursor {
             Some(c) => cursor = Some(c),
             None => return Ok(tools),
         }
     }
-    Err(format!("its tool list goes on past {MAX_PAGES} pages"))
+    Err(Error::TooManyPages)
 }
 
 /// `msg`, and the server's stderr tail when there is one.
@@ -96,17 +97,11 @@ pub fn with_tail(msg: String, tail: &str) -> String {
     if tail.trim().is_empty() { msg } else { format!("{msg}; its stderr ended with:\n{tail}") }
 }
 
-async fn stdio(
-    command: &str,
-    args: &[String],
-    names: &[String],
-    jail: Sandbox,
-    i: &Inputs<'_>,
-) -> Result<Conn, String> {
+async fn stdio(command: &str, args: &[String], names: &[String], jail: Sandbox, i: &Inputs<'_>) -> Result<Conn, Error> {
     let mut env = i.command_env.to_vec();
     for name in names {
         let Some(v) = i.run_env.var(name) else {
-            return Err(format!("the environment variable `{name}` (in its `env`) is not set"));
+            return Err(Error::Unset(name.clone()));
         };
         if crate::redact::is_secret_name(name) {
             i.redactor.add(v);
@@ -115,10 +110,10 @@ async fn stdio(
         env.push((name.clone(), v.to_string()));
     }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let mut process =
-        Service::spawn(command, &argv, i.root, &env, &jail).map_err(|e| format!("cannot start `{command}`: {e}"))?;
+    let mut process = Service::spawn(command, &argv, i.root, &env, &jail)
+        .map_err(|error| Error::Spawn { command: command.to_string(), error })?;
     let (Some(out), Some(inp)) = (process.child.stdout.take(), process.child.stdin.take()) else {
-        return Err("its stdin and stdout could not be piped".into());
+        return Err(Error::Pipes);
     };
     let transport = AsyncRwTransport::new_client(out, inp).with_max_line_length(MAX_MESSAGE);
     let stderr = Some(process.stderr.clone());
@@ -127,15 +122,16 @@ async fn stdio(
         Err(e) => {
             // Give a crashing server a moment to finish writing why.
             let _ = tokio::time::timeout(std::time::Duration::from_millis(500), process.child.wait()).await;
-            Err(with_tail(format!("the MCP handshake failed: {e}"), &process.stderr_tail(8)))
+            Err(Error::Handshake(Box::new(e)).with_tail(&process.stderr_tail(8)))
         }
     }
 }
 
 /// Fill a template (a header value, the URL) from hone's environment. What it takes from there
 /// is a credential: it is redacted everywhere.
-fn fill(template: &str, what: &str, i: &Inputs<'_>) -> Result<String, String> {
-    let value = expand(template, |n| i.run_env.var(n).map(str::to_string)).map_err(|e| format!("{what}: {e}"))?;
+fn fill(template: &str, what: &str, i: &Inputs<'_>) -> Result<String, Error> {
+    let value = expand(template, |n| i.run_env.var(n).map(str::to_string))
+        .map_err(|why| Error::Template { what: what.to_string(), why })?;
     for name in crate::spec::mcp::template_vars(template).unwrap_or_default() {
         if let Some(v) = i.run_env.var(name) {
             i.redactor.add(v);
@@ -146,7 +142,7 @@ fn fill(template: &str, what: &str, i: &Inputs<'_>) -> Result<String, String> {
 
 /// The HTTP client for MCP servers: like the model's, but it follows no redirect (a redirect
 /// would carry the headers, credentials included, to wherever it points).
-fn http_client(url: &str) -> Result<reqwest::Client, String> {
+fn http_client(url: &str) -> Result<reqwest::Client, Error> {
     let mut b = reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(30))
         .redirect(reqwest::redirect::Policy::none())
@@ -154,16 +150,17 @@ fn http_client(url: &str) -> Result<reqwest::Client, String> {
     if url.starts_with("http://") {
         b = b.tls_certs_only(std::iter::empty());
     }
-    b.build().map_err(|e| format!("cannot build the HTTP client: {e}"))
+    b.build().map_err(Error::Client)
 }
 
-async fn http(url: &str, headers: &[(String, String)], i: &Inputs<'_>) -> Result<Conn, String> {
+async fn http(url: &str, headers: &[(String, String)], i: &Inputs<'_>) -> Result<Conn, Error> {
     let url = fill(url, "its `url`", i)?;
     let mut custom = std::collections::HashMap::new();
     for (k, template) in headers {
         let value = fill(template, &format!("its header `{k}`"), i)?;
-        let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("its header `{k}`: {e}"))?;
-        let mut value = http::HeaderValue::from_str(&value).map_err(|e| format!("its header `{k}`: {e}"))?;
+        let header = |e: &dyn std::fmt::Display| Error::Header { name: k.clone(), why: e.to_string() };
+        let name = http::HeaderName::from_bytes(k.as_bytes()).map_err(|e| header(&e))?;
+        let mut value = http::HeaderValue::from_str(&value).map_err(|e| header(&e))?;
         value.set_sensitive(true);
         custom.insert(name, value);
     }
@@ -173,6 +170,6 @@ async fn http(url: &str, headers: &[(String, String)], i: &Inputs<'_>) -> Result
     config.max_json_response_size = MAX_MESSAGE;
     config.max_sse_event_size = MAX_MESSAGE;
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    let client = client_info().serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    let client = client_info().serve(transport).await.map_err(|e| Error::Handshake(Box::new(e)))?;
     Ok(Conn { client, process: Mutex::new(None), stderr: None, _jail: None })
 }

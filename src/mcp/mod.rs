@@ -5,7 +5,10 @@
 
 pub mod connect;
 pub mod convert;
+mod error;
 pub mod offer;
+
+pub use error::Error;
 
 use crate::error::Code;
 use crate::events::Events;
@@ -51,7 +54,7 @@ impl Hub {
     /// server's jail, `sandbox::services`). Failures are recorded, not returned.
     pub async fn start(
         specs: &[McpServerSpec],
-        jails: Vec<Result<crate::sandbox::Sandbox, String>>,
+        jails: Vec<Result<crate::sandbox::Sandbox, crate::sandbox::Error>>,
         policy: &Policy,
         i: &Inputs<'_>,
         b: &Bounds,
@@ -250,17 +253,17 @@ impl Hub {
 /// Open one server within its bounds; with the time it took.
 async fn open_bounded(
     spec: &McpServerSpec,
-    jail: Result<crate::sandbox::Sandbox, String>,
+    jail: Result<crate::sandbox::Sandbox, crate::sandbox::Error>,
     i: &Inputs<'_>,
     b: &Bounds,
-) -> (Result<(Conn, Vec<rmcp::model::Tool>), String>, u64) {
+) -> (Result<(Conn, Vec<rmcp::model::Tool>), Error>, u64) {
     let started = Instant::now();
     let limit = (started + spec.start_timeout).min(b.deadline);
     let r = tokio::select! {
-        r = tokio::time::timeout_at(limit, connect::open(spec, jail, i)) => r.unwrap_or_else(|_| {
-            Err(format!("it did not finish starting within {}", crate::spec::duration::format(spec.start_timeout)))
-        }),
-        () = b.cancel.cancelled() => Err("the run was cancelled".into()),
+        r = tokio::time::timeout_at(limit, connect::open(spec, jail, i)) => {
+            r.unwrap_or(Err(Error::StartTimeout(spec.start_timeout)))
+        }
+        () = b.cancel.cancelled() => Err(Error::Cancelled),
     };
     (r, started.elapsed().as_millis() as u64)
 }

@@ -3,12 +3,42 @@
 //! request by request. The first difference is the divergence.
 
 use super::{ChatRequest, ModelError, ModelErrorKind};
+use crate::error::{Code, HoneError};
 use crate::protocol::transcript::Entry;
 use crate::protocol::{Message, Reply, Role};
 use std::sync::Mutex;
 
 /// A request's tool results: (call id, content).
 type Results = Vec<(String, String)>;
+
+/// How the run differed from the recorded one (`hone replay`'s verdict when it did).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Divergence {
+    /// The first request that carried other tool results than the recorded one.
+    #[error("{0}")]
+    Request(String),
+    #[error("the run made {asked} request(s); the recorded run made {recorded}")]
+    Count { asked: usize, recorded: usize },
+    #[error("the replay's state is poisoned")]
+    Poisoned,
+}
+
+impl Divergence {
+    /// The run answered otherwise than the recorded model's answers allow (`E_MODEL`, as its
+    /// requests fail); a poisoned state is a fault in hone.
+    pub fn code(&self) -> Code {
+        match self {
+            Divergence::Request(_) | Divergence::Count { .. } => Code::Model,
+            Divergence::Poisoned => Code::Internal,
+        }
+    }
+}
+
+impl From<Divergence> for HoneError {
+    fn from(d: Divergence) -> Self {
+        HoneError::new(d.code(), d.to_string())
+    }
+}
 
 pub struct Replay {
     /// The answer each recorded request got (none: refused, or the run ended there).
@@ -108,13 +138,13 @@ impl Replay {
 
     /// `Ok(requests)` when the run asked what the recorded one asked, and as often; else the
     /// first divergence.
-    pub fn verdict(&self) -> Result<usize, String> {
-        let s = self.state.lock().map_err(|_| "the replay's state is poisoned".to_string())?;
+    pub fn verdict(&self) -> Result<usize, Divergence> {
+        let s = self.state.lock().map_err(|_| Divergence::Poisoned)?;
         if let Some(d) = &s.divergence {
-            return Err(d.clone());
+            return Err(Divergence::Request(d.clone()));
         }
         if s.asked != self.expected.len() {
-            return Err(format!("the run made {} request(s); the recorded run made {}", s.asked, self.expected.len()));
+            return Err(Divergence::Count { asked: s.asked, recorded: self.expected.len() });
         }
         Ok(s.asked)
     }
@@ -184,6 +214,28 @@ mod tests {
     use crate::protocol::{FinishReason, ToolCall};
 
     #[test]
+    fn too_few_requests_diverge_and_a_poisoned_state_is_a_fault() {
+        let r = Replay::new(&[Entry::Request { turn: 1, reset: false, messages: vec![], tools: vec![] }], "/r");
+        let d = r.verdict().unwrap_err();
+        assert_eq!(d, Divergence::Count { asked: 0, recorded: 1 });
+        assert_eq!(
+            (d.code(), d.to_string().as_str()),
+            (Code::Model, "the run made 0 request(s); the recorded run made 1")
+        );
+        let poison = std::thread::scope(|s| {
+            s.spawn(|| {
+                let _held = r.state.lock();
+                panic!("poisoned on purpose");
+            })
+            .join()
+        });
+        assert!(poison.is_err() && r.state.is_poisoned());
+        let d = r.verdict().unwrap_err();
+        assert_eq!((d.code(), d.to_string().as_str()), (Code::Internal, "the replay's state is poisoned"));
+        assert_eq!(HoneError::from(d).code, Code::Internal);
+    }
+
+    #[test]
     fn durations_do_not_count_as_differences() {
         assert_eq!(normalize("Ran 2 tests in 0.001s\nok (12ms) 3 files"), "Ran 2 tests in <t>\nok (<t>) 3 files");
         assert_eq!(normalize("v1.2s exit 1 3sx"), "v1.2s exit 1 3sx");
@@ -243,6 +295,8 @@ mod tests {
         history[2] = Message::tool("c1", "in /new/repo: FAILED");
         assert!(ask(&r, history).is_err());
         let d = r.verdict().unwrap_err();
+        assert_eq!(d.code(), Code::Model);
+        let d = d.to_string();
         assert!(
             d.starts_with("request 2: the result of call c1 differs") && d.contains("now:      in /new/repo: FAILED"),
             "{d}"

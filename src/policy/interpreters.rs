@@ -2,7 +2,8 @@
 //! aliases, pagers, output files), sed (`e`, `w`, `s///e`, script files), awk (`system`, pipes,
 //! `getline` from commands, output redirection, program files) and tar (checkpoint actions,
 //! compress and rsh programs). What would run a program is refused; files they would write are
-//! added to the command's writes, so the write rules decide them. Pure.
+//! added to the command's writes, so the write rules decide them. Pure. Parse helpers: an error
+//! is the text of the refusal, which is the denial the model reads.
 
 use super::shell::SimpleCmd;
 

@@ -1,5 +1,6 @@
 //! Which MCP tools the model is offered (`mcp:` in the policy): globs over `SERVER/TOOL`, a deny
-//! winning over an allow, and nothing offered that no allow names.
+//! winning over an allow, and nothing offered that no allow names. A pattern that does not
+//! compile is reported as text: the message of the policy's diagnostic at its position.
 
 use super::{Decision, Policy};
 use crate::spec::{Diagnostic, yaml};

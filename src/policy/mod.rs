@@ -94,12 +94,14 @@ pub const DEFAULT_WRITE_DENY: &[&str] = &[".github/workflows/**"];
 pub const DEFAULT_ENV_PASS: &[&str] =
     &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
 
+/// A path glob; a parse helper: the error is the text of the policy's diagnostic.
 fn compile_glob(g: &str) -> Result<GlobMatcher, String> {
     globset::GlobBuilder::new(g).literal_separator(true).build().map(|g| g.compile_matcher()).map_err(|e| e.to_string())
 }
 
 /// Compile a command pattern: words separated by spaces; `*` alone matches any number of words;
-/// `*`, `?` and `[..]` inside a word are globs over that word.
+/// `*`, `?` and `[..]` inside a word are globs over that word. A parse helper: the error is the
+/// text of the policy's diagnostic.
 pub fn compile_pattern(key: &str, text: &str) -> Result<Pattern, String> {
     let mut words = Vec::new();
     for w in text.split_whitespace() {

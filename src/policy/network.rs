@@ -1,7 +1,9 @@
 //! Where commands, setup and MCP servers may connect (`network:` in the policy): nowhere, anywhere,
 //! or only to the hosts an allow-list names. The decisions are pure: which rule names a host,
 //! and which addresses a name may resolve to (never loopback, private, link-local or metadata
-//! ones unless the list names that address).
+//! ones unless the list names that address). The parsers (`Rule::parse`, `name`,
+//! `Target::parse`) return their error as text: a policy diagnostic's message, or why the proxy
+//! refuses a request.
 
 use crate::spec::{Diagnostic, yaml};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

@@ -1,7 +1,8 @@
 //! Commands that run other commands: shells with `-c`, `env`, `timeout`, `nice`, `xargs`,
 //! `find -exec`, `sudo`, `taskset` and friends. Their inner commands are analysed too, so
 //! wrapping a denied command never hides it. Programs with command languages of their own (git,
-//! sed, awk, tar) are checked in `interpreters.rs`; aliases are refused.
+//! sed, awk, tar) are checked in `interpreters.rs`; aliases are refused. Parse helpers: an
+//! error is the text of the refusal, which is the denial the model reads.
 
 use super::interpreters;
 use super::shell::{SimpleCmd, analyse_into, is_dangerous_var};

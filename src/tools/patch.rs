@@ -89,6 +89,7 @@ pub struct Hunk {
 
 /// Parse unified diff text leniently: hunk counts are ignored, blank lines and lines without a
 /// prefix inside hunks are context, `diff --git`/`index` lines and `\ No newline` markers are skipped.
+/// A parse helper: the error is text, which the model reads in the tool's result.
 pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
     let mut files: Vec<FilePatch> = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -172,9 +173,26 @@ fn hunk_start(header: &str) -> usize {
         .unwrap_or(1)
 }
 
+/// A hunk whose old lines are nowhere in the file (`hunk` counts from 1; `first` is its first
+/// non-blank old line). The text goes to the model as the tool's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "hunk {hunk} does not match the file (looked for the lines starting with {first:?}); re-read the file and make the patch from its current content"
+)]
+pub struct Mismatch {
+    pub hunk: usize,
+    pub first: String,
+}
+
+impl Mismatch {
+    pub fn code(&self) -> Code {
+        Code::Conflict
+    }
+}
+
 /// Apply hunks to `text`. Each hunk is placed where its old lines match, nearest to its stated
 /// line, searching exactly first and then ignoring trailing whitespace.
-pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
+pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, Mismatch> {
     let trailing_nl = text.is_empty() || text.ends_with('\n');
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let mut offset: isize = 0;
@@ -186,9 +204,9 @@ pub fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
         } else {
             find(&lines, &h.old, floor, want, |a, b| a == b)
                 .or_else(|| find(&lines, &h.old, floor, want, |a, b| a.trim_end() == b.trim_end()))
-                .ok_or_else(|| {
-                    let first = h.old.iter().find(|l| !l.trim().is_empty()).cloned().unwrap_or_default();
-                    format!("hunk {} does not match the file (looked for the lines starting with {first:?}); re-read the file and make the patch from its current content", n + 1)
+                .ok_or_else(|| Mismatch {
+                    hunk: n + 1,
+                    first: h.old.iter().find(|l| !l.trim().is_empty()).cloned().unwrap_or_default(),
                 })?
         };
         lines.splice(at..at + h.old.len(), h.new.iter().cloned());
@@ -264,7 +282,7 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
             };
             match apply_hunks(&base, &f.hunks) {
                 Ok(t) => Some(t.into_bytes()),
-                Err(e) => return ToolOutput::err(Code::Conflict, format!("`{}`: {e}", r.rel)),
+                Err(e) => return ToolOutput::err(e.code(), format!("`{}`: {e}", r.rel)),
             }
         };
         planned.push((r, before, after));

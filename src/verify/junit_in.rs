@@ -65,9 +65,14 @@ impl Failing {
     }
 }
 
+/// A JUnit file that is not XML.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not valid XML: {0}")]
+pub struct InvalidXml(roxmltree::Error);
+
 /// The failing cases of a JUnit report.
-pub fn failing_cases(xml: &str) -> Result<Failing, String> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| format!("not valid XML: {e}"))?;
+pub fn failing_cases(xml: &str) -> Result<Failing, InvalidXml> {
+    let doc = roxmltree::Document::parse(xml).map_err(InvalidXml)?;
     let mut ids: Vec<String> = doc
         .descendants()
         .filter(|n| n.has_tag_name("testcase"))
@@ -117,7 +122,8 @@ mod tests {
             <testcase classname="tests.test_b" name="test_skip"><skipped/></testcase>
         </testsuite></testsuites>"#;
         assert_eq!(failing_cases(xml).unwrap().shown, ["tests.test_a::test_bad", "tests.test_b::test_boom"]);
-        assert!(failing_cases("<unclosed").is_err());
+        let e = failing_cases("<unclosed").unwrap_err();
+        assert!(e.to_string().starts_with("not valid XML: "), "{e}");
     }
 
     #[test]

@@ -4,10 +4,11 @@
 
 pub mod junit_in;
 
+use crate::error::{Code, HoneError};
 use crate::sandbox::Sandbox;
 use crate::spec::{Expect, VerifySpec};
 use serde::Serialize;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -84,7 +85,7 @@ pub async fn run_check(
         Some(Ok(cases)) => (Some(std::sync::Arc::new(cases)), None),
         Some(Err(e)) => {
             output_tail.push_str(&format!("\n[hone: {e}]"));
-            (None, Some(e))
+            (None, Some(e.to_string()))
         }
     };
     let failing_tests = failing.as_ref().map(|f| f.shown.clone());
@@ -108,8 +109,30 @@ pub async fn run_check(
     }
 }
 
+/// Why a check's JUnit file says nothing: the check cannot be judged (`E_CHECK`).
+#[derive(Debug, thiserror::Error)]
+pub enum JunitError {
+    /// No regular file at `path` (relative to the repo) could be read, through no symlink.
+    #[error("the check wrote no JUnit file at {}", path.display())]
+    Missing { path: PathBuf, source: std::io::Error },
+    #[error("the JUnit file {} is {error}", path.display())]
+    Invalid { path: PathBuf, error: junit_in::InvalidXml },
+}
+
+impl JunitError {
+    pub fn code(&self) -> Code {
+        Code::Check
+    }
+}
+
+impl From<JunitError> for HoneError {
+    fn from(e: JunitError) -> Self {
+        HoneError::new(e.code(), e.to_string())
+    }
+}
+
 /// Read the check's JUnit file: only a regular file inside the repo, never through a symlink.
-fn read_junit(path: &Path, root: &Path) -> Result<junit_in::Failing, String> {
+fn read_junit(path: &Path, root: &Path) -> Result<junit_in::Failing, JunitError> {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let (dir, name) =
         (rel.parent().unwrap_or(Path::new("")), rel.file_name().map(|n| n.to_string_lossy().into_owned()));
@@ -117,10 +140,12 @@ fn read_junit(path: &Path, root: &Path) -> Result<junit_in::Failing, String> {
         crate::safe_fs::open_existing_dir_below(root, dir)
             .and_then(|d| crate::safe_fs::read_regular_at(&d, &n, 64 << 20))
     });
+    let path = rel.to_path_buf();
     match bytes {
-        Ok(b) => junit_in::failing_cases(&String::from_utf8_lossy(&b))
-            .map_err(|e| format!("the JUnit file {} is {e}", rel.display())),
-        Err(_) => Err(format!("the check wrote no JUnit file at {}", rel.display())),
+        Ok(b) => {
+            junit_in::failing_cases(&String::from_utf8_lossy(&b)).map_err(|error| JunitError::Invalid { path, error })
+        }
+        Err(source) => Err(JunitError::Missing { path, source }),
     }
 }
 

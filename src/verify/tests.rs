@@ -149,6 +149,17 @@ async fn junit_files_are_read_and_stale_ones_removed() {
 }
 
 #[test]
+fn a_missing_or_broken_junit_file_is_named_and_is_a_check_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = read_junit(&dir.path().join("out/junit.xml"), dir.path()).unwrap_err();
+    assert_eq!((e.code(), e.to_string().as_str()), (Code::Check, "the check wrote no JUnit file at out/junit.xml"));
+    std::fs::write(dir.path().join("junit.xml"), "<unclosed").unwrap();
+    let e = read_junit(&dir.path().join("junit.xml"), dir.path()).unwrap_err();
+    assert!(e.to_string().starts_with("the JUnit file junit.xml is not valid XML: "), "{e}");
+    assert_eq!(HoneError::from(e).code, Code::Check);
+}
+
+#[test]
 fn a_check_that_timed_out_or_was_cancelled_proves_nothing_even_against_a_failing_baseline() {
     use Expect::NoRegression;
     // With and without test-case detail, the baseline failed: "no worse" would accept a plain

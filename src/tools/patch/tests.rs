@@ -32,7 +32,11 @@ fn ambiguous_context_picks_the_nearest_to_the_stated_line() {
 fn mismatch_is_a_conflict_with_a_hint() {
     let p = "--- f\n+++ f\n@@ -1 +1 @@\n-nothing like this\n+x\n";
     let e = apply_hunks(FILE, &parse(p).unwrap()[0].hunks).unwrap_err();
-    assert!(e.contains("re-read the file"), "{e}");
+    assert_eq!(e, Mismatch { hunk: 1, first: "nothing like this".into() });
+    assert_eq!(
+        e.to_string(),
+        "hunk 1 does not match the file (looked for the lines starting with \"nothing like this\"); re-read the file and make the patch from its current content"
+    );
 }
 
 #[test]
