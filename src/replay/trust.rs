@@ -34,7 +34,7 @@ pub fn settle(
     let (job, policy) = match from {
         JobFrom::User(path) => {
             let job = crate::spec::load_with(path, overrides).map_err(|e| HoneError::new(Code::Spec, e.render()))?;
-            let policy = crate::agent::intake::load_policy(&job).map_err(|e| HoneError::new(e.code, e.message))?;
+            let policy = crate::agent::intake::load_policy(&job)?;
             (job, policy)
         }
         JobFrom::Recorded { spec, repo, spec_sha256, policy_sha256 } => {

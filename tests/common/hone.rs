@@ -118,12 +118,19 @@ pub(super) async fn run_hone_at(
 /// Start `bin run job.yaml` in the repository with the test key, output piped, and return at
 /// once (for tests that signal hone, or change its binary, while it runs).
 pub fn spawn_job(bin: &Path, repo: &Path) -> std::process::Child {
-    std::process::Command::new(bin)
-        .args(["run", SPEC])
+    let mut cmd = std::process::Command::new(bin);
+    cmd.args(["run", SPEC])
         .current_dir(repo)
         .env("HONE_TEST_API_KEY", KEY)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("hone starts")
+        .stderr(std::process::Stdio::piped());
+    // A binary just copied can be "busy" for a moment: another test's child, forked while the
+    // copy was open for writing, holds it until that child execs. Not a hone failure.
+    for _ in 0..1000 {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => std::thread::yield_now(),
+            r => return r.expect("hone starts"),
+        }
+    }
+    cmd.spawn().expect("hone starts")
 }
