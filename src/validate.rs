@@ -120,11 +120,8 @@ fn job(file: &Path) -> Result<String, Invalid> {
         Err(crate::spec::SpecError::Invalid(diags)) => return Err(Invalid::Found { code: Code::Spec, diags }),
         Err(e) => return Err(e.into()),
     };
-    // The policy a run loads (`agent::intake::load_policy`, which allows the job's checks too).
-    let p = match &spec.policy {
-        Some(path) => crate::policy::load(path).map_err(Invalid::JobPolicy)?,
-        None => Policy::builtin(),
-    };
+    // The policy a run loads, as the run loads it.
+    let p = crate::agent::intake::load_policy(&spec).map_err(|e| Invalid::JobPolicy(e.located))?;
     Ok(format!(
         "{}: valid job spec (job `{}`, {} check(s), {} MCP server(s), branch `{}`; {}){note}",
         file.display(),

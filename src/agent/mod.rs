@@ -177,8 +177,7 @@ async fn run_prepared(p: Prepared, mut opts: RunOptions, started: Instant, start
             let _ = out.command(&c);
         }
     }
-    let mut r = Run::new(begin_record(&p, started_at));
-    r.started = started;
+    let mut r = Run::new(begin_record(&p, started_at), started);
     p.events.emit(Event::RunStarted {
         job: job.name.clone(),
         repo: r.record.repo.clone(),
@@ -274,8 +273,8 @@ async fn ship_if_verified(
     status
 }
 
-/// The end of every run that got past intake: the final state and the summary; then the report,
-/// built from the run once.
+/// The end of every run that got past intake: the final state and the summary; then the record,
+/// sealed once.
 fn conclude(p: &Prepared, run: &mut Run, status: Status) -> RunRecord {
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,

@@ -15,8 +15,8 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn new(record: RunRecord) -> Run {
-        Run { record, machine: Machine::new(), transcript: vec![], started: Instant::now() }
+    pub fn new(record: RunRecord, started: Instant) -> Run {
+        Run { record, machine: Machine::new(), transcript: vec![], started }
     }
 
     /// The record with the fields derived for output computed (once, here): exit code,

@@ -2,12 +2,11 @@
 //! `junit.xml`, `summary.md`, `transcript.jsonl`, `events.jsonl`), and the files it is read
 //! back from. Every text is redacted on its way out.
 
+pub mod actions;
 pub mod dir;
 pub mod junit;
 pub mod summary;
 pub mod transcript;
-
-pub mod actions;
 
 use crate::events::Events;
 use crate::protocol::Event;
@@ -77,7 +76,10 @@ fn write_reports(
     said: &[Entry],
 ) -> std::io::Result<()> {
     events.detach_file();
-    write_all(dir, record, redactor)?;
+    let json = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
+    dir.write("report.json", redactor.apply(&json).as_bytes())?;
+    dir.write("junit.xml", redactor.apply(&junit::render(record)?).as_bytes())?;
+    dir.write("summary.md", redactor.apply(&summary::render(record)).as_bytes())?;
     if !said.is_empty() {
         dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;
     }
@@ -93,13 +95,4 @@ pub fn write_change(dir: &ReportDir, title: &str, body: &str, patch: &str) -> cr
     dir.write("pr.md", md.as_bytes()).map_err(|e| HoneError::new(Code::Io, format!("cannot write pr.md: {e}")))?;
     dir.write("change.patch", patch.as_bytes())
         .map_err(|e| HoneError::new(Code::Io, format!("cannot write change.patch: {e}")))
-}
-
-/// Write `report.json`, `junit.xml` and `summary.md` into `dir`, every text redacted.
-fn write_all(dir: &dir::ReportDir, report: &RunRecord, redactor: &Redactor) -> std::io::Result<()> {
-    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    dir.write("report.json", redactor.apply(&json).as_bytes())?;
-    dir.write("junit.xml", redactor.apply(&junit::render(report)?).as_bytes())?;
-    dir.write("summary.md", redactor.apply(&summary::render(report)).as_bytes())?;
-    Ok(())
 }
