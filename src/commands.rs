@@ -10,13 +10,13 @@ macro_rules! print {
     ($($arg:tt)*) => { ::std::print!("{}", crate::ci_text::lines(&format!($($arg)*))) };
 }
 
-use crate::agent::{self, RunOptions};
 use crate::cli::{Cli, Command, FleetAction, FleetArgs, RunArgs};
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
 use crate::exit;
 use crate::progress::Progress;
 use crate::redact::Redactor;
+use crate::run::{self, EventSinks, Overrides, Request, Sinks, Source};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -85,20 +85,23 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
     spawn_signal_handler(cancel.clone());
     let env = Arc::new(RunEnv::from_process());
     let in_actions = env.actions;
-    let mut opts = RunOptions::new(a.job, env, cancel, redactor);
-    opts.json_out = a.json.then(crate::ci_text::Out::json_stdout);
-    opts.progress = (!quiet).then(|| Progress::stderr(in_actions));
+    let source = a.job.map_or(Source::OneOff, Source::Spec);
+    let mut req = Request::new(source, env, cancel, redactor);
+    req.overrides = Overrides { task: a.task, model: a.model, name: a.name, verify: a.verify, pr: a.pr, base: None };
+    (req.repo, req.report_dir, req.dry_run, req.continue_from) = (a.repo, a.report_dir, a.dry_run, a.continue_from);
+    let events = EventSinks {
+        json: a.json.then(crate::ci_text::Out::json_stdout),
+        progress: (!quiet).then(|| Progress::stderr(in_actions)),
+        tag: None,
+    };
     // Under GitHub Actions, workflow commands go to stdout (stderr with --json, to keep the
     // JSONL stream clean).
-    opts.commands_out = match (in_actions, a.json) {
+    let commands = match (in_actions, a.json) {
         (false, _) => None,
         (true, false) => Some(crate::ci_text::Out::stdout()),
         (true, true) => Some(crate::ci_text::Out::stderr()),
     };
-    (opts.repo, opts.report_dir, opts.dry_run) = (a.repo, a.report_dir, a.dry_run);
-    (opts.task, opts.model, opts.name, opts.verify, opts.pr) = (a.task, a.model, a.name, a.verify, a.pr);
-    opts.continue_from = a.continue_from;
-    let outcome = agent::run(opts).await;
+    let outcome = run::run(req, Sinks { events, commands }, Default::default()).await;
     if let Some(m) = &outcome.message {
         eprintln!("{m}");
     }

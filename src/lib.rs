@@ -25,7 +25,6 @@ macro_rules! print {
     };
 }
 
-pub(crate) mod agent;
 #[doc(hidden)]
 pub mod bench;
 pub(crate) mod ci_text;
@@ -55,6 +54,8 @@ pub(crate) mod protocol;
 pub mod record;
 pub(crate) mod redact;
 pub(crate) mod replay;
+pub(crate) mod repomap;
+pub(crate) mod run;
 pub(crate) mod safe_fs;
 pub(crate) mod sandbox;
 pub(crate) mod schema;

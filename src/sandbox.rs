@@ -4,6 +4,8 @@
 //! without saying so; `sandbox: off` is the only way out, and it is reported.
 
 mod error;
+mod start;
+pub use start::{command_env, start};
 
 pub use error::Error;
 

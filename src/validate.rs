@@ -121,7 +121,7 @@ fn job(file: &Path) -> Result<String, Invalid> {
         Err(e) => return Err(e.into()),
     };
     // The policy a run loads, as the run loads it.
-    let p = crate::agent::intake::load_policy(&spec).map_err(|e| Invalid::JobPolicy(e.located))?;
+    let p = crate::run::intake::load_policy(&spec).map_err(|e| Invalid::JobPolicy(e.located))?;
     Ok(format!(
         "{}: valid job spec (job `{}`, {} check(s), {} MCP server(s), branch `{}`; {}){note}",
         file.display(),

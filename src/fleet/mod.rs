@@ -9,10 +9,10 @@ mod pool;
 mod resume;
 pub mod spec;
 
-use crate::agent::{self, RunOptions};
 use crate::error::{Code, HoneError};
 use crate::forge::credential::{url_secrets, without_userinfo};
 use crate::redact::Redactor;
+use crate::run::{self, EventSinks, Request, Sinks};
 use aggregate::{RepoResult, RepoStatus};
 use resume::{digest, previous_results, select};
 use spec::{Source, Target};
@@ -45,7 +45,7 @@ pub struct FleetOutcome {
 /// Turn a finished run's typed outcome into the repository's outcome.
 fn result_from_outcome(
     t: &Target,
-    o: &agent::RunOutcome,
+    o: &run::RunOutcome,
     report_dir: &Path,
     job_hash: &str,
     dry_run: bool,
@@ -122,20 +122,17 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
         Source::Url(u) => crate::forge::github::owner_repo(None, Some(u)).map(|(a, b)| format!("{a}/{b}")),
         Source::Path(_) => None,
     };
-    let mut opts = RunOptions::new(None, c.env.clone(), c.cancel.child_token(), c.redactor.clone());
-    opts.job = Some(Box::new(c.job.clone()));
-    opts.shared = c.runs.clone();
-    opts.repo = Some(repo_dir);
-    opts.report_dir = Some(report_dir.clone());
+    let job = run::Source::Job(Box::new(c.job.clone()));
+    let mut req = Request::new(job, c.env.clone(), c.cancel.child_token(), c.redactor.clone());
+    req.shared = c.runs.clone();
+    (req.repo, req.report_dir) = (Some(repo_dir), Some(report_dir.clone()));
+    (req.dry_run, req.github_repo) = (c.dry_run, github_repo);
+    req.overrides.base = t.base.clone();
     // The `--json` stream: `Events` writes it through `ci_text::Out`, neutral for the runner.
     #[allow(clippy::disallowed_methods)]
     let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
-    opts.json_out = c.json.then(stdout);
-    opts.dry_run = c.dry_run;
-    opts.base = t.base.clone();
-    opts.github_repo = github_repo;
-    opts.event_repo = Some(t.id.clone());
-    let outcome = agent::run(opts).await;
+    let events = EventSinks { json: c.json.then(stdout), progress: None, tag: Some(t.id.clone()) };
+    let outcome = run::run(req, Sinks { events, commands: None }, Default::default()).await;
     let mut r = result_from_outcome(&t, &outcome, &report_dir, &target_digest, c.dry_run);
     r.duration_ms = started.elapsed().as_millis() as u64;
     r

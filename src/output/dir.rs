@@ -2,6 +2,7 @@
 //! is inside the repository, else its parent), so a symlink a command put in its path is replaced
 //! rather than followed; cleared of an earlier run's reports; written only by rename.
 
+use crate::error::{Code, HoneError};
 use crate::safe_fs;
 use std::fs::File;
 use std::io::{Error, ErrorKind, Result};
@@ -11,6 +12,21 @@ use std::path::{Path, PathBuf};
 /// Every file a run may leave in its report dir; an earlier run's are removed at the start.
 pub const REPORT_FILES: &[&str] =
     &["report.json", "junit.xml", "summary.md", "events.jsonl", "transcript.jsonl", "pr.md", "change.patch"];
+
+/// The report dir for a run: made and cleared of an earlier run's reports, with `events.jsonl`
+/// opened for the live event log (the inner `Err`: the dir is usable, the log is not).
+pub fn open_for_run(
+    wanted: &Path,
+    repo_root: Option<&Path>,
+) -> std::result::Result<(ReportDir, std::result::Result<File, HoneError>), HoneError> {
+    let dir = ReportDir::new(wanted, repo_root)
+        .and_then(|d| d.prepare().map(|()| d))
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot use the report dir {}: {e}", wanted.display())))?;
+    let live = dir
+        .create("events.jsonl")
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot write {}/events.jsonl: {e}", dir.path().display())));
+    Ok((dir, live))
+}
 
 #[derive(Debug, Clone)]
 pub struct ReportDir {

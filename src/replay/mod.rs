@@ -8,11 +8,11 @@ mod trust;
 
 use crate::output::transcript::read;
 
-use crate::agent::{self, RunOptions};
 use crate::error::{Code, HoneError};
 use crate::exit;
 use crate::protocol::transcript::Entry;
 use crate::redact::Redactor;
+use crate::run::{self, EventSinks, Hooks, Request, Sinks, Source};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -161,14 +161,12 @@ async fn run(
     // Not a CI step, whatever the environment says: no autofix, no workflow outputs.
     let vars = std::env::vars().filter(|(k, _)| !["GITHUB_", "ACTIONS_", "RUNNER_"].iter().any(|p| k.starts_with(p)));
     let env = Arc::new(crate::env::RunEnv::from_vars(vars.collect()));
-    let mut opts = RunOptions::new(None, env, cancel, redactor);
-    opts.job = Some(Box::new(settled.job));
-    opts.policy = Some(Box::new(settled.policy));
-    opts.dry_run = true;
-    opts.replay = Some(replayer.clone());
-    opts.report_dir = Some(report_dir);
-    opts.progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
-    let outcome = agent::run(opts).await;
+    let mut req = Request::new(Source::Job(Box::new(settled.job)), env, cancel, redactor);
+    (req.dry_run, req.report_dir) = (true, Some(report_dir));
+    let hooks = Hooks { model: Some(replayer.clone()), policy: Some(Box::new(settled.policy)) };
+    let progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
+    let sinks = Sinks { events: EventSinks { progress, ..Default::default() }, commands: None };
+    let outcome = run::run(req, sinks, hooks).await;
     let results = entries.iter().filter(|e| matches!(e, Entry::ToolResult { .. })).count();
     if replayer.asked() == 0 && outcome.record.status == crate::record::Status::InvalidInput {
         let why = outcome.message.unwrap_or_default();

@@ -34,7 +34,7 @@ pub fn settle(
     let (job, policy) = match from {
         JobFrom::User(path) => {
             let job = crate::spec::load_with(path, overrides).map_err(|e| HoneError::new(Code::Spec, e.render()))?;
-            let policy = crate::agent::intake::load_policy(&job)?;
+            let policy = crate::run::intake::load_policy(&job)?;
             (job, policy)
         }
         JobFrom::Recorded { spec, repo, spec_sha256, policy_sha256 } => {
@@ -116,7 +116,7 @@ fn recorded_policy(job: &Job, sha256: Option<&str>, (root, base): (&Path, git2::
             let msg = "the recorded spec names no policy, but the transcript records one".to_string();
             return Err(refuse(Code::Policy, msg));
         }
-        return Ok(crate::agent::intake::with_verify(Policy::builtin(), job));
+        return Ok(crate::run::intake::with_verify(Policy::builtin(), job));
     };
     let Some(rel) = beneath(root, path) else {
         let msg = format!(
@@ -137,7 +137,7 @@ fn recorded_policy(job: &Job, sha256: Option<&str>, (root, base): (&Path, git2::
     let p = crate::policy::parse(&file, &text).map_err(|d| {
         HoneError::new(Code::Policy, d.iter().map(|d| d.render("E_POLICY")).collect::<Vec<_>>().join("\n"))
     })?;
-    Ok(crate::agent::intake::with_verify(p, job))
+    Ok(crate::run::intake::with_verify(p, job))
 }
 
 /// Every replay: no network for commands or setup, no HTTP MCP server (hone would connect to it),

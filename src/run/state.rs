@@ -1,8 +1,11 @@
-//! The run's state machine (with no interactive states: a policy answers every question). Every
-//! transition goes through `Machine::go`, which checks it against the one table below, records
-//! it with timings, and hands back the event to emit.
+//! A run in progress: its record, and its state machine (with no interactive states: a policy
+//! answers every question). Every transition goes through `Machine::go`, which checks it against
+//! the one table below and records it with timings; `enter` also emits it.
 
+use crate::events::Events;
+use crate::protocol::Event;
 pub use crate::protocol::{State, StateSpan};
+use crate::record::RunRecord;
 use std::time::Instant;
 
 use State::*;
@@ -96,6 +99,59 @@ impl Machine {
     pub fn history(&self) -> Vec<StateSpan> {
         self.history.clone()
     }
+
+    /// Move to `to` and emit the transition; a move the table refuses is a bug in hone, logged.
+    pub fn enter(&mut self, events: &Events, to: State, reason: &str) {
+        match self.go(to, reason) {
+            Ok((from, to)) => events.emit(Event::StateChanged { from, to, reason: reason.into() }),
+            Err(e) => tracing::error!("{e} ({reason}); this is a bug in hone"),
+        }
+    }
+}
+
+/// A run in progress: the record it fills in (what `report.json` will say), and what only the
+/// run itself needs: the state machine, the conversation for `transcript.jsonl`, its clock.
+pub struct Run {
+    /// The account of the run, filled in as it goes and sealed once at the end.
+    pub record: RunRecord,
+    pub machine: Machine,
+    /// What was said, for `transcript.jsonl`.
+    pub transcript: super::transcript::Transcript,
+    pub started: tokio::time::Instant,
+}
+
+impl Run {
+    pub fn new(record: RunRecord, started: tokio::time::Instant) -> Run {
+        Run { record, machine: Machine::new(), transcript: Default::default(), started }
+    }
+
+    /// Move the state machine and emit the transition.
+    pub fn enter(&mut self, events: &Events, to: State, reason: &str) {
+        self.machine.enter(events, to, reason);
+    }
+
+    /// Record `e` (redacted): the run ends in error.
+    pub fn fail(&mut self, redactor: &crate::redact::Redactor, e: crate::error::HoneError) -> crate::record::Status {
+        self.record.errors.push(redactor.error(e));
+        crate::record::Status::Error
+    }
+
+    /// The record with the fields derived for output computed (once, here): exit code,
+    /// duration, cost, fault classes and the states the run went through.
+    pub fn seal(&mut self) -> RunRecord {
+        self.record.states = self.machine.history();
+        self.record.seal(self.started.elapsed());
+        self.record.clone()
+    }
+}
+
+/// A run's record for unit tests.
+#[cfg(test)]
+pub fn test_record(job: &str) -> RunRecord {
+    let mut r = RunRecord::new(job, "run", "2026-01-01T00:00:00Z".into());
+    (r.provider, r.model, r.repo) = ("script".into(), "m".into(), "/r".into());
+    (r.base, r.branch, r.context_window) = ("HEAD".into(), format!("hone/{job}"), 32_768);
+    r
 }
 
 impl Default for Machine {

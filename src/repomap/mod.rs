@@ -4,6 +4,8 @@
 //! on the blocking pool while the baseline checks run, and per-file definitions are cached across
 //! runs (`tagcache`).
 
+mod tagcache;
+
 use std::path::Path;
 use tree_sitter_tags::{TagsConfiguration, TagsContext};
 
@@ -117,7 +119,7 @@ pub fn build(
     if budget_tokens == 0 {
         return String::new();
     }
-    let mut cache = super::tagcache::TagCache::load(git_dir);
+    let mut cache = tagcache::TagCache::load(git_dir);
     let map = build_with(&mut Tagger::default(), &mut cache, root, task, budget_tokens, readable);
     tracing::debug!("repo map: {} file(s) from the cache, {} parsed", cache.hits, cache.misses);
     cache.save();
@@ -198,7 +200,7 @@ fn read_beneath(root_dir: &std::fs::File, root: &Path, rel: &str, readable: &dyn
 
 fn build_with(
     tagger: &mut Tagger,
-    cache: &mut super::tagcache::TagCache,
+    cache: &mut tagcache::TagCache,
     root: &Path,
     task: &str,
     budget_tokens: usize,
@@ -297,7 +299,7 @@ mod tests {
         }
         std::fs::write(dir.path().join("pkg7/parser.py"), "def parse(text):\n    return text\n").unwrap();
         let mut tagger = Tagger::default();
-        let mut cache = super::super::tagcache::TagCache::default();
+        let mut cache = super::tagcache::TagCache::default();
         let map = build_with(&mut tagger, &mut cache, dir.path(), "Fix the bug in parser.py", 500, &|_| true);
         assert_eq!(tagger.compiled, 1, "the Python query is compiled once, not once per file");
         assert!(map.len() <= 500 * 4, "{}", map.len());

@@ -114,8 +114,8 @@ fn summary(older: &[Message], plan: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::history::is_valid;
     use super::*;
-    use crate::agent::history::is_valid;
     use crate::protocol::ToolCall;
 
     fn history(turns: usize, big: usize) -> Vec<Message> {

@@ -12,7 +12,7 @@ impl Loop<'_> {
     /// Run one tool call; returns the streak of identical call+result pairs.
     pub(super) async fn run_tool(&mut self, turn: u32, call: &ToolCall) -> usize {
         let args: String = self.tools.redactor.apply(&call.arguments).chars().take(200).collect();
-        self.events.emit(Event::ToolCallStarted {
+        self.s.events.emit(Event::ToolCallStarted {
             turn,
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -32,9 +32,9 @@ impl Loop<'_> {
             // A file the model wrote is its change, even where a check had left one.
             let paths = self.tools.changes.lock().map(|c| c.last_paths()).unwrap_or_default();
             for rel in &paths {
-                self.ws.claim(rel);
+                self.s.ws.claim(rel);
             }
-            if !self.job.hooks.after_edit.is_empty() {
+            if !self.s.job.hooks.after_edit.is_empty() {
                 let written = self.tools.changes.lock().map(|c| c.last_written()).unwrap_or_default();
                 let note = self.after_edit(turn, &written).await;
                 out.content.push_str(&note);
@@ -42,7 +42,7 @@ impl Loop<'_> {
         }
         let duration_ms = started.elapsed().as_millis() as u64;
         self.audit(turn, call);
-        self.events.emit(Event::ToolCallCompleted {
+        self.s.events.emit(Event::ToolCallCompleted {
             turn,
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -64,7 +64,7 @@ impl Loop<'_> {
             self.fault(crate::protocol::FaultKind::InvalidToolCall);
         }
         let streak = self.loops.record(&call.name, &call.arguments, &out.content);
-        self.note_tool(turn, &call.id, &call.name, out.ok, &out.content);
+        self.run.transcript.tool(turn, &call.id, &call.name, out.ok, &out.content);
         self.messages.push(Message::tool(call.id.clone(), out.content));
         streak
     }
@@ -83,8 +83,8 @@ impl Loop<'_> {
                     rule: d.rule.clone(),
                 });
             }
-            self.events.emit(Event::PolicyDecision {
-                trace_id: format!("{}/{}", self.events.run_id(), call.id),
+            self.s.events.emit(Event::PolicyDecision {
+                trace_id: format!("{}/{}", self.s.events.run_id(), call.id),
                 turn,
                 tool: call.name.clone(),
                 subject: d.subject,

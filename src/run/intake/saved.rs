@@ -1,17 +1,12 @@
-//! A second attempt (`hone run --continue REF|REPORT_DIR`): after the baseline, the work a failed
-//! run saved is applied to the work tree, counted as this run's change, and told to the model;
-//! given the failed run's report dir, the model also gets that run's conversation back, from its
-//! transcript.
+//! A second attempt (`hone run --continue REF|REPORT_DIR`), as intake finds it: the work a failed
+//! run saved (applied after the baseline, by the environment stage) and, given the failed run's
+//! report dir, that run's conversation, from its transcript.
 
-use super::turns::Loop;
 use crate::error::{Code, HoneError};
 use crate::git::{Saved, Workspace};
 use crate::protocol::transcript::Entry;
 use crate::protocol::{Message, Role};
 use std::path::Path;
-
-/// What the model reads of the saved commit's message (the failed run's summary).
-const MAX_NOTE: usize = 4000;
 
 /// The saved work to go on from, and (from a report dir) the conversation that made it.
 pub struct Resumed {
@@ -102,30 +97,6 @@ pub fn conversation(entries: &[Entry]) -> Vec<Message> {
     }
     msgs.retain(|m| m.role != Role::System);
     msgs
-}
-
-impl Loop<'_> {
-    /// Apply `saved`; the note for the model's first message.
-    pub(super) async fn take_up(&mut self, r: &Resumed) -> Result<String, HoneError> {
-        let saved = &r.saved;
-        let oid = saved.commit;
-        let paths = self.ws.blocking(move |ws| ws.apply_saved(oid)).await?;
-        for rel in &paths {
-            self.ws.claim(rel);
-        }
-        self.touched = !paths.is_empty();
-        let short = &oid.to_string()[..12];
-        self.run.record.continued_from = Some(format!("{} ({short})", saved.refname));
-        let said: String = saved.message.chars().take(MAX_NOTE).collect();
-        let files = paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ");
-        Ok(self.tools.redactor.apply(&format!(
-            "This run continues an earlier attempt that did not pass its checks{}. Its work is already in the work tree \
-             ({} file(s): {files}). The earlier attempt's own account:\n\n{said}\n\nReview that work: keep what is right, fix \
-             what is not, and make the checks pass. Do not start over unless the work is wrong.",
-            if r.history.is_empty() { "" } else { " (the conversation above)" },
-            paths.len()
-        )))
-    }
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! How a run's work ends up: a verified change is committed on the run's branch; unverified work
 //! is saved on a private ref; and a change that no longer exists is never a success.
 
-use super::intake::Prepared;
-use super::run::Run;
-use super::summarize;
+use super::super::handoff::Scope;
+use super::super::state::Run;
+use super::super::summarize;
 use crate::error::{Code, HoneError};
 use crate::protocol::Event;
 use crate::record::{CommitInfo, Status};
@@ -28,7 +28,7 @@ pub fn dropped_change(run: &mut Run, status: Status, touched: bool) -> Status {
 /// Commit a verified change, or save unverified work on a private ref (unless `may_save` is
 /// false: work that carries a secret is saved nowhere).
 pub async fn finish(
-    p: &Prepared,
+    p: &Scope,
     run: &mut Run,
     status: Status,
     base: git2::Oid,
@@ -46,7 +46,7 @@ pub async fn finish(
 }
 
 async fn commit_or_save(
-    p: &Prepared,
+    p: &Scope,
     run: &mut Run,
     status: Status,
     base: git2::Oid,
@@ -80,7 +80,7 @@ async fn commit_or_save(
                 other.as_str(),
                 job.name,
                 run.record.run_id,
-                super::summarize::write(run, other)
+                summarize::write(run, other)
             ));
             let (name, email, to) = (job.git.author_name.clone(), job.git.author_email.clone(), refname.clone());
             match ws.blocking(move |ws| ws.snapshot(base, &to, &msg, &name, &email)).await {

@@ -21,48 +21,6 @@ pub fn collect_secrets(redactor: &Redactor, job: &Job, env: &RunEnv) {
     }
 }
 
-/// The environment commands get: only the variables the policy passes (never a secret-looking
-/// one unless named in `env.pass_secrets`), plus settings that stop git from running programs
-/// named in a poisoned repo config.
-pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = Vec::new();
-    for name in &policy.env_pass {
-        if is_secret_name(name) && !policy.pass_secrets.contains(name) {
-            continue;
-        }
-        if let Some(v) = run_env.var(name) {
-            env.push((name.clone(), v.to_string()));
-        }
-    }
-    for name in &policy.pass_secrets {
-        if let Some(v) = run_env.var(name)
-            && !env.iter().any(|(k, _)| k == name)
-        {
-            env.push((name.clone(), v.to_string()));
-        }
-    }
-    let git: &[(&str, &str)] = &[
-        ("GIT_CONFIG_NOSYSTEM", "1"),
-        ("GIT_CONFIG_GLOBAL", "/dev/null"),
-        ("GIT_TERMINAL_PROMPT", "0"),
-        ("GIT_CONFIG_COUNT", "4"),
-        ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
-        ("GIT_CONFIG_VALUE_0", "false"),
-        ("GIT_CONFIG_KEY_1", "core.hooksPath"),
-        ("GIT_CONFIG_VALUE_1", "/dev/null"),
-        ("GIT_CONFIG_KEY_2", "core.sshCommand"),
-        ("GIT_CONFIG_VALUE_2", "false"),
-        ("GIT_CONFIG_KEY_3", "core.pager"),
-        ("GIT_CONFIG_VALUE_3", "cat"),
-        // Bytecode caches check source mtimes in whole seconds: an edit within the same second
-        // as a test run would run stale code.
-        ("PYTHONDONTWRITEBYTECODE", "1"),
-    ];
-    env.extend(git.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    env.sort();
-    env
-}
-
 /// Register the values of the policy's named secrets, and of `env.pass_secrets`, for redaction.
 pub fn policy_secrets(redactor: &Redactor, policy: &Policy, env: &RunEnv) {
     for name in policy.secrets.iter().chain(&policy.pass_secrets) {

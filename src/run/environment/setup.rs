@@ -2,30 +2,28 @@
 //! and before the baseline, in setup's jail (network as the policy's `setup.network` says); then
 //! the run's own jail is built, protecting what setup made, which is never part of the change.
 
-use super::intake::{Prepared, build_sandbox};
-use super::run::Run;
-use super::state::State;
+use super::super::handoff::Scope;
+use super::super::state::{Run, State};
 use crate::error::Code;
 use crate::error::HoneError;
 use crate::protocol::Event;
 use crate::record::Status;
-use crate::sandbox::{Sandbox, SandboxReport};
-use tokio_util::sync::CancellationToken;
+use crate::sandbox::Sandbox;
 
 /// How many lines of a failed setup command's output the error shows.
 const TAIL_LINES: usize = 12;
 
 /// Run the setup commands, then build the run's jail. `Err` is the run's status when setup
 /// failed or was cut short (recorded in `run`); nothing else runs then.
-pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Result<(Sandbox, SandboxReport), Status> {
-    let ws = &p.ws;
+pub async fn run(p: &Scope, jail: Sandbox, ignored: &[String], run: &mut Run) -> Result<Sandbox, Status> {
+    let (ws, cancel) = (&p.ws, &p.cancel);
     let before =
         if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
-    let env = super::setup::command_env(&p.policy, &p.env);
+    let env = crate::sandbox::command_env(&p.policy, &p.env);
     // Setup's proxy serves setup alone: closed when setup ends, however it ends.
-    let _close = CloseProxy(&p.sandbox);
+    let _close = CloseProxy(&jail);
     for s in &p.job.setup {
-        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, &p.sandbox).await;
+        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, &jail).await;
         r.output_tail = p.redactor.apply(&r.output_tail);
         r.accepted = r.passed;
         p.events.emit(Event::SetupCompleted {
@@ -50,14 +48,14 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
                 run.record
                     .errors
                     .push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal during setup"));
-                super::turns::enter(&mut run.machine, &p.events, State::Aborted, "cancelled by a signal");
+                run.enter(&p.events, State::Aborted, "cancelled by a signal");
                 return Err(Status::Cancelled);
             }
             if tokio::time::Instant::now() >= p.deadline {
                 let budget = crate::spec::duration::format(p.job.limits.max_wall_time);
                 let message = format!("the wall-time budget ({budget}) ran out during setup command `{}`", s.name);
                 run.record.errors.push(HoneError::new(Code::Budget, message));
-                super::turns::enter(&mut run.machine, &p.events, State::Summarizing, "the wall-time budget ran out");
+                run.enter(&p.events, State::Summarizing, "the wall-time budget ran out");
                 return Err(Status::BudgetExhausted);
             }
             let message = format!(
@@ -69,11 +67,11 @@ pub async fn run(p: &Prepared, run: &mut Run, cancel: &CancellationToken) -> Res
             run.record.errors.push(HoneError::new(Code::Setup, message).hint(
                 "fix the command in the job spec's `setup:`, or the policy (`setup.network` if it downloads: `{ allow: [HOST, ...] }` names the hosts it needs)",
             ));
-            super::turns::enter(&mut run.machine, &p.events, State::Summarizing, "a setup command failed");
+            run.enter(&p.events, State::Summarizing, "a setup command failed");
             return Err(Status::InvalidInput);
         }
     }
-    protect_and_jail(p, run, &before).await
+    protect_and_jail(p, ignored, &before, run).await
 }
 
 /// Closes setup's proxy (if it has one) when dropped.
@@ -90,7 +88,12 @@ impl Drop for CloseProxy<'_> {
 /// What setup made is the checks' ground, not the change: new untracked and new ignored entries
 /// become artifacts (left out of the change, removed at the end), and are protected in the run's
 /// jail like ignored entries that were there before.
-async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Result<(Sandbox, SandboxReport), Status> {
+async fn protect_and_jail(
+    p: &Scope,
+    ignored_before: &[String],
+    before: &[String],
+    run: &mut Run,
+) -> Result<Sandbox, Status> {
     let before = before.to_vec();
     let made = p.ws.blocking(move |ws| ws.mark_artifacts(&before)).await;
     let status = p.ws.blocking(|ws| ws.intake_status()).await;
@@ -101,17 +104,18 @@ async fn protect_and_jail(p: &Prepared, run: &mut Run, before: &[String]) -> Res
             return Err(Status::Error);
         }
     };
-    let setup_ignored: Vec<String> = ignored.iter().filter(|e| !p.ignored.contains(e)).cloned().collect();
+    let setup_ignored: Vec<String> = ignored.iter().filter(|e| !ignored_before.contains(e)).cloned().collect();
     p.ws.add_artifacts(&setup_ignored);
     let mut protected = ignored;
     protected.extend(made);
     protected.sort();
     protected.dedup();
     let egress = ("commands", &p.egress);
-    match build_sandbox(&p.policy, &p.ws, (&p.report_dir, &p.env), p.events.run_id(), &protected, egress).await {
+    let paths = (p.report_dir.path(), p.env.as_ref());
+    match crate::sandbox::start(&p.policy, &p.ws, paths, p.events.run_id(), &protected, egress).await {
         Ok((sandbox, report)) => {
-            run.record.policy.sandbox = report.clone();
-            Ok((sandbox, report))
+            run.record.policy.sandbox = report;
+            Ok(sandbox)
         }
         Err(e) => {
             run.record.errors.push(e);

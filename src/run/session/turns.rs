@@ -2,35 +2,31 @@
 //! `finish` tool), verify; feed failures back until the checks pass or a budget (turns, tokens,
 //! fix attempts) runs out.
 
-use super::intake::Prepared;
-use super::run::Run;
-use super::state::{Machine, State};
+use super::super::checks::Checks;
+use super::super::handoff::Scope;
+use super::super::state::{Run, State};
 use super::{context, history, plan};
 use crate::error::Code;
 use crate::error::HoneError;
-use crate::events::Events;
 use crate::model::{ChatRequest, Model, ModelError, retry};
 use crate::protocol::{Event, FaultKind, FinishReason, Message, ModelErrorKind, Reply, ToolSpec};
 use crate::record::{FinishRecord, Status};
-use crate::spec::Job;
 use crate::tools::{self, ToolContext};
 use crate::verify;
 use tokio::time::Instant;
 
+/// The session's state: what every turn reads (the scope, the model, the tools), the run being
+/// recorded, and what only the loop keeps (the messages, the watchdogs, the accounting).
 pub struct Loop<'a> {
-    pub(super) job: &'a Job,
+    pub(super) s: &'a Scope,
     model: &'a Model,
-    /// A fleet's cap on concurrent model requests.
-    slots: Option<std::sync::Arc<tokio::sync::Semaphore>>,
     pub(super) tools: &'a std::sync::Arc<ToolContext>,
+    pub(super) checks: Checks,
     specs: Vec<ToolSpec>,
-    pub(super) events: &'a Events,
     pub(super) run: &'a mut Run,
     pub(super) messages: Vec<Message>,
-    pub(super) deadline: Instant,
     pub(super) loops: super::watchdog::LoopDetector,
     degenerate_streak: u32,
-    pub(super) ws: &'a crate::git::Workspace,
     pub(super) base: git2::Oid,
     pub(super) clarify_requested: bool,
     /// The model called `finish`: how it said it ended.
@@ -44,8 +40,6 @@ pub struct Loop<'a> {
     reuse_sum: f64,
     /// Compactions forced by context-length errors in the current turn.
     forced_compactions: u32,
-    /// The marking of what the baseline's checks wrote, still running (`settle_marks`).
-    pub(super) pending_marks: Option<tokio::task::JoinHandle<crate::error::Result<Vec<String>>>>,
 }
 
 /// What to do after a model reply.
@@ -56,36 +50,25 @@ enum Next {
 }
 
 impl<'a> Loop<'a> {
-    pub fn new(
-        p: &'a Prepared,
-        tools: &'a std::sync::Arc<ToolContext>,
-        run: &'a mut Run,
-        deadline: Instant,
-        base: git2::Oid,
-    ) -> Self {
-        let job = &p.job;
+    pub fn new(s: &'a Scope, (model, tools, checks): super::Parts<'a>, run: &'a mut Run, base: git2::Oid) -> Self {
         let specs = tools::specs()
             .into_iter()
-            .chain(plan::specs().into_iter().filter(|s| job.plan || s.name != "update_plan"))
+            .chain(plan::specs().into_iter().filter(|t| s.job.plan || t.name != "update_plan"))
             .collect();
         Loop {
-            job,
-            model: &p.model,
-            slots: p.shared.model_slots.clone(),
+            s,
+            model,
             tools,
+            checks,
             specs,
-            events: &p.events,
             run,
             messages: vec![],
-            deadline,
             loops: Default::default(),
             degenerate_streak: 0,
-            ws: &p.ws,
             base,
             clarify_requested: false,
             finished: None,
             touched: false,
-            pending_marks: None,
             last_request: Vec::new(),
             calibration: 1.0,
             reuse_sum: 0.0,
@@ -99,13 +82,25 @@ impl<'a> Loop<'a> {
         self.first_checkpoint();
     }
 
-    pub fn touched(&self) -> bool {
-        self.touched
-    }
-
     /// Move the state machine and emit the transition.
     pub fn enter(&mut self, to: State, reason: impl Into<String>) {
-        enter(&mut self.run.machine, self.events, to, &reason.into());
+        self.run.enter(&self.s.events, to, &reason.into());
+    }
+
+    /// Run every check once (recorded, with events, when `record`): a verification round, or a
+    /// checkpoint's check. A command may have changed files: the change existed, whatever
+    /// happens to it later (whether anything differs is enough: nothing is read or diffed).
+    pub(super) async fn run_checks(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
+        self.checks.settle(self.run).await;
+        if !self.touched {
+            self.touched = self.s.ws.blocking(|ws| ws.dirty_entries()).await.is_ok_and(|c| !c.is_empty());
+        }
+        self.checks.run(self.s, self.run, attempt, record).await
+    }
+
+    /// Wait for the marking of what the last checks wrote.
+    pub(super) async fn settle_marks(&mut self) {
+        self.checks.settle(self.run).await;
     }
 
     pub(super) fn fault(&mut self, kind: FaultKind) {
@@ -160,19 +155,19 @@ impl<'a> Loop<'a> {
         self.reuse_sum += reuse;
         self.run.record.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
-        self.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
+        self.s.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
         let previous = std::mem::replace(&mut self.last_request, messages.clone());
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        self.note_request(turn, &previous, &messages, &names);
+        self.run.transcript.request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
-        let (events, stats, faults) = (self.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
-        let mut cost = super::budget::TurnCost::new(self.job, &mut self.run.record.usage, priced);
+        let (events, stats, faults) = (&self.s.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
+        let mut cost = super::budget::TurnCost::new(&self.s.job, &mut self.run.record.usage, priced);
         let reply = retry::complete(
             self.model,
             &req,
-            self.slots.as_deref(),
-            &self.job.model.retry,
-            self.deadline,
+            self.s.shared.model_slots.as_deref(),
+            &self.s.job.model.retry,
+            self.s.deadline,
             &self.tools.cancel,
             |attempt, err, delay| {
                 if !cost.may_retry(err) {
@@ -218,7 +213,7 @@ impl<'a> Loop<'a> {
         };
         self.forced_compactions = 0;
         self.record_usage(turn, &reply, started);
-        self.note_reply(turn, &reply);
+        self.run.transcript.reply(turn, &reply);
         Ok(Some(reply))
     }
 
@@ -278,7 +273,7 @@ impl<'a> Loop<'a> {
     fn degenerate(&mut self, turn: u32, why: String) -> Next {
         self.fault(FaultKind::Repetition);
         self.degenerate_streak += 1;
-        self.events.emit(Event::ModelRetry {
+        self.s.events.emit(Event::ModelRetry {
             turn,
             attempt: self.degenerate_streak,
             class: "retryable".into(),
@@ -335,10 +330,10 @@ impl<'a> Loop<'a> {
 
     /// The model says it is done: hone verifies. `None` to go on with the model's fix.
     async fn verify_round(&mut self, turn: u32, attempt: u32) -> Option<Status> {
-        let max_fixes = self.job.limits.max_fix_attempts;
+        let max_fixes = self.s.job.limits.max_fix_attempts;
         self.enter(State::Verifying, format!("the model finished; verification attempt {attempt}"));
         let hook_note = self.before_verify(turn).await;
-        let results = self.verify(attempt).await;
+        let results = self.run_checks(attempt, true).await;
         if results.iter().any(|r| r.cancelled) {
             return Some(Status::Cancelled);
         }
@@ -359,7 +354,7 @@ impl<'a> Loop<'a> {
         }
         self.run.record.fix_attempts += 1;
         self.enter(State::Executing, format!("fix attempt {}", self.run.record.fix_attempts));
-        self.events.emit(Event::FixRequested { attempt: self.run.record.fix_attempts, failing });
+        self.s.events.emit(Event::FixRequested { attempt: self.run.record.fix_attempts, failing });
         let mut fb = verify::feedback(&results, self.run.record.fix_attempts, max_fixes);
         fb.push_str(&hook_note);
         match self.judge_progress(turn, &format!("verification round {attempt}"), &results).await {
@@ -369,14 +364,5 @@ impl<'a> Loop<'a> {
         }
         self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         None
-    }
-}
-
-/// Move `machine` to `to` and emit the transition. An invalid transition is a bug in hone: it is
-/// logged and refused, never acted on.
-pub fn enter(machine: &mut Machine, events: &Events, to: State, reason: &str) {
-    match machine.go(to, reason) {
-        Ok((from, to)) => events.emit(Event::StateChanged { from, to, reason: reason.into() }),
-        Err(e) => tracing::error!("{e} ({reason}); this is a bug in hone"),
     }
 }

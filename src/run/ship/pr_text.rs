@@ -3,7 +3,7 @@
 //! 65,536-character limit. The marker is the only HTML in it: the summary is inert and every
 //! name and path escaped (`crate::markdown`).
 
-use super::run::Run;
+use super::super::state::Run;
 use crate::markdown as md;
 use std::fmt::Write as _;
 
@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn the_body_shows_no_image_or_html_but_its_marker() {
-        let mut r = Run::new(super::super::run::test_record("job-a"), tokio::time::Instant::now());
+        let mut r = Run::new(crate::run::state::test_record("job-a"), tokio::time::Instant::now());
         r.record.summary = crate::markdown::inert("Done. ![](http://a.example/x.png) <img src=y>");
         r.record.files_changed.push(crate::git::FileChange {
             path: "a`<img src=z>`.txt".into(),
@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn body_has_the_marker_and_stays_under_the_limit() {
-        let mut r = Run::new(super::super::run::test_record("job-a"), tokio::time::Instant::now());
+        let mut r = Run::new(crate::run::state::test_record("job-a"), tokio::time::Instant::now());
         r.record.summary = "x".repeat(100_000);
         r.record.final_message = "## Fix the parser\nmore".into();
         let b = body(&r);

@@ -1,19 +1,39 @@
 //! Shipping a verified commit: push and open or update the PR, or (autofix) push and comment.
 
-use super::intake::Prepared;
-use super::pr_text;
-use super::run::Run;
-use crate::forge;
+mod pr_text;
+
+use super::handoff::Scope;
+use super::state::Run;
+use crate::forge::{self, autofix};
 use crate::record::Status;
 
+/// What shipping needs beyond the scope: the request's say, and the PR being fixed in autofix.
+pub struct Orders<'a> {
+    /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
+    pub dry_run: bool,
+    /// `owner/repo` when given explicitly (else `GITHUB_REPOSITORY` or the remote URL).
+    pub github_repo: Option<String>,
+    pub autofix: Option<&'a autofix::Target>,
+}
+
+/// Only a verified commit (or a verified "nothing to change") is shipped, unless the job asks
+/// for failed work as a draft PR.
+pub async fn ship_if_verified(p: &Scope, orders: Orders<'_>, status: Status, run: &mut Run) -> Status {
+    run.record.status = status;
+    let draft_failure = matches!(status, Status::Failed | Status::BudgetExhausted)
+        && p.job.pr.on_failure == crate::spec::raw::OnFailure::Draft
+        && run.record.saved_ref.is_some()
+        && orders.autofix.is_none()
+        // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
+        && run.record.policy.guard.is_empty();
+    if matches!(status, Status::Success | Status::NoChange) || draft_failure {
+        return ship(p, orders, draft_failure, run).await;
+    }
+    status
+}
+
 /// Push and open or update the PR; a failure here is an infrastructure failure (exit 3).
-pub async fn ship(
-    p: &Prepared,
-    run: &mut Run,
-    dry_run: bool,
-    draft_failure: bool,
-    cancel: &tokio_util::sync::CancellationToken,
-) -> Status {
+async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run) -> Status {
     let partial_ref = if draft_failure { run.record.saved_ref.clone() } else { None };
     let head = match (&run.record.commit, &partial_ref) {
         (Some(c), _) => Some(c.sha.clone()),
@@ -38,12 +58,12 @@ pub async fn ship(
         shared: &p.shared,
         ws: &p.ws,
         deadline: p.deadline,
-        cancel,
-        dry_run,
+        cancel: &p.cancel,
+        dry_run: orders.dry_run,
         base_branch: run.record.base_branch.clone(),
-        autofix: p.autofix.as_ref(),
+        autofix: orders.autofix,
         partial_ref,
-        github_repo: p.github_repo.clone(),
+        github_repo: orders.github_repo,
     };
     if let (Some(_), Some(patch)) = (&request.head, &request.patch)
         && let Err(e) = crate::output::write_change(&p.report_dir, &request.title, &request.body, patch)

@@ -2,7 +2,7 @@
 //! unless one is named), the report dir (`.hone/reports` at the repository root by default), and
 //! the paths hone itself writes there, which are never part of the change.
 
-use super::RunOptions;
+use super::super::request::{Request, Source};
 use crate::error::{Code, HoneError};
 use crate::safe_fs::absolute;
 use crate::spec::{DEFAULT_REPORT_DIR, Job};
@@ -69,10 +69,14 @@ pub fn report_dir_path(job: &Job, cli: Option<PathBuf>) -> PathBuf {
 
 /// Where to report a failure that happened before the job was known: `--report-dir`, else
 /// `.hone/reports` in the repository of the spec (or of the current directory).
-pub fn fallback_report_dir(opts: &RunOptions) -> Option<crate::output::dir::ReportDir> {
-    let start = opts.spec.as_deref().and_then(Path::parent).map(absolute).unwrap_or_else(cwd);
+pub fn fallback_report_dir(req: &Request) -> Option<crate::output::dir::ReportDir> {
+    let spec = match &req.source {
+        Source::Spec(path) => Some(path.as_path()),
+        _ => None,
+    };
+    let start = spec.and_then(Path::parent).map(absolute).unwrap_or_else(cwd);
     let root = discover(&start);
-    let path = match &opts.report_dir {
+    let path = match &req.report_dir {
         Some(d) => crate::safe_fs::lexical(d),
         None => root.clone().unwrap_or(start).join(DEFAULT_REPORT_DIR),
     };

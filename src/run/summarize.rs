@@ -4,7 +4,7 @@
 //! people see on GitHub: the model's words are made inert, every name, path, command and message
 //! is escaped (`crate::markdown`).
 
-use super::run::Run;
+use super::state::Run;
 use crate::markdown as md;
 use crate::record::Status;
 use crate::spec::Job;
@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn a_failed_run_says_what_blocked_it_and_what_to_do() {
-        let mut r = Run::new(crate::agent::run::test_record("j"), tokio::time::Instant::now());
+        let mut r = Run::new(crate::run::state::test_record("j"), tokio::time::Instant::now());
         r.record.final_message = "Tried.".into();
         r.record.errors.push(HoneError::new(crate::error::Code::BuildFail, "checks still failing"));
         r.record.saved_ref = Some("refs/hone/j/failed".into());

@@ -2,8 +2,8 @@
 //! reports it (which calibrates the token estimate), and compaction when the history nears the
 //! model's context window.
 
+use super::super::state::State;
 use super::context;
-use super::state::State;
 use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, Reply};
@@ -14,7 +14,7 @@ impl Loop<'_> {
     /// Compact the history when it nears the context window (or always, when `force`d by a
     /// context-length error: then to half of what it was).
     pub(super) fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
-        let window = self.job.model.context_window;
+        let window = self.s.job.model.context_window;
         let before = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
         if !force && (before as f64) < window as f64 * context::COMPACT_AT {
             return;
@@ -26,7 +26,7 @@ impl Loop<'_> {
             self.messages = c;
             let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
             self.run.record.compactions += 1;
-            self.events.emit(Event::Compacted {
+            self.s.events.emit(Event::Compacted {
                 turn,
                 before_tokens: before,
                 after_tokens: after,
@@ -36,7 +36,7 @@ impl Loop<'_> {
     }
 
     pub(super) fn out_of_budget(&mut self) -> Option<Status> {
-        let limits = &self.job.limits;
+        let limits = &self.s.job.limits;
         let why = if self.run.record.turns >= limits.max_turns {
             format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
         } else if self.run.record.usage.total_tokens >= limits.max_tokens {
@@ -52,9 +52,9 @@ impl Loop<'_> {
     /// The cost budget: stop before a request whose most possible cost (its estimated prompt,
     /// none of it cached, and a full `max_output_tokens` answer) would take the run past it.
     pub(super) fn over_cost(&mut self, estimated_prompt: u64) -> Option<Status> {
-        let (limit, pricing) = (self.job.limits.max_cost_usd?, self.job.model.pricing?);
+        let (limit, pricing) = (self.s.job.limits.max_cost_usd?, self.s.job.model.pricing?);
         let spent = pricing.cost(&self.run.record.usage);
-        let next = pricing.most(estimated_prompt, self.job.model.max_output_tokens);
+        let next = pricing.most(estimated_prompt, self.s.job.model.max_output_tokens);
         if spent + next <= limit {
             return None;
         }
@@ -93,7 +93,7 @@ impl Loop<'_> {
                 self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
             }
         }
-        self.events.emit(Event::TurnCompleted {
+        self.s.events.emit(Event::TurnCompleted {
             turn,
             finish_reason: reply.finish_reason.clone(),
             tool_calls: reply.message.tool_calls.len(),

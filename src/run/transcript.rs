@@ -1,19 +1,23 @@
-//! Keeping the run's transcript (`protocol::transcript`): the loop notes each request, answer,
-//! tool result and check as it happens; `output` writes it out, redacted.
+//! The run's transcript (`protocol::transcript`): each request, answer, tool result and check is
+//! noted as it happens; `output` writes it out, redacted.
 
-use super::turns::Loop;
 use crate::protocol::transcript::{Entry, VERSION};
 use crate::protocol::{Message, Reply};
 
-impl Loop<'_> {
+#[derive(Default)]
+pub struct Transcript {
+    entries: Vec<Entry>,
+}
+
+impl Transcript {
     /// A request: the messages added since the last one (all, when the history was rewritten).
-    pub(super) fn note_request(&mut self, turn: u32, previous: &[Message], messages: &[Message], tools: &[String]) {
+    pub fn request(&mut self, turn: u32, previous: &[Message], messages: &[Message], tools: &[String]) {
         let (new, reset) = crate::protocol::transcript::new_since(previous, messages);
-        self.run.transcript.push(Entry::Request { turn, reset, messages: new.to_vec(), tools: tools.to_vec() });
+        self.entries.push(Entry::Request { turn, reset, messages: new.to_vec(), tools: tools.to_vec() });
     }
 
-    pub(super) fn note_reply(&mut self, turn: u32, r: &Reply) {
-        self.run.transcript.push(Entry::Response {
+    pub fn reply(&mut self, turn: u32, r: &Reply) {
+        self.entries.push(Entry::Response {
             turn,
             message: r.message.clone(),
             finish_reason: r.finish_reason.clone(),
@@ -22,14 +26,14 @@ impl Loop<'_> {
         });
     }
 
-    pub(super) fn note_tool(&mut self, turn: u32, call_id: &str, tool: &str, ok: bool, content: &str) {
+    pub fn tool(&mut self, turn: u32, call_id: &str, tool: &str, ok: bool, content: &str) {
         let (call_id, tool, content) = (call_id.to_string(), tool.to_string(), content.to_string());
-        self.run.transcript.push(Entry::ToolResult { turn, call_id, tool, ok, content });
+        self.entries.push(Entry::ToolResult { turn, call_id, tool, ok, content });
     }
 
-    pub(super) fn note_checks(&mut self, results: &[crate::verify::CheckResult]) {
+    pub fn checks(&mut self, results: &[crate::verify::CheckResult]) {
         for c in results {
-            self.run.transcript.push(Entry::Check {
+            self.entries.push(Entry::Check {
                 attempt: c.attempt,
                 name: c.name.clone(),
                 passed: c.passed,
@@ -39,11 +43,23 @@ impl Loop<'_> {
             });
         }
     }
+
+    /// Everything said, after the header of the run's record.
+    pub fn with_header(
+        self,
+        record: &crate::record::RunRecord,
+        job: &crate::spec::Job,
+        policy: &crate::policy::Policy,
+    ) -> Vec<Entry> {
+        let mut all = vec![header(record, job, policy)];
+        all.extend(self.entries);
+        all
+    }
 }
 
 /// The header line of a run's transcript.
-pub fn header(run: &super::run::Run, job: &crate::spec::Job, policy: &crate::policy::Policy) -> Entry {
-    let (m, spec) = (&run.record, &job.spec_path);
+fn header(m: &crate::record::RunRecord, job: &crate::spec::Job, policy: &crate::policy::Policy) -> Entry {
+    let spec = &job.spec_path;
     Entry::Header {
         version: VERSION,
         hone_version: env!("CARGO_PKG_VERSION").into(),

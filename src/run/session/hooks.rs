@@ -51,26 +51,27 @@ impl Loop<'_> {
     /// After a write tool changed `files`: the `after_edit` hooks. Returns what to append to the
     /// tool's result ("" when every hook passed and changed nothing).
     pub(super) async fn after_edit(&mut self, turn: u32, files: &[String]) -> String {
-        let hooks = self.job.hooks.after_edit.clone();
+        let hooks = self.s.job.hooks.after_edit.clone();
         self.run_hooks("after_edit", turn, &hooks, files).await
     }
 
     /// Before verification round `turn`: the `before_verify` hooks, given the change's files.
     pub(super) async fn before_verify(&mut self, turn: u32) -> String {
-        if self.job.hooks.before_verify.is_empty() {
+        if self.s.job.hooks.before_verify.is_empty() {
             return String::new();
         }
         // The change's files that exist, counted no further than the policy allows (a larger
         // change is refused anyway; its names would not fit a command line).
         let cap = self.tools.policy.max_files_changed;
-        let root = self.ws.root().to_path_buf();
+        let root = self.s.ws.root().to_path_buf();
         let files: Vec<String> = self
+            .s
             .ws
             .blocking(move |ws| ws.count_changed(cap, u64::MAX))
             .await
             .map(|c| c.files.into_iter().filter(|f| std::fs::symlink_metadata(root.join(f)).is_ok()).collect())
             .unwrap_or_default();
-        let hooks = self.job.hooks.before_verify.clone();
+        let hooks = self.s.job.hooks.before_verify.clone();
         self.run_hooks("before_verify", turn, &hooks, &files).await
     }
 
@@ -95,7 +96,7 @@ impl Loop<'_> {
         } else {
             self.execute_hook(h, &cmd, files, &mut rec).await
         };
-        self.events.emit(Event::HookCompleted {
+        self.s.events.emit(Event::HookCompleted {
             kind: rec.kind.clone(),
             name: rec.name.clone(),
             passed: rec.passed,
@@ -117,7 +118,7 @@ impl Loop<'_> {
             crate::tools::beneath::read_whole(f, rel).ok()
         };
         let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();
-        let timeout = h.timeout.min(self.deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let timeout = h.timeout.min(self.s.deadline.saturating_duration_since(tokio::time::Instant::now()));
         let cap = self.tools.limits.max_output_bytes;
         let out =
             crate::exec::run(cmd, &root, &self.tools.env, timeout, cap, &self.tools.cancel, &self.tools.sandbox).await;

@@ -3,8 +3,8 @@
 //! A step or fix attempt that makes the checks worse than the last checkpoint is rolled back to
 //! it, and the model is asked to replan the remaining steps.
 
+use super::super::state::State;
 use super::plan::{self, PlanArgs};
-use super::state::State;
 use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, ToolCall, ToolOutput};
@@ -29,7 +29,7 @@ impl Loop<'_> {
     /// Handle the agent-level tools; `None` for every other tool.
     pub async fn agent_tool(&mut self, turn: u32, call: &ToolCall) -> Option<ToolOutput> {
         match call.name.as_str() {
-            "update_plan" if self.job.plan => Some(self.update_plan(turn, call).await),
+            "update_plan" if self.s.job.plan => Some(self.update_plan(turn, call).await),
             "request_clarification" => Some(self.clarify(call)),
             "finish" => Some(self.finish_tool(call)),
             _ => None,
@@ -100,13 +100,13 @@ impl Loop<'_> {
             Ok(d) => d,
             Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the plan was not updated: {e}")),
         };
-        self.events.emit(Event::PlanUpdated { turn, plan: p.clone() });
+        self.s.events.emit(Event::PlanUpdated { turn, plan: p.clone() });
         let rendered = p.render();
         self.run.record.plan = Some(p);
         if self.run.machine.state() == State::Planning {
             self.enter(State::Executing, "the model made its plan");
         }
-        if done.is_empty() || self.job.verify.is_empty() {
+        if done.is_empty() || self.s.job.verify.is_empty() {
             return ToolOutput::ok(format!("Plan updated:\n{rendered}"));
         }
         let label = format!("step `{}`", done.join("`, `"));
@@ -137,7 +137,7 @@ impl Loop<'_> {
         let Some(last) = self.run.record.checkpoints.last().cloned() else { return Ok(None) };
         if score > last.score {
             let oid = git2::Oid::from_str(&last.commit).map_err(|e| e.to_string())?;
-            self.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await.map_err(|e| e.message)?;
+            self.s.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await.map_err(|e| e.message)?;
             let reason = format!(
                 "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
                 crate::verify::failure_summary(results),
@@ -148,7 +148,7 @@ impl Loop<'_> {
                 last.id,
                 last.label
             );
-            self.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
+            self.s.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.run.record.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.fault(crate::protocol::FaultKind::Rollback);
             return Ok(Some(format!(
@@ -159,7 +159,7 @@ impl Loop<'_> {
         // A checkpoint stages and stores the whole change: never one larger than the policy
         // allows (it is counted first, stopping one past the limits).
         let (cap, max) = (self.tools.policy.max_files_changed, self.tools.policy.max_bytes_changed);
-        let counted = self.ws.blocking(move |ws| ws.count_changed(cap, max)).await.map_err(|e| e.message)?;
+        let counted = self.s.ws.blocking(move |ws| ws.count_changed(cap, max)).await.map_err(|e| e.message)?;
         if counted.over {
             return Ok(Some(format!(
                 "\nNo checkpoint was saved after {label}: {}. The change will be refused unless it shrinks.",
@@ -167,15 +167,16 @@ impl Loop<'_> {
             )));
         }
         let id = last.id + 1;
-        let refname = format!("refs/hone/{}/checkpoints/{id}", self.job.name);
+        let refname = format!("refs/hone/{}/checkpoints/{id}", self.s.job.name);
         let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.record.run_id);
-        let (base, name, email) = (self.base, self.job.git.author_name.clone(), self.job.git.author_email.clone());
+        let (base, name, email) = (self.base, self.s.job.git.author_name.clone(), self.s.job.git.author_email.clone());
         let oid = self
+            .s
             .ws
             .blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email))
             .await
             .map_err(|e| e.message)?;
-        self.events.emit(Event::Checkpoint {
+        self.s.events.emit(Event::Checkpoint {
             id,
             label: label.into(),
             commit: oid.to_string(),

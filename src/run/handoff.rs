@@ -1,0 +1,96 @@
+//! What the stages of a run hand forward: the scope every stage reads (settled at intake, never
+//! changed after), and each stage's result, which is the next stage's input. A stage never reaches
+//! into a sibling: what it needs of an earlier stage is in what that stage returned.
+
+use crate::egress::Ledger;
+use crate::env::{RunEnv, Shared};
+use crate::events::Events;
+use crate::forge::autofix;
+use crate::git::{OriginalHead, Saved, Workspace};
+use crate::model::Model;
+use crate::output::dir::ReportDir;
+use crate::policy::Policy;
+use crate::protocol::Message;
+use crate::redact::Redactor;
+use crate::sandbox::{Sandbox, SandboxReport};
+use crate::spec::Job;
+use crate::tools::ToolContext;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// What every stage reads: the job as intake settled it, the repository, the policy, and the
+/// run's handles and bounds.
+pub struct Scope {
+    pub job: Job,
+    pub ws: Workspace,
+    pub policy: Policy,
+    pub redactor: Redactor,
+    pub events: Events,
+    pub env: Arc<RunEnv>,
+    pub shared: Shared,
+    /// The end of the run's wall-time budget: the loop, commands and git work all stop by then.
+    pub deadline: Instant,
+    pub cancel: CancellationToken,
+    pub report_dir: ReportDir,
+    /// Every connection through the jails' proxies (policies that list hosts).
+    pub egress: Ledger,
+}
+
+/// What intake found to do.
+pub enum Work {
+    /// Autofix decided to do nothing, and why.
+    Skip(String),
+    /// Work on the job; in autofix mode, on this PR in place.
+    Do(Option<autofix::Target>),
+}
+
+/// Intake's result for the stages after it.
+pub struct Start {
+    pub work: Work,
+    pub model: Model,
+    /// The first jail: the run's, or setup's when the job has setup commands.
+    pub jail: Sandbox,
+    pub jail_report: SandboxReport,
+    /// Ignored entries before the run: anything ignored the run adds is removed at the end.
+    pub ignored: Vec<String>,
+    /// The repo map, started at intake when the tree it reads is surely the baseline's.
+    pub map: Option<JoinHandle<String>>,
+    /// `--continue`: the failed run's saved work (applied after the baseline) and conversation.
+    pub saved: Option<Saved>,
+    pub history: Vec<Message>,
+}
+
+/// The checkout the environment stage made, for the land stage to put back.
+pub struct Checkout {
+    pub original: OriginalHead,
+    /// Where a branch of the run's name pointed before (a person's branch goes back there).
+    pub before: Option<git2::Oid>,
+    pub base: git2::Oid,
+    pub ignored: Vec<String>,
+}
+
+/// The environment stage's result: the tools in the run's jail, the checks with the baseline
+/// taken, and how the session starts.
+pub struct Ready {
+    pub tools: Arc<ToolContext>,
+    pub checks: super::checks::Checks,
+    pub map: JoinHandle<String>,
+    /// The `.git` guard's snapshot, taken before any command but setup's ran.
+    pub git_guard: crate::guard::GitGuard,
+    /// Why the run stops before the first request (a check that cannot run, a required MCP
+    /// server down, saved work that does not apply, the budget or a cancel during the baseline).
+    pub stop: Option<crate::record::Status>,
+    /// Saved work taken up (`--continue`): the note for the model's first message.
+    pub note: Option<String>,
+    /// The model's work is already in the tree (saved work taken up).
+    pub touched: bool,
+}
+
+/// How the session ended.
+pub struct Ended {
+    pub status: crate::record::Status,
+    /// The model changed the work tree at some point.
+    pub touched: bool,
+}

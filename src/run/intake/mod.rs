@@ -1,0 +1,229 @@
+//! Intake: load and check the spec and the policy, find the repository and the report dir, build
+//! the model client, open the repo, and set up the sandbox. Everything here is an input problem
+//! (exit 2) when it fails, and is reported in the report dir as far as intake got.
+
+mod autofix;
+pub mod locate;
+pub mod saved;
+pub mod setup;
+
+use super::handoff::{Scope, Start};
+use super::request::{EventSinks, Hooks, Request, Source};
+use crate::error::{Code, HoneError};
+use crate::events::Events;
+use crate::git::Workspace;
+use crate::output::dir::ReportDir;
+use crate::policy::{self, Policy};
+use crate::spec::{self, Job};
+
+/// Intake failed: why, and as much as intake knew of where to report it.
+pub struct Failure {
+    pub error: HoneError,
+    /// The job's name, when the spec loaded.
+    pub job: Option<String>,
+    /// Where the reports go; `None` when even that could not be settled.
+    pub report_dir: Option<ReportDir>,
+    pub events: Option<Events>,
+}
+
+/// Load the policy the job names (or the built-in one), with the verify commands allowed.
+pub fn load_policy(job: &Job) -> Result<Policy, HoneError> {
+    let p = match &job.policy {
+        Some(path) => policy::load(path).map_err(|d| HoneError::located(Code::Policy, d))?,
+        None => Policy::builtin(),
+    };
+    Ok(with_verify(p, job))
+}
+
+/// `p` with the job's verify commands allowed.
+pub fn with_verify(mut p: Policy, job: &Job) -> Policy {
+    p.allow_verify(&job.verify.iter().map(|v| (v.name.clone(), v.run.clone())).collect::<Vec<_>>());
+    p
+}
+
+/// The job from the spec (or the command line alone), with the command line's overrides.
+fn load_job(req: &Request) -> Result<Job, HoneError> {
+    let o = &req.overrides;
+    let overrides = spec::Overrides { task: o.task.clone(), name: o.name.clone(), model: o.model.clone() };
+    let job = match &req.source {
+        Source::Job(job) => *job.clone(),
+        Source::Spec(_) if !o.verify.is_empty() => {
+            return Err(HoneError::new(Code::Spec, "`--verify` is for a one-off job without a spec")
+                .hint("put the check in the spec's `verify:` list instead"));
+        }
+        Source::Spec(path) => spec::load_with(path, &overrides)?,
+        Source::OneOff => {
+            let task = o.task.clone().filter(|t| !t.trim().is_empty()).ok_or_else(|| {
+                HoneError::new(
+                    Code::Spec,
+                    "give a job spec (`hone run JOB.yaml`), or a task and a model (`hone run --task TEXT --model NAME`)",
+                )
+            })?;
+            let model =
+                o.model.clone().filter(|m| !m.trim().is_empty()).ok_or_else(|| {
+                    HoneError::new(Code::Spec, "`--task` without a job spec needs `--model NAME` too")
+                })?;
+            let a = spec::adhoc::Adhoc {
+                provider: setup::provider_for(&model, &req.env),
+                task,
+                model,
+                verify: o.verify.clone(),
+                name: o.name.clone(),
+            };
+            spec::adhoc::job(&a, &locate::cwd())?
+        }
+    };
+    Ok(with_overrides(job, req))
+}
+
+/// The command line's (or the fleet's) PR number and base branch.
+fn with_overrides(mut job: Job, req: &Request) -> Job {
+    if let Some(n) = req.overrides.pr {
+        job.pr.number = Some(n);
+    }
+    if let Some(b) = &req.overrides.base {
+        job.repo.base = Some(b.clone());
+    }
+    job
+}
+
+/// Stage 1: the job, the repository and the report dir, which is cleared of an earlier run's
+/// reports and holds `events.jsonl` from here on.
+fn stage_one(req: &Request, sinks: EventSinks) -> Result<(Job, ReportDir, Events), Box<Failure>> {
+    let early = |error: HoneError, job: Option<String>, report_dir: Option<ReportDir>| {
+        Box::new(Failure { error, job, report_dir, events: None })
+    };
+    let mut job = match load_job(req) {
+        Ok(j) => j,
+        Err(e) => return Err(early(e, None, locate::fallback_report_dir(req))),
+    };
+    let name = Some(job.name.clone());
+    let root = match locate::repo_root(&job, req.repo.clone()) {
+        Ok(r) => r,
+        Err(e) => return Err(early(e, name, locate::fallback_report_dir(req))),
+    };
+    job.repo.path = Some(root);
+    let wanted = locate::report_dir_path(&job, req.report_dir.clone());
+    let (report_dir, live) = match crate::output::dir::open_for_run(&wanted, job.repo.path.as_deref()) {
+        Ok(opened) => opened,
+        Err(e) => return Err(early(e, name, None)),
+    };
+    let (id, redactor) = (uuid::Uuid::new_v4().to_string(), req.redactor.clone());
+    let events = Events::new(id, redactor, sinks.json, sinks.tag, sinks.progress);
+    match live {
+        // Nothing was emitted yet: attaching writes nothing, so it cannot fail.
+        Ok(file) => drop(events.attach_file(file)),
+        Err(e) => return Err(early(e, name, Some(report_dir))),
+    }
+    Ok((job, report_dir, events))
+}
+
+/// Intake: the scope every later stage reads, and what they start from; or why the run cannot
+/// start, with as much as intake knew of where to report it.
+pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(Scope, Start), Box<Failure>> {
+    // `--continue REPORT_DIR` is read before the report dir is cleared (it may be the same).
+    let resume = req.continue_from.as_deref().map(saved::read);
+    let (mut job, report_dir, events) = stage_one(req, sinks)?;
+    let deadline = tokio::time::Instant::now() + job.limits.max_wall_time;
+    let name = job.name.clone();
+    let (rd, ev) = (report_dir.clone(), events.clone());
+    let fail = move |error: HoneError| {
+        Box::new(Failure { error, job: Some(name.clone()), report_dir: Some(rd.clone()), events: Some(ev.clone()) })
+    };
+    let (redactor, env) = (req.redactor.clone(), req.env.clone());
+    setup::collect_secrets(&redactor, &job, &env);
+    let mut policy = match hooks.policy {
+        Some(p) => *p,
+        None => load_policy(&job).map_err(&fail)?,
+    };
+    setup::policy_secrets(&redactor, &policy, &env);
+    let model = match hooks.model {
+        Some(r) => crate::model::Model::Replay(r),
+        None => setup::model(&job, &env, events.run_id()).map_err(&fail)?,
+    };
+    let root = job.repo.path.clone().unwrap_or_default();
+    let excluded = locate::exclusions(&root, report_dir.path(), &job);
+    let ws = Workspace::open(&root, excluded).map_err(&fail)?;
+    if let Err(e) = locate::hide_hone_dir(ws.root()) {
+        tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
+    }
+    protect_instructions(&mut policy, &job, &ws);
+    let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
+    // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
+    let map = early_map(&job, &ws, &env).then(|| crate::repomap::spawn(&ws, &job.task, job.repo_map_tokens, &policy));
+    // One walk of the work tree for both what is dirty and what is ignored.
+    let (dirty, ignored) = ws.blocking(|ws| ws.intake_status()).await.map_err(&fail)?;
+    refuse_dirty(&job, &ws, &dirty).map_err(&fail)?;
+    ws.keep(&ignored);
+    let egress = crate::egress::Ledger::new(Some(events.clone()));
+    let paths = (report_dir.path(), env.as_ref());
+    let (jail, jail_report) =
+        first_jail(&policy, &ws, paths, events.run_id(), &ignored, &job, &egress).await.map_err(&fail)?;
+    let bounds = (deadline, &req.cancel);
+    let work = autofix::decide(&mut job, &ws, req, bounds).await.map_err(&fail)?;
+    let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
+    let start = Start { work, model, jail, jail_report, ignored, map, saved, history };
+    let (shared, cancel) = (req.shared.clone(), req.cancel.clone());
+    let scope = Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress };
+    Ok((scope, start))
+}
+
+/// The first jail. With setup commands it is setup's: the network as `setup.network` says, and
+/// nothing protected from its writes (what it installs must stay); the run's own jail is built
+/// after setup, protecting what setup made.
+async fn first_jail(
+    policy: &Policy,
+    ws: &Workspace,
+    paths: (&std::path::Path, &crate::env::RunEnv),
+    run_id: &str,
+    ignored: &[String],
+    job: &Job,
+    egress: &crate::egress::Ledger,
+) -> Result<(crate::sandbox::Sandbox, crate::sandbox::SandboxReport), HoneError> {
+    if job.setup.is_empty() {
+        return crate::sandbox::start(policy, ws, paths, run_id, ignored, ("commands", egress)).await;
+    }
+    let mut setup_policy = policy.clone();
+    setup_policy.network = policy.setup_egress();
+    let id = format!("{run_id}-setup");
+    crate::sandbox::start(&setup_policy, ws, paths, &id, &[], ("setup", egress)).await
+}
+
+/// A run that requires a clean work tree refuses a dirty one, naming what is uncommitted.
+fn refuse_dirty(job: &Job, ws: &Workspace, dirty: &[String]) -> Result<(), HoneError> {
+    if !job.repo.allow_dirty && !dirty.is_empty() {
+        let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
+        let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
+        return Err(HoneError::new(
+            Code::Git,
+            format!("the work tree at {} has uncommitted changes: {}{more}", ws.root().display(), shown.join(", ")),
+        )
+        .hint("commit or stash them first, or set `repo.allow_dirty: true` to start anyway"));
+    }
+    Ok(())
+}
+
+/// The model may not edit its own instructions: the job spec and the policy file.
+fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
+    for (path, why) in
+        [(Some(&job.spec_path), "protected: the job spec"), (job.policy.as_ref(), "protected: the policy file")]
+    {
+        if let Some(rel) = path
+            .and_then(|p| p.canonicalize().ok())
+            .and_then(|p| p.strip_prefix(ws.root()).ok().map(|r| r.to_string_lossy().into_owned()))
+        {
+            policy.protect(&rel, why);
+        }
+    }
+}
+
+/// Whether the repo map can be built at intake: the run will start from the tree as it is now
+/// (no PR to check out, no setup to change it, the base is HEAD).
+fn early_map(job: &Job, ws: &Workspace, env: &crate::env::RunEnv) -> bool {
+    let autofix = job.pr.number.is_some() || (env.actions && crate::forge::autofix::number_from_event(env).is_some());
+    let at_head = match (ws.resolve_base(job.repo.base.as_deref()), ws.resolve_base(None)) {
+        (Ok(base), Ok(head)) => head == base,
+        _ => false,
+    };
+    job.repo_map_tokens > 0 && !autofix && job.setup.is_empty() && at_head
+}

@@ -1,0 +1,211 @@
+//! One `hone run`, as a sequence of stages called from `run` below: intake → environment and
+//! baseline → the model session → land (guards, then commit or save; the checkout put back) →
+//! ship → outputs. Each stage takes the scope intake settled and what the stage before it
+//! returned (`handoff`), and writes what happened into the one run record; no stage imports a
+//! sibling. However the run ends, the record is sealed once and published by `output`.
+
+mod checks;
+mod environment;
+mod handoff;
+pub mod intake;
+mod land;
+pub mod request;
+mod session;
+mod ship;
+pub mod state;
+mod summarize;
+mod transcript;
+
+pub use request::{EventSinks, Hooks, Overrides, Request, RunOutcome, Sinks, Source};
+
+use crate::events::{Events, now_rfc3339};
+use crate::output;
+use crate::protocol::Event;
+use crate::record::{RunRecord, Status};
+use handoff::{Scope, Start, Work};
+use state::{Run, State};
+use tokio::time::Instant;
+
+/// Run the request to its end, and publish what happened.
+pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
+    let started = Instant::now();
+    let started_at = now_rfc3339();
+    let Sinks { events, mut commands } = sinks;
+    let (scope, start) = match intake::intake(&req, events, hooks).await {
+        Ok(i) => i,
+        Err(f) => return intake_failed(*f, &req, commands.as_mut(), (started, started_at)),
+    };
+    if let Some(out) = commands.as_mut() {
+        for c in output::actions::mask_commands(&scope.redactor.values()) {
+            let _ = out.command(&c);
+        }
+    }
+    let mut run = Run::new(begin_record(&scope, &start, started_at), started);
+    scope.events.emit(Event::RunStarted {
+        job: scope.job.name.clone(),
+        repo: run.record.repo.clone(),
+        branch: scope.job.git.branch.clone(),
+        provider: run.record.provider.clone(),
+        model: run.record.model.clone(),
+    });
+    let Start { work, model, jail, map, saved, history, ignored, .. } = start;
+    let status = match &work {
+        Work::Skip(reason) => {
+            run.record.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
+            run.record.warnings.push(reason.clone());
+            run.enter(&scope.events, State::Summarizing, "nothing to do");
+            Status::Skipped
+        }
+        Work::Do(pr) => {
+            let opening = FromIntake { jail, map, saved: saved.as_ref(), history, ignored };
+            let worked = work_on(&scope, pr.as_ref(), &model, opening, &mut run).await;
+            worked.unwrap_or_else(|e| run.fail(&scope.redactor, e))
+        }
+    };
+    let pr = match &work {
+        Work::Do(pr) => pr.as_ref(),
+        Work::Skip(_) => None,
+    };
+    let orders = ship::Orders { dry_run: req.dry_run, github_repo: req.github_repo.clone(), autofix: pr };
+    let status = ship::ship_if_verified(&scope, orders, status, &mut run).await;
+    let record = conclude(&scope, &mut run, status);
+    publish(&scope, run, record, commands.as_mut())
+}
+
+/// What the stages after intake start from, besides the model.
+struct FromIntake<'a> {
+    jail: crate::sandbox::Sandbox,
+    map: Option<tokio::task::JoinHandle<String>>,
+    saved: Option<&'a crate::git::Saved>,
+    history: Vec<crate::protocol::Message>,
+    ignored: Vec<String>,
+}
+
+/// The run's branch; the environment and the baseline; the session; landing the work; and,
+/// however that went, the checkout put back.
+async fn work_on(
+    s: &Scope,
+    pr: Option<&crate::forge::autofix::Target>,
+    model: &crate::model::Model,
+    o: FromIntake<'_>,
+    run: &mut Run,
+) -> Result<Status, crate::error::HoneError> {
+    let checkout = environment::check_out(s, pr, o.ignored, run).await?;
+    let resume = environment::Resume { saved: o.saved, with_history: !o.history.is_empty() };
+    let status = match environment::prepare(s, (o.jail, &checkout), o.map, resume, run).await {
+        Err(status) => status,
+        Ok(ready) => {
+            let handoff::Ready { tools, mut checks, map, git_guard, stop, note, touched } = ready;
+            let ended = match stop {
+                Some(status) => {
+                    checks.settle(run).await;
+                    handoff::Ended { status, touched }
+                }
+                None => {
+                    let opening = session::Opening { map, history: o.history, note, touched };
+                    session::run(s, (model, &tools, checks), opening, checkout.base, run).await
+                }
+            };
+            land::land(s, (tools, git_guard), ended, checkout.base, run).await
+        }
+    };
+    land::restore(s, checkout, run).await;
+    Ok(status)
+}
+
+/// An intake failure still ends with reports (where a report dir is known) that say why.
+fn intake_failed(
+    f: intake::Failure,
+    req: &Request,
+    commands: Option<&mut crate::ci_text::Out>,
+    (started, started_at): (Instant, String),
+) -> RunOutcome {
+    let redactor = &req.redactor;
+    let events =
+        f.events.unwrap_or_else(|| Events::new(uuid::Uuid::new_v4().to_string(), redactor.clone(), None, None, None));
+    let mut record = RunRecord::new(f.job.as_deref().unwrap_or("hone"), events.run_id(), started_at);
+    record.status = Status::InvalidInput;
+    record.errors.push(redactor.error(f.error.clone()));
+    record.summary = redactor.apply(&summarize::intake_failed(&record.errors));
+    record.seal(started.elapsed());
+    let sinks = output::Sinks {
+        dir: f.report_dir.as_ref(),
+        events: &events,
+        redactor,
+        env: &req.env,
+        repo_root: None,
+        commands,
+    };
+    let published = output::publish(&record, &[], sinks);
+    RunOutcome {
+        exit_code: published.exit_code,
+        line: published.line,
+        message: Some(redactor.apply(&f.error.render())),
+        record: Box::new(record),
+    }
+}
+
+/// The record of a run that got past intake, as it starts: the job, the repository, the model,
+/// the policy and its jail, and the warnings the setup deserves.
+fn begin_record(s: &Scope, start: &Start, started_at: String) -> RunRecord {
+    let job = &s.job;
+    let mut r = RunRecord::new(&job.name, s.events.run_id(), started_at);
+    (r.provider, r.model) = (job.model.provider.as_str().into(), job.model.name.clone());
+    r.repo = s.ws.root().display().to_string();
+    r.base = job.repo.base.clone().unwrap_or_else(|| "HEAD".into());
+    (r.branch, r.context_window) = (job.git.branch.clone(), job.model.context_window);
+    r.cost = job.model.pricing.map(|pricing| crate::spec::pricing::Cost {
+        usd: 0.0,
+        limit_usd: job.limits.max_cost_usd,
+        pricing,
+    });
+    r.policy.source =
+        s.policy.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "built-in default".into());
+    r.policy.sandbox = start.jail_report.clone();
+    r.policy.network = crate::record::network::NetworkReport::of(&s.policy);
+    if job.verify.is_empty() {
+        r.warnings.push("no verify commands are configured: the change is not verified".into());
+    }
+    if !s.policy.sandbox {
+        r.warnings.push("the policy sets `sandbox: off`: commands ran with the host's network and file access".into());
+    }
+    r
+}
+
+/// The end of every run that got past intake: the final state and the summary; then the record,
+/// sealed once.
+fn conclude(s: &Scope, run: &mut Run, status: Status) -> RunRecord {
+    let end = match status {
+        Status::Success | Status::NoChange | Status::Skipped => State::Done,
+        Status::Cancelled => State::Aborted,
+        _ => State::Failed,
+    };
+    if !run.machine.state().is_terminal() {
+        run.enter(&s.events, end, status.as_str());
+    }
+    run.record.status = status;
+    if run.record.summary.is_empty() {
+        run.record.summary = s.redactor.apply(&summarize::write(run, status));
+    }
+    run.record.warnings.extend(s.events.write_errors());
+    run.record.policy.network.hosts = s.egress.tally();
+    run.seal()
+}
+
+/// The sealed record, and what was said, out through the one writer.
+fn publish(s: &Scope, run: Run, record: RunRecord, commands: Option<&mut crate::ci_text::Out>) -> RunOutcome {
+    let message = (record.status == Status::InvalidInput)
+        .then(|| record.errors.first().map(|e| s.redactor.apply(&e.render())))
+        .flatten();
+    let said = run.transcript.with_header(&record, &s.job, &s.policy);
+    let sinks = output::Sinks {
+        dir: Some(&s.report_dir),
+        events: &s.events,
+        redactor: &s.redactor,
+        env: &s.env,
+        repo_root: Some(s.ws.root()),
+        commands,
+    };
+    let published = output::publish(&record, &said, sinks);
+    RunOutcome { exit_code: published.exit_code, line: published.line, message, record: Box::new(record) }
+}

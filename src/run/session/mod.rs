@@ -1,0 +1,85 @@
+//! The model session: the conversation's start (the repo map, the system prompt, the first user
+//! turn, planning or not), then the turn loop under the wall-time budget and cancellation. What
+//! the loop keeps (the messages, checkpoints' objects, the watchdogs) stays in here; the session
+//! hands back only how it ended.
+
+mod budget;
+mod checkpoint;
+mod context;
+mod history;
+mod hooks;
+mod plan;
+mod prompt;
+mod toolcall;
+mod turns;
+mod watchdog;
+
+use super::checks::Checks;
+use super::handoff::{Ended, Scope};
+use super::state::{Run, State};
+use crate::error::{Code, HoneError};
+use crate::model::Model;
+use crate::protocol::Message;
+use crate::record::Status;
+use crate::tools::ToolContext;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// What the loop works with: the model, the tools in the run's jail, and the job's checks.
+type Parts<'a> = (&'a Model, &'a Arc<ToolContext>, Checks);
+
+/// How the session starts.
+pub struct Opening {
+    /// The repo map, being built.
+    pub map: JoinHandle<String>,
+    /// The failed run's conversation (`--continue` from a report dir).
+    pub history: Vec<Message>,
+    /// The note on saved work taken up (`--continue`).
+    pub note: Option<String>,
+    /// The model's work is already in the tree (saved work taken up).
+    pub touched: bool,
+}
+
+/// Run the session from the baseline to an outcome.
+pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid, run: &mut Run) -> Ended {
+    let mut lp = turns::Loop::new(s, parts, run, base);
+    lp.touched = opening.touched;
+    begin(&mut lp, opening).await;
+    let budget_note =
+        || format!("the wall-time budget ({}) ran out", crate::spec::duration::format(s.job.limits.max_wall_time));
+    let status = tokio::select! {
+        r = tokio::time::timeout_at(s.deadline, lp.drive()) => r.unwrap_or_else(|_| {
+            lp.run.record.errors.push(HoneError::new(Code::Budget, budget_note()));
+            lp.enter(State::Summarizing, "the wall-time budget ran out");
+            Status::BudgetExhausted
+        }),
+        () = s.cancel.cancelled() => Status::Cancelled,
+    };
+    lp.settle_marks().await;
+    Ended { status, touched: lp.touched }
+}
+
+/// The conversation's start once the baseline is taken: the repo map, the system prompt and the
+/// first user turn, then planning or not.
+async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
+    let s = lp.s;
+    lp.enter(State::ContextBuilding, "intake passed; baseline taken");
+    let map = crate::repomap::wait(opening.map, (&s.cancel, s.deadline)).await;
+    let job = &s.job;
+    let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
+    let mut messages = vec![Message::system(prompt::system(job, s.ws.root(), &map, &s.policy))];
+    // A second attempt from a report dir goes on with the failed run's conversation.
+    let start = match opening.note {
+        Some(n) if !opening.history.is_empty() => n,
+        Some(n) => format!("{start}\n\n{n}"),
+        None => start.to_string(),
+    };
+    messages.extend(opening.history);
+    messages.push(Message::user(start));
+    lp.start(messages);
+    if job.plan {
+        lp.enter(State::Planning, "waiting for the model's plan");
+    } else {
+        lp.enter(State::Executing, "planning is off (`plan: false`)");
+    }
+}

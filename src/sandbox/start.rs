@@ -1,0 +1,107 @@
+//! Starting a run's jail from its policy (the jail is also the probe: a machine that cannot jail
+//! stops the run), and the environment its commands get.
+
+use super::{Sandbox, SandboxReport};
+use crate::env::RunEnv;
+use crate::error::{Code, HoneError};
+use crate::git::Workspace;
+use crate::policy::Policy;
+use crate::redact::is_secret_name;
+use std::path::Path;
+
+/// The environment commands get: only the variables the policy passes (never a secret-looking
+/// one unless named in `env.pass_secrets`), plus settings that stop git from running programs
+/// named in a poisoned repo config.
+pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = Vec::new();
+    for name in &policy.env_pass {
+        if is_secret_name(name) && !policy.pass_secrets.contains(name) {
+            continue;
+        }
+        if let Some(v) = run_env.var(name) {
+            env.push((name.clone(), v.to_string()));
+        }
+    }
+    for name in &policy.pass_secrets {
+        if let Some(v) = run_env.var(name)
+            && !env.iter().any(|(k, _)| k == name)
+        {
+            env.push((name.clone(), v.to_string()));
+        }
+    }
+    let git: &[(&str, &str)] = &[
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_CONFIG_COUNT", "4"),
+        ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+        ("GIT_CONFIG_VALUE_0", "false"),
+        ("GIT_CONFIG_KEY_1", "core.hooksPath"),
+        ("GIT_CONFIG_VALUE_1", "/dev/null"),
+        ("GIT_CONFIG_KEY_2", "core.sshCommand"),
+        ("GIT_CONFIG_VALUE_2", "false"),
+        ("GIT_CONFIG_KEY_3", "core.pager"),
+        ("GIT_CONFIG_VALUE_3", "cat"),
+        // Bytecode caches check source mtimes in whole seconds: an edit within the same second
+        // as a test run would run stale code.
+        ("PYTHONDONTWRITEBYTECODE", "1"),
+    ];
+    env.extend(git.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    env.sort();
+    env
+}
+
+/// Build the jail (which is also the probe: a machine that cannot jail stops the run here), or
+/// run commands unconfined when the policy says `sandbox: off`.
+pub async fn start(
+    policy: &Policy,
+    ws: &Workspace,
+    (report_dir, env): (&Path, &crate::env::RunEnv),
+    run_id: &str,
+    ignored: &[String],
+    (purpose, ledger): (&str, &crate::egress::Ledger),
+) -> Result<(Sandbox, SandboxReport), HoneError> {
+    if !policy.sandbox {
+        tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
+        return Ok((Sandbox::default(), SandboxReport::default()));
+    }
+    let command_env = command_env(policy, env);
+    let inputs = super::Inputs {
+        policy,
+        root: ws.root(),
+        git_paths: ws.git_paths(),
+        ignored,
+        hone_paths: vec![ws.root().join(crate::spec::HONE_DIR), report_dir.to_path_buf()],
+        path_var: command_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default(),
+        home: env.home(),
+        run_id,
+    };
+    let fail = |e: crate::jail::StartError| {
+        let help = match e {
+            crate::jail::StartError::Refused(_) => super::remedy(),
+            crate::jail::StartError::Fault(_) => {
+                "this is a fault in hone's jail; please report it with this message".into()
+            }
+        };
+        HoneError::new(Code::Policy, format!("this machine cannot jail commands: {e}"))
+            .hint(format!("{help}; or set `sandbox: off` in the policy to run commands unconfined on purpose"))
+    };
+    let fault = |e: &dyn std::fmt::Display| fail(crate::jail::StartError::Fault(e.to_string()));
+    let (plan, writable) = super::plan(&inputs).map_err(|e| fault(&e))?;
+    let report = SandboxReport {
+        enabled: true,
+        network_isolated: plan.isolate_network,
+        landlock_abi: crate::jail::landlock_abi(),
+        writable: writable.iter().map(|p| p.display().to_string()).collect(),
+        masked: plan.masks.len(),
+        protected_ignored: plan.ignored_dirs.len() + plan.ignored_files.len(),
+    };
+    let (egress, purpose, ledger) = (policy.network.clone(), purpose.to_string(), ledger.clone());
+    let started = tokio::task::spawn_blocking(move || {
+        crate::jail::Jail::start(&plan, writable).map(|j| Sandbox::jailed(j, &egress, &purpose, &ledger))
+    })
+    .await
+    .map_err(|e| fault(&e))?;
+    let sandbox = started.map_err(fail)?.map_err(|e| fault(&e))?;
+    Ok((sandbox, report))
+}
