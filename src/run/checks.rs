@@ -1,5 +1,6 @@
-//! Running the verify commands from the loop: the baseline, verification rounds and checkpoint
-//! checks, each judged against the baseline, with events and report records.
+//! The job's checks, run in the run's jail: the baseline (by the environment stage), then
+//! verification rounds and checkpoint checks (by the session), each judged against the baseline,
+//! with events and records.
 
 use super::handoff::Scope;
 use super::state::Run;

@@ -6,7 +6,7 @@
 use super::super::state::State;
 use super::plan::{self, PlanArgs};
 use super::turns::Loop;
-use crate::error::Code;
+use crate::error::{Code, HoneError};
 use crate::protocol::{Event, ToolCall, ToolOutput};
 use crate::record::CheckpointRecord as Checkpoint;
 use crate::record::RollbackRecord;
@@ -112,13 +112,15 @@ impl Loop<'_> {
         let label = format!("step `{}`", done.join("`, `"));
         match self.checkpoint_or_rollback(turn, &label).await {
             Ok(note) => ToolOutput::ok(format!("Plan updated:\n{rendered}{note}")),
-            Err(e) => ToolOutput::err(Code::Git, format!("the plan was updated, but the checkpoint failed: {e}")),
+            Err(e) => {
+                ToolOutput::err(Code::Git, format!("the plan was updated, but the checkpoint failed: {}", e.message))
+            }
         }
     }
 
     /// Run the checks; keep a checkpoint when they are no worse than the last one, otherwise roll
     /// back to it. Returns a note for the model.
-    async fn checkpoint_or_rollback(&mut self, turn: u32, label: &str) -> Result<String, String> {
+    async fn checkpoint_or_rollback(&mut self, turn: u32, label: &str) -> Result<String, HoneError> {
         let results = self.run_checks(0, false).await;
         let note = self.judge_progress(turn, label, &results).await?;
         Ok(note.unwrap_or_default())
@@ -131,13 +133,15 @@ impl Loop<'_> {
         turn: u32,
         label: &str,
         results: &[CheckResult],
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Option<String>, HoneError> {
         self.first_checkpoint();
         let score = plan::score(results);
         let Some(last) = self.run.record.checkpoints.last().cloned() else { return Ok(None) };
         if score > last.score {
-            let oid = git2::Oid::from_str(&last.commit).map_err(|e| e.to_string())?;
-            self.s.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await.map_err(|e| e.message)?;
+            let oid = git2::Oid::from_str(&last.commit).map_err(|e| {
+                HoneError::new(Code::Git, format!("checkpoint {} has no commit id (`{}`): {e}", last.id, last.commit))
+            })?;
+            self.s.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await?;
             let reason = format!(
                 "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
                 crate::verify::failure_summary(results),
@@ -159,7 +163,7 @@ impl Loop<'_> {
         // A checkpoint stages and stores the whole change: never one larger than the policy
         // allows (it is counted first, stopping one past the limits).
         let (cap, max) = (self.tools.policy.max_files_changed, self.tools.policy.max_bytes_changed);
-        let counted = self.s.ws.blocking(move |ws| ws.count_changed(cap, max)).await.map_err(|e| e.message)?;
+        let counted = self.s.ws.blocking(move |ws| ws.count_changed(cap, max)).await?;
         if counted.over {
             return Ok(Some(format!(
                 "\nNo checkpoint was saved after {label}: {}. The change will be refused unless it shrinks.",
@@ -170,12 +174,7 @@ impl Loop<'_> {
         let refname = format!("refs/hone/{}/checkpoints/{id}", self.s.job.name);
         let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.record.run_id);
         let (base, name, email) = (self.base, self.s.job.git.author_name.clone(), self.s.job.git.author_email.clone());
-        let oid = self
-            .s
-            .ws
-            .blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email))
-            .await
-            .map_err(|e| e.message)?;
+        let oid = self.s.ws.blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email)).await?;
         self.s.events.emit(Event::Checkpoint {
             id,
             label: label.into(),

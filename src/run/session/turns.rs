@@ -360,7 +360,7 @@ impl<'a> Loop<'a> {
         match self.judge_progress(turn, &format!("verification round {attempt}"), &results).await {
             Ok(Some(note)) => fb.push_str(&note),
             Ok(None) => {}
-            Err(e) => self.run.record.warnings.push(format!("checkpoint failed: {e}")),
+            Err(e) => self.run.record.warnings.push(format!("checkpoint failed: {}", e.message)),
         }
         self.messages.push(Message::user(self.tools.redactor.apply(&fb)));
         None
