@@ -96,16 +96,7 @@ impl Loop<'_> {
 
     fn record_check(&mut self, attempt: u32, r: &verify::CheckResult) {
         {
-            self.events.emit(Event::VerifyCompleted {
-                attempt,
-                check: r.name.clone(),
-                passed: r.passed,
-                accepted: r.accepted,
-                new_failures: r.new_failures.clone(),
-                exit_code: r.exit_code,
-                timed_out: r.timed_out,
-                duration_ms: r.duration_ms,
-            });
+            self.events.emit(r.event());
             if attempt == 0 {
                 self.run.record.baseline.push(r.clone());
             } else {

@@ -6,24 +6,22 @@ use crate::markdown as md;
 use crate::record::{RunRecord, Status};
 use std::fmt::Write as _;
 
+/// A check's result in the checks table: an icon, its verdict (`verify::Verdict`), and how many of
+/// its tests fail when its report says and the verdict names none.
 fn cell(c: &crate::verify::CheckResult) -> String {
-    let res = if c.passed {
-        "✅ pass".to_string()
-    } else if c.timed_out {
-        "❌ timed out".into()
-    } else {
-        format!(
-            "{} exit {}",
-            if c.accepted { "➖" } else { "❌" },
-            c.exit_code.map_or("signal".into(), |e| e.to_string())
-        )
+    use crate::verify::{Style, Verdict};
+    let verdict = c.verdict();
+    let icon = match verdict {
+        Verdict::Pass => "✅",
+        Verdict::FailsAsBefore { .. } => "➖",
+        Verdict::Cancelled => "⏹️",
+        _ => "❌",
     };
-    match (&c.failing_tests, c.new_failures.is_empty()) {
-        (_, false) => {
-            format!("{res}; new: {}", c.new_failures.iter().map(|t| md::code_cell(t)).collect::<Vec<_>>().join(", "))
-        }
-        (Some(f), true) if !f.is_empty() => format!("{res}; {} failing", f.len()),
-        _ => res,
+    let words = verdict.describe(Style { name: md::code_cell, text: md::text });
+    match (&c.failing_tests, verdict) {
+        (_, Verdict::NewFailures { .. }) => format!("{icon} {words}"),
+        (Some(f), _) if !f.is_empty() => format!("{icon} {words}; {} failing", f.len()),
+        _ => format!("{icon} {words}"),
     }
 }
 
