@@ -43,12 +43,47 @@ fn subject(args: &str) -> String {
 /// A setup command's line: its name, how it ended, how long it took.
 fn setup_line(e: &Event) -> String {
     let Event::SetupCompleted { name, passed, exit_code, timed_out, duration_ms } = e else { return String::new() };
-    let how = match (passed, timed_out) {
-        (true, _) => "done".to_string(),
-        (_, true) => "timed out".into(),
-        _ => format!("FAILED (exit {})", exit_code.map_or("signal".into(), |c| c.to_string())),
+    // A setup command is held to `pass`: its verdict is worded as a check's is.
+    let facts = crate::verify::Facts {
+        passed: *passed,
+        accepted: *passed,
+        timed_out: *timed_out,
+        exit_code: *exit_code,
+        ..Default::default()
     };
+    let how = crate::verify::Verdict::of(facts).to_string();
     format!("setup `{name}`: {how} ({})", secs(*duration_ms))
+}
+
+/// A check's line: which run of it, its verdict (`verify::Verdict`, as every report says it), how
+/// long it took.
+fn check_line(e: &Event) -> String {
+    let Event::VerifyCompleted {
+        attempt,
+        check,
+        passed,
+        accepted,
+        new_failures,
+        exit_code,
+        timed_out,
+        cancelled,
+        junit_error,
+        duration_ms,
+    } = e
+    else {
+        return String::new();
+    };
+    let when = if *attempt == 0 { "baseline".to_string() } else { format!("attempt {attempt}") };
+    let verdict = crate::verify::Verdict::of(crate::verify::Facts {
+        passed: *passed,
+        accepted: *accepted,
+        timed_out: *timed_out,
+        cancelled: *cancelled,
+        exit_code: *exit_code,
+        new_failures,
+        junit_error: junit_error.as_deref(),
+    });
+    format!("check `{check}` ({when}): {verdict} ({})", secs(*duration_ms))
 }
 
 /// How a tool call ended: a command's exit code, an error code, or ok.
@@ -143,32 +178,7 @@ impl Progress {
             Event::Egress(c) if !c.allowed => self.line(&refused_line(c), r),
             Event::SetupCompleted { .. } => self.line(&setup_line(e), r),
             Event::McpServer { .. } => self.line(&mcp_line(e), r),
-            Event::VerifyCompleted {
-                attempt,
-                check,
-                passed,
-                accepted,
-                new_failures,
-                exit_code,
-                timed_out,
-                duration_ms,
-            } => {
-                let when = if *attempt == 0 { "baseline".to_string() } else { format!("attempt {attempt}") };
-                let how = match (passed, accepted, timed_out) {
-                    (true, _, _) => "pass".to_string(),
-                    (_, _, true) => "timed out".into(),
-                    (false, true, _) => format!("fails as before (exit {})", exit_code.unwrap_or(-1)),
-                    (false, false, _) => {
-                        format!("FAIL (exit {})", exit_code.map_or("signal".into(), |c| c.to_string()))
-                    }
-                };
-                let new = if new_failures.is_empty() {
-                    String::new()
-                } else {
-                    format!("; {} new failure(s): {}", new_failures.len(), new_failures.join(", "))
-                };
-                self.line(&format!("check `{check}` ({when}): {how}{new} ({})", secs(*duration_ms)), r);
-            }
+            Event::VerifyCompleted { .. } => self.line(&check_line(e), r),
             Event::ModelRetry { attempt, class, reason, delay_ms, .. } => {
                 self.line(&format!("model: {reason} ({class}); retry {attempt} in {}", secs(*delay_ms)), r)
             }
@@ -267,6 +277,8 @@ mod tests {
                 ],
                 exit_code: Some(1),
                 timed_out: false,
+                cancelled: false,
+                junit_error: None,
                 duration_ms: 1,
             },
             &Redactor::new(),

@@ -3,44 +3,40 @@
 //! change. Rendered with the `junit-report` crate (valid against the Jenkins junit-10 XSD).
 
 use crate::record::{RunRecord, Status};
-use crate::verify::CheckResult;
+use crate::verify::{CheckResult, Verdict};
 use junit_report::{ReportBuilder, TestCase, TestCaseBuilder, TestSuiteBuilder};
 use time::Duration;
 
-fn why(c: &CheckResult) -> String {
-    let how = if c.timed_out {
-        "timed out".to_string()
-    } else {
-        c.exit_code.map_or("killed by a signal".into(), |e| format!("exit code {e}"))
-    };
-    if c.new_failures.is_empty() { how } else { format!("{how}; new failures: {}", c.new_failures.join(", ")) }
-}
-
+/// A verify check: a success when its verdict accepts it (with a note when it still fails as at
+/// the baseline), else a failure whose message is the verdict.
 fn check_case(job: &str, c: &CheckResult) -> TestCase {
     let name = format!("{} (attempt {})", c.name, c.attempt);
     let time = Duration::milliseconds(c.duration_ms as i64);
-    let mut b = if c.accepted {
+    let verdict = c.verdict();
+    let mut b = if verdict.accepted() {
         TestCaseBuilder::success(&name, time)
     } else {
-        let mut b = TestCaseBuilder::failure(&name, time, "verify", &format!("`{}` failed: {}", c.command, why(c)));
+        let mut b = TestCaseBuilder::failure(&name, time, "verify", &format!("`{}`: {verdict}", c.command));
         b.set_trace(&c.output_tail);
         b
     };
-    let mut out = c.output_tail.clone();
-    if c.accepted && !c.passed {
-        out = format!("[hone: failed as at the baseline; no new failures (expect: no-regression)]\n{out}");
-    }
+    let out = match verdict {
+        Verdict::FailsAsBefore { .. } => {
+            format!("[hone: accepted (expect: no-regression): {verdict}]\n{}", c.output_tail)
+        }
+        _ => c.output_tail.clone(),
+    };
     b.set_classname(&format!("hone.{job}.verify")).set_system_out(&out);
     b.build()
 }
 
+/// A baseline check: one that did not pass is skipped, with its verdict: a failure that
+/// predates the run is recorded, not blamed on it.
 fn baseline_case(job: &str, c: &CheckResult) -> TestCase {
     let name = format!("{} (baseline)", c.name);
-    let mut b = if c.passed {
-        TestCaseBuilder::success(&name, Duration::milliseconds(c.duration_ms as i64))
-    } else {
-        // A failure that predates the run is recorded, not blamed on it.
-        TestCaseBuilder::skipped_with_cause(&name, "baseline", &format!("failed before any change: {}", why(c)))
+    let mut b = match c.verdict() {
+        Verdict::Pass => TestCaseBuilder::success(&name, Duration::milliseconds(c.duration_ms as i64)),
+        v => TestCaseBuilder::skipped_with_cause(&name, "baseline", &format!("failed before any change: {v}")),
     };
     b.set_classname(&format!("hone.{job}.baseline")).set_system_out(&c.output_tail);
     b.build()
@@ -48,10 +44,10 @@ fn baseline_case(job: &str, c: &CheckResult) -> TestCase {
 
 /// A setup command: a failure is a failure (it stopped the run).
 fn setup_case(job: &str, c: &CheckResult) -> TestCase {
-    let mut b = if c.passed {
-        TestCaseBuilder::success(&c.name, Duration::milliseconds(c.duration_ms as i64))
-    } else {
-        TestCaseBuilder::failure(&c.name, Duration::milliseconds(c.duration_ms as i64), "setup", &why(c))
+    let time = Duration::milliseconds(c.duration_ms as i64);
+    let mut b = match c.verdict() {
+        Verdict::Pass => TestCaseBuilder::success(&c.name, time),
+        v => TestCaseBuilder::failure(&c.name, time, "setup", &v.to_string()),
     };
     b.set_classname(&format!("hone.{job}.setup")).set_system_out(&c.output_tail);
     b.build()

@@ -6,24 +6,23 @@ use crate::markdown as md;
 use crate::record::{RunRecord, Status};
 use std::fmt::Write as _;
 
-fn cell(c: &crate::verify::CheckResult) -> String {
-    let res = if c.passed {
-        "✅ pass".to_string()
-    } else if c.timed_out {
-        "❌ timed out".into()
-    } else {
-        format!(
-            "{} exit {}",
-            if c.accepted { "➖" } else { "❌" },
-            c.exit_code.map_or("signal".into(), |e| e.to_string())
-        )
+/// A check's result in a markdown table (the checks table here, the PR body's): an icon, its
+/// verdict (`verify::Verdict`), and how many of its tests fail when its report says and the
+/// verdict names none.
+pub fn cell(c: &crate::verify::CheckResult) -> String {
+    use crate::verify::{Style, Verdict};
+    let verdict = c.verdict();
+    let icon = match verdict {
+        Verdict::Pass => "✅",
+        Verdict::FailsAsBefore { .. } => "➖",
+        Verdict::Cancelled => "⏹️",
+        _ => "❌",
     };
-    match (&c.failing_tests, c.new_failures.is_empty()) {
-        (_, false) => {
-            format!("{res}; new: {}", c.new_failures.iter().map(|t| md::code_cell(t)).collect::<Vec<_>>().join(", "))
-        }
-        (Some(f), true) if !f.is_empty() => format!("{res}; {} failing", f.len()),
-        _ => res,
+    let words = verdict.describe(Style { name: md::code_cell, text: md::text });
+    match (&c.failing_tests, verdict) {
+        (_, Verdict::NewFailures { .. }) => format!("{icon} {words}"),
+        (Some(f), _) if !f.is_empty() => format!("{icon} {words}; {} failing", f.len()),
+        _ => format!("{icon} {words}"),
     }
 }
 
@@ -34,12 +33,7 @@ fn setup(s: &mut String, r: &RunRecord) {
     }
     let _ = writeln!(s, "\n### Setup\n\n| Command | Result | Time |\n|---|---|---|");
     for c in &r.setup {
-        let res = match (c.passed, c.timed_out, c.exit_code) {
-            (true, _, _) => "done".to_string(),
-            (_, true, _) => "timed out".into(),
-            (_, _, Some(code)) => format!("failed (exit {code})"),
-            _ => "killed".into(),
-        };
+        let res = c.verdict().describe(crate::verify::Style { name: md::code_cell, text: md::text });
         let _ = writeln!(s, "| {} | {res} | {:.1}s |", md::code_cell(&c.name), c.duration_ms as f64 / 1000.0);
     }
 }

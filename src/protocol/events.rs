@@ -145,6 +145,12 @@ pub enum Event {
         new_failures: Vec<String>,
         exit_code: Option<i32>,
         timed_out: bool,
+        /// The run was cancelled while the check ran: it was stopped.
+        #[serde(default)]
+        cancelled: bool,
+        /// Why the check's `junit:` file could not be read (then it is never accepted).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        junit_error: Option<String>,
         duration_ms: u64,
     },
     FixRequested {

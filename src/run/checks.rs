@@ -98,16 +98,7 @@ impl Checks {
 
 /// A check's result: its event, and its place in the record.
 fn note(s: &Scope, run: &mut Run, attempt: u32, r: &verify::CheckResult) {
-    s.events.emit(Event::VerifyCompleted {
-        attempt,
-        check: r.name.clone(),
-        passed: r.passed,
-        accepted: r.accepted,
-        new_failures: r.new_failures.clone(),
-        exit_code: r.exit_code,
-        timed_out: r.timed_out,
-        duration_ms: r.duration_ms,
-    });
+    s.events.emit(r.event());
     if attempt == 0 {
         run.record.baseline.push(r.clone());
     } else {

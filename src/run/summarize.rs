@@ -10,18 +10,9 @@ use crate::record::Status;
 use crate::spec::Job;
 use std::fmt::Write as _;
 
+/// A check's verdict (`verify::Verdict`, as every report says it), its test names as code.
 fn verdict(c: &crate::verify::CheckResult) -> String {
-    if c.passed {
-        "pass".into()
-    } else if c.accepted {
-        "fails as before (no new failures)".into()
-    } else if c.timed_out {
-        "timed out".into()
-    } else if !c.new_failures.is_empty() {
-        format!("fails (new: {})", c.new_failures.iter().map(|t| md::code(t)).collect::<Vec<_>>().join(", "))
-    } else {
-        format!("fails (exit {})", c.exit_code.map_or("signal".into(), |e| e.to_string()))
-    }
+    c.verdict().describe(crate::verify::Style { name: md::code, text: md::text })
 }
 
 /// The summary in Markdown. `status` is the outcome the run is heading for.
@@ -60,7 +51,11 @@ pub fn write(r: &Run, status: Status) -> String {
     let risk =
         r.record.plan.as_ref().map_or("not assessed (no plan)".to_string(), |p| format!("{:?}", p.risk).to_lowercase());
     let _ = writeln!(s, "- Risk stated in the plan: {risk}");
-    let tolerated: Vec<String> = last.iter().filter(|c| c.accepted && !c.passed).map(|c| md::code(&c.name)).collect();
+    let tolerated: Vec<String> = last
+        .iter()
+        .filter(|c| matches!(c.verdict(), crate::verify::Verdict::FailsAsBefore { .. }))
+        .map(|c| md::code(&c.name))
+        .collect();
     if !tolerated.is_empty() {
         let _ = writeln!(s, "- Still failing, as before the change (expect: no-regression): {}", tolerated.join(", "));
     }
@@ -146,10 +141,7 @@ pub fn commit_message(job: &Job, report: &Run) -> String {
         .record
         .final_checks()
         .iter()
-        .map(|c| {
-            let how = if c.passed { "passed" } else { "no new failures (expect: no-regression)" };
-            format!("- {}: {} {how}", md::text(&c.name), md::code(&c.command))
-        })
+        .map(|c| format!("- {}: {}: {}", md::text(&c.name), md::code(&c.command), verdict(c)))
         .collect();
     let task = job.task.trim().lines().next().unwrap_or("");
     format!(
@@ -178,5 +170,85 @@ mod tests {
         assert!(s.contains("Nothing was committed"));
         let ok = write(&r, Status::Success);
         assert!(!ok.contains("What blocked") && ok.contains("git revert"));
+    }
+
+    /// Progress written to memory.
+    #[derive(Clone, Default)]
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Sink {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The four places that show a check's result say the same verdict in the same words: this
+    /// summary, the checks table in summary.md, junit.xml and the progress line.
+    #[test]
+    fn every_renderer_says_the_one_verdict_in_the_same_words() {
+        use crate::verify::{CheckResult, Style, Verdict};
+        let base = CheckResult {
+            attempt: 1,
+            name: "c".into(),
+            command: "sh c.sh".into(),
+            expect: crate::spec::Expect::NoRegression,
+            passed: false,
+            accepted: false,
+            exit_code: Some(1),
+            timed_out: false,
+            cancelled: false,
+            duration_ms: 1,
+            failing_tests: None,
+            failing: None,
+            junit_error: None,
+            new_failures: vec![],
+            output_tail: "tail".into(),
+            key_lines: vec![],
+        };
+        let cases = [
+            CheckResult { passed: true, accepted: true, exit_code: Some(0), ..base.clone() },
+            CheckResult { accepted: true, ..base.clone() },
+            CheckResult { new_failures: vec!["t::a".into(), "t::b".into()], ..base.clone() },
+            CheckResult { exit_code: Some(2), ..base.clone() },
+            CheckResult { exit_code: None, ..base.clone() },
+            CheckResult { exit_code: None, timed_out: true, accepted: false, ..base.clone() },
+            CheckResult { exit_code: None, cancelled: true, ..base.clone() },
+            CheckResult {
+                passed: true,
+                exit_code: Some(0),
+                junit_error: Some("no JUnit file at j.xml".into()),
+                ..base.clone()
+            },
+        ];
+        for c in cases {
+            let v = c.verdict();
+            let mut r = Run::new(crate::run::state::test_record("j"), tokio::time::Instant::now());
+            r.record.baseline.push(CheckResult { attempt: 0, ..base.clone() });
+            r.record.verify.push(c.clone());
+            let text = write(&r, Status::Failed);
+            let md_words = v.describe(Style { name: md::code, text: md::text });
+            assert!(text.contains(&format!("before: fails (exit 1); after: {md_words}\n")), "{v:?}: {text}");
+            let table = crate::output::summary::render(&r.record);
+            let cell_words = v.describe(Style { name: md::code_cell, text: md::text });
+            assert!(table.contains(&format!(" {cell_words} | 1 |")), "{v:?}: {table}");
+            let xml = crate::output::junit::render(&r.record).unwrap();
+            let doc = roxmltree::Document::parse(&xml).unwrap();
+            let case = doc.descendants().find(|n| n.attribute("name") == Some("c (attempt 1)")).unwrap();
+            let failure = case.children().find(|n| n.has_tag_name("failure")).and_then(|n| n.attribute("message"));
+            let out = case.children().find(|n| n.has_tag_name("system-out")).and_then(|n| n.text()).unwrap_or("");
+            match v {
+                Verdict::Pass => assert_eq!((failure, out), (None, "tail")),
+                Verdict::FailsAsBefore { .. } => assert!(failure.is_none() && out.contains(&v.to_string()), "{xml}"),
+                _ => assert_eq!(failure, Some(format!("`sh c.sh`: {v}").as_str()), "{xml}"),
+            }
+            let sink = Sink::default();
+            let mut progress = crate::progress::Progress::new(Box::new(sink.clone()), false);
+            progress.on(&c.event(), &crate::redact::Redactor::new());
+            let line = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+            assert!(line.starts_with(&format!("check `c` (attempt 1): {v} (")), "{v:?}: {line}");
+        }
     }
 }

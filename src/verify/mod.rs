@@ -3,6 +3,9 @@
 //! the failing command, new failing tests by name, and the lines that matter.
 
 pub mod junit_in;
+pub mod verdict;
+
+pub use verdict::{Facts, Style, Verdict};
 
 use crate::error::{Code, HoneError};
 use crate::sandbox::Sandbox;

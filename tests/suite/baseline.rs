@@ -52,7 +52,9 @@ async fn a_pre_existing_failure_is_tolerated_when_nothing_new_fails() {
     assert_junit_valid(&run.report_dir.join("junit.xml"));
     let summary = run.read("summary.md");
     assert!(
-        summary.contains("| `tests` | no-regression | ❌ exit 1; 2 failing | ➖ exit 1; 1 failing | 1 |"),
+        summary.contains(
+            "| `tests` | no-regression | ❌ fails (exit 1); 2 failing | ➖ fails as before (exit 1; no new failures); 1 failing | 1 |"
+        ),
         "{summary}"
     );
 }

@@ -45,7 +45,7 @@ fn assert_happy_commit(repo: &TestRepo, report: &Value) {
     assert_eq!(repo.file("status.txt"), "broken\n");
     let msg = repo.git(&["log", "-1", "--format=%B", "hone/happy"]);
     assert!(msg.starts_with("hone: Set status.txt to `fixed` so check.sh passes."), "{msg}");
-    assert!(msg.contains("- check: `sh check.sh` passed") && msg.contains("Hone-Job: happy"), "{msg}");
+    assert!(msg.contains("- check: `sh check.sh`: pass") && msg.contains("Hone-Job: happy"), "{msg}");
     assert!(
         msg.contains("### How it was verified")
             && msg.contains("- `check` (`sh check.sh`): before: fails (exit 1); after: pass"),

@@ -138,7 +138,7 @@ async fn first_run_creates_the_pr_and_the_second_updates_it() {
     let created = mutations(&gh).await.into_iter().find(|m| m.1 == "/repos/acme/app/pulls").unwrap().2;
     let body = created["body"].as_str().unwrap();
     assert!(body.starts_with("<!-- hone:job=prjob -->"), "{body}");
-    assert!(body.contains("| `check` | ❌ fail | ✅ pass |"), "{body}");
+    assert!(body.contains("| `check` | ❌ fails (exit 1) | ✅ pass |"), "{body}");
     assert_eq!(created["title"], "hone: Set status.txt to fixed.");
     gh.verify().await;
 

@@ -21,7 +21,7 @@ async fn progress_lines_by_default_and_none_with_quiet() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     for want in [
         "hone: job `progress` on ",
-        "check `check` (baseline): FAIL (exit 1)",
+        "check `check` (baseline): fails (exit 1)",
         "── EXECUTING: planning is off",
         "turn 1: 1 tool call(s), 100 prompt + 20 completion tokens",
         "  run_cmd sh check.sh → exit 1 (",

@@ -45,7 +45,7 @@ async fn setup_runs_first_and_what_it_makes_is_never_the_change() {
     let junit = std::fs::read_to_string(run.report_dir.join("junit.xml")).unwrap();
     assert!(junit.contains("name=\"hone.setup-ok.setup\""), "{junit}");
     let summary = std::fs::read_to_string(run.report_dir.join("summary.md")).unwrap();
-    assert!(summary.contains("### Setup") && summary.contains("| `deps` | done |"), "{summary}");
+    assert!(summary.contains("### Setup") && summary.contains("| `deps` | pass |"), "{summary}");
     assert!(run.events().iter().any(|e| e["type"] == "setup_completed" && e["name"] == "deps"));
     // The checkout is as it was: what setup made was removed with the run's other leftovers.
     assert!(!repo.path.join("node_modules").exists() && !repo.path.join(".venv").exists());

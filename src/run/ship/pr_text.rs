@@ -42,16 +42,11 @@ pub fn body(r: &Run) -> String {
     let _ = writeln!(s, "### Verification\n\n| Check | Before (baseline) | After |\n|---|---|---|");
     let last = r.record.final_checks();
     for b in &r.record.baseline {
-        let after = last.iter().find(|c| c.name == b.name).map_or("not run", |c| {
-            if c.passed {
-                "✅ pass"
-            } else if c.accepted {
-                "➖ no new failures"
-            } else {
-                "❌ fail"
-            }
-        });
-        let before = if b.passed { "✅ pass" } else { "❌ fail" };
+        let after = last
+            .iter()
+            .find(|c| c.name == b.name)
+            .map_or_else(|| "not run".to_string(), |c| crate::output::summary::cell(c));
+        let before = crate::output::summary::cell(b);
         let _ = writeln!(s, "| {} | {before} | {after} |", md::code_cell(&b.name));
     }
     if !r.record.files_changed.is_empty() {
