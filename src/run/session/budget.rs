@@ -15,16 +15,16 @@ impl Loop<'_> {
     /// context-length error: then to half of what it was).
     pub(super) fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
         let window = self.s.job.model.context_window;
-        let before = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
+        let before = self.sizing.tokens(&self.messages);
         if !force && (before as f64) < window as f64 * context::COMPACT_AT {
             return;
         }
         let target = if force { (before / 2).max(1024).min(window) } else { window };
-        let target_raw = (target as f64 / self.calibration) as u64;
+        let target_raw = self.sizing.uncalibrated(target);
         let plan = self.run.record.plan.as_ref().map(|p| p.render());
         if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
             self.messages = c;
-            let after = (context::estimate(&self.messages) as f64 * self.calibration) as u64;
+            let after = self.sizing.tokens(&self.messages);
             self.run.record.compactions += 1;
             self.s.events.emit(Event::Compacted {
                 turn,
@@ -86,12 +86,7 @@ impl Loop<'_> {
         }
         if let Some(u) = reply.usage {
             self.run.record.usage.add(u);
-            let est = context::estimate(&self.last_request).max(1) as f64;
-            if u.prompt_tokens > 0 {
-                // Only ever raise the estimate: underestimating overflows the window, overestimating
-                // merely compacts a little early.
-                self.calibration = (u.prompt_tokens as f64 / est).clamp(1.0, 4.0);
-            }
+            self.sizing.calibrate(u.prompt_tokens);
         }
         self.s.events.emit(Event::TurnCompleted {
             turn,

@@ -19,6 +19,51 @@ pub fn estimate(messages: &[Message]) -> u64 {
     messages.iter().map(tokens).sum()
 }
 
+/// What the loop knows of its requests' size: the last request (to measure how much of the
+/// next one's prefix it shares), the provider's tokens per estimated token, and the reuse so far.
+pub struct Sizing {
+    last_request: Vec<Message>,
+    /// Provider tokens per estimated token, from the last usage report.
+    calibration: f64,
+    reuse_sum: f64,
+}
+
+impl Default for Sizing {
+    fn default() -> Self {
+        Sizing { last_request: Vec::new(), calibration: 1.0, reuse_sum: 0.0 }
+    }
+}
+
+impl Sizing {
+    /// `messages` in provider tokens, as far as the last usage report calibrated the estimate.
+    pub fn tokens(&self, messages: &[Message]) -> u64 {
+        (estimate(messages) as f64 * self.calibration) as u64
+    }
+
+    /// Provider tokens back in estimated ones.
+    pub fn uncalibrated(&self, tokens: u64) -> u64 {
+        (tokens as f64 / self.calibration) as u64
+    }
+
+    /// Note the request of turn `turn`: how much of its prefix the last one shared, the average
+    /// so far, and the last request's messages.
+    pub fn request(&mut self, turn: u32, messages: &[Message]) -> (f64, f64, Vec<Message>) {
+        let reuse = prefix_reuse(&self.last_request, messages);
+        self.reuse_sum += reuse;
+        let previous = std::mem::replace(&mut self.last_request, messages.to_vec());
+        (reuse, self.reuse_sum / f64::from(turn.max(1)), previous)
+    }
+
+    /// The provider counted `prompt_tokens` for the last request. Only ever raises the estimate:
+    /// underestimating overflows the window, overestimating merely compacts a little early.
+    pub fn calibrate(&mut self, prompt_tokens: u64) {
+        if prompt_tokens > 0 {
+            let est = estimate(&self.last_request).max(1) as f64;
+            self.calibration = (prompt_tokens as f64 / est).clamp(1.0, 4.0);
+        }
+    }
+}
+
 /// The share of `now`'s serialized prefix that `before` had too (0.0 to 1.0).
 pub fn prefix_reuse(before: &[Message], now: &[Message]) -> f64 {
     let total: usize =
@@ -160,5 +205,30 @@ mod tests {
         let c = compact(&history(30, 4000), 8_000, None).unwrap();
         assert!(prefix_reuse(&history(30, 4000), &c) < 0.1);
         assert_eq!(prefix_reuse(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn the_estimate_is_calibrated_up_by_usage_and_reuse_is_averaged_over_turns() {
+        let mut z = Sizing::default();
+        let first = history(2, 400);
+        let raw = estimate(&first);
+        assert_eq!(z.tokens(&first), raw, "uncalibrated at first");
+        let (reuse, average, previous) = z.request(1, &first);
+        assert_eq!((reuse, average), (0.0, 0.0));
+        assert!(previous.is_empty());
+        // The provider counted twice the estimate: the estimate doubles, and back again.
+        z.calibrate(raw * 2);
+        assert_eq!(z.tokens(&first), raw * 2);
+        assert_eq!(z.uncalibrated(raw * 2), raw);
+        // Fewer tokens than estimated never lowers it below the raw estimate; no count changes nothing.
+        z.calibrate(raw / 2);
+        assert_eq!(z.tokens(&first), raw);
+        z.calibrate(raw * 3);
+        z.calibrate(0);
+        assert_eq!(z.tokens(&first), raw * 3);
+        // The same request again shares its whole prefix: the average over two turns is a half.
+        let (reuse, average, previous) = z.request(2, &first);
+        assert_eq!((reuse, average), (1.0, 0.5));
+        assert_eq!(previous.len(), first.len());
     }
 }

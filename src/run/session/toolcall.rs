@@ -63,7 +63,7 @@ impl Loop<'_> {
         if out.code == Some(Code::InvalidArgs) {
             self.fault(crate::protocol::FaultKind::InvalidToolCall);
         }
-        let streak = self.loops.record(&call.name, &call.arguments, &out.content);
+        let streak = self.watch.loops.record(&call.name, &call.arguments, &out.content);
         self.run.transcript.tool(turn, &call.id, &call.name, out.ok, &out.content);
         self.messages.push(Message::tool(call.id.clone(), out.content));
         streak

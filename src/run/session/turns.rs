@@ -25,19 +25,15 @@ pub struct Loop<'a> {
     specs: Vec<ToolSpec>,
     pub(super) run: &'a mut Run,
     pub(super) messages: Vec<Message>,
-    pub(super) loops: super::watchdog::LoopDetector,
-    degenerate_streak: u32,
+    pub(super) watch: super::watchdog::Watch,
     pub(super) base: git2::Oid,
     pub(super) clarify_requested: bool,
     /// The model called `finish`: how it said it ended.
     pub(super) finished: Option<FinishRecord>,
     /// The model changed the work tree at some point (a write tool, or a change seen by a check).
     pub(super) touched: bool,
-    /// The previous request's messages, to measure prefix reuse.
-    pub(super) last_request: Vec<Message>,
-    /// Provider tokens per estimated token, from the last usage report.
-    pub(super) calibration: f64,
-    reuse_sum: f64,
+    /// The requests' size, calibrated by the provider's usage reports.
+    pub(super) sizing: context::Sizing,
     /// Compactions forced by context-length errors in the current turn.
     forced_compactions: u32,
 }
@@ -63,15 +59,12 @@ impl<'a> Loop<'a> {
             specs,
             run,
             messages: vec![],
-            loops: Default::default(),
-            degenerate_streak: 0,
+            watch: Default::default(),
             base,
             clarify_requested: false,
             finished: None,
             touched: false,
-            last_request: Vec::new(),
-            calibration: 1.0,
-            reuse_sum: 0.0,
+            sizing: Default::default(),
             forced_compactions: 0,
         }
     }
@@ -149,14 +142,12 @@ impl<'a> Loop<'a> {
             tracing::warn!(repairs, "repaired the tool-call history before the request");
             self.messages = messages.clone();
         }
-        let estimated = (context::estimate(&messages) as f64 * self.calibration) as u64;
+        let estimated = self.sizing.tokens(&messages);
         let (tools, priced) = self.offer(estimated)?;
-        let reuse = context::prefix_reuse(&self.last_request, &messages);
-        self.reuse_sum += reuse;
-        self.run.record.prefix_reuse_avg = self.reuse_sum / f64::from(turn);
+        let (reuse, average, previous) = self.sizing.request(turn, &messages);
+        self.run.record.prefix_reuse_avg = average;
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
         self.s.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
-        let previous = std::mem::replace(&mut self.last_request, messages.clone());
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.run.transcript.request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
@@ -235,7 +226,7 @@ impl<'a> Loop<'a> {
         if let Some(why) = super::watchdog::degenerate(&reply.message) {
             return self.degenerate(turn, why);
         }
-        self.degenerate_streak = 0;
+        self.watch.degenerate = 0;
         if self.run.machine.state() == State::Planning
             && !reply.message.tool_calls.iter().any(|c| c.name == "update_plan")
         {
@@ -272,15 +263,15 @@ impl<'a> Loop<'a> {
 
     fn degenerate(&mut self, turn: u32, why: String) -> Next {
         self.fault(FaultKind::Repetition);
-        self.degenerate_streak += 1;
+        self.watch.degenerate += 1;
         self.s.events.emit(Event::ModelRetry {
             turn,
-            attempt: self.degenerate_streak,
+            attempt: self.watch.degenerate,
             class: "retryable".into(),
             reason: format!("degenerate answer: {why}"),
             delay_ms: 0,
         });
-        if self.degenerate_streak >= 3 {
+        if self.watch.degenerate >= 3 {
             self.fail(Code::Model, format!("the model kept producing degenerate answers ({why})"));
             self.enter(State::Summarizing, "degenerate answers");
             return Next::End(Status::Failed);

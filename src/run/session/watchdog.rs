@@ -41,6 +41,14 @@ pub fn degenerate(m: &Message) -> Option<String> {
     None
 }
 
+/// The loop's watchdogs: identical tool calls in a row, and degenerate answers in a row.
+#[derive(Default, Debug)]
+pub struct Watch {
+    pub loops: LoopDetector,
+    /// Degenerate answers in a row (reset by a sound one).
+    pub degenerate: u32,
+}
+
 /// Counts identical consecutive tool calls with identical results.
 #[derive(Default, Debug)]
 pub struct LoopDetector {
