@@ -42,12 +42,15 @@ fn subject(args: &str) -> String {
 
 /// A setup command's line: its name, how it ended, how long it took.
 fn setup_line(e: &Event) -> String {
-    let Event::SetupCompleted { name, passed, exit_code, timed_out, duration_ms } = e else { return String::new() };
+    let Event::SetupCompleted { name, passed, exit_code, timed_out, cancelled, duration_ms } = e else {
+        return String::new();
+    };
     // A setup command is held to `pass`: its verdict is worded as a check's is.
     let facts = crate::verify::Facts {
         passed: *passed,
         accepted: *passed,
         timed_out: *timed_out,
+        cancelled: *cancelled,
         exit_code: *exit_code,
         ..Default::default()
     };

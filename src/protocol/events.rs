@@ -117,6 +117,9 @@ pub enum Event {
         passed: bool,
         exit_code: Option<i32>,
         timed_out: bool,
+        /// The run was cancelled while the command ran: it was stopped.
+        #[serde(default)]
+        cancelled: bool,
         duration_ms: u64,
     },
     /// A hook (job spec `hooks:`) ran, or was refused by the policy (`passed: false`, no code).

@@ -79,6 +79,9 @@ pub struct Ready {
     pub map: JoinHandle<String>,
     /// The `.git` guard's snapshot, taken before any command but setup's ran.
     pub git_guard: crate::guard::GitGuard,
+    /// Setup's jail (its network already closed), kept until the checkout is put back: what
+    /// setup started (a database, a server) stays up for the checks.
+    pub setup_jail: Option<Sandbox>,
     /// Why the run stops before the first request (a check that cannot run, a required MCP
     /// server down, saved work that does not apply, the budget or a cancel during the baseline).
     pub stop: Option<crate::record::Status>,

@@ -92,13 +92,15 @@ async fn work_on(
 ) -> Result<Status, crate::error::HoneError> {
     let checkout = environment::check_out(s, pr, o.ignored, run).await?;
     let resume = environment::Resume { saved: o.saved, with_history: !o.history.is_empty() };
-    let status = match environment::prepare(s, (o.jail, &checkout), o.map, resume, run).await {
-        Err(status) => status,
+    let (status, setup_jail) = match environment::prepare(s, (o.jail, &checkout), o.map, resume, run).await {
+        Err(status) => (status, None),
         Ok(ready) => {
-            let handoff::Ready { tools, mut checks, map, git_guard, stop, note, touched } = ready;
+            let handoff::Ready { tools, mut checks, map, git_guard, setup_jail, stop, note, touched } = ready;
             let ended = match stop {
                 Some(status) => {
                     checks.settle(run).await;
+                    // Land closes the run's jail: nothing else may hold it.
+                    drop(checks);
                     handoff::Ended { status, touched }
                 }
                 None => {
@@ -106,10 +108,11 @@ async fn work_on(
                     session::run(s, (model, &tools, checks), opening, checkout.base, run).await
                 }
             };
-            land::land(s, (tools, git_guard), ended, checkout.base, run).await
+            (land::land(s, (tools, git_guard), ended, checkout.base, run).await, setup_jail)
         }
     };
     land::restore(s, checkout, run).await;
+    drop(setup_jail);
     Ok(status)
 }
 

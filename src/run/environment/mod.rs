@@ -73,7 +73,11 @@ pub async fn prepare(
     run: &mut Run,
 ) -> Result<Ready, Status> {
     // Setup first (in its own jail), then the run's jail; without setup, intake's jail is it.
-    let sandbox = if s.job.setup.is_empty() { jail } else { setup::run(s, jail, &checkout.ignored, run).await? };
+    let (sandbox, setup_jail) = if s.job.setup.is_empty() {
+        (jail, None)
+    } else {
+        (setup::run(s, &jail, &checkout.ignored, run).await?, Some(jail))
+    };
     let tools = match tool_context(s, sandbox).await {
         Ok(t) => t,
         Err(e) => return Err(run.fail(&s.redactor, e)),
@@ -92,7 +96,7 @@ pub async fn prepare(
         }
     };
     let (baseline, ()) = tokio::join!(baseline, start_mcp(s, &tools, jails));
-    let mut ready = Ready { tools, checks, map, git_guard, stop: None, note: None, touched: false };
+    let mut ready = Ready { tools, checks, map, git_guard, setup_jail, stop: None, note: None, touched: false };
     if !baseline {
         ready.stop = Some(if s.cancel.is_cancelled() {
             Status::Cancelled
@@ -110,8 +114,12 @@ pub async fn prepare(
             run.enter(&s.events, State::Summarizing, reason);
             ready.stop = Some(status);
         }
-        Ok(_) if s.cancel.is_cancelled() => ready.stop = Some(Status::Cancelled),
-        Ok(taken) => (ready.note, ready.touched) = taken.map_or((None, false), |(note, t)| (Some(note), t)),
+        Ok(taken) => {
+            (ready.note, ready.touched) = taken.map_or((None, false), |(note, t)| (Some(note), t));
+            if s.cancel.is_cancelled() {
+                ready.stop = Some(Status::Cancelled);
+            }
+        }
     }
     Ok(ready)
 }

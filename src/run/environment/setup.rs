@@ -15,15 +15,15 @@ const TAIL_LINES: usize = 12;
 
 /// Run the setup commands, then build the run's jail. `Err` is the run's status when setup
 /// failed or was cut short (recorded in `run`); nothing else runs then.
-pub async fn run(p: &Scope, jail: Sandbox, ignored: &[String], run: &mut Run) -> Result<Sandbox, Status> {
+pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -> Result<Sandbox, Status> {
     let (ws, cancel) = (&p.ws, &p.cancel);
     let before =
         if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
     let env = crate::sandbox::command_env(&p.policy, &p.env);
     // Setup's proxy serves setup alone: closed when setup ends, however it ends.
-    let _close = CloseProxy(&jail);
+    let _close = CloseProxy(jail);
     for s in &p.job.setup {
-        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, &jail).await;
+        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, jail).await;
         r.output_tail = p.redactor.apply(&r.output_tail);
         r.accepted = r.passed;
         p.events.emit(Event::SetupCompleted {
@@ -31,6 +31,7 @@ pub async fn run(p: &Scope, jail: Sandbox, ignored: &[String], run: &mut Run) ->
             passed: r.passed,
             exit_code: r.exit_code,
             timed_out: r.timed_out,
+            cancelled: r.cancelled,
             duration_ms: r.duration_ms,
         });
         let failed = !r.passed;

@@ -25,6 +25,8 @@ pub async fn land(
         hub.shutdown().await;
         run.record.mcp = hub.records();
     }
+    // The run's jail goes with the tools, before the change is judged: no command the model
+    // started is still running while the guards measure the change and it is committed.
     drop(tools);
     if ended.status == Status::Cancelled || s.cancel.is_cancelled() {
         run.enter(&s.events, State::Aborted, "cancelled by a signal");
