@@ -68,6 +68,20 @@ pub(crate) mod verify;
 pub(crate) mod testutil {
     //! Helpers shared by the unit tests.
 
+    /// Bytes written to memory, shared by every clone (a progress or event sink under test).
+    #[derive(Clone, Default)]
+    pub struct Mem(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Mem {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     /// A proptest config with `cases` cases and a seed that is printed, so a failure can be
     /// repeated: `PROPTEST_RNG_SEED` when set (CI pins it), else a fresh random one.
     pub fn proptest_config(cases: u32) -> proptest::test_runner::Config {

@@ -246,21 +246,8 @@ mod tests {
     fn check(name: &str, attempt: u32, new_failures: &[&str]) -> crate::verify::CheckResult {
         crate::verify::CheckResult {
             attempt,
-            name: name.into(),
-            command: format!("sh {name}"),
-            expect: crate::spec::Expect::Pass,
-            passed: false,
-            accepted: false,
-            exit_code: Some(1),
-            timed_out: false,
-            cancelled: false,
-            duration_ms: 1,
-            failing_tests: None,
-            failing: None,
-            junit_error: None,
             new_failures: new_failures.iter().map(|t| t.to_string()).collect(),
-            output_tail: String::new(),
-            key_lines: vec![],
+            ..crate::verify::example(name)
         }
     }
 

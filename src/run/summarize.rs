@@ -172,18 +172,7 @@ mod tests {
         assert!(!ok.contains("What blocked") && ok.contains("git revert"));
     }
 
-    /// Progress written to memory.
-    #[derive(Clone, Default)]
-    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Sink {
-        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(b);
-            Ok(b.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::testutil::Mem as Sink;
 
     /// The four places that show a check's result say the same verdict in the same words: this
     /// summary, the checks table in summary.md, junit.xml and the progress line.
@@ -191,22 +180,10 @@ mod tests {
     fn every_renderer_says_the_one_verdict_in_the_same_words() {
         use crate::verify::{CheckResult, Style, Verdict};
         let base = CheckResult {
-            attempt: 1,
-            name: "c".into(),
             command: "sh c.sh".into(),
             expect: crate::spec::Expect::NoRegression,
-            passed: false,
-            accepted: false,
-            exit_code: Some(1),
-            timed_out: false,
-            cancelled: false,
-            duration_ms: 1,
-            failing_tests: None,
-            failing: None,
-            junit_error: None,
-            new_failures: vec![],
             output_tail: "tail".into(),
-            key_lines: vec![],
+            ..crate::verify::example("c")
         };
         let cases = [
             CheckResult { passed: true, accepted: true, exit_code: Some(0), ..base.clone() },

@@ -321,5 +321,29 @@ pub fn feedback(results: &[CheckResult], attempt: u32, max: u32) -> String {
     msg
 }
 
+/// A check's result for unit tests: `name` ran as `sh name` (attempt 1, `expect: pass`) and
+/// exited with 1, nothing else known.
+#[cfg(test)]
+pub fn example(name: &str) -> CheckResult {
+    CheckResult {
+        attempt: 1,
+        name: name.into(),
+        command: format!("sh {name}"),
+        expect: crate::spec::Expect::Pass,
+        passed: false,
+        accepted: false,
+        exit_code: Some(1),
+        timed_out: false,
+        cancelled: false,
+        duration_ms: 1,
+        failing_tests: None,
+        failing: None,
+        junit_error: None,
+        new_failures: vec![],
+        output_tail: String::new(),
+        key_lines: vec![],
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -52,22 +52,14 @@ async fn the_deadline_cuts_a_check_short() {
 
 fn result(passed: bool, expect: Expect, failing: Option<&[&str]>) -> CheckResult {
     CheckResult {
-        attempt: 1,
-        name: "t".into(),
         command: "c".into(),
         expect,
         passed,
         accepted: passed,
         exit_code: Some(if passed { 0 } else { 1 }),
-        timed_out: false,
-        cancelled: false,
         duration_ms: 0,
         failing_tests: failing.map(|f| f.iter().map(|s| s.to_string()).collect()),
-        failing: None,
-        junit_error: None,
-        new_failures: vec![],
-        output_tail: String::new(),
-        key_lines: vec![],
+        ..super::example("t")
     }
 }
 

@@ -179,22 +179,14 @@ fn result(ending: Ending, failing: Option<&[&str]>, expect: Expect) -> CheckResu
     };
     let passed = exit_code == Some(0);
     CheckResult {
-        attempt: 1,
-        name: "t".into(),
-        command: "c".into(),
         expect,
         passed,
         accepted: passed,
         exit_code,
         timed_out: matches!(ending, Ending::TimedOut),
         cancelled: matches!(ending, Ending::Cancelled),
-        duration_ms: 1,
         failing_tests: failing.map(strings),
-        failing: None,
-        junit_error: None,
-        new_failures: vec![],
-        output_tail: String::new(),
-        key_lines: vec![],
+        ..crate::verify::example("t")
     }
 }
 
