@@ -130,6 +130,8 @@ fn own_session(command: &mut tokio::process::Command, env: &[(String, String)], 
 pub struct Service {
     pub child: tokio::process::Child,
     pub stderr: Arc<Mutex<Capture>>,
+    /// The task copying stderr into `stderr`, until the pipe closes.
+    pumping: Option<tokio::task::JoinHandle<()>>,
     _group: GroupGuard,
 }
 
@@ -162,10 +164,18 @@ impl Service {
             .spawn()?;
         let group = GroupGuard(child.id().map(|id| Pid::from_raw(id as i32)));
         let stderr = Arc::new(Mutex::new(Capture::new(4096)));
-        if let Some(err) = child.stderr.take() {
-            tokio::spawn(pump(err, stderr.clone()));
+        let pumping = child.stderr.take().map(|err| tokio::spawn(pump(err, stderr.clone())));
+        Ok(Service { child, stderr, pumping, _group: group })
+    }
+
+    /// Wait, at most `within`, for the service to exit and for what it wrote to stderr to be read
+    /// to the end: a server that failed has said why before its tail is taken.
+    pub async fn settle(&mut self, within: std::time::Duration) {
+        let until = tokio::time::Instant::now() + within;
+        let _ = tokio::time::timeout_at(until, self.child.wait()).await;
+        if let Some(task) = self.pumping.take() {
+            let _ = tokio::time::timeout_at(until, task).await;
         }
-        Ok(Service { child, stderr, _group: group })
     }
 
     /// The last lines of what it wrote to stderr.
@@ -351,5 +361,17 @@ mod tests {
             .await
             .unwrap();
         assert!(o.cancelled && !o.success());
+    }
+
+    /// A service that exits before what it (or a child) wrote to stderr is read: `settle` waits
+    /// for the pipe to close, so the tail says why.
+    #[tokio::test]
+    async fn a_settled_service_has_said_everything_it_wrote_to_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "(sleep 0.3; echo the-reason >&2) & exit 3";
+        let sandbox = Default::default();
+        let mut s = Service::spawn("sh", &["-c", script], dir.path(), &env(), &sandbox).unwrap();
+        s.settle(Duration::from_secs(20)).await;
+        assert_eq!(s.stderr_tail(4), "the-reason");
     }
 }

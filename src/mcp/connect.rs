@@ -120,8 +120,8 @@ async fn stdio(command: &str, args: &[String], names: &[String], jail: Sandbox, 
     match client_info().serve(transport).await {
         Ok(client) => Ok(Conn { client, process: Mutex::new(Some(process)), stderr, _jail: Some(jail) }),
         Err(e) => {
-            // Give a crashing server a moment to finish writing why.
-            let _ = tokio::time::timeout(std::time::Duration::from_millis(500), process.child.wait()).await;
+            // Give a crashing server a moment to finish writing why, and hone to read it.
+            process.settle(std::time::Duration::from_millis(500)).await;
             Err(Error::Handshake(Box::new(e)).with_tail(&process.stderr_tail(8)))
         }
     }

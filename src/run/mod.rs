@@ -62,10 +62,7 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
             worked.unwrap_or_else(|e| run.fail(&scope.redactor, e))
         }
     };
-    let pr = match &work {
-        Work::Do(pr) => pr.as_ref(),
-        Work::Skip(_) => None,
-    };
+    let pr = if let Work::Do(Some(target)) = &work { Some(target) } else { None };
     let orders = ship::Orders { dry_run: req.dry_run, github_repo: req.github_repo.clone(), autofix: pr };
     let status = ship::ship_if_verified(&scope, orders, status, &mut run).await;
     let record = conclude(&scope, &mut run, status);

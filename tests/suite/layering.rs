@@ -23,41 +23,33 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The modules a line of code names through `crate::`: `crate::a::b` and `crate::{a, b::c}`.
-fn crate_paths(code: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for (i, _) in code.match_indices("crate::") {
-        let rest = &code[i + "crate::".len()..];
-        if let Some(list) = rest.strip_prefix('{') {
-            let list = list.split('}').next().unwrap_or("");
-            names.extend(list.split(',').map(|p| p.trim().split("::").next().unwrap_or("").to_string()));
-        } else {
-            names.push(rest.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("").to_string());
-        }
-    }
-    names
-}
-
-/// Every line of a module below the run, under `src`, that names a module above it.
-fn violations(src: &Path) -> Vec<String> {
+/// Every line of code under `src/dir` that names a module path `bad` refuses, given the module
+/// the line is in (comments left out), as `src/FILE:LINE: text`.
+fn lines_naming(src: &Path, dir: &str, bad: impl Fn(&[String], &[String]) -> bool) -> Vec<String> {
     let mut files = Vec::new();
-    sources(src, &mut files);
+    sources(&src.join(dir), &mut files);
     let mut found = Vec::new();
     for f in files {
         let rel = f.strip_prefix(src).unwrap();
-        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
-        if ABOVE.contains(&top.as_str()) || TOP.contains(&top.as_str()) {
-            continue;
-        }
+        let module = module_of(rel);
         let text = std::fs::read_to_string(&f).unwrap();
         for (i, line) in text.lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
-            if crate_paths(code).iter().any(|m| ABOVE.contains(&m.as_str())) {
+            if named_modules(code, &module).iter().any(|path| bad(&module, path)) {
                 found.push(format!("src/{}:{}: {}", rel.display(), i + 1, line.trim()));
             }
         }
     }
     found
+}
+
+/// Every line of a module below the run, under `src`, that names a module above it.
+fn violations(src: &Path) -> Vec<String> {
+    let above = |m: &str| ABOVE.contains(&m) || TOP.contains(&m);
+    lines_naming(src, "", |module, path| {
+        let below = module.first().is_some_and(|top| !above(top));
+        below && path.first().is_some_and(|m| ABOVE.contains(&m.as_str()))
+    })
 }
 
 #[test]
@@ -149,25 +141,10 @@ fn named_modules(code: &str, module: &[String]) -> Vec<Vec<String>> {
 
 /// Every line of a stage of the run that names a sibling stage.
 fn sibling_imports(src: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    sources(&src.join("run"), &mut files);
-    let mut found = Vec::new();
-    for f in files {
-        let rel = f.strip_prefix(src).unwrap();
-        let module = module_of(rel);
-        let Some(own) = module.get(1).filter(|m| STAGES.contains(&m.as_str())) else { continue };
-        let text = std::fs::read_to_string(&f).unwrap();
-        for (i, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            let names_sibling = named_modules(code, &module)
-                .iter()
-                .any(|p| p.len() >= 2 && p[0] == "run" && STAGES.contains(&p[1].as_str()) && p[1] != *own);
-            if names_sibling {
-                found.push(format!("src/{}:{}: {}", rel.display(), i + 1, line.trim()));
-            }
-        }
-    }
-    found
+    lines_naming(src, "run", |module, path| {
+        let stage = |p: &[String]| p.get(1).filter(|m| p[0] == "run" && STAGES.contains(&m.as_str())).cloned();
+        matches!((stage(module), stage(path)), (Some(own), Some(other)) if own != other)
+    })
 }
 
 #[test]
