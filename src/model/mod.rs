@@ -1,6 +1,7 @@
 //! Model clients behind one interface, with failures classified as retryable or permanent.
 
 pub mod anthropic;
+pub mod auth;
 pub mod http;
 pub mod openai;
 pub mod replay;

@@ -73,6 +73,32 @@ pub struct ModelSpec {
     pub api: super::raw::Api,
     /// Prices per million tokens, for the run's cost (`None`: the cost is not known).
     pub pricing: Option<super::pricing::Pricing>,
+    /// Azure OpenAI: the deployment (`None`: the `/openai/v1/` form, `name` as the model).
+    pub deployment: Option<String>,
+    /// Azure OpenAI: the `api-version` of the deployments form.
+    pub api_version: Option<String>,
+    /// Bedrock and Vertex AI: the region from the spec (`None`: from the environment at run time).
+    pub region: Option<String>,
+    /// Vertex AI: the project from the spec (`None`: from the environment or the credentials).
+    pub project: Option<String>,
+    /// The models to continue on, in order, when this one stays unavailable after its retries
+    /// (each without a fallback of its own).
+    pub fallback: Vec<ModelSpec>,
+}
+
+impl ModelSpec {
+    /// The path of the first model block without prices (`model`, or `model.fallback[i]`).
+    pub fn unpriced(&self) -> Option<String> {
+        if self.pricing.is_none() {
+            return Some("model".into());
+        }
+        self.fallback.iter().position(|f| f.pricing.is_none()).map(|i| format!("model.fallback[{i}]"))
+    }
+
+    /// This model, then its fallbacks, in order.
+    pub fn chain(&self) -> impl Iterator<Item = &ModelSpec> {
+        std::iter::once(self).chain(&self.fallback)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

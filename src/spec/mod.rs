@@ -1,6 +1,7 @@
 //! The job spec (version 1): loading, validation with positioned errors, and defaults.
 
 pub mod adhoc;
+pub mod cloud;
 pub mod diag;
 pub mod duration;
 pub mod job;
@@ -184,7 +185,7 @@ impl Checker<'_> {
         };
         let mcp = self.mcp(raw.mcp);
         let verify = self.verify(raw.verify.unwrap_or_default());
-        let limits = self.limits(raw.limits.unwrap_or_default(), model.pricing.as_ref());
+        let limits = self.limits(raw.limits.unwrap_or_default(), model.unpriced().as_deref());
         let git = self.git(raw.git.unwrap_or_default(), &name);
         let pr = pr(raw.pr.unwrap_or_default());
         let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
@@ -330,9 +331,9 @@ impl Checker<'_> {
         out
     }
 
-    fn limits(&mut self, l: raw::RawLimits, pricing: Option<&pricing::Pricing>) -> Limits {
+    fn limits(&mut self, l: raw::RawLimits, unpriced: Option<&str>) -> Limits {
         let limits = Limits {
-            max_cost_usd: self.max_cost(l.max_cost_usd, pricing),
+            max_cost_usd: self.max_cost(l.max_cost_usd, unpriced),
             max_turns: l.max_turns.unwrap_or(40),
             max_wall_time: l.max_wall_time.map_or(Duration::from_secs(20 * 60), |d| d.0),
             max_tokens: l.max_tokens.unwrap_or(2_000_000),

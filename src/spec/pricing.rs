@@ -76,13 +76,13 @@ pub fn dollars(v: f64) -> String {
 }
 
 impl Checker<'_> {
-    pub(super) fn pricing(&mut self, raw: Option<RawPricing>) -> Option<Pricing> {
+    pub(super) fn pricing(&mut self, raw: Option<RawPricing>, at: &str) -> Option<Pricing> {
         let r = raw?;
         let (Some(input), Some(output)) = (r.input, r.output) else {
             let help =
                 "give at least `input` and `output`, in dollars per million tokens, like `{ input: 2.0, output: 8.0 }`";
-            let missing = if r.input.is_none() { "model.pricing.input" } else { "model.pricing.output" };
-            self.missing(missing, help);
+            let missing = if r.input.is_none() { "input" } else { "output" };
+            self.missing(&format!("{at}.pricing.{missing}"), help);
             return None;
         };
         let p = Pricing {
@@ -99,22 +99,23 @@ impl Checker<'_> {
                 && (!v.is_finite() || v < 0.0)
             {
                 let help = "dollars per million tokens, 0 or more";
-                self.err(&format!("model.pricing.{key}"), format!("{v} is not a price"), help);
+                self.err(&format!("{at}.pricing.{key}"), format!("{v} is not a price"), help);
             }
         }
         Some(p)
     }
 
     /// `limits.max_cost_usd`: above zero, and only with prices to count against.
-    pub(super) fn max_cost(&mut self, v: Option<f64>, pricing: Option<&Pricing>) -> Option<f64> {
+    /// `unpriced`: the path of the first model (or fallback) without prices, if any.
+    pub(super) fn max_cost(&mut self, v: Option<f64>, unpriced: Option<&str>) -> Option<f64> {
         let v = v?;
         if !v.is_finite() || v <= 0.0 {
             self.err("limits.max_cost_usd", format!("{v} is not a budget"), "give dollars, more than zero, like 2.5");
-        } else if pricing.is_none() {
+        } else if let Some(at) = unpriced {
             self.err(
                 "limits.max_cost_usd",
                 "a cost budget needs prices",
-                "add `model.pricing` (dollars per million tokens), like `{ input: 2.0, cached_input: 0.5, output: 8.0 }`",
+                format!("add `{at}.pricing` (dollars per million tokens), like `{{ input: 2.0, cached_input: 0.5, output: 8.0 }}`"),
             );
         }
         Some(v)

@@ -66,6 +66,13 @@ pub enum Provider {
     Openai,
     Anthropic,
     OpenaiCompatible,
+    /// Azure OpenAI: a resource's deployments, with an `api-key` or a Microsoft Entra ID token.
+    Azure,
+    /// Amazon Bedrock's Converse API, signed with SigV4 from the standard AWS credentials.
+    Bedrock,
+    /// Google Vertex AI: Anthropic models (rawPredict) and Gemini models (its OpenAI-compatible
+    /// endpoint), with Application Default Credentials.
+    Vertex,
     /// Replays scripted turns from a file: for the offline example and tests, never a real model.
     Script,
 }
@@ -76,6 +83,9 @@ impl Provider {
             Provider::Openai => "openai",
             Provider::Anthropic => "anthropic",
             Provider::OpenaiCompatible => "openai-compatible",
+            Provider::Azure => "azure",
+            Provider::Bedrock => "bedrock",
+            Provider::Vertex => "vertex",
             Provider::Script => "script",
         }
     }
@@ -84,7 +94,7 @@ impl Provider {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawModel {
-    /// Which API: openai, anthropic, openai-compatible (Ollama, vLLM, llama.cpp) or script (replayed turns, for tests and demos).
+    /// Which API: openai, anthropic, openai-compatible (Ollama, vLLM, llama.cpp), azure, bedrock, vertex or script (replayed turns, for tests and demos).
     pub provider: Option<Provider>,
     /// The model id sent to the API.
     pub name: Option<String>,
@@ -114,6 +124,16 @@ pub struct RawModel {
     pub api: Option<Api>,
     /// Prices in US dollars per million tokens, for the run's cost and `limits.max_cost_usd`.
     pub pricing: Option<super::pricing::RawPricing>,
+    /// Azure OpenAI: the deployment (the `openai/deployments/NAME/…?api-version=` form); without it, the `openai/v1/` form with `name` as the model.
+    pub deployment: Option<String>,
+    /// Azure OpenAI: the `api-version` of the deployments form.
+    pub api_version: Option<String>,
+    /// Bedrock and Vertex AI: the region (us-east-1, us-east5, global); default AWS_REGION, or GOOGLE_CLOUD_LOCATION.
+    pub region: Option<String>,
+    /// Vertex AI: the Google Cloud project; default GOOGLE_CLOUD_PROJECT, or the credentials' own.
+    pub project: Option<String>,
+    /// Other models to continue on, in order, when this one stays unavailable (rate limits, 5xx, overloaded, throttled) after its retries.
+    pub fallback: Option<Vec<RawModel>>,
 }
 
 /// Which OpenAI API hone speaks (`model.api`).

@@ -61,8 +61,18 @@ fn http_client(base: &str) -> Result<reqwest::Client, HoneError> {
     b.build().map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
 }
 
-pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, HoneError> {
-    let m = &job.model;
+pub fn model(job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Model, HoneError> {
+    client(&job.model, job, env, run_id, redactor)
+}
+
+/// The client of one model block (the job's model, or one of its fallbacks).
+fn client(
+    m: &crate::spec::ModelSpec,
+    job: &Job,
+    env: &RunEnv,
+    run_id: &str,
+    _redactor: &Redactor,
+) -> Result<Model, HoneError> {
     let file = job.spec_path.display().to_string();
     let unset =
         |message: String, help: &str| HoneError::located(Code::Spec, vec![Diagnostic::file(&file, message, help)]);
@@ -71,6 +81,9 @@ pub fn model(job: &Job, env: &RunEnv, run_id: &str) -> Result<Model, HoneError> 
             HoneError::new(Code::Spec, format!("{file}: `model.script` is required for `provider: script`"))
         })?;
         return Script::load(path).map(Model::Script).map_err(|diags| HoneError::located(Code::Spec, diags));
+    }
+    if matches!(m.provider, Provider::Bedrock | Provider::Vertex) {
+        return Err(HoneError::new(Code::Spec, format!("{file}: `provider: {}` is being built", m.provider.as_str())));
     }
     let key = env.var(&m.api_key_env).map(str::to_string);
     if m.provider == Provider::Anthropic {
