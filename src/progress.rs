@@ -185,6 +185,9 @@ impl Progress {
             Event::ModelRetry { attempt, class, reason, delay_ms, .. } => {
                 self.line(&format!("model: {reason} ({class}); retry {attempt} in {}", secs(*delay_ms)), r)
             }
+            Event::ModelSwitched { from, to, reason, .. } => {
+                self.line(&format!("model: {from} stayed unavailable; going on with {to} ({reason})"), r)
+            }
             Event::Rollback { to_checkpoint, reason, .. } => {
                 self.line(&format!("rolled back to checkpoint {to_checkpoint}: {reason}"), r)
             }

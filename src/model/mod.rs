@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod auth;
+pub mod chain;
 pub mod http;
 pub mod openai;
 pub mod replay;

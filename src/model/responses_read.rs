@@ -50,14 +50,19 @@ fn reply(items: &[Value], response: &Value) -> Result<Reply, ModelError> {
             _ if !calls.is_empty() => FinishReason::ToolCalls,
             _ => FinishReason::Stop,
         };
+    // Reasoning cut at the output limit before any text or call is an answer to continue, not
+    // an empty one to ask again: sent back, the reasoning lets the model go on from where it
+    // was cut instead of starting over (and being cut at the same place).
+    let continued = finish == FinishReason::Length && !reasoning.is_empty();
     let mut message = Message::assistant(text, calls);
     message.reasoning = reasoning;
-    check_reply(Reply {
+    let reply = Reply {
         message,
         finish_reason: finish,
         usage: response.get("usage").filter(|u| u.is_object()).map(usage),
         model: response["model"].as_str().map(str::to_string),
-    })
+    };
+    if continued { Ok(reply) } else { check_reply(reply) }
 }
 
 fn usage(u: &Value) -> Usage {

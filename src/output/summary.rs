@@ -137,6 +137,11 @@ fn facts(s: &mut String, r: &RunRecord) {
     };
     let (provider, model) = (md::text(&r.provider), md::code_cell(&r.model));
     let _ = writeln!(s, "| Model | {provider} {model}{answered} · hone {} |", r.hone_version);
+    for m in r.models.iter().skip(1) {
+        let why = m.switched_because.as_deref().map_or(String::new(), |w| format!(": {}", md::text(w)));
+        let (provider, model) = (md::text(&m.provider), md::code_cell(&m.model));
+        let _ = writeln!(s, "| Fallback | {provider} {model} from turn {}, {} turn(s){why} |", m.from_turn, m.turns);
+    }
     let branch = match &r.commit {
         Some(c) => format!("{} at {}", md::code_cell(&c.branch), md::code_cell(&c.sha[..c.sha.len().min(12)])),
         None => "no commit".into(),

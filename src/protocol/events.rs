@@ -74,8 +74,18 @@ pub enum Event {
         reason: String,
         delay_ms: u64,
     },
+    /// The model stayed unavailable after its retries: the run goes on with the next one, with
+    /// the same history.
+    ModelSwitched {
+        turn: u32,
+        from: String,
+        to: String,
+        reason: String,
+    },
     TurnCompleted {
         turn: u32,
+        /// The model that answered (`provider/name`).
+        model: String,
         finish_reason: FinishReason,
         tool_calls: usize,
         usage: Option<Usage>,

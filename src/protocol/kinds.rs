@@ -17,12 +17,15 @@ pub enum ModelErrorKind {
     Auth,
     NotFound,
     BadRequest,
+    /// The provider's content filter refused the prompt or the answer (Azure OpenAI): never
+    /// retried, never a reason to fall back.
+    ContentFilter,
     ScriptExhausted,
     Cancelled,
 }
 
 impl ModelErrorKind {
-    pub const ALL: [ModelErrorKind; 14] = [
+    pub const ALL: [ModelErrorKind; 15] = [
         Self::RateLimited,
         Self::ServerError,
         Self::Overloaded,
@@ -35,6 +38,7 @@ impl ModelErrorKind {
         Self::Auth,
         Self::NotFound,
         Self::BadRequest,
+        Self::ContentFilter,
         Self::ScriptExhausted,
         Self::Cancelled,
     ];
@@ -53,6 +57,7 @@ impl ModelErrorKind {
             Self::Auth => "auth",
             Self::NotFound => "not_found",
             Self::BadRequest => "bad_request",
+            Self::ContentFilter => "content_filter",
             Self::ScriptExhausted => "script_exhausted",
             Self::Cancelled => "cancelled",
         }

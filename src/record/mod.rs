@@ -2,6 +2,7 @@
 //! serialized (and read back, typed, by `--continue`, fleets and replay); its schema,
 //! `docs/report.schema.json`, is generated from it.
 
+mod models;
 pub mod network;
 mod status;
 
@@ -11,6 +12,7 @@ use crate::error::{Code, HoneError};
 use crate::git::FileChange;
 use crate::protocol::{FaultClass, FaultKind, ModelErrorKind, SCHEMA_VERSION, Usage};
 use crate::verify::CheckResult;
+pub use models::ModelUse;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -164,6 +166,10 @@ pub struct RunRecord {
     pub turns: u32,
     /// Tokens used, as the provider counted them.
     pub usage: Usage,
+    /// The models that were asked, in order: the job's, then each fallback the run moved on to,
+    /// with its turns, tokens, prices and why it took over.
+    #[serde(default)]
+    pub models: Vec<ModelUse>,
     /// Verification rounds that failed and were fed back to the model.
     pub fix_attempts: u32,
     /// Every tool call the model made, in order.
@@ -247,6 +253,7 @@ impl RunRecord {
             branch: String::new(),
             turns: 0,
             usage: Usage::default(),
+            models: Vec::new(),
             fix_attempts: 0,
             tool_calls: vec![],
             setup: vec![],
@@ -283,8 +290,9 @@ impl RunRecord {
     pub fn seal(&mut self, elapsed: std::time::Duration) {
         self.exit_code = self.status.exit_code();
         self.duration_ms = elapsed.as_millis() as u64;
+        let spent = self.spent_usd();
         if let Some(cost) = &mut self.cost {
-            cost.usd = (cost.pricing.cost(&self.usage) * 1e6).round() / 1e6;
+            cost.usd = (spent * 1e6).round() / 1e6;
         }
         let mut classes: BTreeMap<FaultClass, u32> = BTreeMap::new();
         for (kind, n) in &self.faults {

@@ -7,7 +7,7 @@ use crate::env::{RunEnv, Shared};
 use crate::events::Events;
 use crate::forge::autofix;
 use crate::git::{OriginalHead, Saved, Workspace};
-use crate::model::Model;
+use crate::model::chain::Models;
 use crate::output::dir::ReportDir;
 use crate::policy::Policy;
 use crate::protocol::Message;
@@ -49,7 +49,7 @@ pub enum Work {
 /// Intake's result for the stages after it.
 pub struct Start {
     pub work: Work,
-    pub model: Model,
+    pub model: Models,
     /// The first jail: the run's, or setup's when the job has setup commands.
     pub jail: Sandbox,
     pub jail_report: SandboxReport,

@@ -83,7 +83,7 @@ struct FromIntake<'a> {
 async fn work_on(
     s: &Scope,
     pr: Option<&crate::forge::autofix::Target>,
-    model: &crate::model::Model,
+    model: &crate::model::chain::Models,
     o: FromIntake<'_>,
     run: &mut Run,
 ) -> Result<Status, crate::error::HoneError> {
@@ -154,7 +154,9 @@ fn begin_record(s: &Scope, start: &Start, started_at: String) -> RunRecord {
     r.repo = s.ws.root().display().to_string();
     r.base = job.repo.base.clone().unwrap_or_else(|| "HEAD".into());
     (r.branch, r.context_window) = (job.git.branch.clone(), job.model.context_window);
-    r.cost = job.model.pricing.map(|pricing| crate::spec::pricing::Cost {
+    // With fallbacks, the cost is known only when every model has prices.
+    let priced = job.model.unpriced().is_none();
+    r.cost = job.model.pricing.filter(|_| priced).map(|pricing| crate::spec::pricing::Cost {
         usd: 0.0,
         limit_usd: job.limits.max_cost_usd,
         pricing,

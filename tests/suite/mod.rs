@@ -27,6 +27,7 @@ mod egress;
 mod egress_attacks;
 mod end_to_end;
 mod examples;
+mod fallback;
 mod first_runs;
 mod fleet;
 mod fleet_paths;

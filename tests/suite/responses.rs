@@ -143,3 +143,47 @@ async fn permanent_errors_exit_3_with_the_providers_message() {
     assert_eq!(err["code"], "E_MODEL");
     assert!(err["message"].as_str().unwrap().contains("'temperature' is not supported"), "{err}");
 }
+
+/// An answer of reasoning only, cut at the output limit (`incomplete`, `max_output_tokens`).
+fn reasoning_cut(n: usize) -> Reply {
+    Reply::Json(json!({
+        "id": format!("resp_cut_{n}"), "object": "response", "model": MODEL_ID, "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [{"type": "reasoning", "id": format!("rs_cut_{n}"), "summary": [], "encrypted_content": format!("enc-cut-{n}")}],
+        "usage": {"input_tokens": 100, "output_tokens": 4096, "total_tokens": 4196}
+    }))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_cut_at_the_output_limit_is_continued_not_asked_again() {
+    let repo = broken_repo();
+    let mock = MockModel::start_as(Dialect::Responses).await;
+    mock.push(reasoning_cut(1));
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let run = run_job(&repo, &yaml("cutreason", &mock.base_url, false), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let reqs = mock.requests();
+    assert_eq!(reqs.len(), 3);
+    // The second request carries the cut reasoning back, so the model goes on from it instead
+    // of starting its reasoning over (and being cut at the same place again).
+    let input = reqs[1].body["input"].to_string();
+    assert!(input.contains("enc-cut-1"), "{input}");
+    let report = run.report();
+    assert!(report["faults"].get("empty_answer").is_none(), "{}", report["faults"]);
+    mock.assert_pairing();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_cut_again_and_again_ends_the_run_saying_to_raise_the_limit() {
+    let repo = broken_repo();
+    let mock = MockModel::start_as(Dialect::Responses).await;
+    for n in 1..=6 {
+        mock.push(reasoning_cut(n));
+    }
+    let run = run_job(&repo, &yaml("cutforever", &mock.base_url, false), &[]).await;
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(mock.requests().len(), 3, "three cut answers in a row, then it stops");
+    let error = run.report()["errors"].to_string();
+    assert!(error.contains("max_output_tokens"), "{error}");
+}

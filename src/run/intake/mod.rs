@@ -138,8 +138,11 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     };
     setup::policy_secrets(&redactor, &policy, &env);
     let model = match hooks.model {
-        Some(r) => crate::model::Model::Replay(r),
-        None => setup::model(&job, &env, events.run_id(), &redactor).map_err(&fail)?,
+        Some(r) => {
+            let link = crate::model::chain::Link { spec: job.model.clone(), client: crate::model::Model::Replay(r) };
+            crate::model::chain::Models::new(link, Vec::new())
+        }
+        None => setup::models(&job, &env, events.run_id(), &redactor).map_err(&fail)?,
     };
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);

@@ -4,6 +4,7 @@
 use crate::diag::Diagnostic;
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
+use crate::model::chain::{Link, Models};
 use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
 use crate::policy::Policy;
 use crate::redact::Redactor;
@@ -12,10 +13,10 @@ use std::time::Duration;
 
 pub use crate::redact::is_secret_name;
 
-/// Register the value of every secret-looking variable (and the model key) with the redactor.
+/// Register the value of every secret-looking variable (and each model's key) with the redactor.
 pub fn collect_secrets(redactor: &Redactor, job: &Job, env: &RunEnv) {
     for (k, v) in env.vars() {
-        if is_secret_name(k) || *k == job.model.api_key_env {
+        if is_secret_name(k) || job.model.chain().any(|m| *k == m.api_key_env) {
             redactor.add(v);
         }
     }
@@ -61,8 +62,15 @@ fn http_client(base: &str) -> Result<reqwest::Client, HoneError> {
     b.build().map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
 }
 
-pub fn model(job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Model, HoneError> {
-    client(&job.model, job, env, run_id, redactor)
+/// The run's models: the job's, then its fallbacks, each with its client (a fallback without
+/// its credentials stops the run here, not when it is needed).
+pub fn models(job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Models, HoneError> {
+    let link = |m: &crate::spec::ModelSpec| {
+        client(m, job, env, run_id, redactor).map(|client| Link { spec: m.clone(), client })
+    };
+    let first = link(&job.model)?;
+    let rest = job.model.fallback.iter().map(link).collect::<Result<Vec<_>, _>>()?;
+    Ok(Models::new(first, rest))
 }
 
 /// The client of one model block (the job's model, or one of its fallbacks).

@@ -14,7 +14,7 @@ impl Loop<'_> {
     /// Compact the history when it nears the context window (or always, when `force`d by a
     /// context-length error: then to half of what it was).
     pub(super) fn maybe_compact(&mut self, turn: u32, force: bool, reason: &str) {
-        let window = self.s.job.model.context_window;
+        let window = self.spec().context_window;
         let before = self.sizing.tokens(&self.messages);
         if !force && (before as f64) < window as f64 * context::COMPACT_AT {
             return;
@@ -52,9 +52,10 @@ impl Loop<'_> {
     /// The cost budget: stop before a request whose most possible cost (its estimated prompt,
     /// none of it cached, and a full `max_output_tokens` answer) would take the run past it.
     pub(super) fn over_cost(&mut self, estimated_prompt: u64) -> Option<Status> {
-        let (limit, pricing) = (self.s.job.limits.max_cost_usd?, self.s.job.model.pricing?);
-        let spent = pricing.cost(&self.run.record.usage);
-        let next = pricing.most(estimated_prompt, self.s.job.model.max_output_tokens);
+        let spec = self.spec();
+        let (limit, pricing) = (self.s.job.limits.max_cost_usd?, spec.pricing?);
+        let spent = self.run.record.spent_usd();
+        let next = pricing.most(estimated_prompt, spec.max_output_tokens);
         if spent + next <= limit {
             return None;
         }
@@ -84,12 +85,15 @@ impl Loop<'_> {
         if let Some(m) = &reply.model {
             self.run.record.model_id = Some(m.clone());
         }
+        self.answered(reply.model.as_deref());
         if let Some(u) = reply.usage {
-            self.run.record.usage.add(u);
+            self.run.record.add_usage(u);
             self.sizing.calibrate(u.prompt_tokens);
         }
+        let model = super::models::label(self.link(turn));
         self.s.events.emit(Event::TurnCompleted {
             turn,
+            model,
             finish_reason: reply.finish_reason.clone(),
             tool_calls: reply.message.tool_calls.len(),
             usage: reply.usage,
@@ -101,32 +105,36 @@ impl Loop<'_> {
 /// The cost of one turn's attempts: an empty answer's usage counts (the provider billed it), an
 /// attempt cut off before its usage came counts at the most it could cost, and a retry is made
 /// only while the next attempt still fits the cost budget.
-pub(super) struct TurnCost<'u> {
-    usage: &'u mut crate::protocol::Usage,
-    /// (prices, the budget, the most one attempt costs), with a budget.
+pub(super) struct TurnCost {
+    /// Tokens billed for failed attempts (empty answers), to add to the run's.
+    billed: crate::protocol::Usage,
+    /// (the model's prices, the budget, the most one attempt costs), with a budget.
     cap: Option<(crate::spec::pricing::Pricing, f64, f64)>,
+    /// What the run had spent before this turn, each model at its own prices.
+    before: f64,
     unknown: f64,
     stopped: Option<String>,
 }
 
-impl<'u> TurnCost<'u> {
-    pub fn new(job: &crate::spec::Job, usage: &'u mut crate::protocol::Usage, prompt: u64) -> Self {
-        let cap = match (job.model.pricing, job.limits.max_cost_usd) {
-            (Some(p), Some(limit)) => Some((p, limit, p.most(prompt, job.model.max_output_tokens))),
+impl TurnCost {
+    pub fn new(job: &crate::spec::Job, link: &crate::model::chain::Link, before: f64, prompt: u64) -> Self {
+        let m = &link.spec;
+        let cap = match (m.pricing, job.limits.max_cost_usd) {
+            (Some(p), Some(limit)) => Some((p, limit, p.most(prompt, m.max_output_tokens))),
             _ => None,
         };
-        TurnCost { usage, cap, unknown: 0.0, stopped: None }
+        TurnCost { billed: Default::default(), cap, before, unknown: 0.0, stopped: None }
     }
 
     /// After a failed attempt: whether to try again.
     pub fn may_retry(&mut self, err: &crate::model::ModelError) -> bool {
         let next = self.cap.map_or(0.0, |c| c.2);
         match err {
-            crate::model::ModelError::Empty { usage: Some(u) } => self.usage.add(*u),
+            crate::model::ModelError::Empty { usage: Some(u) } => self.billed.add(*u),
             _ => self.unknown += next,
         }
         let Some((pricing, limit, next)) = self.cap else { return true };
-        let spent = pricing.cost(self.usage) + self.unknown;
+        let spent = self.before + pricing.cost(&self.billed) + self.unknown;
         if spent + next <= limit {
             return true;
         }
@@ -140,8 +148,9 @@ impl<'u> TurnCost<'u> {
         false
     }
 
-    /// Why the retries stopped for the cost budget, if they did.
-    pub fn stopped(self) -> Option<String> {
-        self.stopped
+    /// The tokens failed attempts were billed for, and why the retries stopped for the cost
+    /// budget, if they did.
+    pub fn finish(self) -> (crate::protocol::Usage, Option<String>) {
+        (self.billed, self.stopped)
     }
 }

@@ -8,6 +8,7 @@ mod checkpoint;
 mod context;
 mod history;
 mod hooks;
+mod models;
 mod plan;
 mod prompt;
 mod toolcall;
@@ -18,7 +19,7 @@ use super::checks::Checks;
 use super::handoff::{Ended, Scope};
 use super::state::{Run, State};
 use crate::error::{Code, HoneError};
-use crate::model::Model;
+use crate::model::chain::Models;
 use crate::protocol::Message;
 use crate::record::Status;
 use crate::tools::ToolContext;
@@ -26,7 +27,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 /// What the loop works with: the model, the tools in the run's jail, and the job's checks.
-type Parts<'a> = (&'a Model, &'a Arc<ToolContext>, Checks);
+type Parts<'a> = (&'a Models, &'a Arc<ToolContext>, Checks);
 
 /// How the session starts.
 pub struct Opening {

@@ -8,7 +8,8 @@ use super::super::state::{Run, State};
 use super::{context, history, plan};
 use crate::error::Code;
 use crate::error::HoneError;
-use crate::model::{ChatRequest, Model, ModelError, retry};
+use crate::model::chain::{self, Models};
+use crate::model::{ChatRequest, ModelError, retry};
 use crate::protocol::{Event, FaultKind, FinishReason, Message, ModelErrorKind, Reply, ToolSpec};
 use crate::record::{FinishRecord, Status};
 use crate::tools::{self, ToolContext};
@@ -19,7 +20,8 @@ use tokio::time::Instant;
 /// recorded, and what only the loop keeps (the messages, the watchdogs, the accounting).
 pub struct Loop<'a> {
     pub(super) s: &'a Scope,
-    model: &'a Model,
+    /// The run's models; the one asked now is the last in the record's `models`.
+    pub(super) model: &'a Models,
     pub(super) tools: &'a std::sync::Arc<ToolContext>,
     pub(super) checks: Checks,
     specs: Vec<ToolSpec>,
@@ -151,13 +153,14 @@ impl<'a> Loop<'a> {
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.run.transcript.request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
+        let link = self.link(turn);
+        let mut cost = super::budget::TurnCost::new(&self.s.job, link, self.run.record.spent_usd(), priced);
         let (events, stats, faults) = (&self.s.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
-        let mut cost = super::budget::TurnCost::new(&self.s.job, &mut self.run.record.usage, priced);
         let reply = retry::complete(
-            self.model,
+            &link.client,
             &req,
             self.s.shared.model_slots.as_deref(),
-            &self.s.job.model.retry,
+            &link.spec.retry,
             self.s.deadline,
             &self.tools.cancel,
             |attempt, err, delay| {
@@ -180,7 +183,9 @@ impl<'a> Loop<'a> {
             },
         )
         .await;
-        if let Some(why) = cost.stopped() {
+        let (billed, stopped) = cost.finish();
+        self.run.record.add_usage(billed);
+        if let Some(why) = stopped {
             self.fail(Code::Budget, why);
             self.enter(State::Summarizing, "the cost budget ran out");
             return Err(Status::BudgetExhausted);
@@ -193,6 +198,10 @@ impl<'a> Loop<'a> {
                 self.fault(FaultKind::ContextLength);
                 tracing::warn!("the provider says the context is too long; compacting and retrying: {e}");
                 self.maybe_compact(turn, true, "the provider reported a context-length error");
+                return Ok(None);
+            }
+            Err(e) if chain::falls_back(&e) && self.model.get(self.model_on() + 1).is_some() => {
+                self.fall_back(turn, &e);
                 return Ok(None);
             }
             Err(e) => {
@@ -239,10 +248,10 @@ impl<'a> Loop<'a> {
         // What goes back to the provider holds only JSON arguments; the tool result says what was wrong.
         history::json_arguments(&mut kept);
         self.messages.push(kept);
+        self.watch.cut = if calls.is_empty() && text.trim().is_empty() { self.watch.cut + 1 } else { 0 };
         if calls.is_empty() {
             if reply.finish_reason == FinishReason::Length {
-                self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
-                return Next::Continue;
+                return self.cut_off();
             }
             self.run.record.final_message = self.tools.redactor.apply(&text);
             return Next::Verify;
@@ -259,6 +268,25 @@ impl<'a> Loop<'a> {
             return self.on_finish(f, &text);
         }
         self.watch_loops(streak)
+    }
+
+    /// An answer cut at the output limit: ask the model to go on, unless it has been cut
+    /// before saying anything `CUT_FAIL` times in a row.
+    fn cut_off(&mut self) -> Next {
+        if self.watch.cut >= super::watchdog::CUT_FAIL {
+            let limit = self.spec().max_output_tokens;
+            self.fail(
+                Code::Model,
+                format!(
+                    "the model's answers were cut at the output limit {} times in a row before any text or tool call (`model.max_output_tokens` is {limit}): raise it, reasoning models need room for their reasoning",
+                    self.watch.cut
+                ),
+            );
+            self.enter(State::Summarizing, "answers cut at the output limit");
+            return Next::End(Status::Failed);
+        }
+        self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
+        Next::Continue
     }
 
     fn degenerate(&mut self, turn: u32, why: String) -> Next {

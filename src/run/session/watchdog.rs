@@ -47,7 +47,13 @@ pub struct Watch {
     pub loops: LoopDetector,
     /// Degenerate answers in a row (reset by a sound one).
     pub degenerate: u32,
+    /// Answers in a row cut at the output limit before any text or tool call.
+    pub cut: u32,
 }
+
+/// Answers cut at the output limit before saying anything, in a row, that end the run: the
+/// limit is too low for the model's reasoning.
+pub const CUT_FAIL: u32 = 3;
 
 /// Counts identical consecutive tool calls with identical results.
 #[derive(Default, Debug)]
