@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod auth;
+pub mod azure;
 pub mod chain;
 pub mod http;
 pub mod openai;
@@ -104,8 +105,16 @@ impl Model {
     }
 }
 
-/// Check a finished answer: an answer with neither text nor tool calls is not an answer.
+/// Check a finished answer: an answer the provider's content filter stopped is refused (asking
+/// again would not help), and one with neither text nor tool calls is not an answer.
 pub fn check_reply(reply: Reply) -> Result<Reply, ModelError> {
+    if reply.finish_reason == crate::protocol::FinishReason::ContentFilter {
+        return Err(ModelError::Permanent {
+            kind: ModelErrorKind::ContentFilter,
+            status: None,
+            message: "the provider's content filter stopped the answer (finish_reason `content_filter`)".into(),
+        });
+    }
     if reply.message.content.trim().is_empty() && reply.message.tool_calls.is_empty() {
         return Err(ModelError::Empty { usage: reply.usage });
     }

@@ -1,6 +1,7 @@
 //! The OpenAI Chat Completions client (also for OpenAI-compatible servers: Ollama, vLLM,
 //! llama.cpp). Streamed answers are read as SSE with an idle timeout that resets on every chunk.
 
+use super::auth::Auth;
 use super::stream::{Assembler, classify_message, error_chunk, parse_usage};
 use super::{ChatRequest, ModelError, ModelErrorKind, check_reply, http};
 use crate::protocol::{FinishReason, Message, Reply, Role, ToolCall};
@@ -11,7 +12,8 @@ pub struct OpenAi {
     pub http: reqwest::Client,
     /// `{base_url}/chat/completions`.
     pub url: String,
-    pub api_key: Option<String>,
+    /// `Authorization: Bearer KEY` when a key is set.
+    pub auth: Auth,
     pub model: String,
     pub temperature: Option<f64>,
     pub max_output_tokens: u32,
@@ -66,8 +68,7 @@ impl OpenAi {
 
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
         let resp =
-            post(&self.http, &self.url, self.api_key.as_deref(), &self.body(req), (self.request_timeout, self.stream))
-                .await?;
+            post(&self.http, &self.url, &self.auth, &self.body(req), (self.request_timeout, self.stream)).await?;
         let mut reply = if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }?;
         if self.text_tools {
             let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -94,20 +95,17 @@ impl OpenAi {
     }
 }
 
-/// POST `body` to `url` (with the key as a bearer token), within `limit`; an error status is
+/// POST `body` to `url` (with `auth`'s credential), within `limit`; an error status is
 /// a `ModelError` with the provider's message (OpenAI's error shape, which compatible servers
 /// and the Responses API share).
 pub(super) async fn post(
     client: &reqwest::Client,
     url: &str,
-    key: Option<&str>,
+    auth: &Auth,
     body: &Value,
     (limit, stream): (Duration, bool),
 ) -> Result<reqwest::Response, ModelError> {
-    let mut rb = client.post(url).json(body);
-    if let Some(k) = key {
-        rb = rb.bearer_auth(k);
-    }
+    let rb = auth.apply(client.post(url).json(body)).await?;
     let resp = http::send(rb, limit, stream).await?;
     let status = resp.status();
     if !status.is_success() {
@@ -180,6 +178,9 @@ pub fn parse_completion(v: &Value) -> Result<Reply, ModelError> {
 fn http_error(status: u16, body: &str, retry_after: Option<Duration>) -> ModelError {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let err = parsed.as_ref().and_then(|v| v.get("error"));
+    if let Some(refused) = err.and_then(|e| super::azure::content_filter(Some(status), e)) {
+        return refused;
+    }
     let message = err
         .and_then(|e| e.get("message").and_then(Value::as_str).or_else(|| e.as_str()))
         .map(str::to_string)

@@ -3,6 +3,7 @@
 //! carried between turns (`store: false`, with their encrypted content), streamed or not, with
 //! the same time limits, retries and error classes as the other clients.
 
+use super::auth::Auth;
 use super::responses_read::{Assembler, parse_response};
 use super::{ChatRequest, ModelError, http};
 use crate::protocol::{Message, Reply, Role};
@@ -13,7 +14,8 @@ pub struct Responses {
     pub http: reqwest::Client,
     /// `{base_url}/responses`.
     pub url: String,
-    pub api_key: Option<String>,
+    /// `Authorization: Bearer KEY` when a key is set.
+    pub auth: Auth,
     pub model: String,
     pub temperature: Option<f64>,
     pub max_output_tokens: u32,
@@ -65,7 +67,7 @@ impl Responses {
 
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
         let limits = (self.request_timeout, self.stream);
-        let resp = super::openai::post(&self.http, &self.url, self.api_key.as_deref(), &self.body(req), limits).await?;
+        let resp = super::openai::post(&self.http, &self.url, &self.auth, &self.body(req), limits).await?;
         if self.stream {
             let mut asm = Assembler::default();
             http::events(resp, self.idle_timeout, |_, event| asm.push(event)).await?;
@@ -117,7 +119,7 @@ mod tests {
         Responses {
             http: reqwest::Client::new(),
             url: "http://x/v1/responses".into(),
-            api_key: None,
+            auth: Auth::None,
             model: "gpt-5-codex".into(),
             temperature: None,
             max_output_tokens: 4096,

@@ -28,6 +28,7 @@ pub mod commits;
 pub mod fixtures;
 pub mod git_http;
 pub mod hone;
+pub mod mock_azure;
 pub mod mock_model;
 pub mod processes;
 pub mod repo;

@@ -2,6 +2,7 @@ mod anthropic;
 #[cfg(target_os = "linux")]
 mod attack_review;
 mod autofix;
+mod azure;
 mod baseline;
 mod budgets;
 mod cancel;

@@ -4,11 +4,13 @@
 use crate::diag::Diagnostic;
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
+use crate::model::azure::{self, Target};
 use crate::model::chain::{Link, Models};
-use crate::model::{Model, anthropic::Anthropic, openai::OpenAi, script::Script};
+use crate::model::{Model, anthropic::Anthropic, auth::Auth, openai::OpenAi, script::Script};
 use crate::policy::Policy;
 use crate::redact::Redactor;
-use crate::spec::{Job, Provider};
+use crate::spec::raw::Api;
+use crate::spec::{Job, ModelSpec, Provider};
 use std::time::Duration;
 
 pub use crate::redact::is_secret_name;
@@ -74,13 +76,7 @@ pub fn models(job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Res
 }
 
 /// The client of one model block (the job's model, or one of its fallbacks).
-fn client(
-    m: &crate::spec::ModelSpec,
-    job: &Job,
-    env: &RunEnv,
-    run_id: &str,
-    _redactor: &Redactor,
-) -> Result<Model, HoneError> {
+fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Model, HoneError> {
     let file = job.spec_path.display().to_string();
     let unset =
         |message: String, help: &str| HoneError::located(Code::Spec, vec![Diagnostic::file(&file, message, help)]);
@@ -89,6 +85,9 @@ fn client(
             HoneError::new(Code::Spec, format!("{file}: `model.script` is required for `provider: script`"))
         })?;
         return Script::load(path).map(Model::Script).map_err(|diags| HoneError::located(Code::Spec, diags));
+    }
+    if m.provider == Provider::Azure {
+        return azure(m, env, redactor);
     }
     if matches!(m.provider, Provider::Bedrock | Provider::Vertex) {
         return Err(HoneError::new(Code::Spec, format!("{file}: `provider: {}` is being built", m.provider.as_str())));
@@ -144,43 +143,62 @@ fn client(
 }
 
 /// An OpenAI or OpenAI-compatible client: Chat Completions, or the Responses API.
-fn openai_family(
-    m: &crate::spec::ModelSpec,
-    key: Option<String>,
-    base: &str,
-    run_id: &str,
-) -> Result<Model, HoneError> {
+fn openai_family(m: &ModelSpec, key: Option<String>, base: &str, run_id: &str) -> Result<Model, HoneError> {
     let cache_key = (m.provider == Provider::Openai).then(|| format!("hone-{run_id}"));
     let base = base.trim_end_matches('/');
-    if m.api == crate::spec::raw::Api::Responses {
+    let path = if m.api == Api::Responses { "responses" } else { "chat/completions" };
+    let target = Target { url: format!("{base}/{path}"), model: m.name.clone() };
+    let auth = key.map_or(Auth::None, Auth::Bearer);
+    openai_client(m, target, auth, http_client(base)?, cache_key)
+}
+
+/// Azure OpenAI: OpenAI's clients at the deployment's URLs, with its credentials.
+fn azure(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model, HoneError> {
+    let endpoint = azure::endpoint(m, env)?;
+    let http = http_client(&endpoint)?;
+    let auth = azure::auth(m, env, redactor, &http)?;
+    openai_client(m, azure::target(m, &endpoint), auth, http, None)
+}
+
+/// The Chat Completions or Responses client for `m` at `target`. OpenAI's own API and Azure's
+/// take `max_completion_tokens` and give reasoning back encrypted; compatible servers neither.
+fn openai_client(
+    m: &ModelSpec,
+    target: Target,
+    auth: Auth,
+    http: reqwest::Client,
+    prompt_cache_key: Option<String>,
+) -> Result<Model, HoneError> {
+    let openai = matches!(m.provider, Provider::Openai | Provider::Azure);
+    if m.api == Api::Responses {
         return Ok(Model::Responses(crate::model::responses::Responses {
-            http: http_client(base)?,
-            url: format!("{base}/responses"),
-            api_key: key,
-            model: m.name.clone(),
+            http,
+            url: target.url,
+            auth,
+            model: target.model,
             temperature: m.temperature,
             max_output_tokens: m.max_output_tokens,
             stream: m.stream,
             request_timeout: m.request_timeout,
             idle_timeout: m.idle_timeout,
-            openai: m.provider == Provider::Openai,
-            prompt_cache_key: cache_key,
+            openai,
+            prompt_cache_key,
         }));
     }
     Ok(Model::OpenAi(OpenAi {
-        http: http_client(base)?,
-        url: format!("{base}/chat/completions"),
-        api_key: key,
-        model: m.name.clone(),
+        http,
+        url: target.url,
+        auth,
+        model: target.model,
         temperature: m.temperature,
         max_output_tokens: m.max_output_tokens,
         stream: m.stream,
-        use_max_completion_tokens: m.provider == Provider::Openai,
+        use_max_completion_tokens: openai,
         request_timeout: m.request_timeout,
         idle_timeout: m.idle_timeout,
         text_tools: m.tool_mode == crate::spec::ToolMode::Text,
         calls: std::sync::atomic::AtomicU32::new(0),
-        prompt_cache_key: cache_key,
+        prompt_cache_key,
     }))
 }
 
