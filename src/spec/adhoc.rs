@@ -9,7 +9,7 @@ use std::path::Path;
 pub struct Adhoc {
     pub task: String,
     pub model: String,
-    /// `openai`, `openai-compatible` or `anthropic`.
+    /// `openai`, `openai-compatible`, `anthropic`, `azure`, `bedrock` or `vertex`.
     pub provider: &'static str,
     /// Verify commands, in order.
     pub verify: Vec<String>,

@@ -63,8 +63,9 @@ fn load_job(req: &Request) -> Result<Job, HoneError> {
                 o.model.clone().filter(|m| !m.trim().is_empty()).ok_or_else(|| {
                     HoneError::new(Code::Spec, "`--task` without a job spec needs `--model NAME` too")
                 })?;
+            let (provider, model) = setup::provider_for(&model, &req.env);
             let a = spec::adhoc::Adhoc {
-                provider: setup::provider_for(&model, &req.env),
+                provider,
                 task,
                 model,
                 verify: o.verify.clone(),

@@ -33,9 +33,20 @@ pub fn policy_secrets(redactor: &Redactor, policy: &Policy, env: &RunEnv) {
     }
 }
 
-/// The provider for a one-off job's `--model NAME`: Anthropic for `claude-*`; an OpenAI-compatible
-/// server when `OPENAI_BASE_URL` is set without `OPENAI_API_KEY`; else OpenAI.
-pub fn provider_for(model: &str, env: &RunEnv) -> &'static str {
+/// The provider and model of a one-off job's `--model NAME`: `azure:`, `bedrock:` or `vertex:`
+/// before the name picks that cloud (its endpoint, region and project then come from its own
+/// variables); else Anthropic for `claude-*`; an OpenAI-compatible server when `OPENAI_BASE_URL`
+/// is set without `OPENAI_API_KEY`; else OpenAI.
+pub fn provider_for(model: &str, env: &RunEnv) -> (&'static str, String) {
+    for cloud in ["azure", "bedrock", "vertex"] {
+        if let Some(name) = model.strip_prefix(cloud).and_then(|m| m.strip_prefix(':')) {
+            return (cloud, name.to_string());
+        }
+    }
+    (openai_or_anthropic(model, env), model.to_string())
+}
+
+fn openai_or_anthropic(model: &str, env: &RunEnv) -> &'static str {
     let set = |k: &str| env.var(k).is_some();
     if model.to_ascii_lowercase().starts_with("claude") {
         "anthropic"
@@ -205,6 +216,21 @@ fn openai_client(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_one_off_model_names_its_cloud_before_a_colon() {
+        let env = RunEnv::from_vars([("OPENAI_BASE_URL".to_string(), "http://localhost:11434/v1".to_string())].into());
+        let cases = [
+            ("bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0", "bedrock", "anthropic.claude-3-5-sonnet-20240620-v1:0"),
+            ("vertex:claude-sonnet-4@20250514", "vertex", "claude-sonnet-4@20250514"),
+            ("azure:gpt-4.1", "azure", "gpt-4.1"),
+            ("qwen2.5-coder:7b", "openai-compatible", "qwen2.5-coder:7b"),
+            ("claude-sonnet-4-5", "anthropic", "claude-sonnet-4-5"),
+        ];
+        for (given, provider, name) in cases {
+            assert_eq!(provider_for(given, &env), (provider, name.to_string()), "{given}");
+        }
+    }
 
     #[test]
     fn secret_names() {
