@@ -212,6 +212,15 @@ impl Policy {
             self.write_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher });
         }
     }
+
+    /// Hide the file at `rel` (relative to the repository root): no command or tool may read or
+    /// write it (the jail shows it empty), for `why`.
+    pub fn hide(&mut self, rel: &str, why: &str) {
+        if let Ok(matcher) = compile_glob(&globset::escape(rel)) {
+            self.read_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher: matcher.clone() });
+            self.write_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher });
+        }
+    }
 }
 
 /// Load and validate a policy file; every problem is reported with its position.

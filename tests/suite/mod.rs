@@ -7,6 +7,7 @@ mod baseline;
 mod budgets;
 mod cancel;
 mod chaos;
+mod cloud_credentials;
 mod context;
 mod deputy_branch;
 mod deputy_fleet_clone;

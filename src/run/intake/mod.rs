@@ -64,13 +64,7 @@ fn load_job(req: &Request) -> Result<Job, HoneError> {
                     HoneError::new(Code::Spec, "`--task` without a job spec needs `--model NAME` too")
                 })?;
             let (provider, model) = setup::provider_for(&model, &req.env);
-            let a = spec::adhoc::Adhoc {
-                provider,
-                task,
-                model,
-                verify: o.verify.clone(),
-                name: o.name.clone(),
-            };
+            let a = spec::adhoc::Adhoc { provider, task, model, verify: o.verify.clone(), name: o.name.clone() };
             spec::adhoc::job(&a, &locate::cwd())?
         }
     };
@@ -152,6 +146,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
+    hide_credentials(&mut policy, &env, &ws);
     let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
     let map = early_map(&job, &ws, &env).then(|| crate::repomap::spawn(&ws, &job.task, job.repo_map_tokens, &policy));
@@ -217,6 +212,31 @@ fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
             .and_then(|p| p.strip_prefix(ws.root()).ok().map(|r| r.to_string_lossy().into_owned()))
         {
             policy.protect(&rel, why);
+        }
+    }
+}
+
+/// The variables that name a file of cloud credentials for hone's model client.
+pub const CREDENTIAL_FILES: [&str; 6] = [
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+];
+
+/// A credentials file the runner left in the checkout (google-github-actions/auth writes
+/// `gha-creds-*.json` there) is hone's alone: hidden from every command and tool. Files outside
+/// the checkout are outside the jail's view already.
+fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, ws: &Workspace) {
+    for var in CREDENTIAL_FILES {
+        let Some(path) = env.var(var) else { continue };
+        let path = std::path::Path::new(path);
+        let full = if path.is_absolute() { path.to_path_buf() } else { locate::cwd().join(path) };
+        let inside = full.canonicalize().ok().and_then(|p| p.strip_prefix(ws.root()).ok().map(|r| r.to_path_buf()));
+        if let Some(rel) = inside.filter(|r| !r.as_os_str().is_empty()) {
+            policy.hide(&rel.to_string_lossy(), &format!("hidden: the credentials {var} names"));
         }
     }
 }

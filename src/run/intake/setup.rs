@@ -221,7 +221,11 @@ mod tests {
     fn a_one_off_model_names_its_cloud_before_a_colon() {
         let env = RunEnv::from_vars([("OPENAI_BASE_URL".to_string(), "http://localhost:11434/v1".to_string())].into());
         let cases = [
-            ("bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0", "bedrock", "anthropic.claude-3-5-sonnet-20240620-v1:0"),
+            (
+                "bedrock:anthropic.claude-3-5-sonnet-20240620-v1:0",
+                "bedrock",
+                "anthropic.claude-3-5-sonnet-20240620-v1:0",
+            ),
             ("vertex:claude-sonnet-4@20250514", "vertex", "claude-sonnet-4@20250514"),
             ("azure:gpt-4.1", "azure", "gpt-4.1"),
             ("qwen2.5-coder:7b", "openai-compatible", "qwen2.5-coder:7b"),

@@ -1,0 +1,48 @@
+//! A cloud credentials file the runner left in the workspace (google-github-actions/auth writes
+//! `gha-creds-*.json` at the root of the checkout, where GOOGLE_APPLICATION_CREDENTIALS names it)
+//! is for hone's model client only: no command and no tool of the model can read it.
+
+use super::jail_support::{all_tool_results, cmd, fix, spec, write};
+use crate::common::mock_model::{MockModel, call};
+use crate::common::repo::TestRepo;
+use crate::common::*;
+use serde_json::json;
+
+async fn hidden(var: &str) {
+    require!(Need::UserNamespaces);
+    let canary = "-----BEGIN PRIVATE KEY-----credscanary7f3e9a-----END PRIVATE KEY-----";
+    let repo =
+        TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), (".gitignore", "gha-creds-*.json\n")]);
+    let creds = repo.path.join("gha-creds-1f2e3d.json");
+    std::fs::write(&creds, format!("{{\"type\": \"service_account\", \"private_key\": \"{canary}\"}}\n")).unwrap();
+    let mock = MockModel::start().await;
+    mock.turn(call("read_file", json!({"path": "gha-creds-1f2e3d.json"})), false)
+        .turn(call("grep", json!({"pattern": "credscanary"})), false)
+        // A script no command analysis sees into: only the jail stands between it and the file.
+        .turn(write("peek.sh", "for f in gha-*; do cat \"$f\"; cp \"$f\" copied.txt; done; cat copied.txt\n"), false)
+        .turn(cmd("sh peek.sh"), false);
+    fix(&mock);
+    let yaml = spec(&repo, "creds", &mock, OPEN_POLICY, "pr: { enabled: false }\n");
+    let run = run_job_env(&repo, &yaml, &[(var, creds.to_str().unwrap())]).await;
+    assert_eq!(run.code, 0, "{var}: {}", run.stderr);
+    let seen = all_tool_results(&mock);
+    assert!(!seen.contains("KEY-----credscanary"), "{var}: the model read the credentials: {seen}");
+    assert!(seen.contains("denied by the policy"), "the tools say why: {seen}");
+    assert!(std::fs::read_to_string(&creds).unwrap().contains(canary), "the file itself is left as it was");
+    assert!(!repo.git(&["log", "-p", "--all"]).contains("credscanary"), "never committed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn google_credentials_in_the_checkout_are_hidden() {
+    hidden("GOOGLE_APPLICATION_CREDENTIALS").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aws_credentials_in_the_checkout_are_hidden() {
+    hidden("AWS_SHARED_CREDENTIALS_FILE").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_federated_token_in_the_checkout_is_hidden() {
+    hidden("AZURE_FEDERATED_TOKEN_FILE").await;
+}
