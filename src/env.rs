@@ -28,6 +28,16 @@ pub struct RunEnv {
     vars: BTreeMap<String, String>,
 }
 
+/// The variables that name a file of cloud credentials for hone's model client.
+pub const CREDENTIAL_FILES: [&str; 6] = [
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_WEB_IDENTITY_TOKEN_FILE",
+    "AZURE_FEDERATED_TOKEN_FILE",
+    "AZURE_CLIENT_CERTIFICATE_PATH",
+];
+
 impl RunEnv {
     /// The environment of this process.
     pub fn from_process() -> RunEnv {
@@ -57,6 +67,21 @@ impl RunEnv {
     /// Every variable, by name.
     pub fn vars(&self) -> impl Iterator<Item = (&String, &String)> {
         self.vars.iter()
+    }
+
+    /// The files of cloud credentials the environment names (`CREDENTIAL_FILES`) that exist, by
+    /// their real paths: for hone's model client only, hidden from every command and tool.
+    pub fn credential_files(&self) -> Vec<PathBuf> {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let mut out: Vec<PathBuf> = CREDENTIAL_FILES
+            .iter()
+            .filter_map(|var| self.var(var))
+            .filter_map(|p| cwd.join(p).canonicalize().ok())
+            .filter(|p| p.is_file())
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
     /// The home directory, when it is an absolute path.

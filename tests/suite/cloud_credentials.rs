@@ -46,3 +46,24 @@ async fn aws_credentials_in_the_checkout_are_hidden() {
 async fn a_federated_token_in_the_checkout_is_hidden() {
     hidden("AZURE_FEDERATED_TOKEN_FILE").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credentials_file_in_the_home_directory_is_masked_in_the_jail() {
+    require!(Need::UserNamespaces);
+    let home = tempfile::tempdir().unwrap();
+    let creds = home.path().join("runner-temp-sa-key.json");
+    std::fs::write(&creds, "{\"private_key\": \"-----BEGIN PRIVATE KEY-----homecanary42-----END\"}\n").unwrap();
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH)]);
+    let mock = MockModel::start().await;
+    // (Not the path itself: the variable's name makes its value a secret the diff guard refuses.)
+    let script = "ls -la \"$HOME\"; for f in \"$HOME\"/*.json; do cat \"$f\"; done\n";
+    mock.turn(write("peek.sh", script), false).turn(cmd("sh peek.sh"), false);
+    fix(&mock);
+    let yaml = spec(&repo, "homecreds", &mock, OPEN_POLICY, "pr: { enabled: false }\n");
+    let env = [("HOME", home.path().to_str().unwrap()), ("GOOGLE_APPLICATION_CREDENTIALS", creds.to_str().unwrap())];
+    let run = run_job_env(&repo, &yaml, &env).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.report()["errors"]);
+    let seen = all_tool_results(&mock);
+    assert!(seen.contains("runner-temp-sa-key.json"), "the home is shown (the listing ran): {seen}");
+    assert!(!seen.contains("homecanary42"), "the model read the credentials in the home: {seen}");
+}

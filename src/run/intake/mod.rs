@@ -216,27 +216,13 @@ fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
     }
 }
 
-/// The variables that name a file of cloud credentials for hone's model client.
-pub const CREDENTIAL_FILES: [&str; 6] = [
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_CONFIG_FILE",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AZURE_FEDERATED_TOKEN_FILE",
-    "AZURE_CLIENT_CERTIFICATE_PATH",
-];
-
 /// A credentials file the runner left in the checkout (google-github-actions/auth writes
-/// `gha-creds-*.json` there) is hone's alone: hidden from every command and tool. Files outside
-/// the checkout are outside the jail's view already.
+/// `gha-creds-*.json` there) is hone's alone: hidden from every command and tool (the jail masks
+/// those outside the checkout, in the home directory, too: `sandbox::start`).
 fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, ws: &Workspace) {
-    for var in CREDENTIAL_FILES {
-        let Some(path) = env.var(var) else { continue };
-        let path = std::path::Path::new(path);
-        let full = if path.is_absolute() { path.to_path_buf() } else { locate::cwd().join(path) };
-        let inside = full.canonicalize().ok().and_then(|p| p.strip_prefix(ws.root()).ok().map(|r| r.to_path_buf()));
-        if let Some(rel) = inside.filter(|r| !r.as_os_str().is_empty()) {
-            policy.hide(&rel.to_string_lossy(), &format!("hidden: the credentials {var} names"));
+    for file in env.credential_files() {
+        if let Some(rel) = file.strip_prefix(ws.root()).ok().filter(|r| !r.as_os_str().is_empty()) {
+            policy.hide(&rel.to_string_lossy(), "hidden: cloud credentials the environment names");
         }
     }
 }
