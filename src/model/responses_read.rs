@@ -53,7 +53,10 @@ fn reply(items: &[Value], response: &Value) -> Result<Reply, ModelError> {
     // Reasoning cut at the output limit before any text or call is an answer to continue, not
     // an empty one to ask again: sent back, the reasoning lets the model go on from where it
     // was cut instead of starting over (and being cut at the same place).
-    let continued = finish == FinishReason::Length && !reasoning.is_empty();
+    // (Only reasoning that can go back: a compatible server's, without its encrypted content,
+    // cannot, and asking again is all there is.)
+    let continued = finish == FinishReason::Length
+        && reasoning.iter().any(|r| serde_json::from_str::<Value>(r).is_ok_and(|v| v["encrypted_content"].is_string()));
     let mut message = Message::assistant(text, calls);
     message.reasoning = reasoning;
     let reply = Reply {

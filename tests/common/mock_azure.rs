@@ -29,6 +29,8 @@ pub struct Azure {
     pub filter_next: Mutex<u32>,
     /// Every request accepted or refused: (path with query, how it authenticated, status).
     pub seen: Mutex<Vec<(String, String, u16)>>,
+    /// Answer this many of the next token requests with 503, as an Entra ID outage does.
+    pub token_outage: Mutex<u32>,
     /// The token requests, as forms.
     pub token_requests: Mutex<Vec<HashMap<String, String>>>,
 }
@@ -190,6 +192,14 @@ async fn token(State(az): State<Arc<Azure>>, Path(tenant): Path<String>, body: S
     let form: HashMap<String, String> =
         body.split('&').filter_map(|kv| kv.split_once('=')).map(|(k, v)| (decode(k), decode(v))).collect();
     az.token_requests.lock().unwrap().push(form.clone());
+    {
+        let mut n = az.token_outage.lock().unwrap();
+        if *n > 0 {
+            *n -= 1;
+            let body = json!({"error": "temporarily_unavailable", "error_description": "AADSTS90033: A transient error has occurred."});
+            return (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
+        }
+    }
     let Some((t, client, federated)) = &az.app else {
         return error(StatusCode::BAD_REQUEST, "invalid_request", "no app");
     };

@@ -81,6 +81,8 @@ async fn an_entra_id_token_from_workload_identity_federation() {
         Azure { model: mock.base_url.clone(), deployments: vec!["gpt4o-prod".into()], app, ..Default::default() }
             .start()
             .await;
+    // Entra ID is briefly out: the token request is retried with the model request.
+    *az.token_outage.lock().unwrap() = 1;
     let token_file = repo.dir.path().join("azure-identity-token");
     std::fs::write(&token_file, format!("{federated}\n")).unwrap();
     let y = yaml("entra", &endpoint, "  deployment: gpt4o-prod\n").replace("  api_key_env: HONE_TEST_API_KEY\n", "");
@@ -94,7 +96,12 @@ async fn an_entra_id_token_from_workload_identity_federation() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let hows: Vec<String> = az.seen().into_iter().map(|s| s.1).collect();
     assert_eq!(hows, ["entra", "entra"], "one token, kept for both requests");
-    assert_eq!(az.token_requests.lock().unwrap().len(), 1);
+    assert_eq!(az.token_requests.lock().unwrap().len(), 2, "one outage, then the token");
+    assert!(
+        run.events()
+            .iter()
+            .any(|e| e["type"] == "model_retry" && e["reason"].as_str().unwrap().contains("AADSTS90033"))
+    );
     let issued = az.issued.lock().unwrap()[0].clone();
     run.assert_no_secret(&issued);
     run.assert_no_secret(federated);

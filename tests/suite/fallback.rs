@@ -66,7 +66,11 @@ async fn a_model_rate_limited_past_its_retries_hands_the_run_to_the_fallback() {
         (models[1]["provider"].as_str(), models[1]["model"].as_str()),
         (Some("anthropic"), Some("claude-sonnet-4-5"))
     );
-    assert_eq!((models[1]["from_turn"].as_u64(), models[1]["turns"].as_u64()), (Some(2), Some(2)));
+    assert_eq!(
+        (models[1]["from_turn"].as_u64(), models[1]["turns"].as_u64()),
+        (Some(3), Some(2)),
+        "first asked at turn 3"
+    );
     let why = models[1]["switched_because"].as_str().unwrap();
     assert!(why.contains("rate_limited") && why.contains("gave up after 4"), "{why}");
     // The cost: each model's tokens at its own prices.
@@ -90,7 +94,7 @@ async fn a_model_rate_limited_past_its_retries_hands_the_run_to_the_fallback() {
         ["openai-compatible/mock-model", "anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-4-5"]
     );
     let summary = std::fs::read_to_string(run.report_dir.join("summary.md")).unwrap();
-    assert!(summary.contains("| Fallback | anthropic `claude-sonnet-4-5` from turn 2"), "{summary}");
+    assert!(summary.contains("| Fallback | anthropic `claude-sonnet-4-5` from turn 3"), "{summary}");
     run.assert_no_secret(KEY);
 }
 
@@ -135,4 +139,29 @@ async fn every_model_unavailable_ends_the_run_naming_the_last() {
     assert_eq!(models[1]["turns"], 0);
     let error = report["errors"].to_string();
     assert!(error.contains("overloaded"), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_old_models_encrypted_reasoning_does_not_go_to_the_new_one() {
+    let repo = broken_repo();
+    let first = MockModel::start_as(Dialect::Responses).await;
+    let second = MockModel::start_as(Dialect::Responses).await;
+    first.turn(call("read_file", json!({"path": "check.sh"})), false);
+    rate_limited(&first, 4);
+    second
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let y = job_yaml("reasoning", &first.base_url, false).replace(
+        "verify:",
+        &format!("  api: responses\n  fallback:\n    - {{ provider: openai-compatible, name: other, api: responses, stream: false, base_url: {}, api_key_env: HONE_TEST_API_KEY }}\nverify:", second.base_url),
+    );
+    let run = run_job(&repo, &y, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let handed = &second.requests()[0].body["input"];
+    let kinds: Vec<&str> = handed.as_array().unwrap().iter().map(|i| i["type"].as_str().unwrap()).collect();
+    assert!(!kinds.contains(&"reasoning"), "{handed:#}");
+    assert!(
+        kinds.contains(&"function_call") && kinds.contains(&"function_call_output"),
+        "the history itself goes: {kinds:?}"
+    );
 }

@@ -7,6 +7,7 @@ use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
 use crate::model::ModelError;
 use crate::model::auth::{Expiring, Refreshing, Source, refused};
+use crate::protocol::ModelErrorKind;
 use crate::redact::Redactor;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
@@ -43,22 +44,19 @@ struct Entra {
 }
 
 /// Entra ID credentials from the environment, if it names an app and a proof.
-pub fn from_env(
-    env: &RunEnv,
-    redactor: &Redactor,
-    http: &reqwest::Client,
-) -> Result<Option<Arc<Refreshing<String>>>, HoneError> {
+pub fn from_env(env: &RunEnv, redactor: &Redactor) -> Result<Option<Arc<Refreshing<String>>>, HoneError> {
     let (Some(client_id), Some(tenant)) = (env.var("AZURE_CLIENT_ID"), env.var("AZURE_TENANT_ID")) else {
         return Ok(None);
     };
+    // As Azure's SDKs: a secret set on purpose before the runner's ambient OIDC token.
     let proof = if let Some(f) = env.var("AZURE_FEDERATED_TOKEN_FILE") {
         Proof::File(PathBuf::from(f))
+    } else if let Some(secret) = env.var("AZURE_CLIENT_SECRET") {
+        Proof::Secret(secret.into())
     } else if let (Some(url), Some(bearer)) =
         (env.var("ACTIONS_ID_TOKEN_REQUEST_URL"), env.var("ACTIONS_ID_TOKEN_REQUEST_TOKEN"))
     {
         Proof::GitHub { url: url.into(), bearer: bearer.into() }
-    } else if let Some(secret) = env.var("AZURE_CLIENT_SECRET") {
-        Proof::Secret(secret.into())
     } else {
         return Ok(None);
     };
@@ -72,13 +70,24 @@ pub fn from_env(
             .hint("unset it for Azure's public cloud, or name the sovereign cloud's authority over https"));
     }
     let entra = Entra {
-        http: http.clone(),
+        http: identity_client()?,
         token_url: format!("{authority}/{tenant}/oauth2/v2.0/token"),
         client_id: client_id.into(),
         proof,
         redactor: redactor.clone(),
     };
     Ok(Some(Arc::new(Refreshing::new(entra, redactor.clone()))))
+}
+
+/// The client for identity services: the system's roots (whatever the model's endpoint is),
+/// no redirects (a secret or an assertion must not follow one), bounded.
+fn identity_client() -> Result<reqwest::Client, HoneError> {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(LIMIT)
+        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
 }
 
 /// Plain http only to this machine (a test's stand-in).
@@ -136,12 +145,15 @@ impl Source<String> for Entra {
     }
 }
 
-/// The JSON answer of an identity service, or a permanent auth error with what it said.
+/// The JSON answer of an identity service. It being unreachable, slow, rate limited or failing
+/// (429, 5xx) is retried with the model request; a refusal is a permanent auth error with what
+/// it said.
 async fn json_of(rb: reqwest::RequestBuilder, who: &str) -> Result<Value, ModelError> {
+    let unavailable = |kind, why: String| ModelError::retryable(kind, format!("{who}: {why}"));
     let resp = match tokio::time::timeout(LIMIT, rb.timeout(LIMIT).send()).await {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) => return Err(refused(who, format!("cannot reach it: {e}"))),
-        Err(_) => return Err(refused(who, format!("no answer within {}s", LIMIT.as_secs()))),
+        Ok(Err(e)) => return Err(unavailable(ModelErrorKind::Connection, format!("cannot reach it: {e}"))),
+        Err(_) => return Err(unavailable(ModelErrorKind::Timeout, format!("no answer within {}s", LIMIT.as_secs()))),
     };
     let status = resp.status();
     let text = resp.text().await.unwrap_or_default();
@@ -149,7 +161,12 @@ async fn json_of(rb: reqwest::RequestBuilder, who: &str) -> Result<Value, ModelE
     if !status.is_success() {
         let said = v["error_description"].as_str().or(v["error"].as_str()).or(v["message"].as_str());
         let said: String = said.unwrap_or("no reason given").chars().take(300).collect();
-        return Err(refused(who, format!("HTTP {}: {said}", status.as_u16())));
+        let why = format!("HTTP {}: {said}", status.as_u16());
+        return Err(match status.as_u16() {
+            429 => unavailable(ModelErrorKind::RateLimited, why),
+            s if s >= 500 => unavailable(ModelErrorKind::ServerError, why),
+            _ => refused(who, why),
+        });
     }
     Ok(v)
 }

@@ -36,8 +36,10 @@ pub fn endpoint(m: &ModelSpec, env: &RunEnv) -> Result<String, HoneError> {
             "set `model.base_url` to it (https://YOUR-RESOURCE.openai.azure.com), or export AZURE_OPENAI_ENDPOINT",
         ));
     };
-    if !(url.starts_with("https://") || url.starts_with("http://")) {
-        return Err(HoneError::new(Code::Spec, format!("the Azure OpenAI endpoint `{url}` is not an http(s) URL"))
+    // The key or token goes with every request: never in clear text, but to this machine (a
+    // test's stand-in, a local gateway).
+    if !(url.starts_with("https://") || entra::is_loopback(&url)) {
+        return Err(HoneError::new(Code::Spec, format!("the Azure OpenAI endpoint `{url}` is not an https URL"))
             .hint("give the resource's endpoint, like https://YOUR-RESOURCE.openai.azure.com"));
     }
     let url = url.trim_end_matches('/');
@@ -67,7 +69,7 @@ pub fn target(m: &ModelSpec, endpoint: &str) -> Target {
 /// already has (`AZURE_OPENAI_AD_TOKEN`); or one hone gets from Entra ID with workload identity
 /// federation (AKS's `AZURE_FEDERATED_TOKEN_FILE`, or GitHub Actions' OIDC token) or a client
 /// secret, for `AZURE_CLIENT_ID` in `AZURE_TENANT_ID`.
-pub fn auth(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, http: &reqwest::Client) -> Result<Auth, HoneError> {
+pub fn auth(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Auth, HoneError> {
     if let Some(key) = env.var(&m.api_key_env) {
         return Ok(Auth::Header("api-key", key.to_string()));
     }
@@ -75,7 +77,7 @@ pub fn auth(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, http: &reqwest::Cl
         redactor.add(token);
         return Ok(Auth::Bearer(token.to_string()));
     }
-    match entra::from_env(env, redactor, http)? {
+    match entra::from_env(env, redactor)? {
         Some(tokens) => Ok(Auth::Token(tokens)),
         None => Err(HoneError::new(Code::Spec, "no credentials for Azure OpenAI").hint(format!(
             "export {} with the resource's key; or, for Microsoft Entra ID, AZURE_CLIENT_ID and AZURE_TENANT_ID with AZURE_FEDERATED_TOKEN_FILE (AKS), the job's `id-token: write` permission (GitHub Actions) or AZURE_CLIENT_SECRET; or AZURE_OPENAI_AD_TOKEN with a token",

@@ -39,6 +39,10 @@ fn the_endpoint_from_the_spec_or_the_environment_without_its_api_path() {
     assert_eq!(endpoint(&m, &from_env).unwrap(), "https://env.openai.azure.com");
     m.base_url = Some("https://spec.openai.azure.com/openai".into());
     assert_eq!(endpoint(&m, &from_env).unwrap(), "https://spec.openai.azure.com");
+    m.base_url = Some("http://10.0.0.5".into());
+    assert!(endpoint(&m, &env(&[])).is_err(), "a key never goes out in clear text");
+    m.base_url = Some("http://127.0.0.1:8080".into());
+    assert!(endpoint(&m, &env(&[])).is_ok(), "but to this machine");
     m.base_url = None;
     let e = endpoint(&m, &env(&[])).unwrap_err();
     assert_eq!(e.code, Code::Spec);
@@ -48,13 +52,12 @@ fn the_endpoint_from_the_spec_or_the_environment_without_its_api_path() {
 #[test]
 fn the_key_first_then_a_given_token_then_nothing_is_an_input_error() {
     let m = spec("  provider: azure\n  name: gpt-4.1\n");
-    let http = reqwest::Client::new();
     let redactor = Redactor::default();
     let both = env(&[("AZURE_OPENAI_API_KEY", "key-1234567890"), ("AZURE_OPENAI_AD_TOKEN", "tok-1234567890")]);
-    assert!(matches!(auth(&m, &both, &redactor, &http), Ok(Auth::Header("api-key", k)) if k == "key-1234567890"));
+    assert!(matches!(auth(&m, &both, &redactor), Ok(Auth::Header("api-key", k)) if k == "key-1234567890"));
     let token = env(&[("AZURE_OPENAI_AD_TOKEN", "tok-1234567890")]);
-    assert!(matches!(auth(&m, &token, &redactor, &http), Ok(Auth::Bearer(t)) if t == "tok-1234567890"));
-    let Err(e) = auth(&m, &env(&[]), &redactor, &http) else { panic!("no credentials accepted") };
+    assert!(matches!(auth(&m, &token, &redactor), Ok(Auth::Bearer(t)) if t == "tok-1234567890"));
+    let Err(e) = auth(&m, &env(&[]), &redactor) else { panic!("no credentials accepted") };
     assert_eq!(e.code, Code::Spec);
     for named in ["AZURE_OPENAI_API_KEY", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_CLIENT_ID"] {
         assert!(e.render().contains(named), "{}", e.render());

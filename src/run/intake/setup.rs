@@ -167,7 +167,7 @@ fn openai_family(m: &ModelSpec, key: Option<String>, base: &str, run_id: &str) -
 fn azure(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model, HoneError> {
     let endpoint = azure::endpoint(m, env)?;
     let http = http_client(&endpoint)?;
-    let auth = azure::auth(m, env, redactor, &http)?;
+    let auth = azure::auth(m, env, redactor)?;
     openai_client(m, azure::target(m, &endpoint), auth, http, None)
 }
 

@@ -82,7 +82,8 @@ impl Loop<'_> {
     }
 
     pub(super) fn record_usage(&mut self, turn: u32, reply: &Reply, started: Instant) {
-        if let Some(m) = &reply.model {
+        // The job's own model's id (each model's is in `models`).
+        if let Some(m) = reply.model.as_ref().filter(|_| self.model_on() == 0) {
             self.run.record.model_id = Some(m.clone());
         }
         self.answered(reply.model.as_deref());

@@ -30,6 +30,9 @@ impl<'a> Loop<'a> {
             let spec = &first.spec;
             self.run.record.models.push(ModelUse::new(spec.provider.as_str(), &spec.name, turn, spec.pricing));
         }
+        if let Some(m) = self.run.record.models.last_mut().filter(|m| m.from_turn == 0) {
+            m.from_turn = turn;
+        }
         models.get(self.model_on()).unwrap_or(models.first())
     }
 
@@ -57,9 +60,19 @@ impl<'a> Loop<'a> {
             .record
             .warnings
             .push(format!("turn {turn}: {from} stayed unavailable ({}); went on with {to_label}", e.kind()));
-        let mut next = ModelUse::new(to.spec.provider.as_str(), &to.spec.name, turn, to.spec.pricing);
+        // Its first turn is set when it is first asked (`link`).
+        let mut next = ModelUse::new(to.spec.provider.as_str(), &to.spec.name, 0, to.spec.pricing);
         next.switched_because = Some(reason);
         self.run.record.models.push(next);
+        self.watch.cut = 0;
+        // Reasoning is the old model's, encrypted for its provider alone: another cannot read it
+        // (and refuses the request). An answer that was only reasoning is then nothing at all.
+        for m in &mut self.messages {
+            m.reasoning.clear();
+        }
+        self.messages.retain(|m| {
+            m.role != crate::protocol::Role::Assistant || !m.content.trim().is_empty() || !m.tool_calls.is_empty()
+        });
     }
 
     /// Count an answered turn for the current model.
