@@ -40,9 +40,20 @@ impl From<Divergence> for HoneError {
     }
 }
 
+/// What a recorded request got.
+#[derive(Clone)]
+enum Answer {
+    Reply(Reply),
+    /// Its model stayed unavailable (this kind of failure): the run went on with the next.
+    Unavailable(ModelErrorKind),
+    /// None: refused (a context-length error, after which hone compacted and asked again), or
+    /// the run ended there.
+    Nothing,
+}
+
 pub struct Replay {
-    /// The answer each recorded request got (none: refused, or the run ended there).
-    answers: Vec<Option<Reply>>,
+    /// The answer each recorded request got.
+    answers: Vec<Answer>,
     /// Per recorded request: the tool results it carried, (call id, content).
     expected: Vec<Results>,
     /// The recorded run's repository path and this run's: paths in outputs differ by that.
@@ -62,15 +73,21 @@ impl Replay {
     pub fn new(entries: &[Entry], repo: &str) -> Replay {
         // Requests and the answers they got, in order; a request with none was refused (a
         // context-length error, after which hone compacts and asks again) or ended the run.
-        let mut pairs: Vec<(Results, Option<Reply>)> = Vec::new();
+        let mut pairs: Vec<(Results, Answer)> = Vec::new();
         let mut from = String::new();
         for e in entries {
             match e {
                 Entry::Header { repo, .. } => from = repo.clone(),
-                Entry::Request { messages, .. } => pairs.push((tool_results(messages), None)),
+                Entry::Request { messages, .. } => pairs.push((tool_results(messages), Answer::Nothing)),
+                Entry::ModelSwitched { kind, .. } => {
+                    let kind = ModelErrorKind::ALL.into_iter().find(|k| k.as_str() == kind);
+                    if let (Some(last), Some(kind)) = (pairs.last_mut(), kind) {
+                        last.1 = Answer::Unavailable(kind);
+                    }
+                }
                 Entry::Response { message, finish_reason, usage, model, .. } => {
                     if let Some(last) = pairs.last_mut() {
-                        last.1 = Some(Reply {
+                        last.1 = Answer::Reply(Reply {
                             message: message.clone(),
                             finish_reason: finish_reason.clone(),
                             usage: *usage,
@@ -101,14 +118,18 @@ impl Replay {
             s.divergence.get_or_insert(d.clone());
             return Err(ModelError::permanent(ModelErrorKind::BadRequest, format!("replay diverged: {d}")));
         }
-        match self.answers.get(n).cloned().flatten() {
-            Some(reply) => Ok(reply),
+        match self.answers.get(n).cloned().unwrap_or(Answer::Nothing) {
+            Answer::Reply(reply) => Ok(reply),
+            // As recorded: the model stayed unavailable, and the run goes on with the next.
+            Answer::Unavailable(kind) => {
+                Err(ModelError::permanent(kind, "replay: the recorded model stayed unavailable here"))
+            }
             // Asked again: the provider said the context was too long; hone compacted.
-            None if n + 1 < self.expected.len() => {
+            Answer::Nothing if n + 1 < self.expected.len() => {
                 Err(ModelError::permanent(ModelErrorKind::ContextLength, "replay: the recorded request was too long"))
             }
             // The recorded run ended at this request (its model failed): so does this one.
-            None => {
+            Answer::Nothing => {
                 Err(ModelError::permanent(ModelErrorKind::BadRequest, "the recorded run got no answer to this request"))
             }
         }

@@ -57,6 +57,9 @@ pub enum Entry {
     },
     /// The answer to the turn's request.
     Response { turn: u32, message: Message, finish_reason: FinishReason, usage: Option<Usage>, model: Option<String> },
+    /// The turn's model stayed unavailable after its retries (`kind`, a `ModelErrorKind`'s
+    /// name): the run went on with the next model, `to`.
+    ModelSwitched { turn: u32, from: String, to: String, kind: String },
     /// A tool call's result, as the model saw it.
     ToolResult { turn: u32, call_id: String, tool: String, ok: bool, content: String },
     /// A check's result (attempt 0 is the baseline).

@@ -26,6 +26,11 @@ impl Transcript {
         });
     }
 
+    pub fn switched(&mut self, turn: u32, from: &str, to: &str, kind: crate::protocol::ModelErrorKind) {
+        let (from, to, kind) = (from.to_string(), to.to_string(), kind.as_str().to_string());
+        self.entries.push(Entry::ModelSwitched { turn, from, to, kind });
+    }
+
     pub fn tool(&mut self, turn: u32, call_id: &str, tool: &str, ok: bool, content: &str) {
         let (call_id, tool, content) = (call_id.to_string(), tool.to_string(), content.to_string());
         self.entries.push(Entry::ToolResult { turn, call_id, tool, ok, content });

@@ -165,3 +165,30 @@ async fn the_old_models_encrypted_reasoning_does_not_go_to_the_new_one() {
         "the history itself goes: {kinds:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fell_back_replays_in_step() {
+    let repo = broken_repo();
+    let first = MockModel::start().await;
+    let second = MockModel::start_as(Dialect::Anthropic).await;
+    first.turn(call("read_file", json!({"path": "check.sh"})), false);
+    rate_limited(&first, 4);
+    second
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Fixed."), false);
+    let y = yaml("replayed", &first.base_url, &second.base_url).replace("stream: true", "stream: false");
+    let y = y.replace("      pricing: { input: 1.0", "      stream: false\n      pricing: { input: 1.0");
+    let run = run_job(&repo, &y, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let transcript = std::fs::read_to_string(run.report_dir.join("transcript.jsonl")).unwrap();
+    assert!(transcript.contains("\"type\":\"model_switched\""), "{transcript}");
+    drop((first, second));
+    let dir = run.report_dir.to_str().unwrap();
+    let cwd = repo.dir.path();
+    let r = run_in(cwd, &["replay", dir], &[], cwd.join("unused-replay")).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("hone replay: the run did what the recorded one did"), "{}", r.stdout);
+    // As recorded: the switch, not a context-length error and a compaction in its place.
+    assert!(r.stderr.contains("going on with anthropic/claude-sonnet-4-5"), "{}", r.stderr);
+    assert!(!r.stderr.contains("context"), "{}", r.stderr);
+}

@@ -133,9 +133,14 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     };
     setup::policy_secrets(&redactor, &policy, &env);
     let model = match hooks.model {
+        // Every model answers from the transcript, so that a recorded fallback happens again.
         Some(r) => {
-            let link = crate::model::chain::Link { spec: job.model.clone(), client: crate::model::Model::Replay(r) };
-            crate::model::chain::Models::new(link, Vec::new())
+            use crate::model::chain::{Link, Models};
+            let link = |spec: &crate::spec::ModelSpec| Link {
+                spec: spec.clone(),
+                client: crate::model::Model::Replay(r.clone()),
+            };
+            Models::new(link(&job.model), job.model.fallback.iter().map(link).collect())
         }
         None => setup::models(&job, &env, events.run_id(), &redactor).map_err(&fail)?,
     };

@@ -56,6 +56,7 @@ impl<'a> Loop<'a> {
             to: to_label.clone(),
             reason: reason.clone(),
         });
+        self.run.transcript.switched(turn, &from, &to_label, e.kind());
         self.run
             .record
             .warnings
