@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod auth;
 pub mod azure;
+pub mod bedrock;
 pub mod chain;
 pub mod http;
 pub mod openai;
@@ -74,6 +75,7 @@ pub enum Model {
     Replay(std::sync::Arc<replay::Replay>),
     Anthropic(anthropic::Anthropic),
     Script(script::Script),
+    Bedrock(bedrock::Bedrock),
 }
 
 impl Model {
@@ -96,6 +98,7 @@ impl Model {
                 Model::Replay(r) => r.complete(req),
                 Model::Anthropic(m) => m.complete(req).await,
                 Model::Script(s) => s.complete(req),
+                Model::Bedrock(m) => m.complete(req).await,
             }
         };
         tokio::select! {

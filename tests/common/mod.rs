@@ -8,6 +8,7 @@
 //! - `fixtures`: the repositories, job specs and policies a test starts from;
 //! - `hone`: starting the binary; `run`: what a run left; `run_checks`: the checks around every run;
 //! - `mock_model`: the model server; `repo`: git repositories; `commits`: the commit check;
+//! - `mock_bedrock`: Amazon Bedrock's and STS's stand-in, checking signatures as AWS does;
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener.
 
@@ -29,6 +30,7 @@ pub mod fixtures;
 pub mod git_http;
 pub mod hone;
 pub mod mock_azure;
+pub mod mock_bedrock;
 pub mod mock_model;
 pub mod processes;
 pub mod repo;

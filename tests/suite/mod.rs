@@ -4,6 +4,7 @@ mod attack_review;
 mod autofix;
 mod azure;
 mod baseline;
+mod bedrock;
 mod budgets;
 mod cancel;
 mod chaos;

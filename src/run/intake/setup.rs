@@ -100,6 +100,9 @@ fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redac
     if m.provider == Provider::Azure {
         return azure(m, env, redactor);
     }
+    if m.provider == Provider::Bedrock {
+        return crate::model::bedrock::client(m, env, redactor);
+    }
     if matches!(m.provider, Provider::Bedrock | Provider::Vertex) {
         return Err(HoneError::new(Code::Spec, format!("{file}: `provider: {}` is being built", m.provider.as_str())));
     }
