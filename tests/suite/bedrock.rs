@@ -318,3 +318,51 @@ async fn the_stand_in_refuses_what_aws_refuses() {
     let (status, _, answer) = send(KEY_ID, SECRET, 0, body.replace("hello", "HELLO")).await;
     assert!(status == 403 && answer.contains("signature we calculated does not match"), "{answer}");
 }
+
+/// `hone run --model bedrock:ID`: a one-off job on Bedrock, its region and credentials from
+/// the environment.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_off_job_on_bedrock() {
+    let repo = broken_repo();
+    let mock = MockBedrock::start().await;
+    mock.turn(fix()).turn(text("done"));
+    let model = format!("bedrock:{MODEL_ID}");
+    let args = ["run", "--task", "Make check.sh pass.", "--model", &model, "--verify", "sh check.sh"];
+    let env = aws_env(&mock, &KEYS);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_in(&repo.path, &args, &env, repo.path.join(".hone/reports")).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(mock.requests().len(), 2);
+    assert_eq!(run.report()["provider"], "bedrock");
+}
+
+/// Bedrock as the fallback of an OpenAI-compatible model that stays rate limited: it gets the
+/// history with the first model's tool call and result as `toolUse` and `toolResult` (the
+/// stand-in checks their pairing as Bedrock does).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bedrock_takes_over_as_the_fallback_with_the_history() {
+    use crate::common::mock_model::{MockModel, Reply as Mock};
+    let repo = broken_repo();
+    let first = MockModel::start().await;
+    let mock = MockBedrock::start().await;
+    first.turn(call("read_file", json!({"path": "check.sh"})), true);
+    for _ in 0..4 {
+        let body = r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#;
+        first.push(Mock::Status { code: 429, headers: vec![("retry-after".into(), "0".into())], body: body.into() });
+    }
+    mock.turn(fix()).turn(text("done"));
+    let fallback = format!("  fallback:\n    - provider: bedrock\n      name: \"{MODEL_ID}\"\nverify:");
+    let y = job_yaml("handover", &first.base_url, true).replacen("verify:", &fallback, 1);
+    let run = run(&repo, &y, &aws_env(&mock, &KEYS)).await;
+    assert_eq!(run.code, 0, "{}\n{:#?}", run.stderr, mock.refusals());
+    let handed = mock.requests()[0].body["messages"].clone();
+    let (uses, results) = (handed[1]["content"][0]["toolUse"].clone(), handed[2]["content"][0]["toolResult"].clone());
+    assert_eq!(
+        (uses["name"].as_str(), uses["input"]["path"].as_str()),
+        (Some("read_file"), Some("check.sh")),
+        "{handed}"
+    );
+    assert_eq!(uses["toolUseId"], results["toolUseId"]);
+    assert!(results["content"][0]["text"].as_str().unwrap().contains("grep -qx fixed"), "{handed}");
+    assert_eq!(run.report()["models"][1]["provider"], "bedrock");
+}

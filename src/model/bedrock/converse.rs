@@ -60,6 +60,17 @@ fn input_of(args: &str) -> Value {
     }
 }
 
+/// A tool-use id as Bedrock takes it (`[a-zA-Z0-9_-]{1,64}`): the id itself when it is one (as
+/// Bedrock's, OpenAI's and Anthropic's are), else `tool_` and a hash of it, the same for the call
+/// and its result (another provider's odd or missing id, before a fallback).
+fn tool_id(id: &str) -> String {
+    use sha2::Digest;
+    if (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        return id.to_string();
+    }
+    format!("tool_{}", super::sigv4::hex(&sha2::Sha256::digest(id.as_bytes())[..16]))
+}
+
 /// The request body for `req`.
 pub fn body(req: &ChatRequest, max_tokens: u32, temperature: Option<f64>, cache: CachePoints) -> Value {
     let system: Vec<&str> = req
@@ -110,7 +121,9 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
                 b.push(json!({"text": m.content}));
             }
             for c in &m.tool_calls {
-                b.push(json!({"toolUse": {"toolUseId": c.id, "name": c.name, "input": input_of(&c.arguments)}}));
+                b.push(
+                    json!({"toolUse": {"toolUseId": tool_id(&c.id), "name": c.name, "input": input_of(&c.arguments)}}),
+                );
             }
             ("assistant", b)
         }
@@ -118,7 +131,8 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
             let status = if m.content.starts_with("error E_") { "error" } else { "success" };
             // A blank text block is refused: an empty result still says something.
             let text = if m.content.trim().is_empty() { "(no output)" } else { m.content.as_str() };
-            let result = json!({"toolUseId": m.tool_call_id, "content": [{"text": text}], "status": status});
+            let id = tool_id(m.tool_call_id.as_deref().unwrap_or_default());
+            let result = json!({"toolUseId": id, "content": [{"text": text}], "status": status});
             ("user", vec![json!({"toolResult": result})])
         }
         Role::User if !m.content.trim().is_empty() => ("user", vec![json!({"text": m.content})]),
@@ -230,6 +244,38 @@ mod tests {
         let nova = body(&request(), 100, None, cache_points("amazon.nova-pro-v1:0"));
         assert_eq!(nova.to_string().matches("cachePoint").count(), 2, "Nova caches no tools");
         assert!(!nova["toolConfig"].to_string().contains("cachePoint"));
+    }
+
+    #[test]
+    fn tool_ids_bedrock_refuses_are_replaced_alike_in_the_call_and_its_result() {
+        let odd = ToolCall { id: "fc:1/weather".into(), name: "x".into(), arguments: "{}".into() };
+        let none = ToolCall { id: String::new(), name: "y".into(), arguments: "{}".into() };
+        let req = ChatRequest {
+            messages: vec![
+                Message::user("go"),
+                Message::assistant("", vec![odd, none]),
+                Message::tool("fc:1/weather", "a"),
+                Message::tool("", "b"),
+            ],
+            tools: vec![],
+        };
+        let b = body(&req, 10, None, CachePoints::default());
+        let uses: Vec<&str> = b["messages"][1]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["toolUse"]["toolUseId"].as_str().unwrap())
+            .collect();
+        let results: Vec<&str> = b["messages"][2]["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["toolResult"]["toolUseId"].as_str().unwrap())
+            .collect();
+        assert_eq!(uses, results);
+        assert!(uses.iter().all(|u| u.starts_with("tool_") && u.len() == 37), "{uses:?}");
+        assert_ne!(uses[0], uses[1]);
+        assert_eq!(tool_id("tooluse_AbC-12"), "tooluse_AbC-12", "a valid id is kept");
     }
 
     #[test]

@@ -138,8 +138,13 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model,
     let url = reqwest::Url::parse(&format!("{base}/model/{id}/{op}"))
         .map_err(|e| HoneError::new(Code::Spec, format!("the Bedrock endpoint from {from} is not a URL: {e}")))?;
     let sts = || -> Result<(reqwest::Client, String), HoneError> {
-        let (base, _) = endpoint(None, env, &["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"])?
+        let (base, from) = endpoint(None, env, &["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"])?
             .unwrap_or_else(|| (format!("https://sts.{region}.amazonaws.com"), String::new()));
+        if !base.starts_with("https://") && !is_loopback(&base) {
+            return Err(HoneError::new(Code::Spec, format!("{from} is `{base}`, a plain http endpoint for STS")).hint(
+                "STS is sent the web identity token: give an https:// endpoint (plain http only to a loopback address)",
+            ));
+        }
         Ok((http_client(&base)?, format!("{base}/")))
     };
     let cx = credentials::Context { env, profile: &profile, redactor, sts: &sts };
@@ -172,6 +177,15 @@ fn endpoint(spec: Option<&str>, env: &RunEnv, vars: &[&str]) -> Result<Option<(S
             .hint("give the endpoint's root, like https://bedrock-runtime.us-east-1.amazonaws.com"));
     }
     Ok(Some((url.trim_end_matches('/').to_string(), from)))
+}
+
+/// Whether `url`'s host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+fn is_loopback(url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)) else {
+        return false;
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The HTTP client for `base`, as for the other providers: redirects never followed (the

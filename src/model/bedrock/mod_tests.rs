@@ -96,3 +96,26 @@ fn stream_frames_are_events_or_the_exception_that_ends_the_stream() {
     assert!(e.to_string().contains("boom") && e.class() == "retryable", "{e}");
     assert_eq!(on_frame(&mut asm, &frame(&[], "")).ok(), Some(false), "a frame of no known type is passed over");
 }
+
+#[test]
+fn the_web_identity_token_goes_to_sts_only_over_https_or_to_this_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.token.sig").unwrap();
+    let web = |sts: &str| {
+        let vars = [
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token.to_str().unwrap()),
+            ("AWS_ROLE_ARN", "arn:aws:iam::1:role/ci"),
+            ("AWS_REGION", "eu-west-3"),
+            ("AWS_ENDPOINT_URL_STS", sts),
+        ];
+        built("  name: m\n", &vars).map(|b| b.signer.describe()).map_err(|e| e.message)
+    };
+    assert_eq!(web("https://sts.eu-west-3.amazonaws.com"), Ok("a web identity (STS)"));
+    assert_eq!(web("http://127.0.0.1:4566"), Ok("a web identity (STS)"));
+    assert_eq!(web("http://[::1]:4566/"), Ok("a web identity (STS)"));
+    assert_eq!(web("http://localhost:4566"), Ok("a web identity (STS)"));
+    let e = web("http://sts.internal.example:80").unwrap_err();
+    assert!(e.contains("`AWS_ENDPOINT_URL_STS` is `http://sts.internal.example:80`, a plain http endpoint"), "{e}");
+    assert!(web("http://127.0.0.1.evil.example").is_err());
+}

@@ -3,7 +3,7 @@
 //! form POST, answered in XML. The token file is read again for every fetch (it is rotated),
 //! and the token and the credentials are registered with the redactor before anything else.
 
-use super::sigv4::{Credentials, uri_encode};
+use super::sigv4::Credentials;
 use crate::model::ModelError;
 use crate::model::auth::{Expiring, Source, refused};
 use crate::protocol::ModelErrorKind;
@@ -44,12 +44,7 @@ impl WebIdentity {
             ("RoleSessionName", self.session_name.as_str()),
             ("WebIdentityToken", token.trim()),
         ];
-        let body = form.iter().map(|(k, v)| format!("{k}={}", uri_encode(v.as_bytes(), false))).collect::<Vec<_>>();
-        let rb = self
-            .http
-            .post(&self.url)
-            .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(body.join("&"));
+        let rb = self.http.post(&self.url).form(&form);
         let resp = crate::model::http::send(rb, STS_TIMEOUT, false).await?;
         let status = resp.status().as_u16();
         let text = resp.text().await.map_err(|e| crate::model::http::transport_error(&e))?;
