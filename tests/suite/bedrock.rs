@@ -366,3 +366,29 @@ async fn bedrock_takes_over_as_the_fallback_with_the_history() {
     assert!(results["content"][0]["text"].as_str().unwrap().contains("grep -qx fixed"), "{handed}");
     assert_eq!(run.report()["models"][1]["provider"], "bedrock");
 }
+
+/// STS refusing the role is an auth error naming the role (exit 3), with no request to Bedrock.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sts_refusing_the_role_exits_3_naming_it() {
+    let repo = broken_repo();
+    let mock = MockBedrock::start().await;
+    let file = repo.dir.path().join("oidc-token");
+    std::fs::write(&file, "eyJ.the-oidc-token.sig").unwrap();
+    mock.trust(Trust {
+        role_arn: "arn:aws:iam::123456789012:role/other".into(),
+        token: "eyJ.the-oidc-token.sig".into(),
+    });
+    mock.expect_refusals(1);
+    let role = "arn:aws:iam::123456789012:role/hone-ci";
+    let creds = [
+        ("AWS_WEB_IDENTITY_TOKEN_FILE", file.to_str().unwrap()),
+        ("AWS_ROLE_ARN", role),
+        ("AWS_ENDPOINT_URL_STS", mock.url.as_str()),
+    ];
+    let run = run(&repo, &yaml("norole", MODEL_ID, true, ""), &aws_env(&mock, &creds)).await;
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let message = run.report()["errors"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.contains(role) && message.contains("AccessDenied"), "{message}");
+    assert!(mock.requests().is_empty());
+    run.assert_no_secret("eyJ.the-oidc-token.sig");
+}

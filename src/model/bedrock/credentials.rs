@@ -156,6 +156,12 @@ fn web_identity(
             "point it at the OIDC token your CI writes (in GitHub Actions, aws-actions/configure-aws-credentials or a step that saves the ID token)",
         ));
     }
+    // Redacted from the start: setup and the baseline's checks run before the first request.
+    if std::fs::metadata(&token_file).is_ok_and(|m| m.len() <= super::web_identity::MAX_TOKEN)
+        && let Ok(token) = std::fs::read_to_string(&token_file)
+    {
+        cx.redactor.add(token.trim());
+    }
     let session_name = session.map_or_else(default_session_name, str::to_string);
     if !(2..=64).contains(&session_name.len())
         || !session_name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_+=,.@-".contains(&b))

@@ -79,6 +79,11 @@ fn keys_from_the_environment_and_from_files_are_registered_for_redaction() {
     }
     let (_, redactor) = chain(home.path(), &[("AWS_ACCESS_KEY_ID", "AKIAENV"), ("AWS_SECRET_ACCESS_KEY", SECRET)]);
     assert!(!redactor.apply(SECRET).contains(SECRET));
+    let token = home.path().join("token");
+    let web = [("AWS_WEB_IDENTITY_TOKEN_FILE", token.to_str().unwrap()), ("AWS_ROLE_ARN", "arn:aws:iam::1:role/ci")];
+    let (r, redactor) = chain(home.path(), &web);
+    assert!(matches!(r, Ok(Signer::Refreshing(_))));
+    assert!(!redactor.apply("eyJhbGciOi.payload.sig").contains("payload"), "the token, before any request");
     let (_, redactor) = chain(home.path(), &[("AWS_BEARER_TOKEN_BEDROCK", "ABSKbedrockapikey")]);
     assert!(!redactor.apply("ABSKbedrockapikey").contains("ABSKbedrockapikey"));
 }

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 /// A token file larger than this is not a token.
-const MAX_TOKEN: u64 = 64 << 10;
+pub const MAX_TOKEN: u64 = 64 << 10;
 /// STS answers in well under this.
 const STS_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -36,7 +36,7 @@ impl Source<Credentials> for WebIdentity {
 impl WebIdentity {
     async fn assume(&self) -> Result<Expiring<Credentials>, ModelError> {
         let token = self.token().await?;
-        self.redactor.add(&token);
+        self.redactor.add(token.trim());
         let form = [
             ("Action", "AssumeRoleWithWebIdentity"),
             ("Version", "2011-06-15"),
