@@ -6,8 +6,8 @@
 //! The endpoint is `https://bedrock-runtime.{region}.amazonaws.com`, unless `model.base_url`,
 //! `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` or `AWS_ENDPOINT_URL` (in that order) names another (a VPC
 //! endpoint, a proxy); STS's is `https://sts.{region}.amazonaws.com/`, unless
-//! `AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` does. Both come from the operator only, and no
-//! redirect is followed.
+//! `AWS_ENDPOINT_URL_STS` or `AWS_ENDPOINT_URL` does. Both come from the operator only, are
+//! https (plain http only to this machine), and no redirect is followed.
 
 pub mod answer;
 pub mod converse;
@@ -138,13 +138,8 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model,
     let url = reqwest::Url::parse(&format!("{base}/model/{id}/{op}"))
         .map_err(|e| HoneError::new(Code::Spec, format!("the Bedrock endpoint from {from} is not a URL: {e}")))?;
     let sts = || -> Result<(reqwest::Client, String), HoneError> {
-        let (base, from) = endpoint(None, env, &["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"])?
+        let (base, _) = endpoint(None, env, &["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"])?
             .unwrap_or_else(|| (format!("https://sts.{region}.amazonaws.com"), String::new()));
-        if !base.starts_with("https://") && !is_loopback(&base) {
-            return Err(HoneError::new(Code::Spec, format!("{from} is `{base}`, a plain http endpoint for STS")).hint(
-                "STS is sent the web identity token: give an https:// endpoint (plain http only to a loopback address)",
-            ));
-        }
         Ok((http_client(&base)?, format!("{base}/")))
     };
     let cx = credentials::Context { env, profile: &profile, redactor, sts: &sts };
@@ -165,23 +160,27 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model,
     }))
 }
 
-/// The first endpoint set: `spec` (checked with the spec), then each variable in turn; the
-/// base without a trailing `/`, and where it came from.
+/// The first endpoint set: `spec`, then each variable in turn; the base without a trailing `/`,
+/// and where it came from. Credentials go with every request (a signature, an API key, STS's
+/// web identity token), so never in clear text, but to this machine (a stand-in, a gateway).
 fn endpoint(spec: Option<&str>, env: &RunEnv, vars: &[&str]) -> Result<Option<(String, String)>, HoneError> {
     let found = spec
         .map(|u| (u.to_string(), "`model.base_url`".to_string()))
         .or_else(|| vars.iter().find_map(|v| env.var(v).map(|u| (u.trim().to_string(), format!("`{v}`")))));
     let Some((url, from)) = found else { return Ok(None) };
-    if !(url.starts_with("https://") || url.starts_with("http://")) || reqwest::Url::parse(&url).is_err() {
-        return Err(HoneError::new(Code::Spec, format!("{from} is `{url}`, which is not an http(s) URL"))
-            .hint("give the endpoint's root, like https://bedrock-runtime.us-east-1.amazonaws.com"));
+    if !(url.starts_with("https://") || is_loopback(&url)) || reqwest::Url::parse(&url).is_err() {
+        return Err(HoneError::new(Code::Spec, format!("{from} is `{url}`, which is not an https URL")).hint(
+            "give the endpoint's root, like https://bedrock-runtime.us-east-1.amazonaws.com (plain http only to this machine)",
+        ));
     }
     Ok(Some((url.trim_end_matches('/').to_string(), from)))
 }
 
-/// Whether `url`'s host is this machine (`localhost`, 127.0.0.0/8, `::1`).
+/// Whether `url` is plain http to this machine (`localhost`, 127.0.0.0/8, `::1`).
 fn is_loopback(url: &str) -> bool {
-    let Some(host) = reqwest::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_string)) else {
+    let Some(host) =
+        reqwest::Url::parse(url).ok().filter(|u| u.scheme() == "http").and_then(|u| u.host_str().map(str::to_string))
+    else {
         return false;
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');

@@ -98,7 +98,7 @@ fn stream_frames_are_events_or_the_exception_that_ends_the_stream() {
 }
 
 #[test]
-fn the_web_identity_token_goes_to_sts_only_over_https_or_to_this_machine() {
+fn credentials_go_only_over_https_or_to_this_machine() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
     std::fs::write(&token, "eyJ.token.sig").unwrap();
@@ -116,6 +116,16 @@ fn the_web_identity_token_goes_to_sts_only_over_https_or_to_this_machine() {
     assert_eq!(web("http://[::1]:4566/"), Ok("a web identity (STS)"));
     assert_eq!(web("http://localhost:4566"), Ok("a web identity (STS)"));
     let e = web("http://sts.internal.example:80").unwrap_err();
-    assert!(e.contains("`AWS_ENDPOINT_URL_STS` is `http://sts.internal.example:80`, a plain http endpoint"), "{e}");
+    assert!(e.contains("`AWS_ENDPOINT_URL_STS` is `http://sts.internal.example:80`, which is not an https URL"), "{e}");
     assert!(web("http://127.0.0.1.evil.example").is_err());
+    let mut vars = KEYS.to_vec();
+    vars.push(("AWS_ENDPOINT_URL", "http://bedrock.internal.example"));
+    let e = built("  name: m\n", &vars).err().unwrap();
+    assert!(
+        e.message.contains("`AWS_ENDPOINT_URL` is `http://bedrock.internal.example`, which is not an https URL"),
+        "{}",
+        e.message
+    );
+    let e = built("  name: m\n  base_url: http://10.0.0.7:8080\n", &KEYS).err().unwrap();
+    assert!(e.message.contains("`model.base_url` is `http://10.0.0.7:8080`"), "{}", e.message);
 }
