@@ -1,6 +1,7 @@
 //! The Anthropic Messages API client: `tool_use`/`tool_result` blocks, `cache_control` on the
 //! stable prefix (system prompt and tools), streamed (SSE event names) and not.
 
+use super::auth::Auth;
 use super::http::{self, retry_after};
 use super::stream::classify_message;
 use super::{ChatRequest, ModelError, ModelErrorKind, check_reply};
@@ -15,7 +16,8 @@ pub struct Anthropic {
     pub http: reqwest::Client,
     /// `{base_url}/v1/messages`.
     pub url: String,
-    pub api_key: String,
+    /// `x-api-key` for Anthropic's own API.
+    pub auth: Auth,
     pub model: String,
     pub temperature: Option<f64>,
     pub max_output_tokens: u32,
@@ -241,46 +243,52 @@ pub fn parse_message(v: &Value) -> Result<Reply, ModelError> {
 impl Anthropic {
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
         let body = body(&self.model, self.max_output_tokens, self.temperature, self.stream, req);
-        let rb = self
-            .http
-            .post(&self.url)
-            .header("x-api-key", &self.api_key)
-            .header("anthropic-version", VERSION)
-            .json(&body);
+        let rb = self.http.post(&self.url).header("anthropic-version", VERSION).json(&body);
+        let rb = self.auth.apply(rb).await?;
         let resp = http::send(rb, self.request_timeout, self.stream).await?;
-        let status = resp.status().as_u16();
         if !resp.status().is_success() {
+            let status = resp.status().as_u16();
             let ra = retry_after(resp.headers());
             let text = resp.text().await.unwrap_or_default();
-            let v: Value = serde_json::from_str(&text)
-                .unwrap_or(json!({"error": {"message": text.chars().take(500).collect::<String>()}}));
-            let err = match api_error(&v["error"], Some(status)) {
-                ModelError::Retryable { kind, message, .. } => {
-                    ModelError::Retryable { kind, message: format!("HTTP {status}: {message}"), retry_after: ra }
-                }
-                _ if status == 529 || status >= 500 || status == 429 => ModelError::Retryable {
-                    kind: if status == 429 { ModelErrorKind::RateLimited } else { ModelErrorKind::Overloaded },
-                    message: format!("HTTP {status}"),
-                    retry_after: ra,
-                },
-                ModelError::Permanent { kind, message, .. } => {
-                    ModelError::Permanent { kind, status: Some(status), message: format!("HTTP {status}: {message}") }
-                }
-                other => other,
-            };
-            return Err(err);
+            return Err(status_error(status, ra, &text));
         }
-        if !self.stream {
-            let v: Value = resp
-                .json()
-                .await
-                .map_err(|e| ModelError::retryable(ModelErrorKind::StreamCut, format!("bad response body: {e}")))?;
-            return parse_message(&v);
-        }
-        let mut asm = Assembler::default();
-        http::events(resp, self.idle_timeout, |event, data| asm.push(event, data).map(|()| false)).await?;
-        asm.finish()
+        read(resp, self.stream, self.idle_timeout).await
     }
+}
+
+/// The error for an answer with error `status` and body `text` (Anthropic's error shape, or
+/// anything else, classed by the status).
+pub(crate) fn status_error(status: u16, ra: Option<Duration>, text: &str) -> ModelError {
+    let v: Value =
+        serde_json::from_str(text).unwrap_or(json!({"error": {"message": text.chars().take(500).collect::<String>()}}));
+    match api_error(&v["error"], Some(status)) {
+        ModelError::Retryable { kind, message, .. } => {
+            ModelError::Retryable { kind, message: format!("HTTP {status}: {message}"), retry_after: ra }
+        }
+        _ if status == 529 || status >= 500 || status == 429 => ModelError::Retryable {
+            kind: if status == 429 { ModelErrorKind::RateLimited } else { ModelErrorKind::Overloaded },
+            message: format!("HTTP {status}"),
+            retry_after: ra,
+        },
+        ModelError::Permanent { kind, message, .. } => {
+            ModelError::Permanent { kind, status: Some(status), message: format!("HTTP {status}: {message}") }
+        }
+        other => other,
+    }
+}
+
+/// Read a successful answer: one JSON message, or the SSE events of a streamed one.
+pub(crate) async fn read(resp: reqwest::Response, stream: bool, idle: Duration) -> Result<Reply, ModelError> {
+    if !stream {
+        let v: Value = resp
+            .json()
+            .await
+            .map_err(|e| ModelError::retryable(ModelErrorKind::StreamCut, format!("bad response body: {e}")))?;
+        return parse_message(&v);
+    }
+    let mut asm = Assembler::default();
+    http::events(resp, idle, |event, data| asm.push(event, data).map(|()| false)).await?;
+    asm.finish()
 }
 
 #[cfg(test)]

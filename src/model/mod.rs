@@ -14,6 +14,7 @@ pub mod retry;
 pub mod script;
 pub mod stream;
 pub mod textmode;
+pub mod vertex;
 
 pub use crate::protocol::ModelErrorKind;
 use crate::protocol::{Message, Reply, ToolSpec};
@@ -76,6 +77,8 @@ pub enum Model {
     Anthropic(anthropic::Anthropic),
     Script(script::Script),
     Bedrock(bedrock::Bedrock),
+    /// Google Vertex AI: Claude (Anthropic's Messages API) or Gemini (Chat Completions).
+    Vertex(vertex::Vertex),
 }
 
 impl Model {
@@ -99,6 +102,7 @@ impl Model {
                 Model::Anthropic(m) => m.complete(req).await,
                 Model::Script(s) => s.complete(req),
                 Model::Bedrock(m) => m.complete(req).await,
+                Model::Vertex(m) => m.complete(req).await,
             }
         };
         tokio::select! {

@@ -71,4 +71,5 @@ mod safety;
 mod second_attempt;
 mod setup_cmds;
 mod spec_errors;
+mod vertex;
 mod workflow_commands;

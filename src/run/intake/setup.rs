@@ -103,8 +103,8 @@ fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redac
     if m.provider == Provider::Bedrock {
         return crate::model::bedrock::client(m, env, redactor);
     }
-    if matches!(m.provider, Provider::Bedrock | Provider::Vertex) {
-        return Err(HoneError::new(Code::Spec, format!("{file}: `provider: {}` is being built", m.provider.as_str())));
+    if m.provider == Provider::Vertex {
+        return crate::model::vertex::client(m, env, redactor, job.repo.path.as_deref());
     }
     let key = env.var(&m.api_key_env).map(str::to_string);
     if m.provider == Provider::Anthropic {
@@ -120,7 +120,7 @@ fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redac
         return Ok(Model::Anthropic(Anthropic {
             http: http_client(base)?,
             url: format!("{base}/v1/messages"),
-            api_key,
+            auth: Auth::Header("x-api-key", api_key),
             model: m.name.clone(),
             temperature: m.temperature,
             max_output_tokens: m.max_output_tokens,
