@@ -87,7 +87,7 @@ impl Gemini {
                     .and_then(|c| c.get("id"))
                     .is_some_and(|id| id.as_str().is_some_and(|s| !s.is_empty()))
             };
-            return parse_completion(&v).map(|r| finish(r, signatures.collect(), has_id, n));
+            return parse_completion(&v).map(|r| self.lift(finish(r, signatures.collect(), has_id, n)));
         }
         let (mut calls, mut asm) = (Calls::default(), stream::Assembler::default());
         http::events(resp, c.idle_timeout, |_, chunk| {
@@ -99,7 +99,20 @@ impl Gemini {
         .await?;
         let reply = asm.finish()?;
         let signatures = calls.signatures().iter().map(|(i, s)| (*i, s.clone())).collect();
-        Ok(finish(reply, signatures, |i| calls.has_id(i), n))
+        Ok(self.lift(finish(reply, signatures, |i| calls.has_id(i), n)))
+    }
+
+    /// With `tool_mode: text`, the calls written in the answer's text, as the Chat Completions
+    /// client reads them.
+    fn lift(&self, mut reply: Reply) -> Reply {
+        if self.chat.text_tools {
+            let n = self.chat.calls.fetch_add(1, Ordering::Relaxed);
+            reply.message = crate::model::textmode::lift(reply.message, n);
+            if !reply.message.tool_calls.is_empty() {
+                reply.finish_reason = FinishReason::ToolCalls;
+            }
+        }
+        reply
     }
 }
 
