@@ -9,6 +9,42 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
 
+/// The HTTP client every model and identity request uses. Redirects are never followed:
+/// reqwest would re-send a key in its own header (it drops only `Authorization` and cookies)
+/// and, for a 307 or 308, the whole conversation to wherever the server points (`send`). For a
+/// plain `http://` endpoint (a local Ollama, vLLM or llama.cpp, a test's stand-in) no trust
+/// store is loaded (reading the system's certificates costs ~10 ms before the first request);
+/// the client then trusts no certificate, so it can never make an unverified TLS connection.
+pub fn client(url: &str) -> Result<reqwest::Client, crate::error::HoneError> {
+    let mut b = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(Duration::from_secs(30))
+        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
+    if url.starts_with("http://") {
+        b = b.tls_certs_only(std::iter::empty());
+    }
+    b.build().map_err(|e| {
+        crate::error::HoneError::new(crate::error::Code::Model, format!("cannot build the HTTP client: {e}"))
+    })
+}
+
+/// Whether `url` may carry a credential: `https://`, or plain `http://` only to this machine
+/// (`localhost`, 127.0.0.0/8, `::1`: a test's stand-in, a local gateway).
+pub fn https_or_loopback(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let host = u.host_str().unwrap_or_default();
+    match u.scheme() {
+        "https" => !host.is_empty(),
+        "http" => {
+            let bare = host.trim_start_matches('[').trim_end_matches(']');
+            host.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
+        }
+        _ => false,
+    }
+}
+
 /// Send `rb`; no response within `limit` is a retryable timeout. A redirect (the client never
 /// follows one) is a permanent error that names where it pointed.
 pub async fn send(rb: reqwest::RequestBuilder, limit: Duration, stream: bool) -> Result<reqwest::Response, ModelError> {
@@ -108,6 +144,22 @@ pub async fn events(
 mod tests {
     use super::*;
     use reqwest::header::{HeaderMap, HeaderValue};
+
+    #[test]
+    fn credentials_go_over_https_or_to_this_machine_only() {
+        for ok in ["https://x.openai.azure.com", "http://127.0.0.1:8080/v1", "http://localhost:1", "http://[::1]:9/"] {
+            assert!(https_or_loopback(ok), "{ok}");
+        }
+        for bad in [
+            "http://10.0.0.5",
+            "http://localhost.evil.example",
+            "http://127.0.0.1@evil.example/",
+            "ftp://x",
+            "https://",
+        ] {
+            assert!(!https_or_loopback(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn retry_after_in_seconds_ms_and_dates() {

@@ -7,6 +7,7 @@ pub mod describe;
 pub mod interpreters;
 pub mod mcp;
 pub mod network;
+mod protect;
 pub mod raw;
 pub mod shell;
 pub mod wrappers;
@@ -203,22 +204,6 @@ impl Policy {
                     self.allow.push(Pattern { key: format!("verify `{name}`"), text, words });
                 }
             }
-        }
-    }
-
-    /// Make `rel` (repo-relative) unwritable, e.g. the policy file itself.
-    pub fn protect(&mut self, rel: &str, why: &str) {
-        if let Ok(matcher) = compile_glob(&globset::escape(rel)) {
-            self.write_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher });
-        }
-    }
-
-    /// Hide the file at `rel` (relative to the repository root): no command or tool may read or
-    /// write it (the jail shows it empty), for `why`.
-    pub fn hide(&mut self, rel: &str, why: &str) {
-        if let Ok(matcher) = compile_glob(&globset::escape(rel)) {
-            self.read_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher: matcher.clone() });
-            self.write_deny.push(PathRule { key: why.into(), glob: rel.into(), matcher });
         }
     }
 }

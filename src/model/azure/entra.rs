@@ -65,35 +65,19 @@ pub fn from_env(env: &RunEnv, redactor: &Redactor) -> Result<Option<Arc<Refreshi
             .hint("set it to the directory (tenant) id, a GUID, or its domain"));
     }
     let authority = env.var("AZURE_AUTHORITY_HOST").unwrap_or(AUTHORITY).trim_end_matches('/');
-    if !authority.starts_with("https://") && !is_loopback(authority) {
+    if !crate::model::http::https_or_loopback(authority) {
         return Err(HoneError::new(Code::Spec, format!("AZURE_AUTHORITY_HOST `{authority}` is not an https URL"))
             .hint("unset it for Azure's public cloud, or name the sovereign cloud's authority over https"));
     }
     let entra = Entra {
-        http: identity_client()?,
+        // Entra ID over https (whatever the model's endpoint is): the system's roots.
+        http: crate::model::http::client("https://")?,
         token_url: format!("{authority}/{tenant}/oauth2/v2.0/token"),
         client_id: client_id.into(),
         proof,
         redactor: redactor.clone(),
     };
     Ok(Some(Arc::new(Refreshing::new(entra, redactor.clone()))))
-}
-
-/// The client for identity services: the system's roots (whatever the model's endpoint is),
-/// no redirects (a secret or an assertion must not follow one), bounded.
-fn identity_client() -> Result<reqwest::Client, HoneError> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(LIMIT)
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
-}
-
-/// Plain http only to this machine (a test's stand-in).
-pub(crate) fn is_loopback(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else { return false };
-    u.scheme() == "http" && matches!(u.host_str(), Some("127.0.0.1" | "localhost" | "[::1]"))
 }
 
 impl Entra {

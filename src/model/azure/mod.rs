@@ -38,7 +38,7 @@ pub fn endpoint(m: &ModelSpec, env: &RunEnv) -> Result<String, HoneError> {
     };
     // The key or token goes with every request: never in clear text, but to this machine (a
     // test's stand-in, a local gateway).
-    if !(url.starts_with("https://") || entra::is_loopback(&url)) {
+    if !super::http::https_or_loopback(&url) {
         return Err(HoneError::new(Code::Spec, format!("the Azure OpenAI endpoint `{url}` is not an https URL"))
             .hint("give the resource's endpoint, like https://YOUR-RESOURCE.openai.azure.com"));
     }

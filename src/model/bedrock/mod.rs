@@ -140,14 +140,14 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model,
     let sts = || -> Result<(reqwest::Client, String), HoneError> {
         let (base, _) = endpoint(None, env, &["AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL"])?
             .unwrap_or_else(|| (format!("https://sts.{region}.amazonaws.com"), String::new()));
-        Ok((http_client(&base)?, format!("{base}/")))
+        Ok((super::http::client(&base)?, format!("{base}/")))
     };
     let cx = credentials::Context { env, profile: &profile, redactor, sts: &sts };
     let signer = credentials::signer(m, &cx)?;
     let origin = url.origin().ascii_serialization();
     tracing::info!(region, "bedrock: {} at {origin} (the endpoint from {from})", signer.describe());
     Ok(Model::Bedrock(Bedrock {
-        http: http_client(&base)?,
+        http: super::http::client(&base)?,
         url,
         region,
         signer,
@@ -168,37 +168,12 @@ fn endpoint(spec: Option<&str>, env: &RunEnv, vars: &[&str]) -> Result<Option<(S
         .map(|u| (u.to_string(), "`model.base_url`".to_string()))
         .or_else(|| vars.iter().find_map(|v| env.var(v).map(|u| (u.trim().to_string(), format!("`{v}`")))));
     let Some((url, from)) = found else { return Ok(None) };
-    if !(url.starts_with("https://") || is_loopback(&url)) || reqwest::Url::parse(&url).is_err() {
+    if !super::http::https_or_loopback(&url) {
         return Err(HoneError::new(Code::Spec, format!("{from} is `{url}`, which is not an https URL")).hint(
             "give the endpoint's root, like https://bedrock-runtime.us-east-1.amazonaws.com (plain http only to this machine)",
         ));
     }
     Ok(Some((url.trim_end_matches('/').to_string(), from)))
-}
-
-/// Whether `url` is plain http to this machine (`localhost`, 127.0.0.0/8, `::1`).
-fn is_loopback(url: &str) -> bool {
-    let Some(host) =
-        reqwest::Url::parse(url).ok().filter(|u| u.scheme() == "http").and_then(|u| u.host_str().map(str::to_string))
-    else {
-        return false;
-    };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The HTTP client for `base`, as for the other providers: redirects never followed (the
-/// signed request and the conversation would go along), no trust store for a plain `http://`
-/// endpoint (so it can never make an unverified TLS connection).
-fn http_client(base: &str) -> Result<reqwest::Client, HoneError> {
-    let mut b = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
-    if base.starts_with("http://") {
-        b = b.tls_certs_only(std::iter::empty());
-    }
-    b.build().map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
 }
 
 #[cfg(test)]

@@ -24,7 +24,6 @@ use crate::protocol::Reply;
 use crate::redact::Redactor;
 use crate::spec::ModelSpec;
 use std::path::Path;
-use std::time::Duration;
 
 use endpoint::Endpoint;
 
@@ -80,7 +79,8 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, repo: Option<&Pa
             .hint("a model id is letters, digits, `-`, `.`, `_` and `@`, like claude-sonnet-4-5@20250929"));
     }
     let region = endpoint::region(m, env)?;
-    let http = http_client()?;
+    // Google's endpoints and its token services: https, so the system's roots.
+    let http = super::http::client("https://")?;
     let found = adc::find(env, &adc::Context { http: &http, redactor, repo })?;
     let project = endpoint::project(m, env, found.project.as_deref())?;
     let at = Endpoint { base: endpoint::base(m, &region)?, project, region };
@@ -116,17 +116,6 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, repo: Option<&Pa
             answers: std::sync::atomic::AtomicU32::new(0),
         })),
     }))
-}
-
-/// The HTTP client for Vertex AI and Google's token endpoints: redirects are never followed
-/// (the token and the conversation would go along), connections time out.
-fn http_client() -> Result<reqwest::Client, HoneError> {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
 }
 
 /// A `provider: vertex` model block named `name`, for tests.

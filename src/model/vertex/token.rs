@@ -22,21 +22,7 @@ pub fn post_form(http: &reqwest::Client, url: &str, pairs: &[(&str, &str)]) -> r
     http.post(url).form(pairs)
 }
 
-/// Whether `url` is `https://`, or `http://` to a loopback address (a test's stand-in).
-pub fn https_or_loopback(url: &str) -> bool {
-    let Ok(u) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    let host = u.host_str().unwrap_or_default();
-    match u.scheme() {
-        "https" => !host.is_empty(),
-        "http" => {
-            let bare = host.trim_start_matches('[').trim_end_matches(']');
-            host.eq_ignore_ascii_case("localhost") || bare.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback())
-        }
-        _ => false,
-    }
-}
+pub use crate::model::http::https_or_loopback;
 
 /// Which credentials a token request is for, in its errors: their type, where they came from,
 /// and what to check when the endpoint refuses them.

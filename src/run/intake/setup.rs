@@ -11,7 +11,6 @@ use crate::policy::Policy;
 use crate::redact::Redactor;
 use crate::spec::raw::Api;
 use crate::spec::{Job, ModelSpec, Provider};
-use std::time::Duration;
 
 pub use crate::redact::is_secret_name;
 
@@ -57,26 +56,9 @@ fn openai_or_anthropic(model: &str, env: &RunEnv) -> &'static str {
     }
 }
 
-/// Build the model client. Errors are user-facing input problems (exit 2).
-/// The HTTP client for a model at `base`. For a plain `http://` server (a local Ollama, vLLM or
-/// llama.cpp) no TLS trust store is loaded (reading the system's certificates costs ~10 ms
-/// before the first request); the client then trusts no certificate, so it can never be
-/// talked into an unverified `https://` connection. Redirects are never followed: reqwest
-/// would re-send Anthropic's `x-api-key` (it drops only `Authorization` and cookies) and, for a
-/// 307 or 308, the whole conversation to wherever the server points (`model::http::send`).
-fn http_client(base: &str) -> Result<reqwest::Client, HoneError> {
-    let mut b = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
-    if base.starts_with("http://") {
-        b = b.tls_certs_only(std::iter::empty());
-    }
-    b.build().map_err(|e| HoneError::new(Code::Model, format!("cannot build the HTTP client: {e}")))
-}
-
 /// The run's models: the job's, then its fallbacks, each with its client (a fallback without
-/// its credentials stops the run here, not when it is needed).
+/// its credentials stops the run here, not when it is needed). Errors are user-facing input
+/// problems (exit 2).
 pub fn models(job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Models, HoneError> {
     let link = |m: &crate::spec::ModelSpec| {
         client(m, job, env, run_id, redactor).map(|client| Link { spec: m.clone(), client })
@@ -118,7 +100,7 @@ fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redac
         let base = base.unwrap_or_else(|| "https://api.anthropic.com".into());
         let base = base.trim_end_matches('/').trim_end_matches("/v1");
         return Ok(Model::Anthropic(Anthropic {
-            http: http_client(base)?,
+            http: crate::model::http::client(base)?,
             url: format!("{base}/v1/messages"),
             auth: Auth::Header("x-api-key", api_key),
             model: m.name.clone(),
@@ -163,13 +145,13 @@ fn openai_family(m: &ModelSpec, key: Option<String>, base: &str, run_id: &str) -
     let path = if m.api == Api::Responses { "responses" } else { "chat/completions" };
     let target = Target { url: format!("{base}/{path}"), model: m.name.clone() };
     let auth = key.map_or(Auth::None, Auth::Bearer);
-    openai_client(m, target, auth, http_client(base)?, cache_key)
+    openai_client(m, target, auth, crate::model::http::client(base)?, cache_key)
 }
 
 /// Azure OpenAI: OpenAI's clients at the deployment's URLs, with its credentials.
 fn azure(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model, HoneError> {
     let endpoint = azure::endpoint(m, env)?;
-    let http = http_client(&endpoint)?;
+    let http = crate::model::http::client(&endpoint)?;
     let auth = azure::auth(m, env, redactor)?;
     openai_client(m, azure::target(m, &endpoint), auth, http, None)
 }
