@@ -189,7 +189,7 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     covered.extend(i.home.iter().cloned());
     covered.push(i.root.to_path_buf());
     let mut masks = read_denied(i.policy, i.root);
-    masks.extend(i.hone_paths.iter().filter(|p| p.exists()).cloned());
+    masks.extend(i.hone_paths.iter().chain(&i.policy.hidden_files).filter(|p| p.exists()).cloned());
     // A path inside a masked directory is hidden already (and has no mount point to mask).
     masks.sort();
     masks.dedup();

@@ -8,6 +8,9 @@ use crate::spec::ModelSpec;
 pub struct Link {
     pub spec: ModelSpec,
     pub client: Model,
+    /// The credentials files its client reads (a profile's token file, a credentials file):
+    /// hone's alone, hidden from every command.
+    pub secret_files: Vec<std::path::PathBuf>,
 }
 
 /// The job's model, then its fallbacks; never empty.
@@ -26,6 +29,11 @@ impl Models {
     /// The model at `i` (0: the job's own), if there is one.
     pub fn get(&self, i: usize) -> Option<&Link> {
         self.links.get(i)
+    }
+
+    /// The credentials files every model's client reads.
+    pub fn secret_files(&self) -> impl Iterator<Item = std::path::PathBuf> + '_ {
+        self.links.iter().flat_map(|l| l.secret_files.iter().cloned())
     }
 
     /// The job's own model.

@@ -57,6 +57,9 @@ pub struct Policy {
     /// Empty means every path (not otherwise denied) is writable.
     pub write_allow: Vec<PathRule>,
     pub write_deny: Vec<PathRule>,
+    /// Files (absolute) no command may see wherever they lie: the credentials of hone's model
+    /// clients (`hide_file`); every jail masks them.
+    pub hidden_files: Vec<PathBuf>,
     /// Extra absolute paths commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
     /// Where commands may connect (`network`).
@@ -177,6 +180,7 @@ impl Policy {
             read_deny,
             write_allow: vec![],
             write_deny,
+            hidden_files: vec![],
             sandbox_writable: vec![],
             network: network::Egress::Off,
             setup_network: network::Egress::Off,

@@ -2,6 +2,7 @@
 //! the job spec and the policy file (unwritable), cloud credentials (unreadable too).
 
 use super::{PathRule, Policy, compile_glob};
+use std::path::Path;
 
 impl Policy {
     /// Make `rel` (repo-relative) unwritable, e.g. the policy file itself.
@@ -14,6 +15,17 @@ impl Policy {
     pub fn hide(&mut self, rel: &str, why: &str) {
         self.read_deny.extend(exact(rel, why));
         self.write_deny.extend(exact(rel, why));
+    }
+
+    /// Keep the credentials file `file` (absolute, its links resolved) from the model: every
+    /// jail masks it, and inside the repository `root` no tool reads or writes it either.
+    pub fn hide_file(&mut self, file: &Path, root: &Path, why: &str) {
+        if let Some(rel) = file.strip_prefix(root).ok().filter(|r| !r.as_os_str().is_empty()) {
+            self.hide(&rel.to_string_lossy(), why);
+        }
+        if !self.hidden_files.iter().any(|f| f == file) {
+            self.hidden_files.push(file.to_path_buf());
+        }
     }
 }
 

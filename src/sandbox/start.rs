@@ -71,10 +71,7 @@ pub async fn start(
         root: ws.root(),
         git_paths: ws.git_paths(),
         ignored,
-        hone_paths: [ws.root().join(crate::spec::HONE_DIR), report_dir.to_path_buf()]
-            .into_iter()
-            .chain(env.credential_files())
-            .collect(),
+        hone_paths: vec![ws.root().join(crate::spec::HONE_DIR), report_dir.to_path_buf()],
         path_var: command_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default(),
         home: env.home(),
         run_id,

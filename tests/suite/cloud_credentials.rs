@@ -67,3 +67,61 @@ async fn a_credentials_file_in_the_home_directory_is_masked_in_the_jail() {
     assert!(seen.contains("runner-temp-sa-key.json"), "the home is shown (the listing ran): {seen}");
     assert!(!seen.contains("homecanary42"), "the model read the credentials in the home: {seen}");
 }
+
+/// A run whose fallback reads credentials files that no variable names (the files `extra`
+/// writes under the home); a command looks at every file in the home.
+async fn files_named_in_files(name: &str, fallback: &str, extra: &[(&str, &str)], env: &[(&str, &str)], hidden: &str) {
+    require!(Need::UserNamespaces);
+    let home = tempfile::tempdir().unwrap();
+    for (path, text) in extra {
+        let p = home.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text.replace("$HOME", home.path().to_str().unwrap())).unwrap();
+    }
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH)]);
+    let mock = MockModel::start().await;
+    let script = "cd \"$HOME\" && find . -type f -exec wc -c {} + && find . -type f -exec cat {} +\n";
+    mock.turn(write("peek.sh", script), false).turn(cmd("sh peek.sh"), false);
+    fix(&mock);
+    let yaml = spec(&repo, name, &mock, OPEN_POLICY, "pr: { enabled: false }\n")
+        .replace("verify:", &format!("  fallback:\n    - {fallback}\nverify:"));
+    let home_var = home.path().to_str().unwrap().to_string();
+    let values: Vec<(&str, String)> = env.iter().map(|(k, v)| (*k, v.replace("$HOME", &home_var))).collect();
+    let mut vars = vec![("HOME", home_var.as_str())];
+    vars.extend(values.iter().map(|(k, v)| (*k, v.as_str())));
+    let run = run_job_env(&repo, &yaml, &vars).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.report()["errors"]);
+    let seen = all_tool_results(&mock);
+    assert!(!seen.contains("tokencanary"), "the model read a credentials file: {seen}");
+    // Shown empty, not read and then redacted (a token hone registered is masked in results too).
+    let empty = format!("0 ./{hidden}");
+    assert!(seen.lines().any(|l| l.trim() == empty), "the file is shown empty: {seen}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_file_an_aws_profile_names_is_masked() {
+    let config = "[default]\nregion = us-east-1\nrole_arn = arn:aws:iam::123456789012:role/ci\nweb_identity_token_file = $HOME/eks/hidden-token-file\n";
+    files_named_in_files(
+        "awsprofile",
+        "{ provider: bedrock, name: anthropic.claude-3-5-haiku-20241022-v1:0 }",
+        &[(".aws/config", config), ("eks/hidden-token-file", "eyJ.tokencanary-aws.sig\n")],
+        &[],
+        "eks/hidden-token-file",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subject_token_file_a_google_credentials_file_names_is_masked() {
+    let creds = r#"{"type": "external_account", "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh",
+ "subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": "https://sts.googleapis.com/v1/token",
+ "credential_source": {"file": "$HOME/oidc/hidden-token-file"}}"#;
+    files_named_in_files(
+        "gsubject",
+        "{ provider: vertex, name: gemini-2.5-pro, project: my-proj, region: us-central1 }",
+        &[("wif.json", creds), ("oidc/hidden-token-file", "eyJ.tokencanary-google.sig\n")],
+        &[("GOOGLE_APPLICATION_CREDENTIALS", "$HOME/wif.json")],
+        "oidc/hidden-token-file",
+    )
+    .await;
+}

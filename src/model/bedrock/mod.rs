@@ -122,8 +122,10 @@ fn host_header(url: &reqwest::Url) -> String {
     }
 }
 
-/// The client for a `provider: bedrock` model block. Errors are intake errors (exit 2).
-pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model, HoneError> {
+/// The client for a `provider: bedrock` model block, and the credentials files it reads that
+/// the environment does not name (a profile's `web_identity_token_file`). Errors are intake
+/// errors (exit 2).
+pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<(Model, Vec<std::path::PathBuf>), HoneError> {
     if m.name.trim().is_empty() || m.name == "." || m.name == ".." {
         return Err(HoneError::new(Code::Spec, format!("`{}` is not a Bedrock model id", m.name)).hint(
             "set `model.name` to a model id or inference profile, like us.anthropic.claude-sonnet-4-5-20250929-v1:0",
@@ -146,7 +148,8 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model,
     let signer = credentials::signer(m, &cx)?;
     let origin = url.origin().ascii_serialization();
     tracing::info!(region, "bedrock: {} at {origin} (the endpoint from {from})", signer.describe());
-    Ok(Model::Bedrock(Bedrock {
+    let files = profile.get("web_identity_token_file").map(std::path::PathBuf::from).into_iter().collect();
+    let model = Model::Bedrock(Bedrock {
         http: super::http::client(&base)?,
         url,
         region,
@@ -157,7 +160,8 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor) -> Result<Model,
         stream: m.stream,
         request_timeout: m.request_timeout,
         idle_timeout: m.idle_timeout,
-    }))
+    });
+    Ok((model, files))
 }
 
 /// The first endpoint set: `spec`, then each variable in turn; the base without a trailing `/`,

@@ -23,7 +23,7 @@ const KEYS: [(&str, &str); 3] =
     [("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"), ("AWS_SECRET_ACCESS_KEY", "secretsecret"), ("AWS_REGION", "eu-west-3")];
 
 fn built(extra: &str, vars: &[(&str, &str)]) -> Result<Bedrock, HoneError> {
-    match client(&spec(extra), &env(vars), &Redactor::default())? {
+    match client(&spec(extra), &env(vars), &Redactor::default())?.0 {
         Model::Bedrock(b) => Ok(b),
         _ => panic!("not a Bedrock client"),
     }

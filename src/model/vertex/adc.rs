@@ -29,6 +29,8 @@ pub struct Found {
     pub kind: &'static str,
     /// The project the credentials file names, if any.
     pub project: Option<String>,
+    /// The files read: the credentials file, and an external account's subject token file.
+    pub files: Vec<PathBuf>,
 }
 
 /// What `find` needs besides the environment.
@@ -67,7 +69,7 @@ fn find_with(env: &RunEnv, cx: &Context<'_>, dmi: impl FnOnce() -> Option<String
         }
         let source = MetadataToken::new(cx.http.clone(), &host);
         let token = Arc::new(Refreshing::new(source, cx.redactor.clone()));
-        return Ok(Found { token, kind: "metadata server", project: None });
+        return Ok(Found { token, kind: "metadata server", project: None, files: Vec::new() });
     }
     let gcloud = well_known.map_or_else(|| "no gcloud credentials".to_string(), |p| format!("no {}", p.display()));
     Err(HoneError::new(
@@ -111,6 +113,7 @@ fn from_file(path: &Path, origin: String, cx: &Context<'_>, hidden: Hidden) -> R
         cx.redactor.add(&s);
     }
     let (kind, project) = (creds.kind(), creds.project().map(str::to_string));
+    let mut files = vec![path.to_path_buf()];
     let token = match creds {
         Credentials::ServiceAccount(sa) => {
             let grant = ServiceAccountGrant::new(cx.http.clone(), &sa, origin.clone()).map_err(fail)?;
@@ -124,12 +127,13 @@ fn from_file(path: &Path, origin: String, cx: &Context<'_>, hidden: Hidden) -> R
                 let what =
                     format!("the subject token file {} (`credential_source.file` of {origin})", token_file.display());
                 refuse_inside(token_file, cx.repo, &what, Hidden::No)?;
+                files.push(token_file.clone());
             }
             let grant = ExternalGrant::new(cx.http.clone(), account, subject, cx.redactor.clone(), origin);
             Arc::new(Refreshing::new(grant, cx.redactor.clone()))
         }
     };
-    Ok(Found { token, kind, project })
+    Ok(Found { token, kind, project, files })
 }
 
 /// Refuse `path` when it lies in the work tree `repo`, as written or once its links are

@@ -62,7 +62,13 @@ fn family(name: &str) -> Option<Family> {
 
 /// The client for the model block `m`: its family from the name, the credentials ADC finds (none
 /// inside the work tree `repo`), and the region and project. Errors are input problems (exit 2).
-pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, repo: Option<&Path>) -> Result<Model, HoneError> {
+/// Also the credentials files it reads (hidden from every command).
+pub fn client(
+    m: &ModelSpec,
+    env: &RunEnv,
+    redactor: &Redactor,
+    repo: Option<&Path>,
+) -> Result<(Model, Vec<std::path::PathBuf>), HoneError> {
     let Some(fam) = family(&m.name) else {
         return Err(HoneError::new(
             Code::Spec,
@@ -86,7 +92,7 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, repo: Option<&Pa
     let at = Endpoint { base: endpoint::base(m, &region)?, project, region };
     tracing::debug!("Vertex AI: {} credentials, project {}, region {}", found.kind, at.project, at.region);
     let auth = Auth::Token(found.token);
-    Ok(Model::Vertex(match fam {
+    let model = Model::Vertex(match fam {
         Family::Claude => Vertex::Claude(claude::Claude {
             http,
             url: at.claude(&m.name, m.stream),
@@ -115,7 +121,8 @@ pub fn client(m: &ModelSpec, env: &RunEnv, redactor: &Redactor, repo: Option<&Pa
             },
             answers: std::sync::atomic::AtomicU32::new(0),
         })),
-    }))
+    });
+    Ok((model, found.files))
 }
 
 /// A `provider: vertex` model block named `name`, for tests.

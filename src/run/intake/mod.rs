@@ -12,6 +12,7 @@ use super::request::{EventSinks, Hooks, Request, Source};
 use crate::error::{Code, HoneError};
 use crate::events::Events;
 use crate::git::Workspace;
+use crate::model::chain::Models;
 use crate::output::dir::ReportDir;
 use crate::policy::{self, Policy};
 use crate::spec::{self, Job};
@@ -135,10 +136,11 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     let model = match hooks.model {
         // Every model answers from the transcript, so that a recorded fallback happens again.
         Some(r) => {
-            use crate::model::chain::{Link, Models};
+            use crate::model::chain::Link;
             let link = |spec: &crate::spec::ModelSpec| Link {
                 spec: spec.clone(),
                 client: crate::model::Model::Replay(r.clone()),
+                secret_files: Vec::new(),
             };
             Models::new(link(&job.model), job.model.fallback.iter().map(link).collect())
         }
@@ -151,7 +153,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
-    hide_credentials(&mut policy, &env, &ws);
+    hide_credentials(&mut policy, &env, &model, &ws);
     let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
     let map = early_map(&job, &ws, &env).then(|| crate::repomap::spawn(&ws, &job.task, job.repo_map_tokens, &policy));
@@ -221,14 +223,14 @@ fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
     }
 }
 
-/// A credentials file the runner left in the checkout (google-github-actions/auth writes
-/// `gha-creds-*.json` there) is hone's alone: hidden from every command and tool (the jail masks
-/// those outside the checkout, in the home directory, too: `sandbox::start`).
-fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, ws: &Workspace) {
-    for file in env.credential_files() {
-        if let Some(rel) = file.strip_prefix(ws.root()).ok().filter(|r| !r.as_os_str().is_empty()) {
-            policy.hide(&rel.to_string_lossy(), "hidden: cloud credentials the environment names");
-        }
+/// The credentials files of hone's model clients (those the environment names, and those the
+/// clients read, as a profile's token file) are hone's alone: every jail masks them wherever
+/// they lie (a home directory, the checkout, where google-github-actions/auth writes its
+/// `gha-creds-*.json`), and no tool reads them.
+fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, models: &Models, ws: &Workspace) {
+    let files = env.credential_files().into_iter().chain(models.secret_files());
+    for file in files.filter_map(|f| f.canonicalize().ok()) {
+        policy.hide_file(&file, ws.root(), "hidden: cloud credentials of hone's model client");
     }
 }
 

@@ -11,6 +11,7 @@ use crate::policy::Policy;
 use crate::redact::Redactor;
 use crate::spec::raw::Api;
 use crate::spec::{Job, ModelSpec, Provider};
+use std::path::PathBuf;
 
 pub use crate::redact::is_secret_name;
 
@@ -61,15 +62,32 @@ fn openai_or_anthropic(model: &str, env: &RunEnv) -> &'static str {
 /// problems (exit 2).
 pub fn models(job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Models, HoneError> {
     let link = |m: &crate::spec::ModelSpec| {
-        client(m, job, env, run_id, redactor).map(|client| Link { spec: m.clone(), client })
+        let (client, secret_files) = client(m, job, env, run_id, redactor)?;
+        Ok::<_, HoneError>(Link { spec: m.clone(), client, secret_files })
     };
     let first = link(&job.model)?;
     let rest = job.model.fallback.iter().map(link).collect::<Result<Vec<_>, _>>()?;
     Ok(Models::new(first, rest))
 }
 
-/// The client of one model block (the job's model, or one of its fallbacks).
-fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Model, HoneError> {
+/// The client of one model block (the job's model, or one of its fallbacks), and the
+/// credentials files it reads.
+fn client(
+    m: &ModelSpec,
+    job: &Job,
+    env: &RunEnv,
+    run_id: &str,
+    redactor: &Redactor,
+) -> Result<(Model, Vec<PathBuf>), HoneError> {
+    match m.provider {
+        Provider::Bedrock => crate::model::bedrock::client(m, env, redactor),
+        Provider::Vertex => crate::model::vertex::client(m, env, redactor, job.repo.path.as_deref()),
+        _ => keyed_client(m, job, env, run_id, redactor).map(|c| (c, Vec::new())),
+    }
+}
+
+/// The client of a model with a key (or none): OpenAI, compatible servers, Anthropic, Azure.
+fn keyed_client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redactor) -> Result<Model, HoneError> {
     let file = job.spec_path.display().to_string();
     let unset =
         |message: String, help: &str| HoneError::located(Code::Spec, vec![Diagnostic::file(&file, message, help)]);
@@ -81,12 +99,6 @@ fn client(m: &ModelSpec, job: &Job, env: &RunEnv, run_id: &str, redactor: &Redac
     }
     if m.provider == Provider::Azure {
         return azure(m, env, redactor);
-    }
-    if m.provider == Provider::Bedrock {
-        return crate::model::bedrock::client(m, env, redactor);
-    }
-    if m.provider == Provider::Vertex {
-        return crate::model::vertex::client(m, env, redactor, job.repo.path.as_deref());
     }
     let key = env.var(&m.api_key_env).map(str::to_string);
     if m.provider == Provider::Anthropic {
