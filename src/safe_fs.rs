@@ -341,6 +341,25 @@ pub fn read_regular_at(dir: &impl AsRawFd, name: &str, max: u64) -> Result<Vec<u
     Ok(buf)
 }
 
+/// Read the file at `path` (a credentials file the environment names), at most `max` bytes: only
+/// a regular file on disk (the open never waits on a FIFO; a `/proc` file, which says it is
+/// empty and is not, is refused), and an error when it is larger.
+pub fn read_small(path: &Path, max: u64) -> Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    regular(&f, &path.display().to_string())?;
+    let said = f.metadata()?.len();
+    let mut buf = Vec::new();
+    f.take(max + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(Error::new(ErrorKind::InvalidData, format!("it is larger than {max} bytes")));
+    }
+    if said == 0 && !buf.is_empty() {
+        return Err(Error::new(ErrorKind::InvalidInput, "it is not a file on disk (a /proc file?)"));
+    }
+    Ok(buf)
+}
+
 /// Fail unless `f` is a regular file.
 pub fn regular(f: &File, what: &str) -> Result<()> {
     if f.metadata()?.file_type().is_file() {

@@ -102,3 +102,16 @@ fn a_tree_of_any_depth_is_removed_with_few_descriptors() {
     assert_eq!(remove_tree_at(&dir, "t").unwrap(), 6001);
     assert_eq!(std::fs::read_dir(base.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_small_read_takes_only_a_small_regular_file_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    std::fs::write(&token, "eyJ.token.sig\n").unwrap();
+    assert_eq!(read_small(&token, 64).unwrap(), b"eyJ.token.sig\n");
+    assert!(read_small(&token, 4).is_err(), "larger than the limit");
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    assert!(read_small(&fifo, 64).is_err(), "a FIFO is refused, never waited on");
+    assert!(read_small(Path::new("/proc/self/environ"), 1 << 20).is_err(), "hone's environment is no token");
+}

@@ -249,7 +249,7 @@ impl Anthropic {
         if !resp.status().is_success() {
             let status = resp.status().as_u16();
             let ra = retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
+            let text = crate::model::http::body_text(resp).await;
             return Err(status_error(status, ra, &text));
         }
         read(resp, self.stream, self.idle_timeout).await

@@ -87,6 +87,28 @@ pub fn transport_error(e: &reqwest::Error) -> ModelError {
     ModelError::retryable(kind, format!("request failed: {e}"))
 }
 
+/// The most of an answer's body read for its text.
+pub const BODY_TEXT_MAX: usize = 64 * 1024;
+/// The longest such a body may pause between chunks.
+const BODY_TEXT_IDLE: Duration = Duration::from_secs(30);
+
+/// The body of an answer read for its text (an error's message, an identity service's small
+/// JSON): a chunk at a time, each within 30 s, and at most `BODY_TEXT_MAX` bytes, so that a
+/// server (or a proxy) that trickles or floods it can hold neither the run nor its memory (a
+/// streamed request has no overall time limit once its headers came).
+pub async fn body_text(resp: reqwest::Response) -> String {
+    let mut stream = resp.bytes_stream();
+    let mut out: Vec<u8> = Vec::new();
+    while out.len() < BODY_TEXT_MAX {
+        match tokio::time::timeout(BODY_TEXT_IDLE, stream.next()).await {
+            Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    out.truncate(BODY_TEXT_MAX);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.
 pub fn retry_after(h: &reqwest::header::HeaderMap) -> Option<Duration> {
     let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
@@ -181,6 +203,13 @@ mod tests {
 
     fn response(body: &'static str) -> reqwest::Response {
         reqwest::Response::from(::http::Response::new(body))
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_only_so_far() {
+        let huge = "x".repeat(BODY_TEXT_MAX * 3);
+        let body = body_text(reqwest::Response::from(::http::Response::new(huge))).await;
+        assert_eq!(body.len(), BODY_TEXT_MAX);
     }
 
     #[tokio::test]

@@ -110,7 +110,7 @@ pub(super) async fn post(
     let status = resp.status();
     if !status.is_success() {
         let retry_after = http::retry_after(resp.headers());
-        let text = resp.text().await.unwrap_or_default();
+        let text = crate::model::http::body_text(resp).await;
         return Err(http_error(status.as_u16(), &text, retry_after));
     }
     Ok(resp)

@@ -140,7 +140,7 @@ async fn json_of(rb: reqwest::RequestBuilder, who: &str) -> Result<Value, ModelE
         Err(_) => return Err(unavailable(ModelErrorKind::Timeout, format!("no answer within {}s", LIMIT.as_secs()))),
     };
     let status = resp.status();
-    let text = resp.text().await.unwrap_or_default();
+    let text = crate::model::http::body_text(resp).await;
     let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     if !status.is_success() {
         let said = v["error_description"].as_str().or(v["error"].as_str()).or(v["message"].as_str());

@@ -95,7 +95,8 @@ pub fn signer(m: &ModelSpec, cx: &Context<'_>) -> Result<Signer, HoneError> {
     if !m.api_key_env.is_empty()
         && let Some(key) = env.var(&m.api_key_env)
     {
-        cx.redactor.add(key);
+        // As sent: a CI secret often ends in a newline.
+        cx.redactor.add(key.trim());
         return Ok(Signer::Bearer(key.trim().to_string()));
     }
     if let Some(keys) = env_keys(env, cx.redactor)? {
@@ -157,10 +158,8 @@ fn web_identity(
         ));
     }
     // Redacted from the start: setup and the baseline's checks run before the first request.
-    if std::fs::metadata(&token_file).is_ok_and(|m| m.len() <= super::web_identity::MAX_TOKEN)
-        && let Ok(token) = std::fs::read_to_string(&token_file)
-    {
-        cx.redactor.add(token.trim());
+    if let Ok(token) = crate::safe_fs::read_small(&token_file, super::web_identity::MAX_TOKEN) {
+        cx.redactor.add(String::from_utf8_lossy(&token).trim());
     }
     let session_name = session.map_or_else(default_session_name, str::to_string);
     if !(2..=64).contains(&session_name.len())

@@ -57,7 +57,7 @@ impl Bedrock {
         let status = resp.status();
         if !status.is_success() {
             let headers = resp.headers().clone();
-            let text = resp.text().await.unwrap_or_default();
+            let text = crate::model::http::body_text(resp).await;
             return Err(errors::from_http(status.as_u16(), &headers, &text));
         }
         if !self.stream {

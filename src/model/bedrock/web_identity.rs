@@ -53,15 +53,14 @@ impl WebIdentity {
 
     async fn token(&self) -> Result<String, ModelError> {
         let file = self.token_file.display();
-        let meta = tokio::fs::metadata(&self.token_file).await;
-        match meta {
-            Ok(m) if m.is_file() && m.len() <= MAX_TOKEN => {}
-            Ok(_) => return Err(refused("the web identity token file", format!("{file} is not a token file"))),
+        let path = self.token_file.clone();
+        let read = tokio::task::spawn_blocking(move || crate::safe_fs::read_small(&path, MAX_TOKEN)).await;
+        let bytes = match read {
+            Ok(Ok(b)) => b,
+            Ok(Err(e)) => return Err(refused("the web identity token file", format!("{file}: {e}"))),
             Err(e) => return Err(refused("the web identity token file", format!("{file}: {e}"))),
-        }
-        let token = tokio::fs::read_to_string(&self.token_file)
-            .await
-            .map_err(|e| refused("the web identity token file", format!("{file}: {e}")))?;
+        };
+        let token = String::from_utf8_lossy(&bytes).into_owned();
         if token.trim().is_empty() {
             return Err(refused("the web identity token file", format!("{file} is empty")));
         }
@@ -83,7 +82,12 @@ pub fn parse_answer(status: u16, xml: &str, role: &str) -> Result<Expiring<Crede
         let code = text("Code").unwrap_or_default();
         let message = text("Message").unwrap_or_else(|| xml.chars().take(300).collect());
         let detail = format!("HTTP {status} {code}: {message}");
-        let retry = status >= 500 || matches!(code.as_str(), "Throttling" | "IDPCommunicationError");
+        let retry = status == 429
+            || status >= 500
+            || matches!(
+                code.as_str(),
+                "Throttling" | "ThrottlingException" | "RequestLimitExceeded" | "IDPCommunicationError"
+            );
         return Err(if retry {
             ModelError::retryable(ModelErrorKind::Auth, format!("STS AssumeRoleWithWebIdentity: {detail}"))
         } else {

@@ -14,8 +14,6 @@ use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
 use crate::model::auth::Refreshing;
 use crate::redact::Redactor;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -164,14 +162,7 @@ fn refuse_inside(path: &Path, repo: Option<&Path>, what: &str, hidden: Hidden) -
 
 /// Read the small regular file at `path` (at most 64 KiB), never waiting on a FIFO or device.
 pub fn read_small(path: &Path) -> std::io::Result<Vec<u8>> {
-    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
-    crate::safe_fs::regular(&f, &path.display().to_string())?;
-    let mut buf = Vec::new();
-    f.take(MAX_FILE + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_FILE {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "it is larger than 64 KiB"));
-    }
-    Ok(buf)
+    crate::safe_fs::read_small(path, MAX_FILE)
 }
 
 #[cfg(test)]

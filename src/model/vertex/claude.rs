@@ -43,7 +43,7 @@ impl Claude {
         if !resp.status().is_success() {
             let status = resp.status().as_u16();
             let ra = http::retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
+            let text = crate::model::http::body_text(resp).await;
             return Err(from_response(status, ra, &text, Behind::Anthropic));
         }
         anthropic::read(resp, self.stream, self.idle_timeout).await

@@ -20,6 +20,8 @@ pub fn collect_secrets(redactor: &Redactor, job: &Job, env: &RunEnv) {
     for (k, v) in env.vars() {
         if is_secret_name(k) || job.model.chain().any(|m| *k == m.api_key_env) {
             redactor.add(v);
+            // As clients send it: a CI secret often ends in a newline.
+            redactor.add(v.trim());
         }
     }
 }
