@@ -21,6 +21,7 @@ pub fn is_region(s: &str) -> bool {
 /// A Google Cloud project id (`my-project-123`, or a domain-scoped `example.com:my-project`).
 pub fn is_project(s: &str) -> bool {
     (1..=100).contains(&s.len())
+        && !s.contains("..")
         && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'.' | b':'))
 }
 
@@ -137,7 +138,7 @@ mod tests {
             assert!(!is_region(bad), "{bad}");
         }
         assert!(is_project("my-project-123") && is_project("example.com:my-project"));
-        assert!(!is_project("p/../../x") && !is_project("p?x=1"));
+        assert!(!is_project("p/../../x") && !is_project("p?x=1") && !is_project(".."));
         assert!(is_azure_name("gpt-4o_prod.2") && is_azure_name("2025-04-01-preview"));
         assert!(!is_azure_name("a/b") && !is_azure_name("a?api-version=1") && !is_azure_name(""));
     }

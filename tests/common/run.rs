@@ -45,7 +45,7 @@ impl Run {
             assert!(!text.trim().is_empty(), "{name} is empty");
             assert!(!text.contains(secret), "{name} leaks the secret");
         }
-        for name in ["pr.md", "change.patch"] {
+        for name in ["pr.md", "change.patch", "transcript.jsonl"] {
             assert!(!self.read_optional(name).contains(secret), "{name} leaks the secret");
         }
         assert!(!self.stdout.contains(secret), "stdout leaks the secret");

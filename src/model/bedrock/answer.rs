@@ -13,12 +13,13 @@ use std::collections::BTreeMap;
 pub fn usage(u: &Value) -> Usage {
     let get = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (read, write) = (get("cacheReadInputTokens"), get("cacheWriteInputTokens"));
-    let prompt = get("inputTokens") + read + write;
+    // Counts from the wire: added without overflow, whatever they are.
+    let prompt = get("inputTokens").saturating_add(read).saturating_add(write);
     let completion = get("outputTokens");
     Usage {
         prompt_tokens: prompt,
         completion_tokens: completion,
-        total_tokens: prompt + completion,
+        total_tokens: prompt.saturating_add(completion),
         cached_prompt_tokens: read,
         cache_write_tokens: write,
     }

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 pub const GOOGLE_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
 
-#[derive(Debug, Deserialize)]
+/// (No `Debug`: it holds the private key.)
+#[derive(Deserialize)]
 pub struct ServiceAccount {
     pub client_email: String,
     pub private_key: String,
@@ -24,7 +25,8 @@ pub struct ServiceAccount {
     pub project_id: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+/// (No `Debug`: it holds the refresh token and the client secret.)
+#[derive(Deserialize)]
 pub struct AuthorizedUser {
     pub client_id: String,
     pub client_secret: String,
@@ -75,11 +77,17 @@ pub enum Format {
 }
 
 /// A credentials file, by its `type`.
-#[derive(Debug)]
+/// (Its `Debug` names only its kind: it holds secrets.)
 pub enum Credentials {
     ServiceAccount(ServiceAccount),
     AuthorizedUser(AuthorizedUser),
     External(ExternalAccount, Subject),
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Credentials({})", self.kind())
+    }
 }
 
 impl Credentials {
