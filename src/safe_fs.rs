@@ -352,7 +352,7 @@ pub fn read_small(path: &Path, max: u64) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
     f.take(max + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > max {
-        let limit = if max % 1024 == 0 { format!("{} KiB", max / 1024) } else { format!("{max} bytes") };
+        let limit = if max.is_multiple_of(1024) { format!("{} KiB", max / 1024) } else { format!("{max} bytes") };
         return Err(Error::new(ErrorKind::InvalidData, format!("it is larger than {limit}")));
     }
     if said == 0 && !buf.is_empty() {
