@@ -23,6 +23,11 @@ pub struct Azure {
     pub deployments: Vec<String>,
     /// The app Entra ID knows: (tenant, client id, the federated token it accepts).
     pub app: Option<(String, String, String)>,
+    /// The app's client secret, if it has one.
+    pub secret: Option<String>,
+    /// GitHub's OIDC token service (`/oidc`): the request token it takes; it answers with the
+    /// app's federated token for the audience Entra ID federates with.
+    pub oidc_request_token: Option<String>,
     /// Tokens issued, accepted as `Authorization: Bearer`.
     pub issued: Mutex<Vec<String>>,
     /// Refuse this many of the next requests with the content filter.
@@ -43,6 +48,7 @@ impl Azure {
             .route("/openai/deployments/{deployment}/{*api}", axum::routing::post(deployment))
             .route("/openai/{*api}", axum::routing::post(unversioned))
             .route("/{tenant}/oauth2/v2.0/token", axum::routing::post(token))
+            .route("/oidc", axum::routing::get(oidc))
             .with_state(shared.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -204,12 +210,18 @@ async fn token(State(az): State<Arc<Azure>>, Path(tenant): Path<String>, body: S
         return error(StatusCode::BAD_REQUEST, "invalid_request", "no app");
     };
     let get = |k: &str| form.get(k).map(String::as_str);
+    let proven = match (&az.secret, get("client_secret")) {
+        (Some(secret), Some(given)) => given == secret && get("client_assertion").is_none(),
+        _ => {
+            get("client_assertion_type") == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+                && get("client_assertion") == Some(federated.as_str())
+        }
+    };
     let ok = tenant == *t
         && get("client_id") == Some(client.as_str())
         && get("grant_type") == Some("client_credentials")
         && get("scope") == Some("https://cognitiveservices.azure.com/.default")
-        && get("client_assertion_type") == Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-        && get("client_assertion") == Some(federated.as_str());
+        && proven;
     if !ok {
         let body = json!({"error": "invalid_client", "error_description": "AADSTS700213: No matching federated identity record found for presented assertion."});
         return (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response();
@@ -218,6 +230,19 @@ async fn token(State(az): State<Arc<Azure>>, Path(tenant): Path<String>, body: S
     let issued = format!("entra-access-token-{n}-{}", "x".repeat(24));
     az.issued.lock().unwrap().push(issued.clone());
     axum::Json(json!({"token_type": "Bearer", "expires_in": 3599, "access_token": issued})).into_response()
+}
+
+/// GitHub's OIDC token service, as the runner's `ACTIONS_ID_TOKEN_REQUEST_URL` serves it.
+async fn oidc(State(az): State<Arc<Azure>>, Query(q): Query<HashMap<String, String>>, headers: HeaderMap) -> Response {
+    let bearer = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let (Some(want), Some((_, _, federated))) = (&az.oidc_request_token, &az.app) else { return not_found() };
+    if bearer != format!("Bearer {want}") && bearer != format!("bearer {want}") {
+        return error(StatusCode::UNAUTHORIZED, "401", "bad request token");
+    }
+    if q.get("audience").map(String::as_str) != Some("api://AzureADTokenExchange") {
+        return error(StatusCode::BAD_REQUEST, "400", "wrong audience");
+    }
+    axum::Json(json!({"count": 1, "value": federated})).into_response()
 }
 
 fn decode(s: &str) -> String {

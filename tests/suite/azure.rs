@@ -135,3 +135,54 @@ async fn no_credentials_stop_at_intake_naming_what_to_set() {
         run.stderr
     );
 }
+
+/// An Entra ID app proven by GitHub's OIDC token (`id-token: write`), or by a client secret.
+async fn entra_with(env: &[(&str, &str)], secret: Option<&str>) -> std::sync::Arc<Azure> {
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    fixing(&mock, true);
+    let federated = "eyJhbGciOiJSUzI1NiJ9.github-oidc-token-for-azure.sig";
+    let app = Some(("tenant-2".to_string(), "client-2".to_string(), federated.to_string()));
+    let (endpoint, az) = Azure {
+        model: mock.base_url.clone(),
+        deployments: vec!["gpt4o-prod".into()],
+        app,
+        secret: secret.map(str::to_string),
+        oidc_request_token: Some("runner-request-token-0123456789".into()),
+        ..Default::default()
+    }
+    .start()
+    .await;
+    let y = yaml("entra2", &endpoint, "  deployment: gpt4o-prod\n").replace("  api_key_env: HONE_TEST_API_KEY\n", "");
+    let oidc_url = format!("{endpoint}/oidc?api-version=2.0");
+    let mut vars = vec![
+        ("AZURE_CLIENT_ID", "client-2"),
+        ("AZURE_TENANT_ID", "tenant-2"),
+        ("AZURE_AUTHORITY_HOST", endpoint.as_str()),
+        ("ACTIONS_ID_TOKEN_REQUEST_URL", oidc_url.as_str()),
+    ];
+    vars.extend_from_slice(env);
+    let run = run_job_env(&repo, &y, &vars).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.assert_no_secret(federated);
+    if let Some(s) = secret {
+        run.assert_no_secret(s);
+    }
+    az
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entra_id_token_from_github_actions_oidc() {
+    let az = entra_with(&[("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "runner-request-token-0123456789")], None).await;
+    let form = az.token_requests.lock().unwrap()[0].clone();
+    assert!(form.contains_key("client_assertion") && !form.contains_key("client_secret"), "{form:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_secret_set_on_purpose_comes_before_the_runners_oidc_token() {
+    let secret = "azure-client-secret-value-42xyz";
+    let env = [("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "runner-request-token-0123456789"), ("AZURE_CLIENT_SECRET", secret)];
+    let az = entra_with(&env, Some(secret)).await;
+    let form = az.token_requests.lock().unwrap()[0].clone();
+    assert_eq!(form.get("client_secret").map(String::as_str), Some(secret));
+}
