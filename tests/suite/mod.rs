@@ -71,5 +71,6 @@ mod safety;
 mod second_attempt;
 mod setup_cmds;
 mod spec_errors;
+mod versions;
 mod vertex;
 mod workflow_commands;
