@@ -97,16 +97,27 @@ const BODY_TEXT_IDLE: Duration = Duration::from_secs(30);
 /// server (or a proxy) that trickles or floods it can hold neither the run nor its memory (a
 /// streamed request has no overall time limit once its headers came).
 pub async fn body_text(resp: reqwest::Response) -> String {
+    String::from_utf8_lossy(&body_prefix(resp, BODY_TEXT_MAX).await.0).into_owned()
+}
+
+/// At most `max` bytes of `resp`'s body, a chunk at a time, each within 30 s (a longer pause
+/// ends the read), and the transport error that broke it, if one did.
+pub async fn body_prefix(resp: reqwest::Response, max: usize) -> (Vec<u8>, Option<reqwest::Error>) {
     let mut stream = resp.bytes_stream();
     let mut out: Vec<u8> = Vec::new();
-    while out.len() < BODY_TEXT_MAX {
+    let mut broke = None;
+    while out.len() < max {
         match tokio::time::timeout(BODY_TEXT_IDLE, stream.next()).await {
             Ok(Some(Ok(chunk))) => out.extend_from_slice(&chunk),
+            Ok(Some(Err(e))) => {
+                broke = Some(e);
+                break;
+            }
             _ => break,
         }
     }
-    out.truncate(BODY_TEXT_MAX);
-    String::from_utf8_lossy(&out).into_owned()
+    out.truncate(max);
+    (out, broke)
 }
 
 /// `retry-after-ms`, then `Retry-After` in seconds or as an HTTP date.

@@ -47,7 +47,12 @@ impl WebIdentity {
         let rb = self.http.post(&self.url).form(&form);
         let resp = crate::model::http::send(rb, STS_TIMEOUT, false).await?;
         let status = resp.status().as_u16();
-        let text = resp.text().await.map_err(|e| crate::model::http::transport_error(&e))?;
+        // STS's answer is a few KiB: read no further than the cap.
+        let (body, broke) = crate::model::http::body_prefix(resp, crate::model::http::BODY_TEXT_MAX).await;
+        if let Some(e) = broke {
+            return Err(crate::model::http::transport_error(&e));
+        }
+        let text = String::from_utf8_lossy(&body).into_owned();
         parse_answer(status, &text, &self.role_arn)
     }
 

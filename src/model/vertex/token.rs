@@ -72,13 +72,12 @@ pub async fn send_text(ctx: &Context, url: &str, rb: reqwest::RequestBuilder) ->
         return Err(ctx.refused(url, format!("HTTP {}: a redirect, which hone does not follow", status.as_u16())));
     }
     let retry_after = http::retry_after(resp.headers());
-    let body = match resp.bytes().await {
-        Ok(b) => b,
-        Err(e) => {
-            return Err(ctx.retryable(ModelErrorKind::StreamCut, format!("the answer of {url} broke: {e}"), None));
-        }
-    };
-    let text = String::from_utf8_lossy(&body[..body.len().min(MAX_ANSWER)]).into_owned();
+    // Read only as far as the cap: a flood is not held in memory first.
+    let (body, broke) = http::body_prefix(resp, MAX_ANSWER).await;
+    if let Some(e) = broke {
+        return Err(ctx.retryable(ModelErrorKind::StreamCut, format!("the answer of {url} broke: {e}"), None));
+    }
+    let text = String::from_utf8_lossy(&body).into_owned();
     if status.as_u16() == 429 || status.is_server_error() {
         let kind = if status.as_u16() == 429 { ModelErrorKind::RateLimited } else { ModelErrorKind::ServerError };
         let why = format!("{url} answered HTTP {}: {}", status.as_u16(), detail(&text));
