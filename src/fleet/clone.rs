@@ -118,21 +118,22 @@ async fn not_reusable(
 
 /// Clone `url` into `workspace/repos/<id>`, or reuse the clone there: fetch, then reset hard to
 /// the base and clean. Every git process is bounded by the fleet's cancellation and a
-/// per-operation limit. The job's token (`git.token_env`) is offered to the GitHub server only,
-/// over HTTPS: private repositories clone too.
+/// per-operation limit. The place's token is offered to its forge's server only, over HTTPS:
+/// private repositories clone too.
 pub async fn prepare(
     url: &str,
     (workspace, id): (&Path, &str),
     base: Option<&str>,
-    (env, token_env): (&crate::env::RunEnv, &str),
+    (env, place): (&crate::env::RunEnv, &crate::forge::place::Place),
     cancel: &CancellationToken,
 ) -> Result<PathBuf, Error> {
     let dir = layout::clone_dir(workspace, id).map_err(Error::Dir)?;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-    let access = Access::decide(url, env, env.var(token_env));
+    let access = Access::decide(url, place.server.as_ref(), place.token.as_ref());
+    let token_env = place.token_source(None);
     let url = access.url.as_str();
     let git = |d: &Path| hardened(d, env, &access);
-    let explain = |e: crate::error::HoneError| match access.explain(token_env) {
+    let explain = |e: crate::error::HoneError| match access.explain(&token_env) {
         Some(why) => Error::Git(format!("{}; {why}", e.message)),
         None => Error::Git(e.message),
     };

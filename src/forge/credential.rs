@@ -27,7 +27,8 @@ impl Forge {
         Some(if api.authority == "api.github.com" { Forge { authority: "github.com".into() } } else { api })
     }
 
-    fn from_url(url: &str) -> Option<Forge> {
+    /// The forge at `url`, when it is a plain HTTPS URL (its path is ignored).
+    pub fn from_url(url: &str) -> Option<Forge> {
         match https_authority(url) {
             Ok((authority, _)) => Some(Forge { authority }),
             Err(_) => None,
@@ -37,6 +38,39 @@ impl Forge {
     /// `https://host[:port]`.
     pub fn url(&self) -> String {
         format!("https://{}", self.authority)
+    }
+
+    /// `host[:port]`, lower case, without `:443`.
+    pub fn authority(&self) -> &str {
+        &self.authority
+    }
+}
+
+/// A forge token, where it came from and the user name git presents it with. Its `Debug` does
+/// not show it.
+#[derive(Clone)]
+pub struct Token {
+    secret: String,
+    /// The variable it came from (or how it was made), for messages.
+    pub var: String,
+    /// `x-access-token` (GitHub), `oauth2` (GitLab access tokens), `gitlab-ci-token` (GitLab's
+    /// job token): fixed names, never from input.
+    pub user: &'static str,
+}
+
+impl Token {
+    pub fn new(secret: impl Into<String>, var: impl Into<String>, user: &'static str) -> Token {
+        Token { secret: secret.into(), var: var.into(), user }
+    }
+
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Token(from {}, user {})", self.var, self.user)
     }
 }
 
@@ -59,7 +93,10 @@ pub enum Withheld {
 impl fmt::Display for Withheld {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Withheld::NoForge => write!(f, "GITHUB_SERVER_URL (or GITHUB_API_URL) names no HTTPS server"),
+            Withheld::NoForge => write!(
+                f,
+                "no HTTPS forge server is known (GITHUB_SERVER_URL or GITHUB_API_URL on GitHub; CI_SERVER_URL or `forge.gitlab_url` on GitLab)"
+            ),
             Withheld::NotHttps => write!(f, "it is not HTTPS"),
             Withheld::Userinfo => write!(f, "it carries credentials of its own"),
             Withheld::OtherHost(h) => write!(f, "`{h}` is not the forge's host"),
@@ -113,7 +150,7 @@ pub fn token_may_go(url: &str, forge: Option<&Forge>) -> Result<String, Withheld
 /// The token, granted for the forge. Its `Debug` does not show it.
 pub struct Credential {
     forge: Forge,
-    token: String,
+    token: Token,
 }
 
 impl fmt::Debug for Credential {
@@ -134,18 +171,17 @@ pub struct Access {
 }
 
 impl Access {
-    /// Decide for `url`, with `token` (if any) and the forge of `env`.
-    pub fn decide(url: &str, env: &RunEnv, token: Option<&str>) -> Access {
+    /// Decide for `url`, with `token` (if any) for `forge` (the place's server: `place.rs`).
+    pub fn decide(url: &str, forge: Option<&Forge>, token: Option<&Token>) -> Access {
         let Some(token) = token else {
             return Access { url: url.to_string(), credential: None, withheld: None };
         };
-        let forge = Forge::from_env(env);
-        match token_may_go(url, forge.as_ref()) {
+        match token_may_go(url, forge) {
             Ok(url) => {
-                let credential = forge.map(|forge| Credential { forge, token: token.to_string() });
+                let credential = forge.map(|forge| Credential { forge: forge.clone(), token: token.clone() });
                 Access { url, credential, withheld: None }
             }
-            Err(why) => Access { url: url.to_string(), credential: None, withheld: Some((why, forge)) },
+            Err(why) => Access { url: url.to_string(), credential: None, withheld: Some((why, forge.cloned())) },
         }
     }
 
@@ -162,17 +198,18 @@ impl Access {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .to_vec();
         if let Some(c) = &self.credential {
-            cfg.push((format!("credential.{}.helper", c.forge.url()), helper(&c.forge.authority)));
+            cfg.push((format!("credential.{}.helper", c.forge.url()), helper(&c.forge.authority, c.token.user)));
         }
         cfg
     }
 
     /// The variable the process gets for the helper: the token, when granted.
     pub fn git_env(&self) -> Option<(&'static str, &str)> {
-        self.credential.as_ref().map(|c| (TOKEN_VAR, c.token.as_str()))
+        self.credential.as_ref().map(|c| (TOKEN_VAR, c.token.secret()))
     }
 
-    /// Why a push or fetch without the token may have failed, for its error message.
+    /// Why a push or fetch without the token (from `token_env`) may have failed, for its error
+    /// message.
     pub fn explain(&self, token_env: &str) -> Option<String> {
         let (why, forge) = self.withheld.as_ref()?;
         // A local repository needs no token: nothing to explain.
@@ -191,14 +228,15 @@ impl Access {
 const TOKEN_VAR: &str = "HONE_GIT_TOKEN";
 
 /// The one-shot credential helper for `authority` (letters, digits, `.`, `-`, `:` only): it
-/// answers `get` for `protocol=https` and exactly that host, with the token from its
-/// environment, and says nothing otherwise.
-fn helper(authority: &str) -> String {
+/// answers `get` for `protocol=https` and exactly that host, with `user` (one of hone's fixed
+/// names) and the token from its environment, and says nothing otherwise.
+fn helper(authority: &str, user: &str) -> String {
     debug_assert!(authority.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:".contains(&b)));
+    debug_assert!(user.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
     format!(
         "!f() {{ test \"$1\" = get || return 0; p=; h=; while IFS= read -r l; do case \"$l\" in \
          protocol=https) p=1 ;; \"host={authority}\") h=1 ;; esac; done; test \"$p$h\" = 11 || return 0; \
-         echo username=x-access-token; echo \"password=${TOKEN_VAR}\"; }}; f"
+         echo username={user}; echo \"password=${TOKEN_VAR}\"; }}; f"
     )
 }
 

@@ -4,6 +4,10 @@ fn env(vars: &[(&str, &str)]) -> RunEnv {
     RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
 }
 
+fn gh(secret: &str) -> Token {
+    Token::new(secret, "GITHUB_TOKEN", "x-access-token")
+}
+
 fn github() -> Forge {
     Forge { authority: "github.com".into() }
 }
@@ -96,13 +100,13 @@ fn an_insteadof_rewrite_is_judged_after_rewriting() {
 #[test]
 fn the_token_is_granted_only_with_a_token_and_explained_when_held_back() {
     let e = env(&[]);
-    let a = Access::decide("https://github.com/acme/app", &e, None);
+    let a = Access::decide("https://github.com/acme/app", Forge::from_env(&e).as_ref(), None);
     assert!(a.credential.is_none() && a.withheld.is_none() && a.git_env().is_none());
-    let a = Access::decide("https://github.com/acme/app", &e, Some("ghp_secret123"));
+    let a = Access::decide("https://github.com/acme/app", Forge::from_env(&e).as_ref(), Some(&gh("ghp_secret123")));
     assert_eq!(a.git_env(), Some((TOKEN_VAR, "ghp_secret123")));
     assert!(!format!("{a:?}").contains("ghp_secret123"), "Debug hides the token");
     assert!(a.git_config().iter().all(|(k, v)| !k.contains("ghp_") && !v.contains("ghp_secret123")));
-    let a = Access::decide("http://user:pw@127.0.0.1:9/app.git", &e, Some("ghp_secret123"));
+    let a = Access::decide("http://user:pw@127.0.0.1:9/app.git", Forge::from_env(&e).as_ref(), Some(&gh("ghp_secret123")));
     assert!(a.credential.is_none() && a.git_env().is_none());
     let why = a.explain("GITHUB_TOKEN").unwrap();
     assert!(why.contains("`http://127.0.0.1:9/app.git`") && !why.contains("pw"), "{why}");
@@ -143,7 +147,7 @@ fn fill_with(mut c: std::process::Command, access: &Access, extra: &[(String, St
 
 #[test]
 fn git_asks_the_helper_only_for_the_forge() {
-    let a = Access::decide("https://github.com/acme/app.git", &env(&[]), Some("ghp_tok_0123456789"));
+    let a = Access::decide("https://github.com/acme/app.git", Some(&github()), Some(&gh("ghp_tok_0123456789")));
     let ask = |input: &str| fill(&a, &[], input);
     assert_eq!(ask("protocol=https\nhost=github.com\n\n").as_deref(), Some("ghp_tok_0123456789"));
     assert_eq!(ask("url=https://github.com/acme/app.git\n\n").as_deref(), Some("ghp_tok_0123456789"));
@@ -159,7 +163,7 @@ fn git_asks_the_helper_only_for_the_forge() {
     }
     // Defence in depth: were the helper registered for every host, it still answers only for
     // the forge's.
-    let unscoped = [("credential.helper".to_string(), helper("github.com"))];
+    let unscoped = [("credential.helper".to_string(), helper("github.com", "x-access-token"))];
     assert_eq!(fill(&a, &unscoped, "protocol=https\nhost=evil.example\n\n"), None);
     assert_eq!(fill(&a, &unscoped, "protocol=http\nhost=github.com\n\n"), None);
     assert!(fill(&a, &unscoped, "protocol=https\nhost=github.com\n\n").is_some());
@@ -177,7 +181,7 @@ fn git_asks_the_helper_only_for_the_forge() {
     let evil = "protocol=https\nhost=evil.example\n\n";
     assert_eq!(fill_with(c, &a, &[], evil), None, "an earlier helper or askpass answered");
     // No token, no helper.
-    let none = Access::decide("http://127.0.0.1:9/app", &env(&[]), Some("ghp_tok_0123456789"));
+    let none = Access::decide("http://127.0.0.1:9/app", Some(&github()), Some(&gh("ghp_tok_0123456789")));
     assert_eq!(fill(&none, &[], "protocol=http\nhost=127.0.0.1:9\n\n"), None);
 }
 

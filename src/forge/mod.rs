@@ -1,17 +1,21 @@
 //! Shipping a verified commit: `pr.md` and `change.patch` in the report dir, a push of the run's
-//! branch, and a pull request created or updated (never duplicated) on GitHub.
+//! branch, and a pull request (GitHub) or merge request (GitLab) created or updated, never
+//! duplicated, on the forge the run's place names (`place.rs`).
 
 pub mod autofix;
 pub mod credential;
 pub mod github;
+mod github_pr;
+pub mod gitlab;
 pub mod local;
+pub mod place;
 pub mod push;
 pub mod remote;
 
-use crate::error::{Code, HoneError, Result};
-use crate::spec::{Job, raw::PrEnabled};
+use crate::error::Result;
+use crate::spec::{Job, forge::ForgeKind, raw::PrEnabled};
 use github::GitHub;
-use serde_json::json;
+use place::Place;
 
 pub use crate::protocol::{PrOperation, PrReport};
 
@@ -33,7 +37,7 @@ pub struct Ship<'a> {
     pub env: &'a crate::env::RunEnv,
     pub shared: &'a crate::env::Shared,
     pub ws: &'a crate::git::Workspace,
-    /// Git and GitHub work stays inside the run's wall-time budget and obeys cancellation.
+    /// Git and forge API work stays inside the run's wall-time budget and obeys cancellation.
     pub deadline: tokio::time::Instant,
     pub cancel: &'a tokio_util::sync::CancellationToken,
     pub dry_run: bool,
@@ -43,8 +47,8 @@ pub struct Ship<'a> {
     pub autofix: Option<&'a autofix::Target>,
     /// `pr.on_failure: draft`: the ref holding the unverified work to push as a draft PR.
     pub partial_ref: Option<String>,
-    /// `owner/repo`, when known better than `GITHUB_REPOSITORY` (fleet).
-    pub github_repo: Option<String>,
+    /// The forge, the repository on it and the token.
+    pub place: &'a Place,
 }
 
 fn is_network_url(url: &str) -> bool {
@@ -54,74 +58,92 @@ fn is_network_url(url: &str) -> bool {
 impl Ship<'_> {
     /// Push, open or update the PR (the run wrote `pr.md` and `change.patch` before). Errors are infrastructure failures.
     pub async fn run(&self, req: &PrRequest) -> Result<PrReport> {
-        let job = self.job;
-        let mut out = PrReport { operation: PrOperation::None, dry_run: self.dry_run, ..Default::default() };
+        let (job, place) = (self.job, self.place);
+        let forge = Some(place.forge_name().to_lowercase());
+        let mut out = PrReport { operation: PrOperation::None, dry_run: self.dry_run, forge, ..Default::default() };
         if self.dry_run {
-            out.notice =
-                Some("dry run: nothing was pushed and no GitHub API was called; see pr.md and change.patch".into());
+            out.notice = Some(format!(
+                "dry run: nothing was pushed and no {} API was called; see pr.md and change.patch",
+                place.forge_name()
+            ));
             return Ok(out);
         }
-        let token = self.env.var(&job.git.token_env).map(str::to_string);
         let url = self.ws.remote_url(&job.git.remote);
-        let changed = req.changed;
-        if changed && job.git.push {
-            self.push(url.as_deref(), token.clone(), &mut out).await?;
+        if req.changed && job.git.push {
+            self.push(url.as_deref(), &mut out).await?;
         }
         if job.pr.enabled == PrEnabled::No {
             return Ok(out);
         }
-        let Some(token) = token else {
+        if place.token.is_none() {
             if job.pr.enabled == PrEnabled::Yes {
-                out.warnings
-                    .push(format!("`pr.enabled` is true, but `{}` is not set: no PR was opened", job.git.token_env));
+                let var = place.token_source(job.git.token_env.as_deref());
+                out.warnings.push(format!("`pr.enabled` is true, but {var} is not set: no PR was opened"));
             }
             return Ok(out);
-        };
-        let Some((owner, repo)) = github::owner_repo(
-            self.github_repo.clone().or_else(|| self.env.github_repository.clone()).as_deref(),
-            url.as_deref(),
-        ) else {
+        }
+        match place.kind {
+            ForgeKind::Github => self.github(req, &mut out).await,
+            ForgeKind::Gitlab => self.gitlab(req, &mut out).await,
+        }
+        .map(|()| out)
+    }
+
+    /// The pull request (or, in autofix, the comment) on GitHub.
+    async fn github(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+        let Some((owner, repo)) = self.place.repo.as_deref().and_then(|r| r.split_once('/')) else {
             out.warnings
                 .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());
-            return Ok(out);
+            return Ok(());
         };
-        let gh = GitHub::new(&self.env.github_api_url, &token, &owner, &repo, self.shared.github_queue.clone())?;
-        if let Some(t) = self.autofix {
-            let note = if out.pushed {
-                format!("hone pushed a fix to {}.", crate::markdown::code(&t.head_ref))
-            } else {
-                "hone found nothing to change.".to_string()
-            };
-            let text = format!("{note}\n\n{}", req.body);
-            let result = autofix::upsert_comment(&gh, t.number, &job.name, &text).await;
-            out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
-            out.number = Some(t.number);
-            out.operation = if out.pushed { PrOperation::Updated } else { PrOperation::None };
-            out.url = result?;
-            return Ok(out);
-        }
-        let result = self.pull_request(&gh, req, &mut out).await;
+        let token = self.place.token.as_ref().map(|t| t.secret()).unwrap_or_default();
+        let gh = GitHub::new(&self.place.api, token, owner, repo, self.shared.github_queue.clone())?;
+        let result = match self.autofix {
+            Some(t) => {
+                let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);
+                let url = autofix::upsert_comment(&gh, t.number, &self.job.name, &text).await;
+                (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
+                url.map(|u| out.url = u)
+            }
+            None => self.pull_request(&gh, req, out).await,
+        };
         out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
-        result.map(|()| out)
+        result
+    }
+
+    /// The merge request (or, in autofix, the note) on GitLab.
+    async fn gitlab(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+        let gl = gitlab::GitLab::new(self.place, self.shared.github_queue.clone())?;
+        let result = match self.autofix {
+            Some(t) => {
+                let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);
+                let url = gitlab::autofix::upsert_note(&gl, t.number, &self.job.name, &text).await;
+                (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
+                url.map(|u| out.url = u)
+            }
+            None => gitlab::mr::publish(&gl, self.job, &self.base_branch, req, self.partial_ref.is_some(), out).await,
+        };
+        out.retries = gl.retries.load(std::sync::atomic::Ordering::Relaxed);
+        result
     }
 
     /// Push the branch (or the partial ref under `pr.on_failure: draft`) with a lease, or say
     /// in `out` why it was not pushed.
-    async fn push(&self, url: Option<&str>, token: Option<String>, out: &mut PrReport) -> Result<()> {
+    async fn push(&self, url: Option<&str>, out: &mut PrReport) -> Result<()> {
         let job = self.job;
         match url {
             None => out.notice = Some(format!("no remote `{}`: the branch was not pushed", job.git.remote)),
-            Some(u) if is_network_url(u) && token.is_none() => {
+            Some(u) if is_network_url(u) && self.place.token.is_none() => {
                 out.notice = Some(format!(
-                    "no token in `{}`: the branch was not pushed; see pr.md and change.patch",
-                    job.git.token_env
+                    "no token in {}: the branch was not pushed; see pr.md and change.patch",
+                    self.place.token_source(job.git.token_env.as_deref())
                 ));
             }
             Some(_) => {
                 let branch = &job.git.branch;
                 push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
                 let (ws, env, budget) = (self.ws, self.env, (self.deadline, self.cancel));
-                let remote = remote::Remote::open(ws, &job.git.remote, env, &job.git.token_env, budget)?;
+                let remote = remote::Remote::open(ws, &job.git.remote, env, self.place, budget)?;
                 // Autofix: the lease is the head hone started from, so a concurrent push wins.
                 let expected = match self.autofix {
                     Some(t) => Some(t.head_sha.clone()),
@@ -135,96 +157,17 @@ impl Ship<'_> {
         }
         Ok(())
     }
+}
 
-    async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
-        let head = github::encode(&format!("{}:{}", gh.owner, self.job.git.branch));
-        let path = gh.repo_path(&format!("/pulls?head={head}&state=open"));
-        let resp = gh.get(&path).await?;
-        if !resp.ok() {
-            return Err(HoneError::new(Code::Forge, format!("listing pull requests failed: {}", resp.message())));
-        }
-        Ok(resp
-            .body
-            .as_array()
-            .and_then(|a| a.first())
-            .and_then(|p| Some((p["number"].as_u64()?, p["html_url"].as_str().unwrap_or("").to_string()))))
+/// The first line of the autofix comment.
+fn autofix_note(pushed: bool, head_ref: &str) -> String {
+    if pushed {
+        format!("hone pushed a fix to {}.", crate::markdown::code(head_ref))
+    } else {
+        "hone found nothing to change.".to_string()
     }
+}
 
-    async fn pull_request(&self, gh: &GitHub, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-        let changed = req.changed;
-        let pr = &self.job.pr;
-        let existing = self.find_open(gh).await?;
-        if !changed {
-            if let (Some((n, url)), true) = (&existing, pr.close_if_empty) {
-                let resp = gh.patch(&gh.repo_path(&format!("/pulls/{n}")), &json!({"state": "closed"})).await?;
-                if !resp.ok() {
-                    return Err(HoneError::new(Code::Forge, format!("closing PR #{n} failed: {}", resp.message())));
-                }
-                (out.operation, out.number, out.url) = (PrOperation::Closed, Some(*n), Some(url.clone()));
-            }
-            return Ok(());
-        }
-        let (title, text) = (req.title.clone(), req.body.clone());
-        let number = match existing {
-            Some((n, url)) => {
-                self.update(gh, n, &title, &text, out).await?;
-                out.url = Some(url);
-                n
-            }
-            None => {
-                let create = json!({"title": title, "head": self.job.git.branch, "base": self.base_branch, "body": text, "draft": pr.draft || self.partial_ref.is_some()});
-                let resp = gh.post(&gh.repo_path("/pulls"), &create).await?;
-                if resp.status == 422 && resp.message().to_lowercase().contains("already exists") {
-                    let Some((n, url)) = self.find_open(gh).await? else {
-                        return Err(HoneError::new(
-                            Code::Forge,
-                            format!(
-                                "GitHub says a PR already exists, but none is open for the branch: {}",
-                                resp.message()
-                            ),
-                        ));
-                    };
-                    self.update(gh, n, &title, &text, out).await?;
-                    out.url = Some(url);
-                    n
-                } else if resp.ok() {
-                    out.operation = PrOperation::Created;
-                    out.url = resp.body["html_url"].as_str().map(str::to_string);
-                    resp.body["number"]
-                        .as_u64()
-                        .ok_or_else(|| HoneError::new(Code::Forge, "GitHub answered without a PR number"))?
-                } else {
-                    return Err(HoneError::new(Code::Forge, format!("creating the PR failed: {}", resp.message())));
-                }
-            }
-        };
-        out.number = Some(number);
-        if !pr.labels.is_empty() {
-            let resp =
-                gh.post(&gh.repo_path(&format!("/issues/{number}/labels")), &json!({"labels": pr.labels})).await?;
-            if !resp.ok() {
-                out.warnings.push(format!("labels were not added: {}", resp.message()));
-            }
-        }
-        if !pr.reviewers.is_empty() || !pr.team_reviewers.is_empty() {
-            let body = json!({"reviewers": pr.reviewers, "team_reviewers": pr.team_reviewers});
-            let resp = gh.post(&gh.repo_path(&format!("/pulls/{number}/requested_reviewers")), &body).await?;
-            if !resp.ok() {
-                out.warnings.push(format!("reviewers were not requested: {}", resp.message()));
-            }
-        }
-        Ok(())
-    }
-
-    async fn update(&self, gh: &GitHub, n: u64, title: &str, text: &str, out: &mut PrReport) -> Result<()> {
-        out.operation = PrOperation::Updated;
-        if !self.job.pr.update_existing {
-            return Ok(());
-        }
-        let resp = gh.patch(&gh.repo_path(&format!("/pulls/{n}")), &json!({"title": title, "body": text})).await?;
-        if !resp.ok() {
-            return Err(HoneError::new(Code::Forge, format!("updating PR #{n} failed: {}", resp.message())));
-        }
-        Ok(())
-    }
+fn pushed_op(pushed: bool) -> PrOperation {
+    if pushed { PrOperation::Updated } else { PrOperation::None }
 }

@@ -99,13 +99,13 @@ pub struct Remote {
 }
 
 impl Remote {
-    /// hone's own repository for `remote` of `ws`, with the token in `token_env` for the forge
-    /// only. Errors when the remote is missing or its URL is not a plain transport.
+    /// hone's own repository for `remote` of `ws`, with the place's token for its server only.
+    /// Errors when the remote is missing or its URL is not a plain transport.
     pub fn open(
         ws: &Workspace,
         remote: &str,
         env: &crate::env::RunEnv,
-        token_env: &str,
+        place: &super::place::Place,
         (deadline, cancel): (Instant, &CancellationToken),
     ) -> Result<Remote> {
         let url = ws.remote_url(remote).ok_or_else(|| {
@@ -125,7 +125,7 @@ impl Remote {
             Some(p) => Some(local::Local::new(&p, &url, ws.root())?),
             None => None,
         };
-        let access = Access::decide(&url, env, env.var(token_env));
+        let access = Access::decide(&url, place.server.as_ref(), place.token.as_ref());
         let dir = tempfile::Builder::new()
             .prefix("hone-remote-")
             .tempdir()
@@ -155,7 +155,7 @@ impl Remote {
             .map_err(|e| {
                 HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}"))
             })?;
-        let token_env = token_env.to_string();
+        let token_env = place.token_source(None);
         Ok(Remote { dir, access, local, token_env, env: passed(env), deadline, cancel: cancel.clone() })
     }
 
@@ -332,7 +332,7 @@ mod tests {
 
     fn ls_remote(url: &str) -> tokio::process::Command {
         let env = crate::env::RunEnv::from_vars(std::env::vars().filter(|(k, _)| k == "PATH").collect());
-        let mut c = hardened(&std::env::temp_dir(), &env, &Access::decide(url, &env, None));
+        let mut c = hardened(&std::env::temp_dir(), &env, &Access::decide(url, None, None));
         c.args(["ls-remote", url]);
         c
     }

@@ -116,6 +116,9 @@ impl PrOperation {
 /// What happened to the branch and the PR, for `report.json`.
 #[derive(Debug, Clone, Serialize, Default, Deserialize, schemars::JsonSchema)]
 pub struct PrReport {
+    /// `github` or `gitlab`: where the PR (merge request) is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<String>,
     pub operation: PrOperation,
     pub number: Option<u64>,
     pub url: Option<String>,
@@ -124,7 +127,7 @@ pub struct PrReport {
     /// Why nothing was pushed or opened, when that is the case.
     pub notice: Option<String>,
     pub warnings: Vec<String>,
-    /// GitHub requests retried after rate limits.
+    /// Forge API requests retried after rate limits.
     pub retries: u32,
 }
 

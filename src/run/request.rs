@@ -50,7 +50,7 @@ pub struct Request {
     /// `--continue REF`: start from the work a failed run saved there.
     pub continue_from: Option<String>,
     /// `owner/repo` on GitHub, instead of `GITHUB_REPOSITORY` (fleet: each repository's own).
-    pub github_repo: Option<String>,
+    pub forge_repo: Option<String>,
     /// The environment the run starts in, read once by the caller.
     pub env: Arc<RunEnv>,
     /// What the runs of this process share (a fleet's caps and queues).
@@ -71,7 +71,7 @@ impl Request {
             report_dir: None,
             dry_run: false,
             continue_from: None,
-            github_repo: None,
+            forge_repo: None,
             env,
             shared: Shared::default(),
             cancel,

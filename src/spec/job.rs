@@ -34,6 +34,7 @@ pub struct Job {
     /// Token budget of the repo map in the system prompt (0: no map).
     pub repo_map_tokens: usize,
     pub pr: PrSpec,
+    pub forge: super::forge::ForgeSpec,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,8 +181,9 @@ pub struct GitSpec {
     pub author_name: String,
     pub author_email: String,
     pub remote: String,
-    /// The env var holding the token for HTTPS pushes and the GitHub API.
-    pub token_env: String,
+    /// The env var holding the token for HTTPS pushes and the forge's API, when the job names
+    /// one (default: GITHUB_TOKEN on GitHub; GITLAB_TOKEN, else CI_JOB_TOKEN, on GitLab).
+    pub token_env: Option<String>,
     pub push: bool,
     /// Branches hone never pushes to (globs), besides the base.
     pub protected: Vec<String>,
@@ -194,6 +196,7 @@ pub struct PrSpec {
     pub draft: bool,
     pub labels: Vec<String>,
     pub reviewers: Vec<String>,
+    pub assignees: Vec<String>,
     pub team_reviewers: Vec<String>,
     pub update_existing: bool,
     pub close_if_empty: bool,

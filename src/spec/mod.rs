@@ -4,6 +4,7 @@ pub mod adhoc;
 pub mod cloud;
 pub mod diag;
 pub mod duration;
+pub mod forge;
 pub mod job;
 pub mod mcp;
 mod model;
@@ -188,6 +189,7 @@ impl Checker<'_> {
         let limits = self.limits(raw.limits.unwrap_or_default(), model.unpriced().as_deref());
         let git = self.git(raw.git.unwrap_or_default(), &name);
         let pr = pr(raw.pr.unwrap_or_default());
+        let forge = self.forge(raw.forge);
         let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
         let tools = self.tools(raw.tools.unwrap_or_default());
         let policy = raw.policy.map(|p| resolve(dir, &p));
@@ -211,6 +213,7 @@ impl Checker<'_> {
             plan: raw.plan.unwrap_or(true),
             repo_map_tokens,
             pr,
+            forge,
         }
     }
 
@@ -229,7 +232,7 @@ impl Checker<'_> {
             author_name: g.author_name.unwrap_or_else(|| "hone".into()),
             author_email: g.author_email.unwrap_or_else(|| "hone@users.noreply.github.com".into()),
             remote: g.remote.unwrap_or_else(|| "origin".into()),
-            token_env: g.token_env.unwrap_or_else(|| "GITHUB_TOKEN".into()),
+            token_env: g.token_env,
             push: g.push.unwrap_or(true),
             protected: g
                 .protected
@@ -380,6 +383,7 @@ fn pr(r: raw::RawPr) -> PrSpec {
         draft: r.draft.unwrap_or(false),
         labels: r.labels.unwrap_or_default(),
         reviewers: r.reviewers.unwrap_or_default(),
+        assignees: r.assignees.unwrap_or_default(),
         team_reviewers: r.team_reviewers.unwrap_or_default(),
         update_existing: r.update_existing.unwrap_or(true),
         close_if_empty: r.close_if_empty.unwrap_or(false),

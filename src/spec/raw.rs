@@ -42,6 +42,8 @@ pub struct RawJob {
     pub context: Option<RawContext>,
     /// The pull request hone opens or updates.
     pub pr: Option<RawPr>,
+    /// The forge (GitHub or GitLab) when the remote does not say, and a self-managed GitLab's address.
+    pub forge: Option<super::forge::RawForge>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -290,6 +292,8 @@ pub struct RawPr {
     pub draft: Option<bool>,
     pub labels: Option<Vec<String>>,
     pub reviewers: Option<Vec<String>>,
+    /// Users the PR (merge request) is assigned to.
+    pub assignees: Option<Vec<String>>,
     pub team_reviewers: Option<Vec<String>>,
     pub update_existing: Option<bool>,
     pub close_if_empty: Option<bool>,

@@ -9,6 +9,11 @@ use crate::spec::Job;
 
 type Bounds<'a> = (tokio::time::Instant, &'a tokio_util::sync::CancellationToken);
 
+/// The merge request a GitLab merge request pipeline runs for (`CI_MERGE_REQUEST_IID`).
+fn number_from_gitlab_ci(env: &crate::env::RunEnv) -> Option<u64> {
+    crate::forge::place::in_gitlab_ci(env).then(|| env.var("CI_MERGE_REQUEST_IID")?.parse().ok()).flatten()
+}
+
 /// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
 pub async fn decide(
     job: &mut Job,
@@ -16,28 +21,49 @@ pub async fn decide(
     req: &Request,
     (deadline, cancel): Bounds<'_>,
 ) -> Result<Work, HoneError> {
-    use crate::forge::{autofix, github, remote};
-    let from_event = || if req.env.actions { autofix::number_from_event(&req.env) } else { None };
-    let Some(number) = job.pr.number.or_else(from_event) else {
+    use crate::forge::{autofix, github, gitlab, place, remote};
+    use crate::spec::forge::ForgeKind;
+    let url = ws.remote_url(&job.git.remote);
+    let place = place::Place::decide(&place::Input {
+        env: &req.env,
+        spec: &job.forge,
+        token_env: job.git.token_env.as_deref(),
+        remote_url: url.as_deref(),
+        repo: req.forge_repo.as_deref(),
+    });
+    let from_env = || match place.kind {
+        ForgeKind::Github if req.env.actions => autofix::number_from_event(&req.env),
+        ForgeKind::Gitlab => number_from_gitlab_ci(&req.env),
+        ForgeKind::Github => None,
+    };
+    let Some(number) = job.pr.number.or_else(from_env) else {
         return Ok(Work::Do(None));
     };
-    let fail = |m: String| HoneError::new(Code::Forge, format!("autofix of PR #{number}: {m}"));
-    let token = req
-        .env
-        .var(&job.git.token_env)
-        .map(str::to_string)
-        .ok_or_else(|| fail(format!("`{}` is not set; autofix needs a token", job.git.token_env)))?;
-    let url = ws.remote_url(&job.git.remote);
-    let env_repo = req.github_repo.clone().or_else(|| req.env.github_repository.clone());
-    let (owner, repo) = github::owner_repo(env_repo.as_deref(), url.as_deref())
-        .ok_or_else(|| fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into()))?;
-    let gh = github::GitHub::new(&req.env.github_api_url, &token, &owner, &repo, req.shared.github_queue.clone())
-        .map_err(|e| fail(e.message))?;
-    let target = match autofix::inspect(&gh, number, job.pr.allow_forks).await.map_err(|e| fail(e.message))? {
+    let what = if place.kind == ForgeKind::Gitlab { format!("merge request !{number}") } else { format!("PR #{number}") };
+    let fail = |m: String| HoneError::new(Code::Forge, format!("autofix of {what}: {m}"));
+    let Some(token) = place.token.clone() else {
+        let var = place.token_source(job.git.token_env.as_deref());
+        return Err(fail(format!("{var} is not set; autofix needs a token")));
+    };
+    let decision = match place.kind {
+        ForgeKind::Github => {
+            let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
+                fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into())
+            })?;
+            let queue = req.shared.github_queue.clone();
+            let gh = github::GitHub::new(&place.api, token.secret(), owner, repo, queue).map_err(|e| fail(e.message))?;
+            autofix::inspect(&gh, number, job.pr.allow_forks).await
+        }
+        ForgeKind::Gitlab => {
+            let gl = gitlab::GitLab::new(&place, req.shared.github_queue.clone()).map_err(|e| fail(e.message))?;
+            gitlab::autofix::inspect(&gl, number).await
+        }
+    };
+    let target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
     };
-    let remote = remote::Remote::open(ws, &job.git.remote, &req.env, &job.git.token_env, (deadline, cancel))
+    let remote = remote::Remote::open(ws, &job.git.remote, &req.env, &place, (deadline, cancel))
         .map_err(|e| fail(e.message))?;
     let fetched = remote.fetch(ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
@@ -47,7 +73,7 @@ pub async fn decide(
     let by = autofix::made_by(&remote, &fetched).map_err(|e| fail(e.message))?;
     if autofix::made_by_hone(&message, &by, job) {
         return Ok(Work::Skip(format!(
-            "the head commit of PR #{number} was made by hone (trailer `Hone-Job: {}`): nothing to do until someone else pushes",
+            "the head commit of {what} was made by hone (trailer `Hone-Job: {}`): nothing to do until someone else pushes",
             job.name
         )));
     }

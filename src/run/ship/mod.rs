@@ -11,8 +11,9 @@ use crate::record::Status;
 pub struct Orders<'a> {
     /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
     pub dry_run: bool,
-    /// `owner/repo` when given explicitly (else `GITHUB_REPOSITORY` or the remote URL).
-    pub github_repo: Option<String>,
+    /// The repository's path on its forge when given explicitly (else `GITHUB_REPOSITORY`,
+    /// `CI_PROJECT_PATH` or the remote URL).
+    pub forge_repo: Option<String>,
     pub autofix: Option<&'a autofix::Target>,
 }
 
@@ -52,6 +53,13 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         head,
         patch: patch.map(|t| p.redactor.apply(&t)),
     };
+    let place = forge::place::Place::decide(&forge::place::Input {
+        env: &p.env,
+        spec: &p.job.forge,
+        token_env: p.job.git.token_env.as_deref(),
+        remote_url: p.ws.remote_url(&p.job.git.remote).as_deref(),
+        repo: orders.forge_repo.as_deref(),
+    });
     let s = forge::Ship {
         job: &p.job,
         env: &p.env,
@@ -63,7 +71,7 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         base_branch: run.record.base_branch.clone(),
         autofix: orders.autofix,
         partial_ref,
-        github_repo: orders.github_repo,
+        place: &place,
     };
     if let (Some(_), Some(patch)) = (&request.head, &request.patch)
         && let Err(e) = crate::output::write_change(&p.report_dir, &request.title, &request.body, patch)

@@ -1,0 +1,108 @@
+//! The run's pull request on GitHub: found by its head branch, created or updated (labels,
+//! assignees, reviewers), or closed when the run changed nothing.
+
+use super::github::{self, GitHub};
+use super::{PrOperation, PrReport, PrRequest, Ship};
+use crate::error::{Code, HoneError, Result};
+use serde_json::json;
+
+impl Ship<'_> {
+    async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
+        let head = github::encode(&format!("{}:{}", gh.owner, self.job.git.branch));
+        let path = gh.repo_path(&format!("/pulls?head={head}&state=open"));
+        let resp = gh.get(&path).await?;
+        if !resp.ok() {
+            return Err(HoneError::new(Code::Forge, format!("listing pull requests failed: {}", resp.message())));
+        }
+        Ok(resp
+            .body
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(|p| Some((p["number"].as_u64()?, p["html_url"].as_str().unwrap_or("").to_string()))))
+    }
+
+    pub(super) async fn pull_request(&self, gh: &GitHub, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+        let changed = req.changed;
+        let pr = &self.job.pr;
+        let existing = self.find_open(gh).await?;
+        if !changed {
+            if let (Some((n, url)), true) = (&existing, pr.close_if_empty) {
+                let resp = gh.patch(&gh.repo_path(&format!("/pulls/{n}")), &json!({"state": "closed"})).await?;
+                if !resp.ok() {
+                    return Err(HoneError::new(Code::Forge, format!("closing PR #{n} failed: {}", resp.message())));
+                }
+                (out.operation, out.number, out.url) = (PrOperation::Closed, Some(*n), Some(url.clone()));
+            }
+            return Ok(());
+        }
+        let (title, text) = (req.title.clone(), req.body.clone());
+        let number = match existing {
+            Some((n, url)) => {
+                self.update(gh, n, &title, &text, out).await?;
+                out.url = Some(url);
+                n
+            }
+            None => {
+                let create = json!({"title": title, "head": self.job.git.branch, "base": self.base_branch, "body": text, "draft": pr.draft || self.partial_ref.is_some()});
+                let resp = gh.post(&gh.repo_path("/pulls"), &create).await?;
+                if resp.status == 422 && resp.message().to_lowercase().contains("already exists") {
+                    let Some((n, url)) = self.find_open(gh).await? else {
+                        return Err(HoneError::new(
+                            Code::Forge,
+                            format!(
+                                "GitHub says a PR already exists, but none is open for the branch: {}",
+                                resp.message()
+                            ),
+                        ));
+                    };
+                    self.update(gh, n, &title, &text, out).await?;
+                    out.url = Some(url);
+                    n
+                } else if resp.ok() {
+                    out.operation = PrOperation::Created;
+                    out.url = resp.body["html_url"].as_str().map(str::to_string);
+                    resp.body["number"]
+                        .as_u64()
+                        .ok_or_else(|| HoneError::new(Code::Forge, "GitHub answered without a PR number"))?
+                } else {
+                    return Err(HoneError::new(Code::Forge, format!("creating the PR failed: {}", resp.message())));
+                }
+            }
+        };
+        out.number = Some(number);
+        if !pr.labels.is_empty() {
+            let resp =
+                gh.post(&gh.repo_path(&format!("/issues/{number}/labels")), &json!({"labels": pr.labels})).await?;
+            if !resp.ok() {
+                out.warnings.push(format!("labels were not added: {}", resp.message()));
+            }
+        }
+        if !pr.assignees.is_empty() {
+            let body = json!({"assignees": pr.assignees});
+            let resp = gh.post(&gh.repo_path(&format!("/issues/{number}/assignees")), &body).await?;
+            if !resp.ok() {
+                out.warnings.push(format!("assignees were not added: {}", resp.message()));
+            }
+        }
+        if !pr.reviewers.is_empty() || !pr.team_reviewers.is_empty() {
+            let body = json!({"reviewers": pr.reviewers, "team_reviewers": pr.team_reviewers});
+            let resp = gh.post(&gh.repo_path(&format!("/pulls/{number}/requested_reviewers")), &body).await?;
+            if !resp.ok() {
+                out.warnings.push(format!("reviewers were not requested: {}", resp.message()));
+            }
+        }
+        Ok(())
+    }
+
+    async fn update(&self, gh: &GitHub, n: u64, title: &str, text: &str, out: &mut PrReport) -> Result<()> {
+        out.operation = PrOperation::Updated;
+        if !self.job.pr.update_existing {
+            return Ok(());
+        }
+        let resp = gh.patch(&gh.repo_path(&format!("/pulls/{n}")), &json!({"title": title, "body": text})).await?;
+        if !resp.ok() {
+            return Err(HoneError::new(Code::Forge, format!("updating PR #{n} failed: {}", resp.message())));
+        }
+        Ok(())
+    }
+}

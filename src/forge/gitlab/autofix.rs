@@ -1,0 +1,106 @@
+//! Autofix on a GitLab merge request (`--pr N` is its iid): read it, refuse one from a fork
+//! (its branch lives in another project, whose code is untrusted), and keep one note on it up
+//! to date: the one hone's own user wrote, never another's that carries the marker.
+
+use super::GitLab;
+use crate::error::{Code, HoneError, Result};
+use crate::forge::autofix::{Decision, Target, comment_marker};
+use serde_json::{Value, json};
+
+/// Read merge request `iid` and decide whether hone may fix it.
+pub async fn inspect(gl: &GitLab, iid: u64) -> Result<Decision> {
+    let a = gl.get(&gl.project_path(&format!("/merge_requests/{iid}"))).await?;
+    if !a.ok() {
+        return Err(HoneError::new(Code::Forge, format!("cannot read merge request !{iid}: {}", a.message())));
+    }
+    decide(&a.body, iid)
+}
+
+/// The decision for a merge request as GitLab describes it.
+fn decide(b: &Value, iid: u64) -> Result<Decision> {
+    if b["state"].as_str() != Some("opened") {
+        return Ok(Decision::Skip(format!("merge request !{iid} is not open")));
+    }
+    let (source, target) = (b["source_project_id"].as_u64(), b["target_project_id"].as_u64());
+    if source.is_none() || source != target {
+        return Ok(Decision::Skip(format!(
+            "merge request !{iid} comes from a fork (project {}): hone does not push to a fork's branch (its code is untrusted and the token may not reach it)",
+            source.map_or("unknown".to_string(), |s| s.to_string())
+        )));
+    }
+    let field = |k: &str| {
+        b[k].as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no {k}")))
+    };
+    Ok(Decision::Fix(Target {
+        number: iid,
+        head_ref: field("source_branch")?,
+        head_sha: field("sha")?,
+        base_ref: field("target_branch")?,
+    }))
+}
+
+/// The id of hone's note among `notes`: written by user `me`, not a system note, starting with
+/// `marker`.
+fn own_note(notes: &Value, me: u64, marker: &str) -> Option<u64> {
+    notes.as_array()?.iter().find_map(|n| {
+        let own = n["author"]["id"].as_u64() == Some(me)
+            && n["system"].as_bool() != Some(true)
+            && n["body"].as_str().is_some_and(|b| b.starts_with(marker));
+        own.then(|| n["id"].as_u64()).flatten()
+    })
+}
+
+/// Create or edit hone's one note on merge request `iid`. Returns the merge request's URL.
+pub async fn upsert_note(gl: &GitLab, iid: u64, job: &str, text: &str) -> Result<Option<String>> {
+    let marker = comment_marker(job);
+    let body = format!("{marker}\n{text}");
+    let me = gl.get("/user").await?;
+    let me = me.body["id"].as_u64().filter(|_| me.ok()).ok_or_else(|| {
+        HoneError::new(Code::Forge, format!("GitLab would not say who the token's user is: {}", me.message()))
+    })?;
+    let notes = gl.get(&gl.project_path(&format!("/merge_requests/{iid}/notes?per_page=100&sort=asc"))).await?;
+    let a = match own_note(&notes.body, me, &marker) {
+        Some(id) => gl.put(&gl.project_path(&format!("/merge_requests/{iid}/notes/{id}")), &json!({"body": body})).await?,
+        None => gl.post(&gl.project_path(&format!("/merge_requests/{iid}/notes")), &json!({"body": body})).await?,
+    };
+    super::mr::check(&a, || format!("commenting on merge request !{iid}"))?;
+    let mr = gl.get(&gl.project_path(&format!("/merge_requests/{iid}"))).await?;
+    Ok(mr.body["web_url"].as_str().map(str::to_string))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forks_closed_and_own_merge_requests() {
+        let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": "abc", "target_branch": "main"});
+        let Decision::Fix(t) = decide(&own, 5).unwrap() else { panic!("own MR is fixed") };
+        assert_eq!((t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()), (5, "fix", "abc", "main"));
+        let mut fork = own.clone();
+        fork["source_project_id"] = json!(99);
+        assert!(matches!(decide(&fork, 5).unwrap(), Decision::Skip(m) if m.contains("fork")));
+        let mut closed = own.clone();
+        closed["state"] = json!("merged");
+        assert!(matches!(decide(&closed, 5).unwrap(), Decision::Skip(m) if m.contains("not open")));
+        let mut broken = own;
+        broken["sha"] = Value::Null;
+        assert!(decide(&broken, 5).is_err());
+    }
+
+    #[test]
+    fn only_a_note_by_hones_user_that_starts_with_the_marker_is_hones() {
+        let m = comment_marker("lint");
+        let notes = json!([
+            {"id": 1, "body": format!("{m}\nplanted"), "author": {"id": 66}, "system": false},
+            {"id": 2, "body": format!("quote {m}"), "author": {"id": 5}, "system": false},
+            {"id": 3, "body": format!("{m}\nsystem"), "author": {"id": 5}, "system": true},
+            {"id": 4, "body": format!("{m}\nmine"), "author": {"id": 5}, "system": false},
+        ]);
+        assert_eq!(own_note(&notes, 5, &m), Some(4));
+        assert_eq!(own_note(&notes, 7, &m), None);
+    }
+}

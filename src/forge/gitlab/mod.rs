@@ -1,0 +1,218 @@
+//! A small GitLab REST (v4) client: one project, its token in the header GitLab reads for its
+//! kind (`PRIVATE-TOKEN` for access tokens, `JOB-TOKEN` for `CI_JOB_TOKEN`), mutating requests
+//! paced like GitHub's, `Retry-After` and `RateLimit-*` honoured, redirects never followed, every
+//! request bounded, and a refusal (401, 403) turned into an error that names the scope or the
+//! token kind it needs.
+
+pub mod autofix;
+pub mod mr;
+
+use super::credential::Token;
+use super::github::MIN_MUTATION_GAP;
+use super::place::{CI_JOB_TOKEN, Place};
+use crate::error::{Code, HoneError, Result};
+use reqwest::Method;
+use serde_json::Value;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+const MAX_RETRIES: u32 = 4;
+const MAX_WAIT: Duration = Duration::from_secs(120);
+/// The longest one request (with its body) may take.
+const REQUEST_LIMIT: Duration = Duration::from_secs(60);
+/// The most of an answer hone reads.
+const BODY_MAX: usize = 4 << 20;
+
+pub struct GitLab {
+    http: reqwest::Client,
+    api: String,
+    /// `group/sub/project`.
+    pub project: String,
+    token: Token,
+    pub retries: AtomicU32,
+    queue: std::sync::Arc<Mutex<Option<Instant>>>,
+}
+
+/// GitLab's answer to one request.
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// GitLab's message, in any of the shapes it uses (`message` as text, list or map of
+    /// field errors; `error` and `error_description`), bounded.
+    pub fn message(&self) -> String {
+        let b = &self.body;
+        let text = match (&b["message"], &b["error"]) {
+            (Value::String(s), _) => s.clone(),
+            (Value::Array(a), _) => a.iter().map(|m| m.as_str().unwrap_or_default()).collect::<Vec<_>>().join("; "),
+            (Value::Object(m), _) => m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join("; "),
+            (_, Value::String(e)) => format!("{e} {}", b["error_description"].as_str().unwrap_or_default()),
+            _ => String::new(),
+        };
+        let text: String = text.chars().take(500).collect();
+        format!("HTTP {}: {}", self.status, text.trim()).trim().to_string()
+    }
+}
+
+impl GitLab {
+    /// The client for the place's project with its token. Errors when the place has no project
+    /// path, token or plain API URL.
+    pub fn new(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>) -> Result<GitLab> {
+        let project = place.repo.clone().filter(|p| is_project_path(p)).ok_or_else(|| {
+            HoneError::new(Code::Forge, "cannot tell the GitLab project (its `group/project` path)")
+                .hint("run in GitLab CI (CI_PROJECT_PATH), or point the remote at the project's GitLab URL")
+        })?;
+        let token = place.token.clone().ok_or_else(|| {
+            HoneError::new(Code::Forge, "no GitLab token").hint("set GITLAB_TOKEN to a project access token with the `api` scope")
+        })?;
+        if !crate::model::http::https_or_loopback(&place.api) {
+            return Err(HoneError::new(Code::Forge, format!("the GitLab API `{}` is not HTTPS: the token is not sent there", place.api))
+                .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
+        }
+        let http = crate::model::http::client(&place.api).map_err(|e| HoneError::new(Code::Forge, e.message))?;
+        Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue })
+    }
+
+    /// Whether the token is GitLab CI's job token, which cannot use most of the API.
+    pub fn job_token(&self) -> bool {
+        self.token.var == CI_JOB_TOKEN
+    }
+
+    /// `/projects/{id}` + `rest`, the project's path encoded as one segment.
+    pub fn project_path(&self, rest: &str) -> String {
+        format!("/projects/{}{rest}", super::github::encode(&self.project))
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Answer> {
+        self.call(Method::GET, path, None).await
+    }
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Answer> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Answer> {
+        self.call(Method::PUT, path, Some(body)).await
+    }
+
+    async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
+        let mutating = method != Method::GET;
+        let mut guard = if mutating { Some(self.queue.lock().await) } else { None };
+        let url = format!("{}{path}", self.api);
+        let mut attempt = 0;
+        loop {
+            if let Some(g) = guard.as_deref()
+                && let Some(last) = *g
+            {
+                tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
+            }
+            let header = if self.job_token() { "JOB-TOKEN" } else { "PRIVATE-TOKEN" };
+            let mut rb = self.http.request(method.clone(), &url).header(header, self.token.secret());
+            if let Some(b) = body {
+                rb = rb.json(b);
+            }
+            let sent = tokio::time::timeout(REQUEST_LIMIT, rb.timeout(REQUEST_LIMIT).send()).await;
+            if let Some(g) = guard.as_deref_mut() {
+                *g = Some(Instant::now());
+            }
+            let resp = match sent {
+                Ok(Ok(r)) => r,
+                Ok(Err(e)) => return Err(HoneError::new(Code::Io, format!("GitLab request {method} {path} failed: {e}"))),
+                Err(_) => return Err(HoneError::new(Code::Io, format!("GitLab request {method} {path} took over {}s", REQUEST_LIMIT.as_secs()))),
+            };
+            let status = resp.status().as_u16();
+            let headers = resp.headers().clone();
+            let (bytes, _) = crate::model::http::body_prefix(resp, BODY_MAX).await;
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            if let Some(wait) = rate_limit_wait(status, &headers, now)
+                && attempt < MAX_RETRIES
+                && wait <= MAX_WAIT
+            {
+                attempt += 1;
+                self.retries.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(status, wait_s = wait.as_secs(), "GitLab rate limit; retrying {method} {path}");
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            if (300..400).contains(&status) {
+                return Err(HoneError::new(Code::Forge, format!("GitLab answered {method} {path} with a redirect (HTTP {status}), which hone does not follow"))
+                    .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's own address"));
+            }
+            let answer = Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) };
+            if let Some(e) = refusal(&answer, &self.token, &format!("{method} {path}")) {
+                return Err(e);
+            }
+            return Ok(answer);
+        }
+    }
+}
+
+/// Whether `p` is a GitLab project path: segments of ASCII letters, digits, `.`, `_`, `-` and
+/// `+`, none `.` or `..`, at least two.
+pub fn is_project_path(p: &str) -> bool {
+    let parts: Vec<&str> = p.split('/').collect();
+    parts.len() >= 2
+        && p.len() <= 1000
+        && parts.iter().all(|s| {
+            !s.is_empty()
+                && *s != "."
+                && *s != ".."
+                && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'+'))
+        })
+}
+
+/// How long a rate-limited answer asks to wait: 429 with `Retry-After` (seconds), else until
+/// `RateLimit-Reset` (a Unix time), else a minute.
+pub fn rate_limit_wait(status: u16, headers: &reqwest::header::HeaderMap, now_unix: u64) -> Option<Duration> {
+    let get = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::trim);
+    if status != 429 {
+        return None;
+    }
+    if let Some(s) = get("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(s));
+    }
+    if let Some(reset) = get("ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(reset.saturating_sub(now_unix).max(1)));
+    }
+    Some(Duration::from_secs(60))
+}
+
+/// The error for a request GitLab refused for the token (401, 403), naming what it lacks:
+/// the job token's limits, a scope (`insufficient_scope`), or a role.
+pub fn refusal(a: &Answer, token: &Token, what: &str) -> Option<HoneError> {
+    let var = &token.var;
+    let job = var == CI_JOB_TOKEN;
+    let (message, hint) = match a.status {
+        401 | 403 if job => (
+            format!("GitLab refused {what} with {CI_JOB_TOKEN} ({})", a.message()),
+            "the job token cannot create or edit merge requests or notes: put a project access token with the `api` scope (role Developer or above) in GITLAB_TOKEN, as a masked, protected CI/CD variable".to_string(),
+        ),
+        401 => (
+            format!("GitLab did not accept the token in `{var}` for {what} ({})", a.message()),
+            format!("the token is unknown, expired or revoked: make a new one and set `{var}`"),
+        ),
+        403 if a.body["error"].as_str() == Some("insufficient_scope") => {
+            let scope = a.body["scope"].as_str().unwrap_or("api");
+            (
+                format!("the token in `{var}` lacks the `{scope}` scope that {what} needs"),
+                format!("give the token the `{scope}` scope (hone needs `api` and `write_repository`)"),
+            )
+        }
+        403 => (
+            format!("GitLab forbade {what} for the token in `{var}` ({})", a.message()),
+            "the token's user needs the Developer role or above on the project (a project access token's role is set when it is made)".to_string(),
+        ),
+        _ => return None,
+    };
+    Some(HoneError::new(Code::Forge, message).hint(hint))
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;

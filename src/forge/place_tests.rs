@@ -1,0 +1,95 @@
+use super::*;
+
+fn env(vars: &[(&str, &str)]) -> RunEnv {
+    RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+}
+
+fn place(vars: &[(&str, &str)], spec: &ForgeSpec, url: &str) -> Place {
+    let env = env(vars);
+    Place::decide(&Input { env: &env, spec, token_env: None, remote_url: Some(url), repo: None })
+}
+
+const GITLAB_CI: [(&str, &str); 5] = [
+    ("GITLAB_CI", "true"),
+    ("CI_SERVER_URL", "https://gitlab.example.com"),
+    ("CI_API_V4_URL", "https://gitlab.example.com/api/v4"),
+    ("CI_PROJECT_PATH", "group/sub/app"),
+    ("CI_JOB_TOKEN", "job-token-123"),
+];
+
+#[test]
+fn the_remotes_host_picks_among_known_servers() {
+    let none = ForgeSpec::default();
+    let gh = place(&[("GITHUB_TOKEN", "ghp_x")], &none, "https://github.com/acme/app.git");
+    assert_eq!((gh.kind, gh.repo.as_deref()), (ForgeKind::Github, Some("acme/app")));
+    assert_eq!(gh.api, "https://api.github.com");
+    assert_eq!(gh.token.as_ref().map(|t| (t.secret(), t.user)), Some(("ghp_x", GITHUB_USER)));
+    let gl = place(&[("GITLAB_TOKEN", "glpat-x")], &none, "git@gitlab.com:group/sub/app.git");
+    assert_eq!((gl.kind, gl.repo.as_deref()), (ForgeKind::Gitlab, Some("group/sub/app")));
+    assert_eq!(gl.api, "https://gitlab.com/api/v4");
+    assert_eq!(gl.server.as_ref().map(Forge::url).as_deref(), Some("https://gitlab.com"));
+    assert_eq!(gl.token.as_ref().map(|t| (t.secret(), t.user)), Some(("glpat-x", GITLAB_USER)));
+    // A self-managed GitLab named by the spec.
+    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
+    let corp = place(&[], &spec, "https://git.corp.example/team/app.git");
+    assert_eq!(corp.kind, ForgeKind::Gitlab);
+    assert_eq!(corp.api, "https://git.corp.example/api/v4");
+    // An unknown host: GitHub outside GitLab CI, as before.
+    assert_eq!(place(&[], &none, "https://git.unknown.example/a/b").kind, ForgeKind::Github);
+    assert_eq!(place(&[], &none, "/srv/git/app.git").kind, ForgeKind::Github);
+}
+
+#[test]
+fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
+    let none = ForgeSpec::default();
+    let p = place(&GITLAB_CI, &none, "https://gitlab.example.com/group/sub/app.git");
+    assert_eq!(p.kind, ForgeKind::Gitlab);
+    assert_eq!(p.api, "https://gitlab.example.com/api/v4");
+    assert_eq!(p.repo.as_deref(), Some("group/sub/app"));
+    assert_eq!(p.token.as_ref().map(|t| (t.secret(), t.user, t.var.as_str())), Some(("job-token-123", GITLAB_JOB_USER, CI_JOB_TOKEN)));
+    // An access token wins over the job token.
+    let mut vars = GITLAB_CI.to_vec();
+    vars.push(("GITLAB_TOKEN", "glpat-y"));
+    let p = place(&vars, &none, "https://gitlab.example.com/group/sub/app.git");
+    assert_eq!(p.token.as_ref().map(|t| t.user), Some(GITLAB_USER));
+    // A local remote in GitLab CI: still GitLab, on the CI server.
+    let p = place(&GITLAB_CI, &none, "/builds/group/sub/app");
+    assert_eq!((p.kind, p.api.as_str()), (ForgeKind::Gitlab, "https://gitlab.example.com/api/v4"));
+    // A gitlab.com target from a self-managed instance's CI: gitlab.com's API, not CI's project.
+    let p = place(&GITLAB_CI, &none, "https://gitlab.com/other/proj.git");
+    assert_eq!((p.api.as_str(), p.repo.as_deref()), ("https://gitlab.com/api/v4", Some("other/proj")));
+    // The spec's word wins.
+    let spec = ForgeSpec { kind: Some(ForgeKind::Github), gitlab_url: None };
+    assert_eq!(place(&GITLAB_CI, &spec, "https://gitlab.example.com/g/p").kind, ForgeKind::Github);
+}
+
+#[test]
+fn the_token_server_never_comes_from_the_remote() {
+    let none = ForgeSpec::default();
+    // A remote on a host hone does not know gets no server of its own: the token stays with the
+    // known server (credential.rs refuses the remote's host).
+    let p = place(&[("GITLAB_CI", "true"), ("CI_JOB_TOKEN", "t")], &none, "https://evil.example/g/p.git");
+    assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some(GITLAB_COM));
+    // A CI server that is not plain HTTPS is not a server.
+    let p = place(&[("GITLAB_CI", "true"), ("CI_SERVER_URL", "http://gitlab.example.com")], &none, "/x");
+    assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some(GITLAB_COM));
+}
+
+#[test]
+fn hosts_and_paths_of_urls() {
+    for (url, host, path) in [
+        ("https://GitLab.com/g/s/p.git", Some("gitlab.com"), Some("g/s/p")),
+        ("https://u:pw@gitlab.com:443/g/p/", Some("gitlab.com"), Some("g/p")),
+        ("https://h:8443/g/p", Some("h:8443"), Some("g/p")),
+        ("ssh://git@h.example/g/p.git", Some("h.example"), Some("g/p")),
+        ("git@h.example:g/s/p.git", Some("h.example"), Some("g/s/p")),
+        ("https://h/p", Some("h"), None),
+        ("https://h/g/../p", Some("h"), None),
+        ("/srv/git/p.git", None, None),
+        ("file:///srv/g/p.git", None, None),
+    ] {
+        assert_eq!(host_of(url).as_deref(), host, "{url}");
+        assert_eq!(repo_path(url).as_deref(), path, "{url}");
+    }
+    assert_eq!(last_two("g/s/p"), "s/p");
+}
