@@ -176,7 +176,9 @@ impl Access {
         let Some(token) = token else {
             return Access { url: url.to_string(), credential: None, withheld: None };
         };
-        match token_may_go(url, forge) {
+        // A user and password of the URL's own (GitLab's runner writes its job token there)
+        // are dropped for the forge's token: they cannot change the host the decision sees.
+        match token_may_go(&drop_userinfo(url), forge) {
             Ok(url) => {
                 let credential = forge.map(|forge| Credential { forge: forge.clone(), token: token.clone() });
                 Access { url, credential, withheld: None }
@@ -238,6 +240,17 @@ fn helper(authority: &str, user: &str) -> String {
          protocol=https) p=1 ;; \"host={authority}\") h=1 ;; esac; done; test \"$p$h\" = 11 || return 0; \
          echo username={user}; echo \"password=${TOKEN_VAR}\"; }}; f"
     )
+}
+
+/// An `https://` URL without its user and password (everything in the authority up to its last
+/// `@`); any other URL as it is.
+fn drop_userinfo(url: &str) -> String {
+    let Some(rest) = url.strip_prefix("https://") else { return url.to_string() };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("https://{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
 }
 
 /// `text` with the user and password taken out of every `scheme://user:pass@host` in it.

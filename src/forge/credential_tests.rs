@@ -113,6 +113,22 @@ fn the_token_is_granted_only_with_a_token_and_explained_when_held_back() {
     assert!(why.contains("GITHUB_TOKEN") && why.contains("https://github.com") && why.contains("not HTTPS"), "{why}");
 }
 
+/// GitLab's runner writes the job token into the remote's URL: hone drops it for the forge's
+/// token, and a user part cannot move the host the decision sees.
+#[test]
+fn a_urls_own_credentials_are_dropped_for_the_forges_token() {
+    let gitlab = Forge::from_url("https://gitlab.example.com").unwrap();
+    let token = Token::new("glpat-x", "GITLAB_TOKEN", "oauth2");
+    let a = Access::decide("https://gitlab-ci-token:job123@gitlab.example.com/g/p.git", Some(&gitlab), Some(&token));
+    assert_eq!(a.url, "https://gitlab.example.com/g/p.git");
+    assert_eq!(a.git_env(), Some((TOKEN_VAR, "glpat-x")));
+    for other in ["https://gitlab.example.com@evil.example/g/p", "https://u:p@evil.example/g/p", "https://gitlab.example.com\\@evil.example/p"] {
+        let a = Access::decide(other, Some(&gitlab), Some(&token));
+        assert!(a.credential.is_none(), "{other}");
+    }
+    assert_eq!(fill(&Access::decide("https://gitlab.example.com/g/p", Some(&gitlab), Some(&token)), &[], "protocol=https\nhost=gitlab.example.com\n\n").as_deref(), Some("glpat-x"));
+}
+
 /// Ask real git for a credential, with the config `access` gives (optionally an extra helper
 /// setting), as hone's git processes are: no system or global config, no prompt.
 fn fill(access: &Access, extra: &[(String, String)], input: &str) -> Option<String> {
