@@ -1,7 +1,8 @@
 //! A git server over HTTP or HTTPS for tests: `git http-backend` (git's own smart-HTTP server,
 //! run as a CGI program) behind a small local server that records every request and its
-//! `Authorization` header. It can ask for credentials first (401), or redirect every request
-//! elsewhere, the way a hostile server would.
+//! `Authorization` header. It can ask for credentials first (401), demand the ones GitHub would,
+//! or redirect every request elsewhere, the way a hostile server would. `cgi` is shared with the
+//! GitLab stand-in (`mock_gitlab`).
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -19,6 +20,10 @@ pub enum Mode {
     Auth,
     /// Answers every request with a 302 to this base URL plus the request's path and query.
     Redirect(String),
+    /// Demands what GitHub does for git over HTTPS with an installation or `GITHUB_TOKEN` token:
+    /// Basic with username `x-access-token` and this token. No credentials, or another username,
+    /// get 401 with GitHub's challenge; the right username with another token gets 403.
+    GitHub(String),
 }
 
 /// One request the server received.
@@ -135,13 +140,56 @@ async fn handle(State(s): State<Arc<Server>>, method: Method, uri: Uri, headers:
                 .body(Body::empty())
                 .unwrap();
         }
+        Mode::GitHub(token) => {
+            if let Some(refused) = github_refusal(token, authorization.as_deref(), uri.path()) {
+                return refused;
+            }
+        }
         _ => {}
     }
     cgi(&s.root, &method, &uri, &headers, body).await
 }
 
-/// Run `git http-backend` for one request and turn its CGI answer into a response.
-async fn cgi(root: &Path, method: &Method, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Response {
+/// GitHub's answer to a git request without the credentials `Mode::GitHub` demands, or `None`.
+fn github_refusal(token: &str, authorization: Option<&str>, path: &str) -> Option<Response> {
+    let (user, password) = match authorization.and_then(basic_credentials) {
+        Some(pair) => pair,
+        None => return Some(unauthorized("Basic realm=\"GitHub\"", "")),
+    };
+    if user != "x-access-token" {
+        let msg = "remote: Invalid username or token. Password authentication is not supported for Git operations.\n";
+        return Some(unauthorized("Basic realm=\"GitHub\"", msg));
+    }
+    if password != token {
+        let repo = path.trim_start_matches('/').split("/info/").next().unwrap_or_default();
+        let msg = format!("remote: Permission to {repo} denied to {user}.\n");
+        return Some(Response::builder().status(StatusCode::FORBIDDEN).body(Body::from(msg)).unwrap());
+    }
+    None
+}
+
+fn unauthorized(challenge: &str, body: &str) -> Response {
+    Response::builder()
+        .status(StatusCode::UNAUTHORIZED)
+        .header("www-authenticate", challenge)
+        .header("content-type", "text/plain")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+/// The user name and password of a `Basic` `Authorization` header.
+pub(crate) fn basic_credentials(authorization: &str) -> Option<(String, String)> {
+    use base64::Engine;
+    let encoded = authorization.strip_prefix("Basic ")?;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(encoded.trim()).ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_string(), password.to_string()))
+}
+
+/// Run `git http-backend` for one request, serving the bare repositories under `root`, and turn
+/// its CGI answer into a response.
+pub(crate) async fn cgi(root: &Path, method: &Method, uri: &Uri, headers: &HeaderMap, body: Bytes) -> Response {
     use tokio::io::AsyncWriteExt;
     let header = |k: &str| headers.get(k).and_then(|v| v.to_str().ok()).map(str::to_string);
     let mut c = tokio::process::Command::new("git");

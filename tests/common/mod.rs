@@ -11,7 +11,8 @@
 //! - `mock_bedrock`: Amazon Bedrock's and STS's stand-in, checking signatures as AWS does;
 //! - `mock_vertex`: Vertex AI and Google's identity services (token endpoint, STS, IAM, metadata);
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
-//! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener.
+//! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
+//! - `mock_gitlab`: a GitLab instance (REST API and git over HTTPS) checked against GitLab's API description.
 
 #![allow(dead_code)]
 
@@ -32,6 +33,7 @@ pub mod git_http;
 pub mod hone;
 pub mod mock_azure;
 pub mod mock_bedrock;
+pub mod mock_gitlab;
 pub mod mock_model;
 pub mod mock_vertex;
 pub mod processes;
