@@ -53,7 +53,8 @@ impl Place {
         let host = input.remote_url.and_then(host_of);
         let github = Forge::from_env(env);
         let gitlabs = gitlab_servers(env, input.spec);
-        let kind = kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlabs, in_gitlab_ci(env));
+        let gitlab_default = in_gitlab_ci(env) || input.spec.gitlab_url.is_some();
+        let kind = kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlabs, gitlab_default);
         let path = input.remote_url.and_then(repo_path);
         match kind {
             ForgeKind::Github => {
@@ -130,14 +131,14 @@ fn gitlab_servers(env: &RunEnv, spec: &ForgeSpec) -> Vec<String> {
     out
 }
 
-/// Which forge: the spec's word, else the one whose server is the remote's host, else GitLab in
-/// GitLab CI, else GitHub.
+/// Which forge: the spec's word, else the one whose server is the remote's host, else GitLab
+/// when `gitlab_default` (in GitLab CI, or the spec names a GitLab server), else GitHub.
 pub fn kind_for(
     spec: Option<ForgeKind>,
     host: Option<&str>,
     github: Option<&Forge>,
     gitlabs: &[String],
-    in_gitlab_ci: bool,
+    gitlab_default: bool,
 ) -> ForgeKind {
     if let Some(k) = spec {
         return k;
@@ -150,7 +151,7 @@ pub fn kind_for(
             return ForgeKind::Gitlab;
         }
     }
-    if in_gitlab_ci { ForgeKind::Gitlab } else { ForgeKind::Github }
+    if gitlab_default { ForgeKind::Gitlab } else { ForgeKind::Github }
 }
 
 /// The lower-case `host[:port]` of an https, http, ssh or scp-like URL.

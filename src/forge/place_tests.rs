@@ -34,6 +34,8 @@ fn the_remotes_host_picks_among_known_servers() {
     let corp = place(&[], &spec, "https://git.corp.example/team/app.git");
     assert_eq!(corp.kind, ForgeKind::Gitlab);
     assert_eq!(corp.api, "https://git.corp.example/api/v4");
+    // An unknown host with a GitLab server named: GitLab (the token stays with that server).
+    assert_eq!(place(&[], &spec, "https://git.unknown.example/a/b").kind, ForgeKind::Gitlab);
     // An unknown host: GitHub outside GitLab CI, as before.
     assert_eq!(place(&[], &none, "https://git.unknown.example/a/b").kind, ForgeKind::Github);
     assert_eq!(place(&[], &none, "/srv/git/app.git").kind, ForgeKind::Github);
@@ -46,7 +48,10 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     assert_eq!(p.kind, ForgeKind::Gitlab);
     assert_eq!(p.api, "https://gitlab.example.com/api/v4");
     assert_eq!(p.repo.as_deref(), Some("group/sub/app"));
-    assert_eq!(p.token.as_ref().map(|t| (t.secret(), t.user, t.var.as_str())), Some(("job-token-123", GITLAB_JOB_USER, CI_JOB_TOKEN)));
+    assert_eq!(
+        p.token.as_ref().map(|t| (t.secret(), t.user, t.var.as_str())),
+        Some(("job-token-123", GITLAB_JOB_USER, CI_JOB_TOKEN))
+    );
     // An access token wins over the job token.
     let mut vars = GITLAB_CI.to_vec();
     vars.push(("GITLAB_TOKEN", "glpat-y"));

@@ -10,7 +10,10 @@ fn messages_in_every_shape_gitlab_writes() {
     assert_eq!(answer(404, json!({"message": "404 Project Not Found"})).message(), "HTTP 404: 404 Project Not Found");
     let conflict = json!({"message": ["Another open merge request already exists for this source branch: !4"]});
     assert!(answer(409, conflict).message().contains("!4"));
-    assert_eq!(answer(400, json!({"message": {"title": ["is too long"]}})).message(), "HTTP 400: title [\"is too long\"]");
+    assert_eq!(
+        answer(400, json!({"message": {"title": ["is too long"]}})).message(),
+        "HTTP 400: title [\"is too long\"]"
+    );
     assert_eq!(answer(400, json!({"error": "title is missing"})).message(), "HTTP 400: title is missing");
     assert_eq!(answer(500, Value::Null).message(), "HTTP 500:");
     assert!(answer(400, json!({"message": "x".repeat(10_000)})).message().len() < 600);
@@ -22,6 +25,9 @@ fn refusals_name_the_scope_or_the_token_kind() {
     let scope = json!({"error": "insufficient_scope", "error_description": "The request requires higher privileges than provided by the access token.", "scope": "api"});
     let e = refusal(&answer(403, scope), &pat, "POST /projects/g%2Fp/merge_requests").unwrap();
     assert!(e.message.contains("lacks the `api` scope") && e.message.contains("GITLAB_TOKEN"), "{}", e.message);
+    let read = json!({"error": "insufficient_scope", "scope": "api read_api"});
+    let e = refusal(&answer(403, read), &pat, "GET x").unwrap();
+    assert!(e.message.contains("lacks a scope (`api` or `read_api`)"), "{}", e.message);
     let e = refusal(&answer(401, json!({"message": "401 Unauthorized"})), &pat, "GET /user").unwrap();
     assert!(e.message.contains("did not accept") && e.hint.as_deref().unwrap().contains("expired"), "{e:?}");
     let e = refusal(&answer(403, json!({"message": "403 Forbidden"})), &pat, "POST x").unwrap();
