@@ -36,6 +36,7 @@ mod fleet;
 mod fleet_paths;
 mod forge_credentials;
 mod gitlab;
+mod gitlab_fleet;
 mod gitlab_standin;
 mod harness;
 mod hooks;
