@@ -9,6 +9,7 @@ mod budgets;
 mod cancel;
 mod chaos;
 mod cloud_credentials;
+mod code_quality;
 mod context;
 mod deputy_branch;
 mod deputy_fleet_clone;
