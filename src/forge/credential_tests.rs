@@ -106,7 +106,8 @@ fn the_token_is_granted_only_with_a_token_and_explained_when_held_back() {
     assert_eq!(a.git_env(), Some((TOKEN_VAR, "ghp_secret123")));
     assert!(!format!("{a:?}").contains("ghp_secret123"), "Debug hides the token");
     assert!(a.git_config().iter().all(|(k, v)| !k.contains("ghp_") && !v.contains("ghp_secret123")));
-    let a = Access::decide("http://user:pw@127.0.0.1:9/app.git", Forge::from_env(&e).as_ref(), Some(&gh("ghp_secret123")));
+    let a =
+        Access::decide("http://user:pw@127.0.0.1:9/app.git", Forge::from_env(&e).as_ref(), Some(&gh("ghp_secret123")));
     assert!(a.credential.is_none() && a.git_env().is_none());
     let why = a.explain("GITHUB_TOKEN").unwrap();
     assert!(why.contains("`http://127.0.0.1:9/app.git`") && !why.contains("pw"), "{why}");
@@ -122,11 +123,23 @@ fn a_urls_own_credentials_are_dropped_for_the_forges_token() {
     let a = Access::decide("https://gitlab-ci-token:job123@gitlab.example.com/g/p.git", Some(&gitlab), Some(&token));
     assert_eq!(a.url, "https://gitlab.example.com/g/p.git");
     assert_eq!(a.git_env(), Some((TOKEN_VAR, "glpat-x")));
-    for other in ["https://gitlab.example.com@evil.example/g/p", "https://u:p@evil.example/g/p", "https://gitlab.example.com\\@evil.example/p"] {
+    for other in [
+        "https://gitlab.example.com@evil.example/g/p",
+        "https://u:p@evil.example/g/p",
+        "https://gitlab.example.com\\@evil.example/p",
+    ] {
         let a = Access::decide(other, Some(&gitlab), Some(&token));
         assert!(a.credential.is_none(), "{other}");
     }
-    assert_eq!(fill(&Access::decide("https://gitlab.example.com/g/p", Some(&gitlab), Some(&token)), &[], "protocol=https\nhost=gitlab.example.com\n\n").as_deref(), Some("glpat-x"));
+    assert_eq!(
+        fill(
+            &Access::decide("https://gitlab.example.com/g/p", Some(&gitlab), Some(&token)),
+            &[],
+            "protocol=https\nhost=gitlab.example.com\n\n"
+        )
+        .as_deref(),
+        Some("glpat-x")
+    );
 }
 
 /// Ask real git for a credential, with the config `access` gives (optionally an extra helper

@@ -46,7 +46,10 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     assert_eq!(p.kind, ForgeKind::Gitlab);
     assert_eq!(p.api, "https://gitlab.example.com/api/v4");
     assert_eq!(p.repo.as_deref(), Some("group/sub/app"));
-    assert_eq!(p.token.as_ref().map(|t| (t.secret(), t.user, t.var.as_str())), Some(("job-token-123", GITLAB_JOB_USER, CI_JOB_TOKEN)));
+    assert_eq!(
+        p.token.as_ref().map(|t| (t.secret(), t.user, t.var.as_str())),
+        Some(("job-token-123", GITLAB_JOB_USER, CI_JOB_TOKEN))
+    );
     // An access token wins over the job token.
     let mut vars = GITLAB_CI.to_vec();
     vars.push(("GITLAB_TOKEN", "glpat-y"));

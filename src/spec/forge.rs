@@ -99,7 +99,8 @@ mod tests {
         let job = crate::spec::parse(std::path::Path::new("job.yaml"), &ok).unwrap();
         assert_eq!(job.forge.kind, Some(ForgeKind::Gitlab));
         assert_eq!(job.forge.gitlab_url.as_deref(), Some("https://gitlab.example.com"));
-        let bad = "version: 1\nname: j\ntask: t\nmodel: { provider: script, script: s.yaml }\nforge: { kind: bitbucket }\n";
+        let bad =
+            "version: 1\nname: j\ntask: t\nmodel: { provider: script, script: s.yaml }\nforge: { kind: bitbucket }\n";
         assert!(crate::spec::parse(std::path::Path::new("job.yaml"), bad).is_err());
     }
 }

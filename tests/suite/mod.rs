@@ -36,6 +36,7 @@ mod first_runs;
 mod fleet;
 mod fleet_paths;
 mod forge_credentials;
+mod gitlab_template;
 mod harness;
 mod hooks;
 mod init;

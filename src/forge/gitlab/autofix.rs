@@ -63,7 +63,9 @@ pub async fn upsert_note(gl: &GitLab, iid: u64, job: &str, text: &str) -> Result
     })?;
     let notes = gl.get(&gl.project_path(&format!("/merge_requests/{iid}/notes?per_page=100&sort=asc"))).await?;
     let a = match own_note(&notes.body, me, &marker) {
-        Some(id) => gl.put(&gl.project_path(&format!("/merge_requests/{iid}/notes/{id}")), &json!({"body": body})).await?,
+        Some(id) => {
+            gl.put(&gl.project_path(&format!("/merge_requests/{iid}/notes/{id}")), &json!({"body": body})).await?
+        }
         None => gl.post(&gl.project_path(&format!("/merge_requests/{iid}/notes")), &json!({"body": body})).await?,
     };
     super::mr::check(&a, || format!("commenting on merge request !{iid}"))?;
@@ -79,7 +81,10 @@ mod tests {
     fn forks_closed_and_own_merge_requests() {
         let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": "abc", "target_branch": "main"});
         let Decision::Fix(t) = decide(&own, 5).unwrap() else { panic!("own MR is fixed") };
-        assert_eq!((t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()), (5, "fix", "abc", "main"));
+        assert_eq!(
+            (t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()),
+            (5, "fix", "abc", "main")
+        );
         let mut fork = own.clone();
         fork["source_project_id"] = json!(99);
         assert!(matches!(decide(&fork, 5).unwrap(), Decision::Skip(m) if m.contains("fork")));

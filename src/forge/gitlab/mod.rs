@@ -71,11 +71,15 @@ impl GitLab {
                 .hint("run in GitLab CI (CI_PROJECT_PATH), or point the remote at the project's GitLab URL")
         })?;
         let token = place.token.clone().ok_or_else(|| {
-            HoneError::new(Code::Forge, "no GitLab token").hint("set GITLAB_TOKEN to a project access token with the `api` scope")
+            HoneError::new(Code::Forge, "no GitLab token")
+                .hint("set GITLAB_TOKEN to a project access token with the `api` scope")
         })?;
         if !crate::model::http::https_or_loopback(&place.api) {
-            return Err(HoneError::new(Code::Forge, format!("the GitLab API `{}` is not HTTPS: the token is not sent there", place.api))
-                .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
+            return Err(HoneError::new(
+                Code::Forge,
+                format!("the GitLab API `{}` is not HTTPS: the token is not sent there", place.api),
+            )
+            .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
         }
         let http = crate::model::http::client(&place.api).map_err(|e| HoneError::new(Code::Forge, e.message))?;
         Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue })
@@ -123,8 +127,15 @@ impl GitLab {
             }
             let resp = match sent {
                 Ok(Ok(r)) => r,
-                Ok(Err(e)) => return Err(HoneError::new(Code::Io, format!("GitLab request {method} {path} failed: {e}"))),
-                Err(_) => return Err(HoneError::new(Code::Io, format!("GitLab request {method} {path} took over {}s", REQUEST_LIMIT.as_secs()))),
+                Ok(Err(e)) => {
+                    return Err(HoneError::new(Code::Io, format!("GitLab request {method} {path} failed: {e}")));
+                }
+                Err(_) => {
+                    return Err(HoneError::new(
+                        Code::Io,
+                        format!("GitLab request {method} {path} took over {}s", REQUEST_LIMIT.as_secs()),
+                    ));
+                }
             };
             let status = resp.status().as_u16();
             let headers = resp.headers().clone();
@@ -141,8 +152,13 @@ impl GitLab {
                 continue;
             }
             if (300..400).contains(&status) {
-                return Err(HoneError::new(Code::Forge, format!("GitLab answered {method} {path} with a redirect (HTTP {status}), which hone does not follow"))
-                    .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's own address"));
+                return Err(HoneError::new(
+                    Code::Forge,
+                    format!(
+                        "GitLab answered {method} {path} with a redirect (HTTP {status}), which hone does not follow"
+                    ),
+                )
+                .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's own address"));
             }
             let answer = Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) };
             if let Some(e) = refusal(&answer, &self.token, &format!("{method} {path}")) {

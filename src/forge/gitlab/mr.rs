@@ -55,20 +55,31 @@ async fn user_ids(gl: &GitLab, usernames: &[String], out: &mut PrReport) -> Resu
 }
 
 /// Open or update the run's merge request (or close a stale one when nothing changed).
-pub async fn publish(gl: &GitLab, job: &Job, base: &str, req: &PrRequest, draft: bool, out: &mut PrReport) -> Result<()> {
+pub async fn publish(
+    gl: &GitLab,
+    job: &Job,
+    base: &str,
+    req: &PrRequest,
+    draft: bool,
+    out: &mut PrReport,
+) -> Result<()> {
     let pr = &job.pr;
     let branch = &job.git.branch;
     let existing = find_open(gl, branch).await?;
     if !req.changed {
         if let (Some(mr), true) = (&existing, pr.close_if_empty) {
-            let a = gl.put(&gl.project_path(&format!("/merge_requests/{}", mr.iid)), &json!({"state_event": "close"})).await?;
+            let a = gl
+                .put(&gl.project_path(&format!("/merge_requests/{}", mr.iid)), &json!({"state_event": "close"}))
+                .await?;
             check(&a, || format!("closing merge request !{}", mr.iid))?;
             (out.operation, out.number, out.url) = (PrOperation::Closed, Some(mr.iid), Some(mr.url.clone()));
         }
         return Ok(());
     }
     if !pr.team_reviewers.is_empty() {
-        out.warnings.push("`pr.team_reviewers` is a GitHub setting: GitLab has no team reviewers, so they were not asked".into());
+        out.warnings.push(
+            "`pr.team_reviewers` is a GitHub setting: GitLab has no team reviewers, so they were not asked".into(),
+        );
     }
     let title = draft_title(&req.title, pr.draft || draft);
     let mut fields = json!({"title": title, "description": req.body});
@@ -91,13 +102,18 @@ pub async fn publish(gl: &GitLab, job: &Job, base: &str, req: &PrRequest, draft:
             if a.status == 409 {
                 // Opened meanwhile (another run): update that one.
                 let mr = find_open(gl, branch).await?.ok_or_else(|| {
-                    HoneError::new(Code::Forge, format!("GitLab says a merge request exists, but none is open for the branch: {}", a.message()))
+                    HoneError::new(
+                        Code::Forge,
+                        format!("GitLab says a merge request exists, but none is open for the branch: {}", a.message()),
+                    )
                 })?;
                 update(gl, job, mr, &fields, out).await?
             } else {
                 check(&a, || "creating the merge request".to_string())?;
                 out.operation = PrOperation::Created;
-                let iid = a.body["iid"].as_u64().ok_or_else(|| HoneError::new(Code::Forge, "GitLab answered without a merge request iid"))?;
+                let iid = a.body["iid"]
+                    .as_u64()
+                    .ok_or_else(|| HoneError::new(Code::Forge, "GitLab answered without a merge request iid"))?;
                 Mr { iid, url: a.body["web_url"].as_str().unwrap_or_default().to_string() }
             }
         }

@@ -10,7 +10,10 @@ fn messages_in_every_shape_gitlab_writes() {
     assert_eq!(answer(404, json!({"message": "404 Project Not Found"})).message(), "HTTP 404: 404 Project Not Found");
     let conflict = json!({"message": ["Another open merge request already exists for this source branch: !4"]});
     assert!(answer(409, conflict).message().contains("!4"));
-    assert_eq!(answer(400, json!({"message": {"title": ["is too long"]}})).message(), "HTTP 400: title [\"is too long\"]");
+    assert_eq!(
+        answer(400, json!({"message": {"title": ["is too long"]}})).message(),
+        "HTTP 400: title [\"is too long\"]"
+    );
     assert_eq!(answer(400, json!({"error": "title is missing"})).message(), "HTTP 400: title is missing");
     assert_eq!(answer(500, Value::Null).message(), "HTTP 500:");
     assert!(answer(400, json!({"message": "x".repeat(10_000)})).message().len() < 600);

@@ -39,7 +39,8 @@ pub async fn decide(
     let Some(number) = job.pr.number.or_else(from_env) else {
         return Ok(Work::Do(None));
     };
-    let what = if place.kind == ForgeKind::Gitlab { format!("merge request !{number}") } else { format!("PR #{number}") };
+    let what =
+        if place.kind == ForgeKind::Gitlab { format!("merge request !{number}") } else { format!("PR #{number}") };
     let fail = |m: String| HoneError::new(Code::Forge, format!("autofix of {what}: {m}"));
     let Some(token) = place.token.clone() else {
         let var = place.token_source(job.git.token_env.as_deref());
@@ -47,11 +48,13 @@ pub async fn decide(
     };
     let decision = match place.kind {
         ForgeKind::Github => {
-            let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
-                fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into())
-            })?;
+            let (owner, repo) =
+                place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
+                    fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into())
+                })?;
             let queue = req.shared.github_queue.clone();
-            let gh = github::GitHub::new(&place.api, token.secret(), owner, repo, queue).map_err(|e| fail(e.message))?;
+            let gh =
+                github::GitHub::new(&place.api, token.secret(), owner, repo, queue).map_err(|e| fail(e.message))?;
             autofix::inspect(&gh, number, job.pr.allow_forks).await
         }
         ForgeKind::Gitlab => {
@@ -63,8 +66,8 @@ pub async fn decide(
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
     };
-    let remote = remote::Remote::open(ws, &job.git.remote, &req.env, &place, (deadline, cancel))
-        .map_err(|e| fail(e.message))?;
+    let remote =
+        remote::Remote::open(ws, &job.git.remote, &req.env, &place, (deadline, cancel)).map_err(|e| fail(e.message))?;
     let fetched = remote.fetch(ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
         return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
