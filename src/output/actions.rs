@@ -103,14 +103,9 @@ pub fn outputs(
 pub fn annotations(r: &RunRecord, repo_root: Option<&Path>, redactor: &Redactor) -> Vec<Command> {
     let red = |s: &str| redactor.apply(s);
     let mut out: Vec<Command> = Vec::new();
-    let failing: Vec<&crate::verify::CheckResult> = if r.verify.is_empty() {
-        r.baseline.iter().filter(|c| !c.accepted).collect()
-    } else {
-        r.final_checks().into_iter().filter(|c| !c.accepted).collect()
-    };
-    for c in &failing {
+    for c in super::findings::failing(r) {
         // Every failing check gets one annotation, with file positions or without.
-        let how = crate::verify::failure_summary(std::slice::from_ref(*c));
+        let how = crate::verify::failure_summary(std::slice::from_ref(c));
         let last = c.output_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
         out.push(Command::error(
             &[("title", &red(&format!("hone: check {} failed", c.name)))],
@@ -125,60 +120,23 @@ pub fn annotations(r: &RunRecord, repo_root: Option<&Path>, redactor: &Redactor)
         out.push(Command::error(&[("title", &format!("hone: {}", r.status.as_str()))], &red(&why)));
     }
     let Some(repo_root) = repo_root else { return out };
-    for c in failing {
-        for line in c.output_tail.lines() {
-            let Some((file, lineno, msg)) = locate(line) else { continue };
-            let file = file.trim_start_matches("./");
-            if file.starts_with('/') || file.contains("..") || !repo_root.join(file).is_file() {
-                continue;
-            }
-            let cmd = Command::error(
-                &[
-                    ("file", &red(file)),
-                    ("line", &lineno.to_string()),
-                    ("title", &red(&format!("hone: {} failed", c.name))),
-                ],
-                &red(msg.trim()),
-            );
-            if !out.contains(&cmd) {
-                out.push(cmd);
-            }
-            if out.len() >= 10 {
-                return out;
-            }
+    for f in super::findings::findings(r, repo_root) {
+        if out.len() >= 10 {
+            break;
+        }
+        let cmd = Command::error(
+            &[
+                ("file", &red(&f.path)),
+                ("line", &f.line.to_string()),
+                ("title", &red(&format!("hone: {} failed", f.check))),
+            ],
+            &red(f.message),
+        );
+        if !out.contains(&cmd) {
+            out.push(cmd);
         }
     }
     out
-}
-
-/// Find `path:line[:col]: message` (gcc, ruff, eslint unix), `File "path", line N` (Python),
-/// or `--> path:line:col` (rustc) in a line of output.
-fn locate(line: &str) -> Option<(&str, u32, &str)> {
-    let t = line.trim();
-    if let Some(rest) = t.strip_prefix("File \"") {
-        let (file, tail) = rest.split_once("\", line ")?;
-        let num: String = tail.chars().take_while(char::is_ascii_digit).collect();
-        return Some((file, num.parse().ok()?, t));
-    }
-    let t = t.strip_prefix("--> ").unwrap_or(t);
-    let mut parts = t.splitn(4, ':');
-    let file = parts.next()?;
-    let lineno: u32 = parts.next()?.trim().parse().ok()?;
-    if file.is_empty() || file.contains(' ') || !file.contains('.') {
-        return None;
-    }
-    let rest = parts.next().unwrap_or("");
-    let msg = match rest.trim().parse::<u32>() {
-        Ok(_) => parts.next().unwrap_or(t),
-        Err(_) => {
-            if rest.is_empty() {
-                t
-            } else {
-                rest
-            }
-        }
-    };
-    Some((file, lineno, if msg.trim().is_empty() { t } else { msg }))
 }
 
 /// `::add-mask::` for each secret value (and its encoded forms), exactly as the value is.
@@ -202,17 +160,5 @@ mod tests {
             back,
             vec![("earlier".into(), "1".into()), ("summary".into(), tricky), ("status".into(), "success".into())]
         );
-    }
-
-    #[test]
-    fn locates_files_in_common_formats() {
-        assert_eq!(locate("src/app.py:12:5: F401 unused import"), Some(("src/app.py", 12, " F401 unused import")));
-        assert_eq!(
-            locate("  File \"tests/test_a.py\", line 7, in test_x").map(|l| (l.0, l.1)),
-            Some(("tests/test_a.py", 7))
-        );
-        assert_eq!(locate("   --> src/main.rs:3:9").map(|l| (l.0, l.1)), Some(("src/main.rs", 3)));
-        assert_eq!(locate("Ran 2 tests in 0.001s"), None);
-        assert_eq!(locate("FAILED (failures=1)"), None);
     }
 }

@@ -10,8 +10,16 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 /// Every file a run may leave in its report dir; an earlier run's are removed at the start.
-pub const REPORT_FILES: &[&str] =
-    &["report.json", "junit.xml", "summary.md", "events.jsonl", "transcript.jsonl", "pr.md", "change.patch"];
+pub const REPORT_FILES: &[&str] = &[
+    "report.json",
+    "junit.xml",
+    "gl-code-quality.json",
+    "summary.md",
+    "events.jsonl",
+    "transcript.jsonl",
+    "pr.md",
+    "change.patch",
+];
 
 /// The report dir for a run: made and cleared of an earlier run's reports, with `events.jsonl`
 /// opened for the live event log (the inner `Err`: the dir is usable, the log is not).

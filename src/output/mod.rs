@@ -1,9 +1,11 @@
 //! The outputs of a run, and the only code that writes them: the report dir (`report.json`,
-//! `junit.xml`, `summary.md`, `transcript.jsonl`, `events.jsonl`), and the files it is read
-//! back from. Every text is redacted on its way out.
+//! `junit.xml`, `gl-code-quality.json`, `summary.md`, `transcript.jsonl`, `events.jsonl`), and
+//! the files it is read back from. Every text is redacted on its way out.
 
 pub mod actions;
+pub mod code_quality;
 pub mod dir;
+pub mod findings;
 pub mod junit;
 pub mod summary;
 pub mod transcript;
@@ -49,7 +51,7 @@ pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Publishe
     });
     let mut out = Published { line: record.one_line(dir.map(ReportDir::path)), exit_code: record.exit_code };
     if let Some(dir) = dir
-        && let Err(e) = write_reports(dir, record, events, redactor, said)
+        && let Err(e) = write_reports(dir, record, (events, redactor), said, repo_root)
     {
         tracing::error!("cannot write the reports to {}: {e}", dir.path().display());
         if record.status == crate::record::Status::InvalidInput {
@@ -66,19 +68,22 @@ pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Publishe
     out
 }
 
-/// Write `report.json`, `junit.xml`, `summary.md`, `transcript.jsonl` and the whole
-/// `events.jsonl` (replacing the live one, so nothing a command did to it survives).
+/// Write `report.json`, `junit.xml`, `gl-code-quality.json` (its paths inside `repo_root`),
+/// `summary.md`, `transcript.jsonl` and the whole `events.jsonl` (replacing the live one, so
+/// nothing a command did to it survives).
 fn write_reports(
     dir: &ReportDir,
     record: &RunRecord,
-    events: &Events,
-    redactor: &Redactor,
+    (events, redactor): (&Events, &Redactor),
     said: &[Entry],
+    repo_root: Option<&Path>,
 ) -> std::io::Result<()> {
     events.detach_file();
     let json = serde_json::to_string_pretty(record).map_err(std::io::Error::other)?;
     dir.write("report.json", redactor.apply(&json).as_bytes())?;
     dir.write("junit.xml", redactor.apply(&junit::render(record)?).as_bytes())?;
+    let findings = code_quality::render(record, repo_root, redactor)?;
+    dir.write("gl-code-quality.json", redactor.apply(&findings).as_bytes())?;
     dir.write("summary.md", redactor.apply(&summary::render(record)).as_bytes())?;
     if !said.is_empty() {
         dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;

@@ -14,8 +14,13 @@ const MODEL_LINE: &str = "model: { provider: openai, name: gpt-4.1 }";
 /// The `.github/hone/FILE` paths the workflows name.
 fn named_by_workflows() -> Vec<String> {
     let mut out = Vec::new();
+    // The GitHub workflows (workflows/gitlab/ holds the GitLab template, which names none).
     for e in std::fs::read_dir(root().join("workflows")).unwrap() {
-        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        let path = e.unwrap().path();
+        if path.is_dir() {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
         for (i, _) in text.match_indices(".github/hone/") {
             let rest = &text[i + ".github/hone/".len()..];
             let name: String =

@@ -69,3 +69,21 @@ fn the_scan_finds_tags_and_leaves_versions() {
     let text = "uses: hone/hone@v1\nuses: hone/hone/install@v0\nhone/hone/v0.1.0/scripts\nhone/hone/v2/docs\n";
     assert_eq!(majors(text, &["hone/hone@v", "hone/hone/install@v", "hone/hone/v"]), ["1", "0", "2"]);
 }
+
+/// The GitLab template installs the release of its `version` input: by default the same moving
+/// major tag as the Action (`v0`), which the include URLs in the docs and the template name too
+/// (`hone/hone/v0/…`, checked above).
+#[test]
+fn the_gitlab_templates_default_version_is_the_crates_major_version() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let major = env!("CARGO_PKG_VERSION").split('.').next().unwrap();
+    let text = std::fs::read_to_string(root.join("workflows/gitlab/hone.gitlab-ci.yml")).unwrap();
+    let head: serde_json::Value = serde_saphyr::from_str(text.split_once("\n---\n").unwrap().0).unwrap();
+    let version = &head["spec"]["inputs"]["version"];
+    assert_eq!(version["default"], format!("v{major}"), "the template's version input");
+    let readme = std::fs::read_to_string(root.join("docs/gitlab.md")).unwrap();
+    assert!(
+        readme.contains(&format!("hone/hone/v{major}/workflows/gitlab/hone.gitlab-ci.yml")),
+        "docs/gitlab.md includes it"
+    );
+}
