@@ -114,6 +114,20 @@ impl Ship<'_> {
     /// The merge request (or, in autofix, the note) on GitLab.
     async fn gitlab(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
         let gl = gitlab::GitLab::new(self.place, self.shared.github_queue.clone())?;
+        // The job token cannot write merge requests or notes: where the job did not insist on a
+        // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
+        // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.
+        if gl.job_token() && (self.autofix.is_some() || self.job.pr.enabled == PrEnabled::Auto) {
+            let what = if self.autofix.is_some() { "note on the merge request" } else { "merge request" };
+            out.warnings.push(format!(
+                "{} cannot write a {what}: put a project access token with the `api` scope in GITLAB_TOKEN for it",
+                place::CI_JOB_TOKEN
+            ));
+            if let Some(t) = self.autofix {
+                (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
+            }
+            return Ok(());
+        }
         let result = match self.autofix {
             Some(t) => {
                 let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);

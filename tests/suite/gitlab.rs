@@ -134,6 +134,22 @@ async fn the_job_token_pushes_where_allowed_and_says_it_cannot_open_merge_reques
     assert!(errors.contains("CI_JOB_TOKEN") && errors.contains("GITLAB_TOKEN"), "{errors}");
     assert!(gl.mrs("acme/app").is_empty());
     assert_clean(&run, &gl, JOB);
+
+    // `pr.enabled: auto`: the push is the result, and the report says why there is no merge
+    // request; GitLab's API is not asked to write anything.
+    let writes =
+        |gl: &MockGitLab| gl.requests().iter().filter(|r| r.method != "GET" && r.path.starts_with("/api/")).count();
+    let before = writes(&gl);
+    let auto = run_gitlab(&repo, &gl, "  enabled: auto\n", &ci).await;
+    assert_eq!(auto.code, 0, "{}", auto.stderr);
+    assert_eq!(auto.report()["pr"]["pushed"], true);
+    assert!(
+        auto.report()["warnings"].to_string().contains("CI_JOB_TOKEN cannot write a merge request"),
+        "{}",
+        auto.report()
+    );
+    assert_eq!(writes(&gl), before);
+    assert_clean(&auto, &gl, JOB);
 }
 
 /// A token that can push but lacks the `api` scope: the error names the scope.
