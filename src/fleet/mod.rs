@@ -101,18 +101,9 @@ fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) 
 /// The forge place of a URL target: its forge by the URL's host, and the repository's path from
 /// the URL itself, never from the environment (which names the fleet's own repository).
 fn target_place(c: &Ctx, url: &str) -> crate::forge::place::Place {
-    use crate::forge::place::{Input, Place, repo_path};
-    let decide = |repo: Option<&str>| {
-        let (env, spec, token_env) = (&c.env, &c.job.forge, c.job.git.token_env.as_deref());
-        Place::decide(&Input { env, spec, token_env, remote_url: Some(url), repo })
-    };
-    let repo = match decide(None).kind {
-        crate::spec::forge::ForgeKind::Github => {
-            crate::forge::github::owner_repo(None, Some(url)).map(|(a, b)| format!("{a}/{b}"))
-        }
-        crate::spec::forge::ForgeKind::Gitlab => repo_path(url),
-    };
-    decide(repo.as_deref())
+    use crate::forge::place::{Input, Place};
+    let (env, spec, token_env) = (&c.env, &c.job.forge, c.job.git.token_env.as_deref());
+    Place::decide(&Input { env, spec, token_env, remote_url: Some(url), env_repo: false })
 }
 
 /// Run one repository: prepare its work tree, then the same pipeline as `hone run`.
@@ -125,13 +116,13 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
         return failed(&t, Code::Io, &why, &target_digest, &report_dir);
     }
     let started = std::time::Instant::now();
-    let (repo_dir, forge_repo) = match &t.source {
-        Source::Path(p) => (p.clone(), None),
+    let repo_dir = match &t.source {
+        Source::Path(p) => p.clone(),
         Source::Url(u) => {
             let place = target_place(&c, u);
             let at = (ws.as_path(), t.id.as_str());
             match clone::prepare(u, at, t.base.as_deref(), (&c.env, &place), &c.cancel).await {
-                Ok(dir) => (dir, place.repo),
+                Ok(dir) => dir,
                 Err(e) => return failed(&t, e.code(), &e.to_string(), &target_digest, &report_dir),
             }
         }
@@ -140,7 +131,7 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     let mut req = Request::new(job, c.env.clone(), c.cancel.child_token(), c.redactor.clone());
     req.shared = c.runs.clone();
     (req.repo, req.report_dir) = (Some(repo_dir), Some(report_dir.clone()));
-    (req.dry_run, req.forge_repo) = (c.dry_run, forge_repo);
+    (req.dry_run, req.env_repo) = (c.dry_run, false);
     req.overrides.base = t.base.clone();
     // The `--json` stream: `Events` writes it through `ci_text::Out`, neutral for the runner.
     #[allow(clippy::disallowed_methods)]

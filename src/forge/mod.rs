@@ -113,7 +113,7 @@ impl Ship<'_> {
 
     /// The merge request (or, in autofix, the note) on GitLab.
     async fn gitlab(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-        let gl = gitlab::GitLab::new(self.place, self.shared.github_queue.clone())?;
+        let gl = gitlab::GitLab::new(self.place, self.shared.github_queue.clone(), (self.deadline, self.cancel))?;
         // The job token cannot write merge requests or notes: where the job did not insist on a
         // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
         // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.

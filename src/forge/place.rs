@@ -42,8 +42,9 @@ pub struct Input<'a> {
     pub token_env: Option<&'a str>,
     /// The URL of the remote hone pushes to.
     pub remote_url: Option<&'a str>,
-    /// The repository's path when known better than the environment says (a fleet's target).
-    pub repo: Option<&'a str>,
+    /// Whether the environment's repository (`GITHUB_REPOSITORY`, `CI_PROJECT_PATH`) is this
+    /// one's: not for a fleet's targets, whose remotes say.
+    pub env_repo: bool,
 }
 
 impl Place {
@@ -52,32 +53,40 @@ impl Place {
         let env = input.env;
         let host = input.remote_url.and_then(host_of);
         let github = Forge::from_env(env);
-        let gitlabs = gitlab_servers(env, input.spec);
+        let gitlab = gitlab_server(env, input.spec);
         let gitlab_default = in_gitlab_ci(env) || input.spec.gitlab_url.is_some();
-        let kind = kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlabs, gitlab_default);
-        let path = input.remote_url.and_then(repo_path);
+        let kind = kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlab, gitlab_default);
+        // `git.token_env` is the token of the job's own forge; a fleet's targets on the other
+        // forge use that forge's variables, so no token is handed to the other forge.
+        let default_kind =
+            input.spec.kind.unwrap_or(if gitlab_default { ForgeKind::Gitlab } else { ForgeKind::Github });
+        let token_env = input.token_env.filter(|_| kind == default_kind);
         match kind {
             ForgeKind::Github => {
                 let from_url = || super::github::owner_repo(None, input.remote_url).map(|(o, r)| format!("{o}/{r}"));
-                let repo = input.repo.map(last_two).or_else(|| env.github_repository.clone()).or_else(from_url);
-                let var = input.token_env.unwrap_or("GITHUB_TOKEN");
+                let from_env = env.github_repository.clone().filter(|_| input.env_repo);
+                let repo = from_env.or_else(from_url);
+                let var = token_env.unwrap_or("GITHUB_TOKEN");
                 let token = env.var(var).map(|t| Token::new(t, var, GITHUB_USER));
                 let api = env.github_api_url.trim_end_matches('/').to_string();
                 Place { kind, server: github, api, repo, token }
             }
             ForgeKind::Gitlab => {
-                let server = gitlabs.iter().find(|s| host_of(s) == host).or(gitlabs.first()).cloned();
                 let ci_server = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
-                let api = match (env.var("CI_API_V4_URL"), &server) {
-                    (Some(api), Some(s)) if ci_server.as_ref() == Some(s) => api.trim_end_matches('/').to_string(),
-                    (_, Some(s)) => format!("{s}/api/v4"),
-                    (_, None) => format!("{GITLAB_COM}/api/v4"),
+                let on_ci_server = ci_server.as_deref() == Some(gitlab.as_str());
+                let api = match env.var("CI_API_V4_URL") {
+                    Some(api) if on_ci_server => api.trim_end_matches('/').to_string(),
+                    _ => format!("{gitlab}/api/v4"),
                 };
-                let in_ci_project = server.is_some() && server == ci_server;
-                let env_path = env.var("CI_PROJECT_PATH").filter(|_| in_ci_project).map(str::to_string);
-                let repo = input.repo.map(str::to_string).or(env_path).or(path);
-                let token = gitlab_token(env, input.token_env);
-                Place { kind, server: server.as_deref().and_then(Forge::from_url), api, repo, token }
+                // The project: the remote's path on this very server; else, for a checkout whose
+                // remote names no host (a local path), CI's project.
+                let repo = match (&host, input.remote_url) {
+                    (Some(h), Some(url)) if host_of(&gitlab).as_ref() == Some(h) => repo_path_under(url, &gitlab),
+                    (None, _) if input.env_repo && on_ci_server => env.var("CI_PROJECT_PATH").map(str::to_string),
+                    _ => None,
+                };
+                let token = gitlab_token(env, token_env, on_ci_server);
+                Place { kind, server: Forge::from_url(&gitlab), api, repo, token }
             }
         }
     }
@@ -102,15 +111,18 @@ impl Place {
 }
 
 /// The token for GitLab: the job's own variable if it names one, else `GITLAB_TOKEN` (a
-/// project, group or personal access token), else GitLab CI's job token.
-fn gitlab_token(env: &RunEnv, token_env: Option<&str>) -> Option<Token> {
-    if let Some(var) = token_env {
+/// project, group or personal access token), else GitLab CI's job token, which belongs to CI's
+/// own server only (`on_ci_server`).
+fn gitlab_token(env: &RunEnv, token_env: Option<&str>, on_ci_server: bool) -> Option<Token> {
+    let job = |var: &str| var == CI_JOB_TOKEN && !on_ci_server;
+    if let Some(var) = token_env.filter(|v| !job(v)) {
         let user = if var == CI_JOB_TOKEN { GITLAB_JOB_USER } else { GITLAB_USER };
         return env.var(var).map(|t| Token::new(t, var, user));
     }
+    let job_token = || env.var(CI_JOB_TOKEN).filter(|_| on_ci_server);
     env.var("GITLAB_TOKEN")
         .map(|t| Token::new(t, "GITLAB_TOKEN", GITLAB_USER))
-        .or_else(|| env.var(CI_JOB_TOKEN).map(|t| Token::new(t, CI_JOB_TOKEN, GITLAB_JOB_USER)))
+        .or_else(|| job_token().map(|t| Token::new(t, CI_JOB_TOKEN, GITLAB_JOB_USER)))
 }
 
 /// Running in GitLab CI (`GITLAB_CI=true`).
@@ -118,17 +130,15 @@ pub fn in_gitlab_ci(env: &RunEnv) -> bool {
     env.var("GITLAB_CI") == Some("true")
 }
 
-/// The GitLab servers hone knows, first the one to use when the remote names none of them:
-/// `forge.gitlab_url`, `CI_SERVER_URL`, gitlab.com. Only plain HTTPS addresses count.
-fn gitlab_servers(env: &RunEnv, spec: &ForgeSpec) -> Vec<String> {
+/// The one GitLab server of a run: `forge.gitlab_url`, else `CI_SERVER_URL`, else gitlab.com.
+/// Only a plain HTTPS address counts.
+fn gitlab_server(env: &RunEnv, spec: &ForgeSpec) -> String {
     let ci = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
-    let mut out: Vec<String> = [spec.gitlab_url.clone(), ci, Some(GITLAB_COM.to_string())]
+    [spec.gitlab_url.clone(), ci]
         .into_iter()
         .flatten()
-        .filter(|u| crate::spec::forge::is_server_url(u))
-        .collect();
-    out.dedup();
-    out
+        .find(|u| crate::spec::forge::is_server_url(u))
+        .unwrap_or_else(|| GITLAB_COM.to_string())
 }
 
 /// Which forge: the spec's word, else the one whose server is the remote's host, else GitLab
@@ -137,7 +147,7 @@ pub fn kind_for(
     spec: Option<ForgeKind>,
     host: Option<&str>,
     github: Option<&Forge>,
-    gitlabs: &[String],
+    gitlab: &str,
     gitlab_default: bool,
 ) -> ForgeKind {
     if let Some(k) = spec {
@@ -147,7 +157,7 @@ pub fn kind_for(
         if github.is_some_and(|g| g.authority() == h) || h == "github.com" {
             return ForgeKind::Github;
         }
-        if gitlabs.iter().any(|s| host_of(s).as_deref() == Some(h)) {
+        if host_of(gitlab).as_deref() == Some(h) {
             return ForgeKind::Gitlab;
         }
     }
@@ -184,12 +194,14 @@ pub fn repo_path(url: &str) -> Option<String> {
     (parts.len() >= 2 && parts.iter().all(|p| !p.is_empty() && *p != "." && *p != "..")).then(|| parts.join("/"))
 }
 
-/// The last two segments (`owner/repo`) of a path.
-fn last_two(path: &str) -> String {
-    let parts: Vec<&str> = path.rsplit('/').take(2).collect();
-    match parts.as_slice() {
-        [repo, owner] => format!("{owner}/{repo}"),
-        _ => path.to_string(),
+/// The project path of `url` on `server`, which may live under a path of its own
+/// (`https://h/gitlab`): that prefix is not part of the project's path.
+fn repo_path_under(url: &str, server: &str) -> Option<String> {
+    let path = repo_path(url)?;
+    let prefix = repo_path(&format!("{server}/x")).and_then(|p| p.strip_suffix("/x").map(str::to_string));
+    match prefix {
+        Some(pre) => path.strip_prefix(&format!("{pre}/")).map(str::to_string).filter(|p| p.contains('/')),
+        None => Some(path),
     }
 }
 

@@ -6,7 +6,7 @@ fn env(vars: &[(&str, &str)]) -> RunEnv {
 
 fn place(vars: &[(&str, &str)], spec: &ForgeSpec, url: &str) -> Place {
     let env = env(vars);
-    Place::decide(&Input { env: &env, spec, token_env: None, remote_url: Some(url), repo: None })
+    Place::decide(&Input { env: &env, spec, token_env: None, remote_url: Some(url), env_repo: true })
 }
 
 const GITLAB_CI: [(&str, &str); 5] = [
@@ -60,9 +60,11 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     // A local remote in GitLab CI: still GitLab, on the CI server.
     let p = place(&GITLAB_CI, &none, "/builds/group/sub/app");
     assert_eq!((p.kind, p.api.as_str()), (ForgeKind::Gitlab, "https://gitlab.example.com/api/v4"));
-    // A gitlab.com target from a self-managed instance's CI: gitlab.com's API, not CI's project.
+    // In a self-managed instance's CI, a remote on gitlab.com is not this server's: no project
+    // is taken from it, and the job token (CI's server's) is not offered there.
     let p = place(&GITLAB_CI, &none, "https://gitlab.com/other/proj.git");
-    assert_eq!((p.api.as_str(), p.repo.as_deref()), ("https://gitlab.com/api/v4", Some("other/proj")));
+    assert_eq!((p.api.as_str(), p.repo.as_deref()), ("https://gitlab.example.com/api/v4", None));
+    assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some("https://gitlab.example.com"));
     // The spec's word wins.
     let spec = ForgeSpec { kind: Some(ForgeKind::Github), gitlab_url: None };
     assert_eq!(place(&GITLAB_CI, &spec, "https://gitlab.example.com/g/p").kind, ForgeKind::Github);
@@ -71,13 +73,66 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
 #[test]
 fn the_token_server_never_comes_from_the_remote() {
     let none = ForgeSpec::default();
-    // A remote on a host hone does not know gets no server of its own: the token stays with the
-    // known server (credential.rs refuses the remote's host).
+    // One GitLab server per run. Without CI_SERVER_URL it is gitlab.com, and the job token
+    // (which belongs to CI's own server) is not offered to it.
     let p = place(&[("GITLAB_CI", "true"), ("CI_JOB_TOKEN", "t")], &none, "https://evil.example/g/p.git");
     assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some(GITLAB_COM));
+    assert!(p.token.is_none() && p.repo.is_none(), "{p:?}");
     // A CI server that is not plain HTTPS is not a server.
     let p = place(&[("GITLAB_CI", "true"), ("CI_SERVER_URL", "http://gitlab.example.com")], &none, "/x");
     assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some(GITLAB_COM));
+    // With a server named, a gitlab.com remote gets neither the server nor a project.
+    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
+    let p = place(&[("GITLAB_TOKEN", "glpat-x")], &spec, "https://gitlab.com/g/p.git");
+    assert_eq!((p.kind, p.repo.as_deref()), (ForgeKind::Gitlab, None));
+    assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some("https://git.corp.example"));
+}
+
+#[test]
+fn the_jobs_token_variable_is_its_own_forges_only() {
+    let env = env(&[("GL_BOT", "glpat-bot"), ("GITHUB_TOKEN", "ghp_x")]);
+    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
+    let at = |url: &str| {
+        Place::decide(&Input {
+            env: &env,
+            spec: &spec,
+            token_env: Some("GL_BOT"),
+            remote_url: Some(url),
+            env_repo: false,
+        })
+    };
+    let gl = at("https://git.corp.example/g/p.git");
+    assert_eq!(gl.token.as_ref().map(Token::secret), Some("glpat-bot"));
+    let gh = at("https://github.com/acme/app.git");
+    assert_eq!((gh.kind, gh.token.as_ref().map(Token::secret)), (ForgeKind::Github, Some("ghp_x")));
+}
+
+#[test]
+fn a_fleets_targets_take_their_repository_from_their_remote() {
+    let vars = [
+        ("GITHUB_REPOSITORY", "acme/runner"),
+        ("GITLAB_CI", "true"),
+        ("CI_SERVER_URL", "https://gitlab.example.com"),
+        ("CI_PROJECT_PATH", "g/runner"),
+    ];
+    let env = env(&vars);
+    let none = ForgeSpec::default();
+    let at = |url: &str, env_repo: bool| {
+        Place::decide(&Input { env: &env, spec: &none, token_env: None, remote_url: Some(url), env_repo }).repo
+    };
+    assert_eq!(at("https://github.com/acme/lib.git", false).as_deref(), Some("acme/lib"));
+    assert_eq!(at("https://github.com/acme/lib.git", true).as_deref(), Some("acme/runner"));
+    assert_eq!(at("https://gitlab.example.com/g/lib.git", true).as_deref(), Some("g/lib"));
+    assert_eq!(at("/builds/g/lib", false), None);
+    assert_eq!(at("/builds/g/runner", true).as_deref(), Some("g/runner"));
+}
+
+#[test]
+fn a_gitlab_under_a_path_of_its_own() {
+    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://h.example/gitlab".into()) };
+    let p = place(&[], &spec, "https://h.example/gitlab/g/sub/p.git");
+    assert_eq!((p.kind, p.repo.as_deref()), (ForgeKind::Gitlab, Some("g/sub/p")));
+    assert_eq!(p.api, "https://h.example/gitlab/api/v4");
 }
 
 #[test]
@@ -96,5 +151,4 @@ fn hosts_and_paths_of_urls() {
         assert_eq!(host_of(url).as_deref(), host, "{url}");
         assert_eq!(repo_path(url).as_deref(), path, "{url}");
     }
-    assert_eq!(last_two("g/s/p"), "s/p");
 }

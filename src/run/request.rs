@@ -49,8 +49,9 @@ pub struct Request {
     pub dry_run: bool,
     /// `--continue REF`: start from the work a failed run saved there.
     pub continue_from: Option<String>,
-    /// `owner/repo` on GitHub, instead of `GITHUB_REPOSITORY` (fleet: each repository's own).
-    pub forge_repo: Option<String>,
+    /// Whether `GITHUB_REPOSITORY` / `CI_PROJECT_PATH` name this repository (not for a fleet's
+    /// targets: each one's remote says which it is).
+    pub env_repo: bool,
     /// The environment the run starts in, read once by the caller.
     pub env: Arc<RunEnv>,
     /// What the runs of this process share (a fleet's caps and queues).
@@ -71,7 +72,7 @@ impl Request {
             report_dir: None,
             dry_run: false,
             continue_from: None,
-            forge_repo: None,
+            env_repo: true,
             env,
             shared: Shared::default(),
             cancel,

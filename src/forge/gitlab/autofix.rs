@@ -11,7 +11,11 @@ use serde_json::{Value, json};
 pub async fn inspect(gl: &GitLab, iid: u64) -> Result<Decision> {
     let a = gl.get(&gl.project_path(&format!("/merge_requests/{iid}"))).await?;
     if !a.ok() {
-        return Err(HoneError::new(Code::Forge, format!("cannot read merge request !{iid}: {}", a.message())));
+        let e = HoneError::new(
+            Code::Forge,
+            format!("cannot read merge request !{iid} of `{}`: {}", gl.project, a.message()),
+        );
+        return Err(super::mr::not_found_hint(e, &a));
     }
     decide(&a.body, iid)
 }
@@ -24,21 +28,27 @@ fn decide(b: &Value, iid: u64) -> Result<Decision> {
     let (source, target) = (b["source_project_id"].as_u64(), b["target_project_id"].as_u64());
     if source.is_none() || source != target {
         return Ok(Decision::Skip(format!(
-            "merge request !{iid} comes from a fork (project {}): hone does not push to a fork's branch (its code is untrusted and the token may not reach it)",
+            "merge request !{iid} comes from a fork (project {}): hone does not push to a fork's branch on GitLab, whatever `pr.allow_forks` says (its code is untrusted and the token may not reach it)",
             source.map_or("unknown".to_string(), |s| s.to_string())
         )));
     }
-    let field = |k: &str| {
+    // Branch names come from the server's answer: only plain branch names go on to git.
+    let branch = |k: &str| {
         b[k].as_str()
-            .filter(|s| !s.is_empty())
+            .filter(|s| git2::Branch::name_is_valid(s).unwrap_or(false) && !s.starts_with('-'))
             .map(str::to_string)
-            .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no {k}")))
+            .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no valid {k}")))
     };
+    let sha = b["sha"]
+        .as_str()
+        .filter(|s| s.len() == 40 && s.bytes().all(|c| c.is_ascii_hexdigit()))
+        .map(str::to_string)
+        .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no valid sha")));
     Ok(Decision::Fix(Target {
         number: iid,
-        head_ref: field("source_branch")?,
-        head_sha: field("sha")?,
-        base_ref: field("target_branch")?,
+        head_ref: branch("source_branch")?,
+        head_sha: sha?,
+        base_ref: branch("target_branch")?,
     }))
 }
 
@@ -53,6 +63,25 @@ fn own_note(notes: &Value, me: u64, marker: &str) -> Option<u64> {
     })
 }
 
+/// The most pages of notes read looking for hone's (100 a page, oldest first).
+const NOTE_PAGES: u32 = 20;
+
+/// hone's note on merge request `iid`, looked for page by page (system notes count too).
+async fn find_own_note(gl: &GitLab, iid: u64, me: u64, marker: &str) -> Result<Option<u64>> {
+    for page in 1..=NOTE_PAGES {
+        let path = format!("/merge_requests/{iid}/notes?per_page=100&sort=asc&page={page}");
+        let a = gl.get(&gl.project_path(&path)).await?;
+        super::mr::check(&a, || format!("reading the notes of merge request !{iid}"))?;
+        if let Some(id) = own_note(&a.body, me, marker) {
+            return Ok(Some(id));
+        }
+        if a.body.as_array().is_none_or(|l| l.len() < 100) {
+            return Ok(None);
+        }
+    }
+    Ok(None)
+}
+
 /// Create or edit hone's one note on merge request `iid`. Returns the merge request's URL.
 pub async fn upsert_note(gl: &GitLab, iid: u64, job: &str, text: &str) -> Result<Option<String>> {
     let marker = comment_marker(job);
@@ -61,8 +90,7 @@ pub async fn upsert_note(gl: &GitLab, iid: u64, job: &str, text: &str) -> Result
     let me = me.body["id"].as_u64().filter(|_| me.ok()).ok_or_else(|| {
         HoneError::new(Code::Forge, format!("GitLab would not say who the token's user is: {}", me.message()))
     })?;
-    let notes = gl.get(&gl.project_path(&format!("/merge_requests/{iid}/notes?per_page=100&sort=asc"))).await?;
-    let a = match own_note(&notes.body, me, &marker) {
+    let a = match find_own_note(gl, iid, me, &marker).await? {
         Some(id) => {
             gl.put(&gl.project_path(&format!("/merge_requests/{iid}/notes/{id}")), &json!({"body": body})).await?
         }
@@ -79,11 +107,12 @@ mod tests {
 
     #[test]
     fn forks_closed_and_own_merge_requests() {
-        let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": "abc", "target_branch": "main"});
+        let sha = "a".repeat(40);
+        let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": sha, "target_branch": "main"});
         let Decision::Fix(t) = decide(&own, 5).unwrap() else { panic!("own MR is fixed") };
         assert_eq!(
             (t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()),
-            (5, "fix", "abc", "main")
+            (5, "fix", sha.as_str(), "main")
         );
         let mut fork = own.clone();
         fork["source_project_id"] = json!(99);
@@ -91,9 +120,17 @@ mod tests {
         let mut closed = own.clone();
         closed["state"] = json!("merged");
         assert!(matches!(decide(&closed, 5).unwrap(), Decision::Skip(m) if m.contains("not open")));
-        let mut broken = own;
+        let mut broken = own.clone();
         broken["sha"] = Value::Null;
         assert!(decide(&broken, 5).is_err());
+        // Branch names and shas from the server's answer go to git only when they are plain.
+        for (k, v) in
+            [("source_branch", "-uhelp"), ("source_branch", "a..b"), ("target_branch", "main\nx"), ("sha", "HEAD")]
+        {
+            let mut hostile = own.clone();
+            hostile[k] = json!(v);
+            assert!(decide(&hostile, 5).is_err(), "{k}={v:?}");
+        }
     }
 
     #[test]

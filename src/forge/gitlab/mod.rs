@@ -33,6 +33,9 @@ pub struct GitLab {
     token: Token,
     pub retries: AtomicU32,
     queue: std::sync::Arc<Mutex<Option<Instant>>>,
+    /// The run's wall-time budget and cancellation: no request or wait goes past them.
+    deadline: Instant,
+    cancel: tokio_util::sync::CancellationToken,
 }
 
 /// GitLab's answer to one request.
@@ -65,7 +68,11 @@ impl Answer {
 impl GitLab {
     /// The client for the place's project with its token. Errors when the place has no project
     /// path, token or plain API URL.
-    pub fn new(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>) -> Result<GitLab> {
+    pub fn new(
+        place: &Place,
+        queue: std::sync::Arc<Mutex<Option<Instant>>>,
+        (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
+    ) -> Result<GitLab> {
         let project = place.repo.clone().filter(|p| is_project_path(p)).ok_or_else(|| {
             HoneError::new(Code::Forge, "cannot tell the GitLab project (its `group/project` path)")
                 .hint("run in GitLab CI (CI_PROJECT_PATH), or point the remote at the project's GitLab URL")
@@ -82,7 +89,8 @@ impl GitLab {
             .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
         }
         let http = crate::model::http::client(&place.api).map_err(|e| HoneError::new(Code::Forge, e.message))?;
-        Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue })
+        let cancel = cancel.clone();
+        Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue, deadline, cancel })
     }
 
     /// Whether the token is GitLab CI's job token, which cannot use most of the API.
@@ -105,7 +113,17 @@ impl GitLab {
         self.call(Method::PUT, path, Some(body)).await
     }
 
+    /// `call_once`, given up at the run's deadline or on cancellation.
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
+        tokio::select! {
+            r = tokio::time::timeout_at(self.deadline, self.call_once(method.clone(), path, body)) => r.unwrap_or_else(|_| {
+                Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out during GitLab request {method} {path}")))
+            }),
+            () = self.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, format!("cancelled during GitLab request {method} {path}"))),
+        }
+    }
+
+    async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let mutating = method != Method::GET;
         let mut guard = if mutating { Some(self.queue.lock().await) } else { None };
         let url = format!("{}{path}", self.api);

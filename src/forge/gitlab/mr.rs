@@ -17,10 +17,15 @@ pub struct Mr {
 
 /// The open merge request from `branch` of this project itself, if there is one.
 pub async fn find_open(gl: &GitLab, branch: &str) -> Result<Option<Mr>> {
-    let query = format!("/merge_requests?state=opened&source_branch={}", crate::forge::github::encode(branch));
+    // At most 100: forks' merge requests from a branch of the same name are listed too.
+    let query =
+        format!("/merge_requests?state=opened&per_page=100&source_branch={}", crate::forge::github::encode(branch));
     let a = gl.get(&gl.project_path(&query)).await?;
     if !a.ok() {
-        return Err(HoneError::new(Code::Forge, format!("listing merge requests failed: {}", a.message())));
+        return Err(not_found_hint(
+            HoneError::new(Code::Forge, format!("listing merge requests of `{}` failed: {}", gl.project, a.message())),
+            &a,
+        ));
     }
     Ok(own_open(&a.body))
 }
@@ -86,18 +91,21 @@ pub async fn publish(
     if !pr.labels.is_empty() {
         fields["labels"] = json!(pr.labels.join(","));
     }
-    if !pr.assignees.is_empty() {
-        fields["assignee_ids"] = json!(user_ids(gl, &pr.assignees, out).await?);
-    }
-    if !pr.reviewers.is_empty() {
-        fields["reviewer_ids"] = json!(user_ids(gl, &pr.reviewers, out).await?);
-    }
     let mr = match existing {
         Some(mr) => update(gl, job, mr, &fields, out).await?,
         None => {
+            // Assignees and reviewers are set when hone opens it; later runs leave whoever
+            // people chose since.
             let mut create = fields.clone();
             create["source_branch"] = json!(branch);
             create["target_branch"] = json!(base);
+            create["remove_source_branch"] = json!(true);
+            if !pr.assignees.is_empty() {
+                create["assignee_ids"] = json!(user_ids(gl, &pr.assignees, out).await?);
+            }
+            if !pr.reviewers.is_empty() {
+                create["reviewer_ids"] = json!(user_ids(gl, &pr.reviewers, out).await?);
+            }
             let a = gl.post(&gl.project_path("/merge_requests"), &create).await?;
             if a.status == 409 {
                 // Opened meanwhile (another run): update that one.
@@ -137,12 +145,21 @@ async fn update(gl: &GitLab, job: &Job, mr: Mr, fields: &Value, out: &mut PrRepo
     Ok(mr)
 }
 
+/// `e`, with what to check when GitLab said 404 (no such project, or not one the token's user
+/// may see: GitLab answers both alike).
+pub fn not_found_hint(e: HoneError, a: &Answer) -> HoneError {
+    if a.status != 404 {
+        return e;
+    }
+    e.hint("check the project's path (the remote's URL, or CI_PROJECT_PATH), the server (`forge.gitlab_url` or CI_SERVER_URL), and that the token's user is a member of the project")
+}
+
 /// An error unless GitLab answered with success.
 pub fn check(a: &Answer, what: impl FnOnce() -> String) -> Result<()> {
     if a.ok() {
         return Ok(());
     }
-    Err(HoneError::new(Code::Forge, format!("{} failed: {}", what(), a.message())))
+    Err(not_found_hint(HoneError::new(Code::Forge, format!("{} failed: {}", what(), a.message())), a))
 }
 
 #[cfg(test)]

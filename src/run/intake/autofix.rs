@@ -29,7 +29,7 @@ pub async fn decide(
         spec: &job.forge,
         token_env: job.git.token_env.as_deref(),
         remote_url: url.as_deref(),
-        repo: req.forge_repo.as_deref(),
+        env_repo: req.env_repo,
     });
     let from_env = || match place.kind {
         ForgeKind::Github if req.env.actions => autofix::number_from_event(&req.env),
@@ -58,7 +58,8 @@ pub async fn decide(
             autofix::inspect(&gh, number, job.pr.allow_forks).await
         }
         ForgeKind::Gitlab => {
-            let gl = gitlab::GitLab::new(&place, req.shared.github_queue.clone()).map_err(|e| fail(e.message))?;
+            let queue = req.shared.github_queue.clone();
+            let gl = gitlab::GitLab::new(&place, queue, (deadline, cancel)).map_err(|e| fail(e.message))?;
             gitlab::autofix::inspect(&gl, number).await
         }
     };

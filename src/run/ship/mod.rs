@@ -11,9 +11,8 @@ use crate::record::Status;
 pub struct Orders<'a> {
     /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
     pub dry_run: bool,
-    /// The repository's path on its forge when given explicitly (else `GITHUB_REPOSITORY`,
-    /// `CI_PROJECT_PATH` or the remote URL).
-    pub forge_repo: Option<String>,
+    /// Whether the environment's repository is this one (`Request::env_repo`).
+    pub env_repo: bool,
     pub autofix: Option<&'a autofix::Target>,
 }
 
@@ -58,7 +57,7 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         spec: &p.job.forge,
         token_env: p.job.git.token_env.as_deref(),
         remote_url: p.ws.remote_url(&p.job.git.remote).as_deref(),
-        repo: orders.forge_repo.as_deref(),
+        env_repo: orders.env_repo,
     });
     let s = forge::Ship {
         job: &p.job,
