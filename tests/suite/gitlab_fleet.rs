@@ -57,7 +57,7 @@ async fn one_fleet_opens_a_merge_request_on_gitlab_and_a_pull_request_on_github(
 
     std::fs::write(dir.path().join("script.yaml"), SCRIPT).unwrap();
     let job = format!(
-        "version: 1\nname: mixed\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\npr: {{ enabled: true }}\nforge: {{ gitlab_url: \"{}\" }}\n",
+        "version: 1\nname: mixed\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\npr: {{ enabled: true }}\nforge: {{ gitlab_url: \"{}\" }}\ngit: {{ token_env: GL_BOT }}\n",
         gl.base
     );
     std::fs::write(dir.path().join("job.yaml"), job).unwrap();
@@ -72,7 +72,9 @@ async fn one_fleet_opens_a_merge_request_on_gitlab_and_a_pull_request_on_github(
         ("GITHUB_TOKEN", GH_TOKEN),
         ("GITHUB_API_URL", api_uri.as_str()),
         ("GITHUB_SERVER_URL", github_git.base.as_str()),
-        ("GITLAB_TOKEN", GL_TOKEN),
+        // The job's token variable is its own forge's (GitLab, which the spec names): the GitHub
+        // target still gets GITHUB_TOKEN, never GL_BOT's token.
+        ("GL_BOT", GL_TOKEN),
         ("SSL_CERT_FILE", ca.as_str()),
         ("GIT_SSL_CAINFO", ca.as_str()),
     ];
