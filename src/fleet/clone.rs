@@ -118,18 +118,18 @@ async fn not_reusable(
 
 /// Clone `url` into `workspace/repos/<id>`, or reuse the clone there: fetch, then reset hard to
 /// the base and clean. Every git process is bounded by the fleet's cancellation and a
-/// per-operation limit. The job's token (`git.token_env`) is offered to the GitHub server only,
-/// over HTTPS: private repositories clone too.
+/// per-operation limit. The job's token (a GitHub App's, or the one in `git.token_env`, which
+/// messages name) is offered to the GitHub server only, over HTTPS: private repositories clone too.
 pub async fn prepare(
     url: &str,
     (workspace, id): (&Path, &str),
     base: Option<&str>,
-    (env, token_env): (&crate::env::RunEnv, &str),
+    (env, token_env, token): (&crate::env::RunEnv, &str, Option<&str>),
     cancel: &CancellationToken,
 ) -> Result<PathBuf, Error> {
     let dir = layout::clone_dir(workspace, id).map_err(Error::Dir)?;
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-    let access = Access::decide(url, env, env.var(token_env));
+    let access = Access::decide(url, env, token);
     let url = access.url.as_str();
     let git = |d: &Path| hardened(d, env, &access);
     let explain = |e: crate::error::HoneError| match access.explain(token_env) {

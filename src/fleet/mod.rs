@@ -112,7 +112,15 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
             let at = (ws.as_path(), t.id.as_str());
-            match clone::prepare(u, at, t.base.as_deref(), (&c.env, &c.job.git.token_env), &c.cancel).await {
+            let token = match c.clone_token(u).await {
+                Ok(token) => token,
+                Err(e) => {
+                    let why = e.hint.as_ref().map_or_else(|| e.message.clone(), |h| format!("{}; {h}", e.message));
+                    return failed(&t, e.code, &why, &target_digest, &report_dir);
+                }
+            };
+            let access = (c.env.as_ref(), c.job.git.token_env.as_str(), token.as_deref());
+            match clone::prepare(u, at, t.base.as_deref(), access, &c.cancel).await {
                 Ok(dir) => dir,
                 Err(e) => return failed(&t, e.code(), &e.to_string(), &target_digest, &report_dir),
             }
@@ -159,6 +167,15 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// The token the clone of `url` gets: a GitHub App's for that repository (`forge::app`), or
+    /// the job's `git.token_env`.
+    async fn clone_token(&self, url: &str) -> Result<Option<String>, HoneError> {
+        let (env, shared, redactor) = (self.env.as_ref(), &self.runs, &self.redactor);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+        let cx = crate::forge::app::Context { env, shared, redactor, deadline, cancel: &self.cancel };
+        crate::forge::app::clone_token(&cx, &self.job, url).await
+    }
+
     fn digest_for(&self, t: &Target) -> String {
         digest(&self.job_bytes, self.policy_bytes.as_deref(), Some(t))
     }

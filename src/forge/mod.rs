@@ -1,6 +1,7 @@
 //! Shipping a verified commit: `pr.md` and `change.patch` in the report dir, a push of the run's
 //! branch, and a pull request created or updated (never duplicated) on GitHub.
 
+pub mod app;
 pub mod autofix;
 pub mod credential;
 pub mod github;
@@ -45,6 +46,8 @@ pub struct Ship<'a> {
     pub partial_ref: Option<String>,
     /// `owner/repo`, when known better than `GITHUB_REPOSITORY` (fleet).
     pub github_repo: Option<String>,
+    /// Where a token hone mints (a GitHub App's) is registered before it is used.
+    pub redactor: &'a crate::redact::Redactor,
 }
 
 fn is_network_url(url: &str) -> bool {
@@ -61,9 +64,16 @@ impl Ship<'_> {
                 Some("dry run: nothing was pushed and no GitHub API was called; see pr.md and change.patch".into());
             return Ok(out);
         }
-        let token = self.env.var(&job.git.token_env).map(str::to_string);
         let url = self.ws.remote_url(&job.git.remote);
         let changed = req.changed;
+        let repo = self.github_repo.clone().or_else(|| self.env.github_repository.clone());
+        // With a GitHub App, its token for the repository (minted at intake, again near expiry).
+        let wanted = (changed && job.git.push) || job.pr.enabled != PrEnabled::No;
+        let token = match github::owner_repo(repo.as_deref(), url.as_deref()) {
+            Some((owner, repo)) if wanted => app::github_token(&self.app_context(), job, &owner, &repo).await?,
+            _ if app::configured(self.env) => None,
+            _ => self.env.var(&job.git.token_env).map(str::to_string),
+        };
         if changed && job.git.push {
             self.push(url.as_deref(), token.clone(), &mut out).await?;
         }
@@ -120,8 +130,11 @@ impl Ship<'_> {
             Some(_) => {
                 let branch = &job.git.branch;
                 push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
-                let (ws, env, budget) = (self.ws, self.env, (self.deadline, self.cancel));
-                let remote = remote::Remote::open(ws, &job.git.remote, env, &job.git.token_env, budget)?;
+                let (ws, budget) = (self.ws, (self.deadline, self.cancel));
+                // git reads the token from `token_env`: there, the one this run uses (an App's).
+                let env =
+                    token.as_deref().map_or_else(|| self.env.clone(), |t| self.env.with_var(&job.git.token_env, t));
+                let remote = remote::Remote::open(ws, &job.git.remote, &env, &job.git.token_env, budget)?;
                 // Autofix: the lease is the head hone started from, so a concurrent push wins.
                 let expected = match self.autofix {
                     Some(t) => Some(t.head_sha.clone()),
@@ -134,6 +147,11 @@ impl Ship<'_> {
             }
         }
         Ok(())
+    }
+
+    fn app_context(&self) -> app::Context<'_> {
+        let (env, shared, redactor) = (self.env, self.shared, self.redactor);
+        app::Context { env, shared, redactor, deadline: self.deadline, cancel: self.cancel }
     }
 
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {

@@ -35,6 +35,7 @@ mod first_runs;
 mod fleet;
 mod fleet_paths;
 mod forge_credentials;
+mod github_app;
 mod harness;
 mod hooks;
 mod init;

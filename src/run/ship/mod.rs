@@ -64,6 +64,7 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         autofix: orders.autofix,
         partial_ref,
         github_repo: orders.github_repo,
+        redactor: &p.redactor,
     };
     if let (Some(_), Some(patch)) = (&request.head, &request.patch)
         && let Err(e) = crate::output::write_change(&p.report_dir, &request.title, &request.body, patch)
