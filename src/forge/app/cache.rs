@@ -140,17 +140,5 @@ impl Cache {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn a_token_is_minted_again_five_minutes_before_it_expires() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        assert!(reusable(now + Duration::from_secs(3600), now), "a fresh token (an hour) is kept");
-        assert!(reusable(now + Duration::from_secs(301), now));
-        assert!(!reusable(now + Duration::from_secs(300), now), "five minutes left: minted again");
-        assert!(!reusable(now + Duration::from_secs(240), now), "a token that expires in four minutes is not used");
-        assert!(!reusable(now - Duration::from_secs(1), now), "expired");
-    }
-}
+#[path = "cache_tests.rs"]
+mod tests;
