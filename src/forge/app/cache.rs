@@ -33,7 +33,13 @@ struct State {
     /// Tokens by owner, repository (lower case) and permissions.
     tokens: HashMap<(String, String, String), Minted>,
     identity: Option<Identity>,
+    /// The JWT last signed, and when (Unix seconds): reused for five minutes of its ten, so
+    /// that a fleet registers a dozen with the redactor an hour, not one per repository.
+    jwt: Option<(String, u64)>,
 }
+
+/// How long a signed JWT is used again.
+const JWT_REUSE_SECS: u64 = 5 * 60;
 
 /// Whether a token expiring at `expires_at` may still be used at `now`: it has more than
 /// `model::auth::REFRESH_BEFORE` (five minutes) to live, so it cannot expire during a push.
@@ -75,6 +81,21 @@ impl State {
         self.http = Some(client.clone());
         Ok(client)
     }
+
+    /// A JWT for `app`: the last one while it is younger than five minutes, else a new one,
+    /// registered with the redactor before it is sent.
+    fn jwt(&mut self, app: &App, redactor: &crate::redact::Redactor) -> Result<String> {
+        let now = unix_now();
+        if let Some((jwt, at)) = &self.jwt
+            && now.saturating_sub(*at) < JWT_REUSE_SECS
+        {
+            return Ok(jwt.clone());
+        }
+        let jwt = app.jwt(now)?;
+        redactor.add(&jwt);
+        self.jwt = Some((jwt.clone(), now));
+        Ok(jwt)
+    }
 }
 
 impl Cache {
@@ -93,8 +114,7 @@ impl Cache {
         let base = cx.env.github_api_url.trim_end_matches('/').to_string();
         let http = st.http(&base)?;
         let api = Api { http: &http, base: &base, app_id: &app.id, deadline: cx.deadline, cancel: cx.cancel };
-        let jwt = app.jwt(unix_now())?;
-        cx.redactor.add(&jwt);
+        let jwt = st.jwt(&app, cx.redactor)?;
         let installation = match st.installations.get(&key.0) {
             Some(id) => *id,
             None => {
@@ -129,8 +149,7 @@ impl Cache {
         let base = cx.env.github_api_url.trim_end_matches('/').to_string();
         let http = st.http(&base)?;
         let api = Api { http: &http, base: &base, app_id: &app.id, deadline: cx.deadline, cancel: cx.cancel };
-        let jwt = app.jwt(unix_now())?;
-        cx.redactor.add(&jwt);
+        let jwt = st.jwt(&app, cx.redactor)?;
         let slug = api.slug(&jwt).await?;
         let id = api.user_id(token, &Identity::login(&slug)).await?;
         let who = Identity::bot(&slug, id);

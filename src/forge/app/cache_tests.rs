@@ -26,8 +26,13 @@ async fn github(mints: Arc<Mutex<Vec<Value>>>) -> String {
         m.lock().unwrap().push(body);
         axum::Json(json!({"token": "ghs_unitcanary0123456789", "expires_at": "2999-01-01T00:00:00Z"}))
     }
+    async fn installation(State(m): State<Arc<Mutex<Vec<Value>>>>, h: axum::http::HeaderMap) -> axum::Json<Value> {
+        let auth = h.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
+        m.lock().unwrap().push(json!({"jwt": auth.trim_start_matches("Bearer ")}));
+        axum::Json(json!({"id": 7}))
+    }
     let app = axum::Router::new()
-        .route("/repos/acme/app/installation", get(|| async { axum::Json(json!({"id": 7})) }))
+        .route("/repos/acme/app/installation", get(installation))
         .route("/app/installations/7/access_tokens", post(mint))
         .with_state(mints);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -55,10 +60,11 @@ async fn every_token_is_redacted_before_it_is_handed_out_and_kept_while_fresh() 
     let again = shared.github_app.clone().token(&cx, &p, "ACME", "App").await.unwrap().unwrap();
     assert_eq!(again, token, "kept (owner and repository as GitHub compares them)");
     let asked = mints.lock().unwrap().clone();
-    assert_eq!(
-        asked,
-        [json!({"repositories": ["app"], "permissions": {"contents": "write", "pull_requests": "write"}})]
-    );
+    let jwt = asked[0]["jwt"].as_str().unwrap().to_string();
+    assert_eq!(jwt.split('.').count(), 3, "{asked:?}");
+    assert!(!redactor.apply(&jwt).contains(&jwt), "the JWT is a secret too");
+    let mint = json!({"repositories": ["app"], "permissions": {"contents": "write", "pull_requests": "write"}});
+    assert_eq!(asked[1..], [mint], "one token for the one repository, with the least permissions");
 }
 
 #[tokio::test]
