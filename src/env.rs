@@ -28,14 +28,16 @@ pub struct RunEnv {
     vars: BTreeMap<String, String>,
 }
 
-/// The variables that name a file of cloud credentials for hone's model client.
-pub const CREDENTIAL_FILES: [&str; 6] = [
+/// The variables that name a file of credentials for hone's own clients: the model's cloud
+/// credentials, and the GitHub App's private key (`forge::app`).
+pub const CREDENTIAL_FILES: [&str; 7] = [
     "GOOGLE_APPLICATION_CREDENTIALS",
     "AWS_SHARED_CREDENTIALS_FILE",
     "AWS_CONFIG_FILE",
     "AWS_WEB_IDENTITY_TOKEN_FILE",
     "AZURE_FEDERATED_TOKEN_FILE",
     "AZURE_CLIENT_CERTIFICATE_PATH",
+    "GITHUB_APP_PRIVATE_KEY_FILE",
 ];
 
 impl RunEnv {
@@ -64,13 +66,21 @@ impl RunEnv {
         self.vars.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
     }
 
+    /// This environment with `name` set to `value` (hone's git processes get a token minted for
+    /// the run, a GitHub App's, in the variable they read the token from).
+    pub fn with_var(&self, name: &str, value: &str) -> RunEnv {
+        let mut vars = self.vars.clone();
+        vars.insert(name.to_string(), value.to_string());
+        RunEnv::from_vars(vars)
+    }
+
     /// Every variable, by name.
     pub fn vars(&self) -> impl Iterator<Item = (&String, &String)> {
         self.vars.iter()
     }
 
-    /// The files of cloud credentials the environment names (`CREDENTIAL_FILES`) that exist, by
-    /// their real paths: for hone's model client only, hidden from every command and tool.
+    /// The files of credentials the environment names (`CREDENTIAL_FILES`) that exist, by their
+    /// real paths: for hone's own clients only, hidden from every command and tool.
     pub fn credential_files(&self) -> Vec<PathBuf> {
         let cwd = std::env::current_dir().unwrap_or_default();
         let mut out: Vec<PathBuf> = CREDENTIAL_FILES
@@ -98,6 +108,9 @@ pub struct Shared {
     /// GitHub's mutating requests go one at a time, at least a second apart (its secondary rate
     /// limits): the time the last one went out.
     pub github_queue: Arc<Mutex<Option<Instant>>>,
+    /// A GitHub App's installations (one per owner), tokens (one per repository) and bot
+    /// identity, minted once for every run of the process.
+    pub github_app: crate::forge::app::Cache,
 }
 
 impl Shared {
@@ -124,5 +137,8 @@ mod tests {
         assert_eq!(env.github_api_url, DEFAULT_GITHUB_API);
         assert_eq!(env.home(), None);
         assert_eq!(env.var("TOKEN"), Some("t"));
+        let with = env.with_var("TOKEN", "minted");
+        assert_eq!((with.var("TOKEN"), env.var("TOKEN")), (Some("minted"), Some("t")));
+        assert!(with.actions, "the rest is as it was");
     }
 }

@@ -43,6 +43,7 @@ pub(crate) mod git;
 pub(crate) mod guard;
 pub(crate) mod init;
 pub mod jail;
+pub(crate) mod jwt;
 mod logging;
 pub(crate) mod markdown;
 pub(crate) mod mcp;

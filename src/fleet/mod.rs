@@ -119,7 +119,11 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     let repo_dir = match &t.source {
         Source::Path(p) => p.clone(),
         Source::Url(u) => {
-            let place = target_place(&c, u);
+            let mut place = target_place(&c, u);
+            if let Err(e) = c.app_token(&mut place).await {
+                let why = e.hint.as_ref().map_or_else(|| e.message.clone(), |h| format!("{}; {h}", e.message));
+                return failed(&t, e.code, &why, &target_digest, &report_dir);
+            }
             let at = (ws.as_path(), t.id.as_str());
             match clone::prepare(u, at, t.base.as_deref(), (&c.env, &place), &c.cancel).await {
                 Ok(dir) => dir,
@@ -164,6 +168,15 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// With a GitHub App configured, its token for the place's repository (`forge::app`), for
+    /// the clone; the run mints or reuses its own at intake.
+    async fn app_token(&self, place: &mut crate::forge::place::Place) -> Result<(), HoneError> {
+        let (env, shared, redactor) = (self.env.as_ref(), &self.runs, &self.redactor);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+        let cx = crate::forge::app::Context { env, shared, redactor, deadline, cancel: &self.cancel };
+        crate::forge::app::into_place(&cx, &self.job, place).await
+    }
+
     fn digest_for(&self, t: &Target) -> String {
         digest(&self.job_bytes, self.policy_bytes.as_deref(), Some(t))
     }

@@ -2,6 +2,7 @@
 //! branch, and a pull request (GitHub) or merge request (GitLab) created or updated, never
 //! duplicated, on the forge the run's place names (`place.rs`).
 
+pub mod app;
 pub mod autofix;
 pub mod credential;
 pub mod github;

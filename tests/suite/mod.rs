@@ -40,6 +40,7 @@ mod gitlab;
 mod gitlab_fleet;
 mod gitlab_standin;
 mod gitlab_template;
+mod github_app;
 mod harness;
 mod hooks;
 mod init;

@@ -3,8 +3,9 @@
 //! authorized user's refresh token (gcloud's `application_default_credentials.json`).
 
 use super::credfile::{AuthorizedUser, ServiceAccount};
-use super::jwt::{self, Signer};
+use super::jwt;
 use super::token::{self, Context, SCOPE};
+use crate::jwt::Signer;
 use crate::model::ModelError;
 use crate::model::auth::{Expiring, Source};
 use futures_util::future::BoxFuture;
@@ -22,7 +23,8 @@ pub struct ServiceAccountGrant {
 impl ServiceAccountGrant {
     /// The grant for `sa`; a key that cannot be read is an error naming what is wrong with it.
     pub fn new(http: reqwest::Client, sa: &ServiceAccount, origin: String) -> Result<Self, String> {
-        let signer = Signer::from_pem(&sa.private_key, sa.private_key_id.clone())?;
+        let signer = Signer::from_pem(&sa.private_key, sa.private_key_id.clone())
+            .map_err(|e| format!("has a `private_key` that {e}"))?;
         let ctx = Context {
             kind: "service_account",
             origin,

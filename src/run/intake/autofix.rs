@@ -21,16 +21,23 @@ pub async fn decide(
     req: &Request,
     (deadline, cancel): Bounds<'_>,
 ) -> Result<Work, HoneError> {
-    use crate::forge::{autofix, github, gitlab, place, remote};
+    use crate::forge::{app, autofix, github, gitlab, place, remote};
     use crate::spec::forge::ForgeKind;
     let url = ws.remote_url(&job.git.remote);
-    let place = place::Place::decide(&place::Input {
+    let mut place = place::Place::decide(&place::Input {
         env: &req.env,
         spec: &job.forge,
         token_env: job.git.token_env.as_deref(),
         remote_url: url.as_deref(),
         env_repo: req.env_repo,
     });
+    // A GitHub App's token is minted here, at intake, and its bot made the author (`forge::app`).
+    let (env, shared, redactor) = (req.env.as_ref(), &req.shared, &req.redactor);
+    let cx = app::Context { env, shared, redactor, deadline, cancel };
+    if !req.dry_run && place.kind == ForgeKind::Github {
+        let named = place.repo.as_deref().and_then(|r| r.split_once('/')).map(|(o, r)| (o.to_string(), r.to_string()));
+        app::prepare(&cx, job, named, url.as_deref()).await?;
+    }
     let from_env = || match place.kind {
         ForgeKind::Github if req.env.actions => autofix::number_from_event(&req.env),
         ForgeKind::Gitlab => number_from_gitlab_ci(&req.env),
@@ -42,6 +49,10 @@ pub async fn decide(
     let what =
         if place.kind == ForgeKind::Gitlab { format!("merge request !{number}") } else { format!("PR #{number}") };
     let fail = |m: String| HoneError::new(Code::Forge, format!("autofix of {what}: {m}"));
+    app::into_place(&cx, job, &mut place).await.map_err(|mut e| {
+        e.message = format!("autofix of {what}: {}", e.message);
+        e
+    })?;
     let Some(token) = place.token.clone() else {
         let var = place.token_source(job.git.token_env.as_deref());
         return Err(fail(format!("{var} is not set; autofix needs a token")));

@@ -52,13 +52,19 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         head,
         patch: patch.map(|t| p.redactor.apply(&t)),
     };
-    let place = forge::place::Place::decide(&forge::place::Input {
-        env: &p.env,
-        spec: &p.job.forge,
-        token_env: p.job.git.token_env.as_deref(),
-        remote_url: p.ws.remote_url(&p.job.git.remote).as_deref(),
-        env_repo: orders.env_repo,
-    });
+    if let (Some(_), Some(patch)) = (&request.head, &request.patch)
+        && let Err(e) = crate::output::write_change(&p.report_dir, &request.title, &request.body, patch)
+    {
+        run.record.errors.push(e);
+        return Status::Error;
+    }
+    let place = match place(p, &orders).await {
+        Ok(place) => place,
+        Err(e) => {
+            run.record.errors.push(p.redactor.error(e));
+            return Status::Error;
+        }
+    };
     let s = forge::Ship {
         job: &p.job,
         env: &p.env,
@@ -72,12 +78,6 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         partial_ref,
         place: &place,
     };
-    if let (Some(_), Some(patch)) = (&request.head, &request.patch)
-        && let Err(e) = crate::output::write_change(&p.report_dir, &request.title, &request.body, patch)
-    {
-        run.record.errors.push(e);
-        return Status::Error;
-    }
     match s.run(&request).await {
         Ok(pr) => {
             if let Some(n) = &pr.notice {
@@ -92,4 +92,22 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
             Status::Error
         }
     }
+}
+
+/// Where the change goes, with a GitHub App's token when one is configured (not for a dry run,
+/// which calls no API).
+async fn place(p: &Scope, orders: &Orders<'_>) -> crate::error::Result<forge::place::Place> {
+    let mut place = forge::place::Place::decide(&forge::place::Input {
+        env: &p.env,
+        spec: &p.job.forge,
+        token_env: p.job.git.token_env.as_deref(),
+        remote_url: p.ws.remote_url(&p.job.git.remote).as_deref(),
+        env_repo: orders.env_repo,
+    });
+    if !orders.dry_run {
+        let (env, shared, redactor, deadline, cancel) = (&p.env, &p.shared, &p.redactor, p.deadline, &p.cancel);
+        let cx = forge::app::Context { env, shared, redactor, deadline, cancel };
+        forge::app::into_place(&cx, &p.job, &mut place).await?;
+    }
+    Ok(place)
 }
