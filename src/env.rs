@@ -66,14 +66,6 @@ impl RunEnv {
         self.vars.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
     }
 
-    /// This environment with `name` set to `value` (hone's git processes get a token minted for
-    /// the run, a GitHub App's, in the variable they read the token from).
-    pub fn with_var(&self, name: &str, value: &str) -> RunEnv {
-        let mut vars = self.vars.clone();
-        vars.insert(name.to_string(), value.to_string());
-        RunEnv::from_vars(vars)
-    }
-
     /// Every variable, by name.
     pub fn vars(&self) -> impl Iterator<Item = (&String, &String)> {
         self.vars.iter()
@@ -137,8 +129,5 @@ mod tests {
         assert_eq!(env.github_api_url, DEFAULT_GITHUB_API);
         assert_eq!(env.home(), None);
         assert_eq!(env.var("TOKEN"), Some("t"));
-        let with = env.with_var("TOKEN", "minted");
-        assert_eq!((with.var("TOKEN"), env.var("TOKEN")), (Some("minted"), Some("t")));
-        assert!(with.actions, "the rest is as it was");
     }
 }
