@@ -82,6 +82,10 @@ pub(super) async fn run_hone_at(
         if let Some(dir) = cwd {
             cmd.current_dir(dir);
         }
+        // The forges' variables of the machine the tests run on (a GitHub App, GitLab CI's).
+        for var in FORGE_VARS {
+            cmd.env_remove(var);
+        }
         cmd.args(&argv)
             .env("HONE_TEST_API_KEY", KEY)
             .env_remove("OPENAI_BASE_URL")
@@ -134,3 +138,24 @@ pub fn spawn_job(bin: &Path, repo: &Path) -> std::process::Child {
     }
     cmd.spawn().expect("hone starts")
 }
+
+/// The variables that would point a test's run at a real forge or through the machine's proxy:
+/// none of them reaches hone unless the test sets it.
+const FORGE_VARS: [&str; 16] = [
+    "GITHUB_APP_ID",
+    "GITHUB_APP_PRIVATE_KEY",
+    "GITHUB_APP_PRIVATE_KEY_FILE",
+    "GITLAB_CI",
+    "GITLAB_TOKEN",
+    "CI_JOB_TOKEN",
+    "CI_SERVER_URL",
+    "CI_API_V4_URL",
+    "CI_PROJECT_PATH",
+    "CI_MERGE_REQUEST_IID",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+];

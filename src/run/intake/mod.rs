@@ -230,7 +230,7 @@ fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
 fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, models: &Models, ws: &Workspace) {
     let files = env.credential_files().into_iter().chain(models.secret_files());
     for file in files.filter_map(|f| f.canonicalize().ok()) {
-        policy.hide_file(&file, ws.root(), "hidden: cloud credentials of hone's model client");
+        policy.hide_file(&file, ws.root(), "hidden: credentials of hone's model client or GitHub App");
     }
 }
 
