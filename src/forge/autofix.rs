@@ -124,12 +124,20 @@ fn own_comment(comments: &serde_json::Value, login: &str, marker: &str) -> Optio
     })
 }
 
-/// Create or edit hone's one comment on the PR (only one hone's own identity wrote). Returns
-/// its URL.
-pub async fn upsert_comment(gh: &GitHub, number: u64, job: &str, text: &str) -> Result<Option<String>> {
+/// Create or edit hone's one comment on the PR (only one hone's own identity wrote: `login` when
+/// hone knows it, as for a GitHub App's bot, else the token's). Returns its URL.
+pub async fn upsert_comment(
+    gh: &GitHub,
+    number: u64,
+    (job, login): (&str, Option<&str>),
+    text: &str,
+) -> Result<Option<String>> {
     let marker = comment_marker(job);
     let body = format!("{marker}\n{text}");
-    let login = own_login(gh).await?;
+    let login = match login {
+        Some(l) => l.to_string(),
+        None => own_login(gh).await?,
+    };
     let list = gh.get(&gh.repo_path(&format!("/issues/{number}/comments?per_page=100"))).await?;
     let existing = own_comment(&list.body, &login, &marker);
     let resp = match existing {

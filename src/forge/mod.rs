@@ -102,7 +102,8 @@ impl Ship<'_> {
         let result = match self.autofix {
             Some(t) => {
                 let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);
-                let url = autofix::upsert_comment(&gh, t.number, &self.job.name, &text).await;
+                let who = (self.job.name.as_str(), self.place.login.as_deref());
+                let url = autofix::upsert_comment(&gh, t.number, who, &text).await;
                 (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
                 url.map(|u| out.url = u)
             }

@@ -32,6 +32,8 @@ pub struct Place {
     /// `owner/repo` on GitHub, `group/sub/project` on GitLab.
     pub repo: Option<String>,
     pub token: Option<Token>,
+    /// The login the token acts as, when hone knows it without asking (a GitHub App's bot).
+    pub login: Option<String>,
 }
 
 /// What a place is decided from.
@@ -69,7 +71,7 @@ impl Place {
                 let var = token_env.unwrap_or("GITHUB_TOKEN");
                 let token = env.var(var).map(|t| Token::new(t, var, GITHUB_USER));
                 let api = env.github_api_url.trim_end_matches('/').to_string();
-                Place { kind, server: github, api, repo, token }
+                Place { kind, server: github, api, repo, token, login: None }
             }
             ForgeKind::Gitlab => {
                 let ci_server = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
@@ -86,7 +88,7 @@ impl Place {
                     _ => None,
                 };
                 let token = gitlab_token(env, token_env, on_ci_server);
-                Place { kind, server: Forge::from_url(&gitlab), api, repo, token }
+                Place { kind, server: Forge::from_url(&gitlab), api, repo, token, login: None }
             }
         }
     }

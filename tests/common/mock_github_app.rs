@@ -77,6 +77,10 @@ pub struct State {
     seen: Mutex<Vec<Seen>>,
     refused: Mutex<Vec<String>>,
     next_pr: Mutex<u64>,
+    /// Open PRs for autofix: number → (head branch, head sha).
+    prs: Mutex<BTreeMap<u64, (String, String)>>,
+    /// Comments on PRs: (id, author's login, body).
+    comments: Mutex<Vec<(u64, String, String)>>,
 }
 
 impl State {
@@ -125,6 +129,8 @@ impl MockGithubApp {
             seen: Mutex::new(Vec::new()),
             refused: Mutex::new(Vec::new()),
             next_pr: Mutex::new(1),
+            prs: Mutex::new(BTreeMap::new()),
+            comments: Mutex::new(Vec::new()),
         });
         let app = routes::routes().with_state(state.clone());
         let task = tokio::spawn(async move {
@@ -164,6 +170,16 @@ impl MockGithubApp {
     pub fn seen_at(&self, path: &str) -> Vec<Seen> {
         let under = path.strip_suffix('*');
         self.seen().into_iter().filter(|s| under.map_or(s.path == path, |p| s.path.starts_with(p))).collect()
+    }
+
+    /// PR `n` of every repository is open, from `head_ref` at `sha` onto `main`, in the same repository.
+    pub fn open_pr(&self, n: u64, head_ref: &str, sha: &str) {
+        self.state.prs.lock().unwrap().insert(n, (head_ref.to_string(), sha.to_string()));
+    }
+
+    /// The comments on PRs, as (author's login, body).
+    pub fn comments(&self) -> Vec<(String, String)> {
+        self.state.comments.lock().unwrap().iter().map(|(_, l, b)| (l.clone(), b.clone())).collect()
     }
 
     /// The environment that makes hone this App: its id, its key file, and this API.

@@ -65,6 +65,11 @@ pub async fn into_place(cx: &Context<'_>, job: &Job, place: &mut super::place::P
         return Ok(());
     };
     let token = github_token(cx, job, &owner, &repo).await?;
+    // Autofix edits the comment its own login wrote: the App's bot, which an installation token
+    // cannot read from `GET /user`.
+    if let (Some(t), true) = (&token, autofix(job, cx.env)) {
+        place.login = cx.shared.github_app.identity(cx, t).await?.map(|who| who.name);
+    }
     let user = super::place::GITHUB_USER;
     place.token = token.map(|t| credential::Token::new(t, format!("the GitHub App's token ({ID_VAR})"), user));
     Ok(())

@@ -66,6 +66,10 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
             })
         }
         ("POST", ["app", "installations", id, "access_tokens"]) => as_app(&s, &credential, || mint(&s, id, &body)),
+        // An installation token cannot read `/user`: GitHub answers 403.
+        ("GET", ["user"]) => {
+            refuse(&s, 403, "Resource not accessible by integration", "GET /user with an installation token".into())
+        }
         ("GET", ["users", login]) => match valid(&s, &credential) {
             Some(_) if *login == format!("{SLUG}[bot]") => {
                 answer(200, json!({"login": login, "id": BOT_ID, "type": "Bot"}))
@@ -88,7 +92,7 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
                     "Resource not accessible by integration",
                     format!("{m} {path} needs {need:?}, the token has {:?}", t.permissions),
                 ),
-                Some(_) => pull_requests(&s, m, owner, repo, rest),
+                Some(_) => pull_requests(&s, m, (owner, repo), rest, &body),
             }
         }
         _ => refuse(&s, 404, "Not Found", format!("{m} {path} is not an endpoint the stand-in knows")),
@@ -99,7 +103,12 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
 /// `/repos/{owner}/{repo}/` needs.
 fn permission(method: &str, rest: &[&str]) -> Option<Vec<(&'static str, &'static str)>> {
     Some(match (method, rest) {
-        ("GET", ["pulls"]) => vec![("pull_requests", "read")],
+        ("GET", ["pulls"]) | ("GET", ["pulls", _]) | ("GET", ["issues", _, "comments"]) => {
+            vec![("pull_requests", "read"), ("issues", "read")]
+        }
+        ("POST", ["issues", _, "comments"]) | ("PATCH", ["issues", "comments", _]) => {
+            vec![("pull_requests", "write"), ("issues", "write")]
+        }
         ("POST", ["pulls"]) | ("PATCH", ["pulls", _]) | ("POST", ["pulls", _, "requested_reviewers"]) => {
             vec![("pull_requests", "write")]
         }
@@ -116,7 +125,7 @@ fn allows(have: &BTreeMap<String, String>, permission: &str, level: &str) -> boo
     }
 }
 
-fn pull_requests(s: &State, method: &str, owner: &str, repo: &str, rest: &[&str]) -> Response {
+fn pull_requests(s: &State, method: &str, (owner, repo): (&str, &str), rest: &[&str], body: &Value) -> Response {
     let pr = |n: u64| json!({"number": n, "state": "open", "html_url": format!("https://github.example/{owner}/{repo}/pull/{n}")});
     match (method, rest) {
         ("GET", ["pulls"]) => answer(200, json!([])),
@@ -127,6 +136,41 @@ fn pull_requests(s: &State, method: &str, owner: &str, repo: &str, rest: &[&str]
             answer(201, pr(n))
         }
         ("POST", ["issues", _, "labels"]) => answer(200, json!([])),
+        ("GET", ["pulls", n]) if s.prs.lock().unwrap().contains_key(&n.parse().unwrap_or(0)) => {
+            let (head, sha) = s.prs.lock().unwrap()[&n.parse::<u64>().unwrap_or(0)].clone();
+            let full = format!("{owner}/{repo}");
+            let mut body = pr(n.parse().unwrap_or(0));
+            body["head"] = json!({"ref": head, "sha": sha, "repo": {"full_name": full}});
+            body["base"] = json!({"ref": "main"});
+            answer(200, body)
+        }
+        ("GET", ["issues", _, "comments"]) => {
+            let list: Vec<Value> =
+                s.comments.lock().unwrap().iter().map(|(id, login, body)| comment(*id, login, body)).collect();
+            answer(200, json!(list))
+        }
+        ("POST", ["issues", _, "comments"]) => {
+            let mut all = s.comments.lock().unwrap();
+            let (id, text) = (all.len() as u64 + 100, body["body"].as_str().unwrap_or_default().to_string());
+            all.push((id, format!("{SLUG}[bot]"), text.clone()));
+            answer(201, comment(id, &format!("{SLUG}[bot]"), &text))
+        }
+        ("PATCH", ["issues", "comments", id]) => {
+            let mut all = s.comments.lock().unwrap();
+            let bot = format!("{SLUG}[bot]");
+            match all.iter_mut().find(|(i, _, _)| i.to_string() == *id) {
+                Some((i, login, text)) if *login == bot => {
+                    *text = body["body"].as_str().unwrap_or_default().to_string();
+                    answer(200, comment(*i, login, text))
+                }
+                _ => refuse(
+                    s,
+                    403,
+                    "Resource not accessible by integration",
+                    format!("PATCH comment {id}, not the App's"),
+                ),
+            }
+        }
         (_, ["pulls", n, ..]) => answer(if method == "POST" { 201 } else { 200 }, pr(n.parse().unwrap_or(0))),
         _ => answer(404, json!({"message": "Not Found"})),
     }
@@ -213,4 +257,8 @@ fn mint(s: &State, id: &str, body: &Value) -> Response {
         201,
         json!({"token": token, "expires_at": expires_at, "permissions": asked, "repository_selection": "selected"}),
     )
+}
+
+fn comment(id: u64, login: &str, body: &str) -> Value {
+    json!({"id": id, "body": body, "user": {"login": login}, "html_url": format!("https://github.example/c/{id}")})
 }
