@@ -11,7 +11,8 @@
 //! - `mock_bedrock`: Amazon Bedrock's and STS's stand-in, checking signatures as AWS does;
 //! - `mock_vertex`: Vertex AI and Google's identity services (token endpoint, STS, IAM, metadata);
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
-//! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener.
+//! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
+//! - `connect_proxy`: a recording HTTP proxy, a CA the test makes and TLS in front of a stand-in.
 
 #![allow(dead_code)]
 
@@ -27,6 +28,7 @@ macro_rules! require {
 }
 
 pub mod commits;
+pub mod connect_proxy;
 pub mod fixtures;
 pub mod git_http;
 pub mod hone;
