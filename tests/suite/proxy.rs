@@ -22,8 +22,8 @@ fn addr_of(url: &str) -> SocketAddr {
     rest.split('/').next().unwrap().parse().unwrap()
 }
 
-/// The GitHub stand-in: no open PR, and PR #7 made for `hone/proxyjob`.
-async fn github() -> MockServer {
+/// The GitHub stand-in: no open PR, and PR #7 made for `hone/proxyjob` (`created` times).
+async fn github(created: u64) -> MockServer {
     let gh = MockServer::start().await;
     let auth = format!("Bearer {TOKEN}");
     Mock::given(method("GET"))
@@ -37,7 +37,7 @@ async fn github() -> MockServer {
         .and(path("/repos/acme/app/pulls"))
         .and(wiremock::matchers::header("authorization", auth.as_str()))
         .respond_with(ResponseTemplate::new(201).set_body_json(pr))
-        .expect(1)
+        .expect(created)
         .mount(&gh)
         .await;
     gh
@@ -56,13 +56,13 @@ struct Network {
     _fronts: Vec<Task>,
 }
 
-async fn network(repo: &TestRepo) -> Network {
+async fn network(repo: &TestRepo, prs: u64) -> Network {
     let pki = Pki::new(&["model.test", "api.test", "git.test"]);
     let model = MockModel::start().await;
     model
         .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("Set status.txt to fixed."), false);
-    let gh = github().await;
+    let gh = github(prs).await;
     let served = tempfile::tempdir().unwrap();
     let bare = serve_copy_of(served.path(), "acme/app.git", &repo.origin);
     let git = GitHttp::start(served.path(), Mode::Open).await;
@@ -107,7 +107,7 @@ async fn run(repo: &TestRepo, net: &Network, ca: Option<&str>, no_proxy: &str) -
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_model_the_api_and_git_go_through_the_proxy_and_trust_its_ca() {
     let repo = broken_repo();
-    let net = network(&repo).await;
+    let net = network(&repo, 1).await;
     let ca = net.pki.ca_pem().display().to_string();
     let run = run(&repo, &net, Some(&ca), "").await;
     assert_eq!(run.code, 0, "{}\n{:?}\n{}", run.stderr, net.proxy.seen(), run.report()["errors"]);
@@ -131,7 +131,7 @@ async fn the_model_the_api_and_git_go_through_the_proxy_and_trust_its_ca() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_proxys_ca_the_run_stops_with_a_tls_error_naming_ssl_cert_file() {
     let repo = broken_repo();
-    let net = network(&repo).await;
+    let net = network(&repo, 0).await;
     // Another CA than the one that signed the servers' certificate: trusted, but not theirs.
     let other = Pki::new(&["elsewhere.test"]);
     let ca = other.ca_pem().display().to_string();
