@@ -5,7 +5,9 @@
 //! under the work tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`,
 //! credential helpers) can make hone run a program or send the token elsewhere. Every git process
 //! has a timeout, obeys cancellation and stays inside the run's wall-time budget. A remote on
-//! this machine is not given to git at all: `local.rs` pushes and fetches in process.
+//! this machine is not given to git at all: `local.rs` pushes and fetches in process. The
+//! user's own transport settings (a proxy, a CA bundle: `git::transport`) reach git through its
+//! environment.
 
 use super::credential::{Access, without_userinfo};
 use super::local;
