@@ -48,6 +48,8 @@ mod logging;
 pub(crate) mod markdown;
 pub(crate) mod mcp;
 pub(crate) mod model;
+#[doc(hidden)]
+pub mod net;
 pub mod output;
 pub(crate) mod policy;
 pub(crate) mod progress;

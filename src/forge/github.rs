@@ -1,6 +1,9 @@
-//! A small GitHub REST client on octocrab: it paces mutating requests (one at a time, at least
-//! 1 s apart), honours `Retry-After` and `x-ratelimit-reset`, backs off on secondary rate limits,
-//! and counts its retries. `GITHUB_API_URL` (GitHub Enterprise Server) is the base.
+//! A small GitHub REST client on reqwest (`crate::net`'s client: the environment's proxy and CA
+//! bundle, no redirect followed, so that neither the token nor a PR body rides one elsewhere):
+//! it paces mutating requests (one at a time, at least 1 s apart), honours `Retry-After` and
+//! `x-ratelimit-reset`, backs off on secondary rate limits, and counts its retries. Every request
+//! has a time limit and reads at most `MAX_BODY` of the answer. `GITHUB_API_URL` (GitHub
+//! Enterprise Server) is the base.
 
 use crate::error::{Code, HoneError, Result};
 use http::Method;
@@ -13,10 +16,16 @@ use tokio::time::Instant;
 pub const MIN_MUTATION_GAP: Duration = Duration::from_secs(1);
 const MAX_RETRIES: u32 = 4;
 const MAX_WAIT: Duration = Duration::from_secs(120);
+/// The longest one request may take, its answer read whole.
+const REQUEST_LIMIT: Duration = Duration::from_secs(60);
+/// The most of an answer hone reads (a list of pull requests with their bodies is far less).
+const MAX_BODY: usize = 8 * 1024 * 1024;
 
 pub struct GitHub {
-    oc: octocrab::Octocrab,
+    http: reqwest::Client,
     base: String,
+    /// `Authorization`'s value, marked sensitive (never logged by reqwest or hyper).
+    auth: http::HeaderValue,
     pub owner: String,
     pub repo: String,
     pub retries: AtomicU32,
@@ -35,6 +44,12 @@ impl Resp {
         (200..300).contains(&self.status)
     }
     pub fn message(&self) -> String {
+        if (300..400).contains(&self.status) {
+            return format!(
+                "HTTP {}: the GitHub API answered with a redirect, which hone does not follow (the token and the request would go with it); set GITHUB_API_URL to the API's own address",
+                self.status
+            );
+        }
         let m = self.body.get("message").and_then(Value::as_str).unwrap_or("");
         let errs = self.body.get("errors").map(Value::to_string).unwrap_or_default();
         format!("HTTP {}: {m} {errs}", self.status).trim().to_string()
@@ -75,13 +90,26 @@ impl GitHub {
             .hint("set GITHUB_REPOSITORY=owner/repo, or point the remote at the repository's GitHub URL"));
         }
         let base = api_base.trim_end_matches('/').to_string();
-        let oc = octocrab::Octocrab::builder()
-            .base_uri(base.as_str())
-            .map_err(|e| HoneError::new(Code::Spec, format!("bad GitHub API URL `{base}`: {e}")))?
-            .personal_token(token.to_string())
+        // The token goes over https, or in clear only to this machine (a stand-in, a local gateway).
+        if !crate::model::http::https_or_loopback(&base) {
+            return Err(HoneError::new(
+                Code::Spec,
+                format!("bad GitHub API URL `{base}`: hone sends the token only over https"),
+            )
+            .hint(
+                "set GITHUB_API_URL to the API's https:// address (on GitHub Enterprise Server, https://HOST/api/v3)",
+            ));
+        }
+        let mut auth = http::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            HoneError::new(Code::Forge, "the GitHub token is not a valid header value")
+                .hint("check the token variable for stray characters")
+        })?;
+        auth.set_sensitive(true);
+        let http = crate::net::builder(&base)?
+            .timeout(REQUEST_LIMIT)
             .build()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot set up the GitHub client: {e}")))?;
-        Ok(GitHub { oc, base, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0), queue })
+        Ok(GitHub { http, base, auth, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0), queue })
     }
 
     /// `/repos/{owner}/{repo}` + `rest` (owner and repo are GitHub names, encoded all the same).
@@ -111,20 +139,29 @@ impl GitHub {
             {
                 tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
             }
-            let res = match method {
-                Method::GET => self.oc._get(url.as_str()).await,
-                Method::POST => self.oc._post(url.as_str(), body).await,
-                Method::PATCH => self.oc._patch(url.as_str(), body).await,
-                _ => self.oc._delete(url.as_str(), body).await,
-            };
+            let res = tokio::time::timeout(REQUEST_LIMIT, self.once(&method, &url, body)).await;
             if let Some(g) = guard.as_deref_mut() {
                 *g = Some(Instant::now());
             }
-            let res =
-                res.map_err(|e| HoneError::new(Code::Io, format!("GitHub request {method} {path} failed: {e}")))?;
-            let status = res.status().as_u16();
-            let headers = res.headers().clone();
-            let text = self.oc.body_to_string(res).await.unwrap_or_default();
+            let (status, headers, text) = match res {
+                Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,
+                Err(_) => {
+                    return Err(HoneError::new(
+                        Code::Io,
+                        format!(
+                            "GitHub request {method} {path} got no whole answer within {}s",
+                            REQUEST_LIMIT.as_secs()
+                        ),
+                    )
+                    .hint("check the network, the proxy (HTTPS_PROXY) and GITHUB_API_URL"));
+                }
+            };
+            let text = text.ok_or_else(|| {
+                HoneError::new(
+                    Code::Forge,
+                    format!("GitHub's answer to {method} {path} is larger than {} MiB", MAX_BODY >> 20),
+                )
+            })?;
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
             if let Some(wait) = rate_limit_wait(status, &headers, &text, now)
                 && attempt < MAX_RETRIES
@@ -139,6 +176,45 @@ impl GitHub {
             let body = serde_json::from_str(&text).unwrap_or(Value::Null);
             return Ok(Resp { status, body });
         }
+    }
+
+    /// One request: its status, headers and body (`None` when longer than `MAX_BODY`).
+    async fn once(
+        &self,
+        method: &Method,
+        url: &str,
+        body: Option<&Value>,
+    ) -> std::result::Result<(u16, http::HeaderMap, Option<String>), reqwest::Error> {
+        let mut rb = self
+            .http
+            .request(method.clone(), url)
+            .header(http::header::AUTHORIZATION, self.auth.clone())
+            .header(http::header::ACCEPT, "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28");
+        if let Some(b) = body {
+            rb = rb.json(b);
+        }
+        let resp = rb.send().await?;
+        let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
+        let (bytes, broke) = crate::model::http::body_prefix(resp, MAX_BODY + 1).await;
+        if let Some(e) = broke {
+            return Err(e);
+        }
+        let text = (bytes.len() <= MAX_BODY).then(|| String::from_utf8_lossy(&bytes).into_owned());
+        Ok((status, headers, text))
+    }
+
+    /// The error for a request that got no answer: a refused certificate says what to do.
+    fn failed(&self, method: &Method, path: &str, e: &reqwest::Error) -> HoneError {
+        if let Some(why) = crate::net::untrusted_certificate(e) {
+            return HoneError::new(
+                Code::Forge,
+                crate::net::untrusted_message(&format!("the GitHub API at {}", self.base), &why),
+            );
+        }
+        // reqwest's errors name the URL, never a header: the token cannot appear here.
+        HoneError::new(Code::Io, format!("GitHub request {method} {path} failed: {e}"))
+            .hint("check the network, the proxy (HTTPS_PROXY, NO_PROXY) and GITHUB_API_URL")
     }
 }
 

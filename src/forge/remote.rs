@@ -5,7 +5,9 @@
 //! under the work tree's `.git` (config, `commondir`, hooks, aliases, `uploadpack`/`receivepack`,
 //! credential helpers) can make hone run a program or send the token elsewhere. Every git process
 //! has a timeout, obeys cancellation and stays inside the run's wall-time budget. A remote on
-//! this machine is not given to git at all: `local.rs` pushes and fetches in process.
+//! this machine is not given to git at all: `local.rs` pushes and fetches in process. The
+//! user's own transport settings (a proxy, a CA bundle: `git::transport`) reach git through its
+//! environment.
 
 use super::credential::{Access, without_userinfo};
 use super::local;
@@ -19,29 +21,9 @@ use tokio_util::sync::CancellationToken;
 /// The longest one git operation may take, within the run's budget.
 const OP_LIMIT: Duration = Duration::from_secs(600);
 
-/// Variables a git process may see: what transports need (proxies, CA bundles, an SSH agent).
-const ENV_PASS: &[&str] = &[
-    "PATH",
-    "HOME",
-    "LANG",
-    "LC_ALL",
-    "SSH_AUTH_SOCK",
-    "HTTPS_PROXY",
-    "https_proxy",
-    "HTTP_PROXY",
-    "http_proxy",
-    "NO_PROXY",
-    "no_proxy",
-    "ALL_PROXY",
-    "all_proxy",
-    "GIT_SSL_CAINFO",
-    "SSL_CERT_FILE",
-    "SSL_CERT_DIR",
-];
-
-/// The variables of `env` a git process may see.
+/// The variables a git process sees: `git::transport::process_env`.
 fn passed(env: &crate::env::RunEnv) -> Vec<(String, String)> {
-    ENV_PASS.iter().filter_map(|k| env.var(k).map(|v| (k.to_string(), v.to_string()))).collect()
+    crate::git::transport::process_env(env)
 }
 
 /// Why hone will not hand `url` to git, if it will not. The ways a remote URL may reach a server
@@ -122,7 +104,11 @@ impl Remote {
         // A repository on this machine is pushed to and fetched from in process: no git program
         // runs there (`local.rs`).
         let local = match local::path_of(&url, ws.root()) {
-            Some(p) => Some(local::Local::new(&p, &url, ws.root())?),
+            // Another user's repository only where git's `safe.directory` would let git push to it.
+            Some(p) => {
+                crate::git::safe::ensure(&p, &p, env)?;
+                Some(local::Local::new(&p, &url, ws.root())?)
+            }
             None => None,
         };
         let access = Access::decide(&url, place.server.as_ref(), place.token.as_ref());

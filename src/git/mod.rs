@@ -2,6 +2,7 @@
 //! the commit, snapshots of failed work, and restoring the user's original checkout.
 //! libgit2 runs no hooks, no fsmonitor and no `core.sshCommand`, and hone stops it from
 //! reading system, XDG and global config, so a poisoned repo or machine config runs nothing.
+//! Whose checkout hone may work in is git's `safe.directory` decision (`safe.rs`).
 
 mod branch;
 mod changes;
@@ -10,8 +11,11 @@ mod deep;
 mod ignored;
 mod links;
 mod restore;
+pub mod safe;
 mod saved;
 mod scratch;
+pub mod transport;
+pub mod user_config;
 pub use count::Counted;
 pub use saved::Saved;
 
@@ -24,7 +28,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 /// Stop libgit2 from reading any config outside the repo. Call once at start-up, before other
-/// threads use git2.
+/// threads use git2. That also hides the user's `safe.directory` from libgit2's owner check, which
+/// would then refuse every checkout owned by another user: it is turned off, and hone makes git's
+/// decision itself where it opens a checkout it did not make (`safe::ensure`). libgit2 runs
+/// nothing a repository's config names, so what the check guards git from cannot happen here.
 pub fn isolate_config() {
     for level in
         [git2::ConfigLevel::System, git2::ConfigLevel::XDG, git2::ConfigLevel::Global, git2::ConfigLevel::ProgramData]
@@ -32,6 +39,8 @@ pub fn isolate_config() {
         // SAFETY: called once from main before any concurrent git2 use.
         let _ = unsafe { git2::opts::set_search_path(level, "") };
     }
+    // SAFETY: as above.
+    let _ = unsafe { git2::opts::set_verify_owner_validation(false) };
 }
 
 /// Where HEAD pointed before the run.
@@ -99,6 +108,14 @@ impl Workspace {
         refuse_indirection(&repo, path, &root)?;
         let excluded = Arc::new(excluded.into_iter().filter(|r| !r.is_empty()).collect());
         Ok(Workspace { repo, root, excluded, artifacts: Default::default(), kept: Default::default() })
+    }
+
+    /// `open` for a run: refused (an input problem) when another user owns the checkout and git's
+    /// `safe.directory`, in the user's config `env` leads to, does not list it.
+    pub fn open_for_run(path: &Path, excluded: Vec<String>, env: &crate::env::RunEnv) -> Result<Workspace> {
+        let ws = Workspace::open(path, excluded)?;
+        safe::ensure(&ws.root, ws.repo.path(), env)?;
+        Ok(ws)
     }
 
     /// Run `work` on a blocking thread, off the async executor: walking the work tree, diffing,

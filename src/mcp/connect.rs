@@ -140,16 +140,11 @@ fn fill(template: &str, what: &str, i: &Inputs<'_>) -> Result<String, Error> {
     Ok(value)
 }
 
-/// The HTTP client for MCP servers: like the model's, but it follows no redirect (a redirect
-/// would carry the headers, credentials included, to wherever it points).
+/// The HTTP client for MCP servers: `crate::net`'s, like the model's (the environment's proxies
+/// and CA bundle); it follows no redirect (a redirect would carry the headers, credentials
+/// included, to wherever it points).
 fn http_client(url: &str) -> Result<reqwest::Client, Error> {
-    let mut b = reqwest::Client::builder()
-        .connect_timeout(std::time::Duration::from_secs(30))
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
-    if url.starts_with("http://") {
-        b = b.tls_certs_only(std::iter::empty());
-    }
+    let b = crate::net::builder(url).map_err(|e| Error::Template { what: "its HTTP client".into(), why: e.message })?;
     b.build().map_err(Error::Client)
 }
 

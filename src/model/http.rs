@@ -9,21 +9,13 @@ use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
 
-/// The HTTP client every model and identity request uses. Redirects are never followed:
-/// reqwest would re-send a key in its own header (it drops only `Authorization` and cookies)
-/// and, for a 307 or 308, the whole conversation to wherever the server points (`send`). For a
-/// plain `http://` endpoint (a local Ollama, vLLM or llama.cpp, a test's stand-in) no trust
-/// store is loaded (reading the system's certificates costs ~10 ms before the first request);
-/// the client then trusts no certificate, so it can never make an unverified TLS connection.
+/// The HTTP client every model and identity request uses: `crate::net`'s (the environment's
+/// proxies and CA bundle, no trust store at all for a plain `http://` endpoint). Redirects are
+/// never followed: reqwest would re-send a key in its own header (it drops only `Authorization`
+/// and cookies) and, for a 307 or 308, the whole conversation to wherever the server points
+/// (`send`).
 pub fn client(url: &str) -> Result<reqwest::Client, crate::error::HoneError> {
-    let mut b = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .connect_timeout(Duration::from_secs(30))
-        .user_agent(concat!("hone/", env!("CARGO_PKG_VERSION")));
-    if url.starts_with("http://") {
-        b = b.tls_certs_only(std::iter::empty());
-    }
-    b.build().map_err(|e| {
+    crate::net::builder(url)?.build().map_err(|e| {
         crate::error::HoneError::new(crate::error::Code::Model, format!("cannot build the HTTP client: {e}"))
     })
 }
@@ -76,6 +68,15 @@ fn redirected(r: &reqwest::Response) -> ModelError {
 }
 
 pub fn transport_error(e: &reqwest::Error) -> ModelError {
+    // A certificate refused now is refused on every retry: say so at once, and what to do.
+    if let Some(why) = crate::net::untrusted_certificate(e) {
+        let at = e.url().map_or_else(|| "the model API".to_string(), |u| u.origin().ascii_serialization());
+        return ModelError::Permanent {
+            kind: ModelErrorKind::Connection,
+            status: None,
+            message: crate::net::untrusted_message(&at, &why),
+        };
+    }
     let kind = if e.is_timeout() {
         ModelErrorKind::Timeout
     } else if e.is_decode() || e.is_body() {

@@ -33,7 +33,7 @@ pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
         ("GIT_CONFIG_NOSYSTEM", "1"),
         ("GIT_CONFIG_GLOBAL", "/dev/null"),
         ("GIT_TERMINAL_PROMPT", "0"),
-        ("GIT_CONFIG_COUNT", "4"),
+        ("GIT_CONFIG_COUNT", "5"),
         ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
         ("GIT_CONFIG_VALUE_0", "false"),
         ("GIT_CONFIG_KEY_1", "core.hooksPath"),
@@ -42,6 +42,12 @@ pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
         ("GIT_CONFIG_VALUE_2", "false"),
         ("GIT_CONFIG_KEY_3", "core.pager"),
         ("GIT_CONFIG_VALUE_3", "cat"),
+        // The checkout may be another user's, which hone works in only where the user's
+        // `safe.directory` lets git (`git::safe`), and which the jail's git cannot read that
+        // config to know: it trusts what hone decided. What the check guards against (a
+        // repository's config running programs) the settings above already stop.
+        ("GIT_CONFIG_KEY_4", "safe.directory"),
+        ("GIT_CONFIG_VALUE_4", "*"),
         // Bytecode caches check source mtimes in whole seconds: an edit within the same second
         // as a test run would run stale code.
         ("PYTHONDONTWRITEBYTECODE", "1"),

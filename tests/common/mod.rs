@@ -14,6 +14,7 @@
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
 //! - `mock_gitlab`: a GitLab instance (REST API and git over HTTPS) checked against GitLab's API description.
+//! - `connect_proxy`: a recording HTTP proxy, a CA the test makes and TLS in front of a stand-in.
 
 #![allow(dead_code)]
 
@@ -29,6 +30,7 @@ macro_rules! require {
 }
 
 pub mod commits;
+pub mod connect_proxy;
 pub mod fixtures;
 pub mod git_http;
 pub mod hone;

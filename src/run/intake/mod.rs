@@ -148,7 +148,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     };
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
-    let ws = Workspace::open(&root, excluded).map_err(&fail)?;
+    let ws = Workspace::open_for_run(&root, excluded, &env).map_err(&fail)?;
     if let Err(e) = locate::hide_hone_dir(ws.root()) {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
