@@ -60,7 +60,8 @@ pub async fn into_place(cx: &Context<'_>, job: &Job, place: &mut super::place::P
     if !configured(cx.env) || place.kind != crate::spec::forge::ForgeKind::Github {
         return Ok(());
     }
-    let Some((owner, repo)) = place.repo.clone().and_then(|r| r.split_once('/').map(|(o, r)| (o.to_string(), r.to_string())))
+    let Some((owner, repo)) =
+        place.repo.clone().and_then(|r| r.split_once('/').map(|(o, r)| (o.to_string(), r.to_string())))
     else {
         return Ok(());
     };

@@ -88,7 +88,9 @@ impl GitLab {
             )
             .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
         }
-        let http = crate::model::http::client(&place.api).map_err(|e| HoneError::new(Code::Forge, e.message))?;
+        let http = crate::net::builder(&place.api)?
+            .build()
+            .map_err(|e| HoneError::new(Code::Forge, format!("cannot build the GitLab client: {e}")))?;
         let cancel = cancel.clone();
         Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue, deadline, cancel })
     }
