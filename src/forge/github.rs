@@ -8,14 +8,11 @@
 use crate::error::{Code, HoneError, Result};
 use http::Method;
 use serde_json::Value;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-pub const MIN_MUTATION_GAP: Duration = Duration::from_secs(1);
-const MAX_RETRIES: u32 = 4;
-const MAX_WAIT: Duration = Duration::from_secs(120);
 /// The longest one request may take, its answer read whole.
 const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 /// The most of an answer hone reads (a list of pull requests with their bodies is far less).
@@ -128,34 +125,23 @@ impl GitHub {
     }
 
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Resp> {
-        let mutating = method != Method::GET;
-        // Hold the lock for the whole mutating request: one at a time, spaced out.
-        let mut guard = if mutating { Some(self.queue.lock().await) } else { None };
         let url = format!("{}{path}", self.base);
-        let mut attempt = 0;
-        loop {
-            if let Some(g) = guard.as_deref()
-                && let Some(last) = *g
-            {
-                tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
-            }
-            let res = tokio::time::timeout(REQUEST_LIMIT, self.once(&method, &url, body)).await;
-            if let Some(g) = guard.as_deref_mut() {
-                *g = Some(Instant::now());
-            }
-            let (status, headers, text) = match res {
-                Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,
-                Err(_) => {
-                    return Err(HoneError::new(
-                        Code::Io,
-                        format!(
-                            "GitHub request {method} {path} got no whole answer within {}s",
-                            REQUEST_LIMIT.as_secs()
-                        ),
-                    )
-                    .hint("check the network, the proxy (HTTPS_PROXY) and GITHUB_API_URL"));
-                }
-            };
+        let what = format!("GitHub {method} {path}");
+        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
+            let (status, headers, text) =
+                match tokio::time::timeout(REQUEST_LIMIT, self.once(&method, &url, body)).await {
+                    Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,
+                    Err(_) => {
+                        return Err(HoneError::new(
+                            Code::Io,
+                            format!(
+                                "GitHub request {method} {path} got no whole answer within {}s",
+                                REQUEST_LIMIT.as_secs()
+                            ),
+                        )
+                        .hint("check the network, the proxy (HTTPS_PROXY) and GITHUB_API_URL"));
+                    }
+                };
             let text = text.ok_or_else(|| {
                 HoneError::new(
                     Code::Forge,
@@ -163,19 +149,11 @@ impl GitHub {
                 )
             })?;
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            if let Some(wait) = rate_limit_wait(status, &headers, &text, now)
-                && attempt < MAX_RETRIES
-                && wait <= MAX_WAIT
-            {
-                attempt += 1;
-                self.retries.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(status, wait_s = wait.as_secs(), "GitHub rate limit; retrying {method} {path}");
-                tokio::time::sleep(wait).await;
-                continue;
-            }
-            let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-            return Ok(Resp { status, body });
-        }
+            let wait = rate_limit_wait(status, &headers, &text, now);
+            let answer = Resp { status, body: serde_json::from_str(&text).unwrap_or(Value::Null) };
+            Ok(super::pace::Sent { answer, wait })
+        })
+        .await
     }
 
     /// One request: its status, headers and body (`None` when longer than `MAX_BODY`).

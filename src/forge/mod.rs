@@ -9,6 +9,7 @@ pub mod github;
 mod github_pr;
 pub mod gitlab;
 pub mod local;
+pub mod pace;
 pub mod place;
 pub mod push;
 pub mod remote;

@@ -8,18 +8,15 @@ pub mod autofix;
 pub mod mr;
 
 use super::credential::Token;
-use super::github::MIN_MUTATION_GAP;
 use super::place::{CI_JOB_TOKEN, Place};
 use crate::error::{Code, HoneError, Result};
 use reqwest::Method;
 use serde_json::Value;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
-const MAX_RETRIES: u32 = 4;
-const MAX_WAIT: Duration = Duration::from_secs(120);
 /// The longest one request (with its body) may take.
 const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 /// The most of an answer hone reads.
@@ -126,66 +123,61 @@ impl GitLab {
     }
 
     async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
-        let mutating = method != Method::GET;
-        let mut guard = if mutating { Some(self.queue.lock().await) } else { None };
         let url = format!("{}{path}", self.api);
-        let mut attempt = 0;
-        loop {
-            if let Some(g) = guard.as_deref()
-                && let Some(last) = *g
-            {
-                tokio::time::sleep_until(last + MIN_MUTATION_GAP).await;
-            }
+        let what = format!("GitLab {method} {path}");
+        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
             let header = if self.job_token() { "JOB-TOKEN" } else { "PRIVATE-TOKEN" };
             let mut rb = self.http.request(method.clone(), &url).header(header, self.token.secret());
             if let Some(b) = body {
                 rb = rb.json(b);
             }
-            let sent = tokio::time::timeout(REQUEST_LIMIT, rb.timeout(REQUEST_LIMIT).send()).await;
-            if let Some(g) = guard.as_deref_mut() {
-                *g = Some(Instant::now());
-            }
-            let resp = match sent {
+            let resp = match tokio::time::timeout(REQUEST_LIMIT, rb.timeout(REQUEST_LIMIT).send()).await {
                 Ok(Ok(r)) => r,
-                Ok(Err(e)) => {
-                    return Err(HoneError::new(Code::Io, format!("GitLab request {method} {path} failed: {e}")));
-                }
+                Ok(Err(e)) => return Err(self.failed(&method, path, &e)),
                 Err(_) => {
-                    return Err(HoneError::new(
-                        Code::Io,
-                        format!("GitLab request {method} {path} took over {}s", REQUEST_LIMIT.as_secs()),
-                    ));
+                    let took = format!("GitLab request {method} {path} took over {}s", REQUEST_LIMIT.as_secs());
+                    return Err(HoneError::new(Code::Io, took));
                 }
             };
-            let status = resp.status().as_u16();
-            let headers = resp.headers().clone();
+            let (status, headers) = (resp.status().as_u16(), resp.headers().clone());
             let (bytes, _) = crate::model::http::body_prefix(resp, BODY_MAX).await;
             let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-            if let Some(wait) = rate_limit_wait(status, &headers, now)
-                && attempt < MAX_RETRIES
-                && wait <= MAX_WAIT
-            {
-                attempt += 1;
-                self.retries.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(status, wait_s = wait.as_secs(), "GitLab rate limit; retrying {method} {path}");
-                tokio::time::sleep(wait).await;
-                continue;
-            }
-            if (300..400).contains(&status) {
-                return Err(HoneError::new(
-                    Code::Forge,
-                    format!(
-                        "GitLab answered {method} {path} with a redirect (HTTP {status}), which hone does not follow"
-                    ),
-                )
-                .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's own address"));
-            }
-            let answer = Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) };
-            if let Some(e) = refusal(&answer, &self.token, &format!("{method} {path}")) {
-                return Err(e);
-            }
-            return Ok(answer);
+            let wait = rate_limit_wait(status, &headers, now);
+            Ok(super::pace::Sent {
+                answer: Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) },
+                wait,
+            })
+        })
+        .await
+        .and_then(|answer| self.judge(answer, &method, path))
+    }
+
+    /// GitLab's answer as it stands, or the error it is: a redirect (never followed), a refusal.
+    fn judge(&self, answer: Answer, method: &Method, path: &str) -> Result<Answer> {
+        let status = answer.status;
+        if (300..400).contains(&status) {
+            return Err(HoneError::new(
+                Code::Forge,
+                format!("GitLab answered {method} {path} with a redirect (HTTP {status}), which hone does not follow"),
+            )
+            .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's own address"));
         }
+        match refusal(&answer, &self.token, &format!("{method} {path}")) {
+            Some(e) => Err(e),
+            None => Ok(answer),
+        }
+    }
+
+    /// The error for a request that got no answer: a refused certificate says what to do.
+    fn failed(&self, method: &Method, path: &str, e: &reqwest::Error) -> HoneError {
+        if let Some(why) = crate::net::untrusted_certificate(e) {
+            return HoneError::new(
+                Code::Forge,
+                crate::net::untrusted_message(&format!("the GitLab API at {}", self.api), &why),
+            );
+        }
+        HoneError::new(Code::Io, format!("GitLab request {method} {path} failed: {e}"))
+            .hint("check the network, the proxy (HTTPS_PROXY) and the GitLab server's address")
     }
 }
 

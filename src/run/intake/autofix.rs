@@ -21,7 +21,7 @@ pub async fn decide(
     req: &Request,
     (deadline, cancel): Bounds<'_>,
 ) -> Result<Work, HoneError> {
-    use crate::forge::{app, autofix, github, gitlab, place, remote};
+    use crate::forge::{app, autofix, place, remote};
     use crate::spec::forge::ForgeKind;
     let url = ws.remote_url(&job.git.remote);
     let mut place = place::Place::decide(&place::Input {
@@ -53,27 +53,8 @@ pub async fn decide(
         e.message = format!("autofix of {what}: {}", e.message);
         e
     })?;
-    let Some(token) = place.token.clone() else {
-        let var = place.token_source(job.git.token_env.as_deref());
-        return Err(fail(format!("{var} is not set; autofix needs a token")));
-    };
-    let decision = match place.kind {
-        ForgeKind::Github => {
-            let (owner, repo) =
-                place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
-                    fail("cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo".into())
-                })?;
-            let queue = req.shared.github_queue.clone();
-            let gh =
-                github::GitHub::new(&place.api, token.secret(), owner, repo, queue).map_err(|e| fail(e.message))?;
-            autofix::inspect(&gh, number, job.pr.allow_forks).await
-        }
-        ForgeKind::Gitlab => {
-            let queue = req.shared.github_queue.clone();
-            let gl = gitlab::GitLab::new(&place, queue, (deadline, cancel)).map_err(|e| fail(e.message))?;
-            gitlab::autofix::inspect(&gl, number).await
-        }
-    };
+    let queue = req.shared.github_queue.clone();
+    let decision = inspect(&place, number, job, queue, (deadline, cancel)).await;
     let target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
@@ -95,4 +76,32 @@ pub async fn decide(
     job.repo.base = Some(fetched);
     job.git.branch = target.head_ref.clone();
     Ok(Work::Do(Some(target)))
+}
+
+/// Read the PR (merge request) on the place's forge and decide whether hone may fix it.
+async fn inspect(
+    place: &crate::forge::place::Place,
+    number: u64,
+    job: &Job,
+    queue: std::sync::Arc<tokio::sync::Mutex<Option<tokio::time::Instant>>>,
+    bounds: Bounds<'_>,
+) -> Result<crate::forge::autofix::Decision, HoneError> {
+    use crate::forge::{autofix, github, gitlab};
+    let Some(token) = place.token.clone() else {
+        let var = place.token_source(job.git.token_env.as_deref());
+        return Err(HoneError::new(Code::Forge, format!("{var} is not set; autofix needs a token")));
+    };
+    match place.kind {
+        crate::spec::forge::ForgeKind::Github => {
+            let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
+                HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
+            })?;
+            let gh = github::GitHub::new(&place.api, token.secret(), owner, repo, queue)?;
+            autofix::inspect(&gh, number, job.pr.allow_forks).await
+        }
+        crate::spec::forge::ForgeKind::Gitlab => {
+            let gl = gitlab::GitLab::new(place, queue, bounds)?;
+            gitlab::autofix::inspect(&gl, number).await
+        }
+    }
 }
