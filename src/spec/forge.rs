@@ -16,7 +16,7 @@ pub enum ForgeKind {
 #[serde(deny_unknown_fields)]
 pub struct RawForge {
     /// `github` or `gitlab`. Default: from the remote's host (github.com, `GITHUB_SERVER_URL`,
-    /// gitlab.com, `CI_SERVER_URL`, `forge.gitlab_url`), else GitLab inside GitLab CI, else GitHub.
+    /// the GitLab server), else GitLab inside GitLab CI or when `gitlab_url` is set, else GitHub.
     pub kind: Option<ForgeKind>,
     /// A self-managed GitLab, `https://gitlab.example.com` (default: `CI_SERVER_URL` in GitLab
     /// CI, else `https://gitlab.com`). The token goes to this host only.
