@@ -256,3 +256,61 @@ async fn the_token_never_goes_to_a_remote_on_another_server() {
     );
     assert!(run.report()["errors"].to_string().contains("not offered"), "{}", run.report()["errors"]);
 }
+
+/// `on_failure: draft`: the unverified work goes up as a draft merge request (GitLab's `Draft:`
+/// title), and the run still fails; the next run that verifies makes it ready (no prefix).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_work_is_a_draft_merge_request_until_a_run_verifies() {
+    let repo = broken_repo();
+    let (gl, _root) = gitlab_for(&repo).await;
+    gl.add_token(PAT, Token { kind: Kind::Project, scopes: &["api"], user: "", project: Some("acme/app") });
+    let model = MockModel::start().await;
+    model
+        .turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(text("I could not finish."), false);
+    let yaml = format!(
+        "{}forge: {{ gitlab_url: \"{}\" }}\npr:\n  on_failure: draft\n",
+        job_yaml("gljob", &model.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0"),
+        gl.base
+    );
+    let ca = test_ca().display().to_string();
+    let env = [("SSL_CERT_FILE", ca.as_str()), ("GIT_SSL_CAINFO", ca.as_str()), ("GITLAB_TOKEN", PAT)];
+    let failed = run_job_env(&repo, &yaml, &env).await;
+    assert_eq!(failed.code, 1, "a draft does not make a failed run a success: {}", failed.stderr);
+    let mrs = gl.mrs("acme/app");
+    assert_eq!(mrs.len(), 1, "{mrs:#?}");
+    assert_eq!(mrs[0]["draft"], true, "{:#}", mrs[0]);
+    assert!(mrs[0]["title"].as_str().unwrap().starts_with("Draft: [checks failing] "), "{}", mrs[0]["title"]);
+
+    let fixed = run_gitlab(&repo, &gl, "  on_failure: draft\n", &[("GITLAB_TOKEN", PAT)]).await;
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    let mrs = gl.mrs("acme/app");
+    assert_eq!((mrs.len(), &mrs[0]["draft"]), (1, &json!(false)), "{mrs:#?}");
+    assert_clean(&fixed, &gl, PAT);
+}
+
+/// In a merge request pipeline, autofix takes the merge request from `CI_MERGE_REQUEST_IID`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_request_pipeline_fixes_its_own_merge_request() {
+    let repo = crate::suite::autofix::repo_with_pr_branch();
+    let (gl, _root) = gitlab_for(&repo).await;
+    gl.add_token(PAT, Token { kind: Kind::Project, scopes: &["api"], user: "", project: Some("acme/app") });
+    let iid = gl.add_mr("acme/app", "feature/x", "main", "Feature", "dev", None);
+    let before = branch_on(&gl, "feature/x").unwrap();
+    let (api, number) = (format!("{}/api/v4", gl.base), iid.to_string());
+    let ci = [
+        ("GITLAB_CI", "true"),
+        ("CI_SERVER_URL", gl.base.as_str()),
+        ("CI_API_V4_URL", api.as_str()),
+        ("CI_PROJECT_PATH", "acme/app"),
+        ("CI_MERGE_REQUEST_IID", number.as_str()),
+        ("GITLAB_TOKEN", PAT),
+    ];
+    let run = run_gitlab(&repo, &gl, "  enabled: auto\n", &ci).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["pr"]["number"], iid);
+    assert_ne!(branch_on(&gl, "feature/x").unwrap(), before, "the fix went to the merge request's branch");
+    assert_eq!(gl.notes("acme/app", iid).len(), 1);
+    assert!(gl.mrs("acme/app").len() == 1, "no new merge request was opened");
+    assert_clean(&run, &gl, PAT);
+}
