@@ -1,7 +1,7 @@
 //! What a run gets from outside, read once at the edge (`main`): the process environment
 //! (`RunEnv`: GitHub Actions or not, the repository, the API URL, the event, the variables
 //! that hold keys and tokens) and what the runs of one process share (`Shared`: one queue for
-//! GitHub's mutating requests, an optional cap on model requests). Nothing below `main` reads
+//! the forges' mutating requests, an optional cap on model requests). Nothing below `main` reads
 //! `std::env` for these.
 
 use std::collections::BTreeMap;
@@ -97,9 +97,9 @@ impl RunEnv {
 pub struct Shared {
     /// At most this many model requests at once (a fleet's `model_concurrency`); none: no cap.
     pub model_slots: Option<Arc<Semaphore>>,
-    /// GitHub's mutating requests go one at a time, at least a second apart (its secondary rate
-    /// limits): the time the last one went out.
-    pub github_queue: Arc<Mutex<Option<Instant>>>,
+    /// The forges' mutating requests (GitHub's and GitLab's) go one at a time, at least a second
+    /// apart (GitHub's secondary rate limits): the time the last one went out (`forge::pace`).
+    pub forge_queue: Arc<Mutex<Option<Instant>>>,
     /// A GitHub App's installations (one per owner), tokens (one per repository) and bot
     /// identity, minted once for every run of the process.
     pub github_app: crate::forge::app::Cache,

@@ -99,7 +99,7 @@ impl Ship<'_> {
             return Ok(());
         };
         let token = self.place.token.as_ref().map(|t| t.secret()).unwrap_or_default();
-        let gh = GitHub::new(&self.place.api, token, owner, repo, self.shared.github_queue.clone())?;
+        let gh = GitHub::new(&self.place.api, token, owner, repo, self.shared.forge_queue.clone())?;
         let result = match self.autofix {
             Some(t) => {
                 let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);
@@ -116,7 +116,7 @@ impl Ship<'_> {
 
     /// The merge request (or, in autofix, the note) on GitLab.
     async fn gitlab(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-        let gl = gitlab::GitLab::new(self.place, self.shared.github_queue.clone(), (self.deadline, self.cancel))?;
+        let gl = gitlab::GitLab::new(self.place, self.shared.forge_queue.clone(), (self.deadline, self.cancel))?;
         // The job token cannot write merge requests or notes: where the job did not insist on a
         // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
         // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.

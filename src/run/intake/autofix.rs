@@ -53,7 +53,7 @@ pub async fn decide(
         e.message = format!("autofix of {what}: {}", e.message);
         e
     })?;
-    let queue = req.shared.github_queue.clone();
+    let queue = req.shared.forge_queue.clone();
     let decision = inspect(&place, number, job, queue, (deadline, cancel)).await;
     let target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
