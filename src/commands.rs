@@ -58,7 +58,7 @@ pub fn main(cli: Cli) -> i32 {
     rt.block_on(async move {
         match cli.command {
             Command::Validate { file } => validate(&file),
-            Command::Init { dir, model } => init(dir, &model),
+            Command::Init { dir, model, forge } => init(dir, &model, forge.as_deref()),
             Command::Replay { dir, report_dir, job, repo, allow_sandbox_off } => {
                 let at = crate::replay::Where { report_dir, job, repo, allow_sandbox_off };
                 let cancel = CancellationToken::new();
@@ -170,10 +170,13 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
     report(crate::fleet::run(opts).await)
 }
 
-/// `hone init`: the files for the repository's ecosystem; the result line on stdout.
-fn init(dir: Option<std::path::PathBuf>, model: &str) -> i32 {
+/// `hone init`: the files for the repository's ecosystem and forge; the result line on stdout.
+fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i32 {
+    use crate::spec::forge::ForgeKind;
     let start = dir.unwrap_or_else(|| std::path::PathBuf::from("."));
-    let root = match git2::Repository::discover(&start).ok().and_then(|r| r.workdir().map(|w| w.to_path_buf())) {
+    let repo = git2::Repository::discover(&start).ok();
+    let remote = repo.as_ref().and_then(|r| r.find_remote("origin").ok()?.url().ok().map(str::to_string));
+    let root = match repo.and_then(|r| r.workdir().map(|w| w.to_path_buf())) {
         Some(r) => r,
         None => {
             let e = HoneError::new(Code::Git, format!("{} is not in a git repository", start.display()))
@@ -191,7 +194,31 @@ fn init(dir: Option<std::path::PathBuf>, model: &str) -> i32 {
         eprintln!("hone: {}", e.render());
         return exit::INVALID_INPUT;
     };
-    match crate::init::write(&root, &crate::init::files(&project, model)) {
+    let has_gitlab_ci = std::fs::symlink_metadata(root.join(".gitlab-ci.yml")).is_ok_and(|m| m.is_file());
+    let host = remote.as_deref().and_then(crate::forge::place::host_of);
+    let kind = match forge {
+        Some("gitlab") => ForgeKind::Gitlab,
+        Some(_) => ForgeKind::Github,
+        None => crate::init_gitlab::forge_of(host.as_deref(), has_gitlab_ci),
+    };
+    let (files, next) = match kind {
+        ForgeKind::Github => (
+            crate::init::files(&project, model),
+            "next: `hone validate .github/hone/issue.yaml`, commit, and label an issue `hone`".to_string(),
+        ),
+        ForgeKind::Gitlab => (crate::init_gitlab::files(&project, model, has_gitlab_ci), {
+            let include = if has_gitlab_ci {
+                format!(", add `include: [{{ local: {} }}]` to .gitlab-ci.yml", crate::init_gitlab::CI_FILE)
+            } else {
+                String::new()
+            };
+            format!(
+                "next: `hone validate {}`{include}, set the CI/CD variables the include names, commit, and label a merge request `hone-fix`",
+                crate::init_gitlab::JOB
+            )
+        }),
+    };
+    match crate::init::write(&root, &files) {
         Ok((written, kept)) => {
             for f in &written {
                 eprintln!("wrote {}", f.display());
@@ -202,7 +229,7 @@ fn init(dir: Option<std::path::PathBuf>, model: &str) -> i32 {
             if project.found.len() > 1 {
                 eprintln!("note: the checks are for the first of {:?}; add the others' by hand", project.found);
             }
-            eprintln!("next: `hone validate .github/hone/issue.yaml`, commit, and label an issue `hone`");
+            eprintln!("{next}");
             println!("hone: init wrote {} file(s), kept {} in {}", written.len(), kept.len(), root.display());
             exit::SUCCESS
         }

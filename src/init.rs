@@ -14,7 +14,7 @@ pub enum Ecosystem {
 }
 
 impl Ecosystem {
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Ecosystem::Python => "Python",
             Ecosystem::Node => "Node",

@@ -107,3 +107,45 @@ async fn without_a_known_project_or_a_repository_init_says_what_to_do() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("is not in a git repository"), "{}", run.stderr);
 }
+
+/// On GitLab (a gitlab.com remote, or another host with a `.gitlab-ci.yml`), `init` writes the
+/// merge request job, its policy and the include of hone's GitLab CI template; a project's own
+/// `.gitlab-ci.yml` is never touched, and `--forge` overrides the guess.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_project_gets_the_merge_request_job_and_the_templates_include() {
+    let pyproject = "[project]\nname = \"x\"\n[project.optional-dependencies]\ntest = [\"pytest\"]\n";
+    let repo = TestRepo::new(&[("pyproject.toml", pyproject), ("src/x/__init__.py", "")]);
+    repo.git(&["remote", "set-url", "origin", "git@gitlab.com:acme/app.git"]);
+    let run = init(&repo, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("hone: init wrote 4 file(s), kept 0"), "{}", run.stdout);
+    assert!(run.stderr.contains("label a merge request `hone-fix`"), "{}", run.stderr);
+    let v = validate(&repo, ".gitlab/hone/job.yaml").await;
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    assert!(v.stdout.contains("valid job spec (job `fix`, 1 check(s)"), "{}", v.stdout);
+    assert_eq!(validate(&repo, ".gitlab/hone/policy.yaml").await.code, 0);
+    let ci = std::fs::read_to_string(repo.path.join(".gitlab/hone.gitlab-ci.yml")).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let template = std::fs::read_to_string(root.join("workflows/gitlab/hone.gitlab-ci.yml")).unwrap();
+    assert!(ci.contains("raw.githubusercontent.com/hone/hone/v0/workflows/gitlab/hone.gitlab-ci.yml"), "{ci}");
+    for input in ["image", "job"] {
+        assert!(ci.contains(&format!("      {input}: ")), "{ci}");
+        assert!(template.contains(&format!("\n    {input}:\n")), "the template has no input `{input}`");
+    }
+    assert!(template.contains("default: .gitlab/hone/job.yaml"), "the job is where the template looks by default");
+    let pipeline = std::fs::read_to_string(repo.path.join(".gitlab-ci.yml")).unwrap();
+    assert!(pipeline.contains("- local: .gitlab/hone.gitlab-ci.yml"), "{pipeline}");
+
+    // Another host, with the project's own pipeline: GitLab, and its pipeline is left alone.
+    let own = TestRepo::new(&[("pyproject.toml", pyproject), (".gitlab-ci.yml", "test:\n  script: [pytest]\n")]);
+    own.git(&["remote", "set-url", "origin", "https://git.corp.example/acme/app.git"]);
+    let run = init(&own, &[]).await;
+    assert!(run.stdout.starts_with("hone: init wrote 3 file(s)"), "{}", run.stdout);
+    assert!(run.stderr.contains("add `include: [{ local: .gitlab/hone.gitlab-ci.yml }]`"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(own.path.join(".gitlab-ci.yml")).unwrap(), "test:\n  script: [pytest]\n");
+    // `--forge github` wins over the guess.
+    let gh = TestRepo::new(&[("pyproject.toml", pyproject)]);
+    gh.git(&["remote", "set-url", "origin", "git@gitlab.com:acme/app.git"]);
+    assert_eq!(init(&gh, &["--forge", "github"]).await.code, 0);
+    assert!(gh.path.join(".github/hone/issue.yaml").is_file() && !gh.path.join(".gitlab").exists());
+}
