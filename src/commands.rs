@@ -199,22 +199,22 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i3
     let kind = match forge {
         Some("gitlab") => ForgeKind::Gitlab,
         Some(_) => ForgeKind::Github,
-        None => crate::init_gitlab::forge_of(host.as_deref(), has_gitlab_ci),
+        None => crate::init::gitlab::forge_of(host.as_deref(), has_gitlab_ci),
     };
     let (files, next) = match kind {
         ForgeKind::Github => (
             crate::init::files(&project, model),
             "next: `hone validate .github/hone/issue.yaml`, commit, and label an issue `hone`".to_string(),
         ),
-        ForgeKind::Gitlab => (crate::init_gitlab::files(&project, model, has_gitlab_ci), {
+        ForgeKind::Gitlab => (crate::init::gitlab::files(&project, model, has_gitlab_ci), {
             let include = if has_gitlab_ci {
-                format!(", add `include: [{{ local: {} }}]` to .gitlab-ci.yml", crate::init_gitlab::CI_FILE)
+                format!(", add `include: [{{ local: {} }}]` to .gitlab-ci.yml", crate::init::gitlab::CI_FILE)
             } else {
                 String::new()
             };
             format!(
                 "next: `hone validate {}`{include}, set the CI/CD variables the include names, commit, and label a merge request `hone-fix`",
-                crate::init_gitlab::JOB
+                crate::init::gitlab::JOB
             )
         }),
     };

@@ -42,7 +42,6 @@ pub(crate) mod forge;
 pub(crate) mod git;
 pub(crate) mod guard;
 pub(crate) mod init;
-pub(crate) mod init_gitlab;
 pub mod jail;
 pub(crate) mod jwt;
 mod logging;

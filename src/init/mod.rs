@@ -2,6 +2,8 @@
 //! spec, a policy and a workflow that pass `hone validate` and actionlint, with the setup and
 //! verify commands that ecosystem uses. It never overwrites a file.
 
+pub(crate) mod gitlab;
+
 use std::path::{Path, PathBuf};
 
 /// A project kind hone knows the commands of.
@@ -36,10 +38,10 @@ impl Ecosystem {
     /// The starter policy (`examples/policies/`).
     fn policy(self) -> &'static str {
         match self {
-            Ecosystem::Python => include_str!("../examples/policies/python.yaml"),
-            Ecosystem::Node => include_str!("../examples/policies/node.yaml"),
-            Ecosystem::Rust => include_str!("../examples/policies/rust.yaml"),
-            Ecosystem::Go => include_str!("../examples/policies/go.yaml"),
+            Ecosystem::Python => include_str!("../../examples/policies/python.yaml"),
+            Ecosystem::Node => include_str!("../../examples/policies/node.yaml"),
+            Ecosystem::Rust => include_str!("../../examples/policies/rust.yaml"),
+            Ecosystem::Go => include_str!("../../examples/policies/go.yaml"),
         }
     }
 }
@@ -227,7 +229,7 @@ pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {
 
 /// The issue-to-PR workflow, with the key a Claude model needs.
 fn workflow(model: &str) -> String {
-    let w = include_str!("../workflows/issue-to-pr.yml");
+    let w = include_str!("../../workflows/issue-to-pr.yml");
     if !model.starts_with("claude") {
         return w.to_string();
     }

@@ -2,7 +2,7 @@
 //! requests labelled `hone-fix`, and scheduled runs), its policy, and the include of hone's
 //! GitLab CI/CD template with the ecosystem's image; `.gitlab-ci.yml` only when there is none.
 
-use crate::init::{Ecosystem, Project};
+use super::{Ecosystem, Project};
 use crate::spec::forge::ForgeKind;
 use std::path::PathBuf;
 
@@ -38,7 +38,7 @@ fn image(e: Ecosystem) -> &'static str {
 
 /// The job spec: the task is to make the checks pass, as autofix does on a merge request.
 fn job_yaml(p: &Project, model: &str) -> String {
-    let issue = crate::init::job_yaml(p, model);
+    let issue = super::job_yaml(p, model);
     let head = format!(
         "# Written by `hone init` for a {} project on GitLab: the job in {CI_FILE} runs it on merge\n\
          # requests labelled `hone-fix` (hone fixes them in place) and on scheduled pipelines. Check it\n\
@@ -71,7 +71,7 @@ fn ci_yaml(p: &Project, model: &str) -> String {
 pub fn files(p: &Project, model: &str, has_gitlab_ci: bool) -> Vec<(PathBuf, String)> {
     let mut out = vec![
         (PathBuf::from(JOB), job_yaml(p, model)),
-        (PathBuf::from(".gitlab/hone/policy.yaml"), crate::init::policy_yaml(p)),
+        (PathBuf::from(".gitlab/hone/policy.yaml"), super::policy_yaml(p)),
         (PathBuf::from(CI_FILE), ci_yaml(p, model)),
     ];
     if !has_gitlab_ci {
