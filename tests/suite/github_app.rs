@@ -3,7 +3,7 @@
 //! (for one repository, with the permissions asked) and takes only those on the PR endpoints;
 //! pushes go to a real git server over HTTPS that records the credentials it got.
 
-use super::jail_support::{all_tool_results, cmd, fix, spec, write};
+use super::jail_support::{all_tool_results, cmd, fix, rot13, spec, write};
 use crate::common::git_http::{GitHttp, Mode, serve_copy_of, test_ca};
 use crate::common::mock_github_app::{BOT_ID, MockGithubApp, SLUG, key, key_path};
 use crate::common::mock_model::{MockModel, call, text};
@@ -187,15 +187,6 @@ async fn the_app_key_file_is_hidden_from_jailed_commands() {
     let yaml = spec(&repo, "appjail", &mock, OPEN_POLICY, "");
     let run = run_as_app(&repo, &yaml, &app, &key_file, &[]).await;
     let seen = all_tool_results(&mock);
-    let rot13 = |s: &str| -> String {
-        s.chars()
-            .map(|c| match c {
-                'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
-                'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
-                _ => c,
-            })
-            .collect()
-    };
     for line in key(true).lines().filter(|l| !l.starts_with("-----")).take(5) {
         assert!(!seen.contains(&rot13(line)), "a command read the App's key: {seen}");
     }

@@ -76,3 +76,15 @@ pub(super) fn all_tool_results(mock: &MockModel) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// ROT13: how a probe disguises what it read, so that no redactor undoes it and what a command
+/// read is what the model is sent.
+pub(super) fn rot13(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
+            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
+            _ => c,
+        })
+        .collect()
+}

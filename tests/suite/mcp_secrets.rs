@@ -13,16 +13,7 @@ use crate::common::mock_model::{MockModel, call};
 use crate::common::*;
 use serde_json::json;
 
-/// ROT13, the probe's disguise.
-fn rot13(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            'a'..='z' => (((c as u8 - b'a') + 13) % 26 + b'a') as char,
-            'A'..='Z' => (((c as u8 - b'A') + 13) % 26 + b'A') as char,
-            _ => c,
-        })
-        .collect()
-}
+use super::jail_support::rot13;
 
 /// Every request the model was sent, as one text.
 fn sent(mock: &MockModel) -> String {
