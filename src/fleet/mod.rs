@@ -103,7 +103,7 @@ fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) 
 fn target_place(c: &Ctx, url: &str) -> crate::forge::place::Place {
     use crate::forge::place::{Input, Place};
     let (env, spec, token_env) = (&c.env, &c.job.forge, c.job.git.token_env.as_deref());
-    Place::decide(&Input { env, spec, token_env, remote_url: Some(url), env_repo: false })
+    Place::decide(&Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true })
 }
 
 /// Run one repository: prepare its work tree, then the same pipeline as `hone run`.
@@ -136,6 +136,7 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     req.shared = c.runs.clone();
     (req.repo, req.report_dir) = (Some(repo_dir), Some(report_dir.clone()));
     (req.dry_run, req.env_repo) = (c.dry_run, false);
+    req.remote_trusted = matches!(t.source, Source::Url(_));
     req.overrides.base = t.base.clone();
     // The `--json` stream: `Events` writes it through `ci_text::Out`, neutral for the runner.
     #[allow(clippy::disallowed_methods)]

@@ -34,6 +34,9 @@ pub struct Place {
     pub token: Option<Token>,
     /// The login the token acts as, when hone knows it without asking (a GitHub App's bot).
     pub login: Option<String>,
+    /// Whether `repo` comes from what hone trusts (the environment, a fleet file), not from a
+    /// checkout's remote URL: a GitHub App mints tokens only for such a repository.
+    pub repo_trusted: bool,
 }
 
 /// What a place is decided from.
@@ -47,6 +50,8 @@ pub struct Input<'a> {
     /// Whether the environment's repository (`GITHUB_REPOSITORY`, `CI_PROJECT_PATH`) is this
     /// one's: not for a fleet's targets, whose remotes say.
     pub env_repo: bool,
+    /// Whether `remote_url` is trusted input (a fleet file's URL), not a checkout's config.
+    pub remote_trusted: bool,
 }
 
 impl Place {
@@ -67,11 +72,12 @@ impl Place {
             ForgeKind::Github => {
                 let from_url = || super::github::owner_repo(None, input.remote_url).map(|(o, r)| format!("{o}/{r}"));
                 let from_env = env.github_repository.clone().filter(|_| input.env_repo);
+                let repo_trusted = from_env.is_some() || input.remote_trusted;
                 let repo = from_env.or_else(from_url);
                 let var = token_env.unwrap_or("GITHUB_TOKEN");
                 let token = env.var(var).map(|t| Token::new(t, var, GITHUB_USER));
                 let api = env.github_api_url.trim_end_matches('/').to_string();
-                Place { kind, server: github, api, repo, token, login: None }
+                Place { kind, server: github, api, repo, token, login: None, repo_trusted }
             }
             ForgeKind::Gitlab => {
                 let ci_server = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
@@ -88,7 +94,8 @@ impl Place {
                     _ => None,
                 };
                 let token = gitlab_token(env, token_env, on_ci_server);
-                Place { kind, server: Forge::from_url(&gitlab), api, repo, token, login: None }
+                let repo_trusted = input.remote_trusted || (input.env_repo && on_ci_server);
+                Place { kind, server: Forge::from_url(&gitlab), api, repo, token, login: None, repo_trusted }
             }
         }
     }

@@ -6,7 +6,14 @@ fn env(vars: &[(&str, &str)]) -> RunEnv {
 
 fn place(vars: &[(&str, &str)], spec: &ForgeSpec, url: &str) -> Place {
     let env = env(vars);
-    Place::decide(&Input { env: &env, spec, token_env: None, remote_url: Some(url), env_repo: true })
+    Place::decide(&Input {
+        env: &env,
+        spec,
+        token_env: None,
+        remote_url: Some(url),
+        env_repo: true,
+        remote_trusted: false,
+    })
 }
 
 const GITLAB_CI: [(&str, &str); 5] = [
@@ -99,6 +106,7 @@ fn the_jobs_token_variable_is_its_own_forges_only() {
             token_env: Some("GL_BOT"),
             remote_url: Some(url),
             env_repo: false,
+            remote_trusted: true,
         })
     };
     let gl = at("https://git.corp.example/g/p.git");
@@ -118,7 +126,15 @@ fn a_fleets_targets_take_their_repository_from_their_remote() {
     let env = env(&vars);
     let none = ForgeSpec::default();
     let at = |url: &str, env_repo: bool| {
-        Place::decide(&Input { env: &env, spec: &none, token_env: None, remote_url: Some(url), env_repo }).repo
+        Place::decide(&Input {
+            env: &env,
+            spec: &none,
+            token_env: None,
+            remote_url: Some(url),
+            env_repo,
+            remote_trusted: false,
+        })
+        .repo
     };
     assert_eq!(at("https://github.com/acme/lib.git", false).as_deref(), Some("acme/lib"));
     assert_eq!(at("https://github.com/acme/lib.git", true).as_deref(), Some("acme/runner"));

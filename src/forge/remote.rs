@@ -106,7 +106,10 @@ impl Remote {
         let local = match local::path_of(&url, ws.root()) {
             // Another user's repository only where git's `safe.directory` would let git push to it.
             Some(p) => {
-                crate::git::safe::ensure(&p, &p, env)?;
+                // The path as git would reach it: a link of ours to another user's repository is
+                // judged by where it leads.
+                let real = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
+                crate::git::safe::ensure(&real, &real, env)?;
                 Some(local::Local::new(&p, &url, ws.root())?)
             }
             None => None,

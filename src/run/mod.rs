@@ -63,7 +63,8 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
         }
     };
     let pr = if let Work::Do(Some(target)) = &work { Some(target) } else { None };
-    let orders = ship::Orders { dry_run: req.dry_run, env_repo: req.env_repo, autofix: pr };
+    let orders =
+        ship::Orders { dry_run: req.dry_run, env_repo: req.env_repo, remote_trusted: req.remote_trusted, autofix: pr };
     let status = ship::ship_if_verified(&scope, orders, status, &mut run).await;
     let record = conclude(&scope, &mut run, status);
     publish(&scope, run, record, commands.as_mut())

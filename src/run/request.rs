@@ -52,6 +52,9 @@ pub struct Request {
     /// Whether `GITHUB_REPOSITORY` / `CI_PROJECT_PATH` name this repository (not for a fleet's
     /// targets: each one's remote says which it is).
     pub env_repo: bool,
+    /// Whether the checkout's remote URL is trusted input: a fleet's clone, made by hone from the
+    /// fleet file's URL (not a checkout whose config the repository's side controls).
+    pub remote_trusted: bool,
     /// The environment the run starts in, read once by the caller.
     pub env: Arc<RunEnv>,
     /// What the runs of this process share (a fleet's caps and queues).
@@ -73,6 +76,7 @@ impl Request {
             dry_run: false,
             continue_from: None,
             env_repo: true,
+            remote_trusted: false,
             env,
             shared: Shared::default(),
             cancel,

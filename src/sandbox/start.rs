@@ -11,8 +11,8 @@ use std::path::Path;
 
 /// The environment commands get: only the variables the policy passes (never a secret-looking
 /// one unless named in `env.pass_secrets`), plus settings that stop git from running programs
-/// named in a poisoned repo config.
-pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
+/// named in a poisoned repo config, and `root` (the work tree) as git's one safe directory.
+pub fn command_env(policy: &Policy, run_env: &RunEnv, root: &Path) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = Vec::new();
     for name in &policy.env_pass {
         if is_secret_name(name) && !policy.pass_secrets.contains(name) {
@@ -44,15 +44,15 @@ pub fn command_env(policy: &Policy, run_env: &RunEnv) -> Vec<(String, String)> {
         ("GIT_CONFIG_VALUE_3", "cat"),
         // The checkout may be another user's, which hone works in only where the user's
         // `safe.directory` lets git (`git::safe`), and which the jail's git cannot read that
-        // config to know: it trusts what hone decided. What the check guards against (a
-        // repository's config running programs) the settings above already stop.
+        // config to know: it trusts what hone decided, for the work tree alone (below).
         ("GIT_CONFIG_KEY_4", "safe.directory"),
-        ("GIT_CONFIG_VALUE_4", "*"),
         // Bytecode caches check source mtimes in whole seconds: an edit within the same second
         // as a test run would run stale code.
         ("PYTHONDONTWRITEBYTECODE", "1"),
     ];
     env.extend(git.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    env.push(("GIT_CONFIG_VALUE_4".into(), root.display().to_string()));
     env.sort();
     env
 }
@@ -71,7 +71,7 @@ pub async fn start(
         tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
         return Ok((Sandbox::default(), SandboxReport::default()));
     }
-    let command_env = command_env(policy, env);
+    let command_env = command_env(policy, env, ws.root());
     let inputs = super::Inputs {
         policy,
         root: ws.root(),
@@ -110,4 +110,22 @@ pub async fn start(
     .map_err(|e| fault(&e))?;
     let sandbox = started.map_err(fail)?.map_err(|e| fault(&e))?;
     Ok((sandbox, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The jail's git trusts the work tree hone decided on, and nothing else (another user's
+    /// repository above it, say).
+    #[test]
+    fn the_jails_git_trusts_the_work_tree_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = command_env(&Policy::builtin(), &RunEnv::default(), dir.path());
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        let i = (0..5).find(|i| get(&format!("GIT_CONFIG_KEY_{i}")).as_deref() == Some("safe.directory")).unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        assert_eq!(get(&format!("GIT_CONFIG_VALUE_{i}")), Some(real.display().to_string()));
+        assert!(!env.iter().any(|(_, v)| v == "*"));
+    }
 }

@@ -296,3 +296,27 @@ fn files_holding(dir: &Path, secret: &str) -> Vec<String> {
     }
     out
 }
+
+/// The checkout's remote URL is the repository side's to write: without GITHUB_REPOSITORY, an
+/// App installed on another owner too mints no token for the repository that URL names, and the
+/// run stops at intake saying what to set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_mints_no_token_for_a_repository_only_the_remote_url_names() {
+    let app = MockGithubApp::start(&["acme", "other"]).await;
+    let repo = broken_repo();
+    let served = tempfile::tempdir().unwrap();
+    serve_copy_of(served.path(), "other/x.git", &repo.origin);
+    let forge = GitHttp::start_tls(served.path(), Mode::Auth).await;
+    repo.git(&["config", "remote.origin.url", &format!("{}/other/x.git", forge.base)]);
+    let model = fixing_model().await;
+    let yaml = format!("{}pr: {{ enabled: true }}\n", job_yaml("appjob", &model.base_url, false));
+    let ca = test_ca().display().to_string();
+    let mut env = app.env(&key_path(true));
+    env.extend([("GITHUB_SERVER_URL".to_string(), forge.base.clone()), ("GIT_SSL_CAINFO".to_string(), ca)]);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_job_env(&repo, &yaml, &env).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("GITHUB_REPOSITORY"), "{}", run.stderr);
+    assert!(app.minted().is_empty(), "a token was minted for the remote's repository: {:#?}", app.minted());
+    assert!(forge.credentials().is_empty(), "nothing reached the remote");
+}

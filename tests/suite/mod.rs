@@ -34,6 +34,7 @@ mod examples;
 mod fallback;
 mod first_runs;
 mod fleet;
+mod fleet_events;
 mod fleet_paths;
 mod forge_credentials;
 mod github_app;

@@ -60,6 +60,15 @@ pub async fn into_place(cx: &Context<'_>, job: &Job, place: &mut super::place::P
     if !configured(cx.env) || place.kind != crate::spec::forge::ForgeKind::Github {
         return Ok(());
     }
+    // The checkout's remote URL is the repository side's to write: an App installed on many
+    // owners mints only for a repository the environment or a fleet file names.
+    if !place.repo_trusted {
+        return Err(HoneError::new(
+            Code::Spec,
+            format!("a GitHub App is configured ({ID_VAR}), and hone takes the repository it mints a token for from GITHUB_REPOSITORY or a fleet file, never from the checkout's remote URL"),
+        )
+        .hint("set GITHUB_REPOSITORY=owner/repo"));
+    }
     let Some((owner, repo)) =
         place.repo.clone().and_then(|r| r.split_once('/').map(|(o, r)| (o.to_string(), r.to_string())))
     else {

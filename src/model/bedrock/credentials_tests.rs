@@ -178,7 +178,7 @@ fn no_aws_credential_reaches_a_command() {
     let run_env = env(Path::new("/home/u"), &secrets);
     let mut policy = crate::policy::Policy::builtin().clone();
     policy.env_pass.extend(secrets.iter().map(|(k, _)| k.to_string()));
-    let passed = crate::sandbox::command_env(&policy, &run_env);
+    let passed = crate::sandbox::command_env(&policy, &run_env, std::path::Path::new("/work"));
     for (name, value) in secrets {
         assert!(!passed.iter().any(|(k, v)| k == name || v == value), "{name} reaches commands: {passed:?}");
     }

@@ -131,7 +131,7 @@ async fn tool_context(s: &Scope, sandbox: Sandbox) -> Result<Arc<ToolContext>, H
     Ok(Arc::new(ToolContext {
         root,
         limits: s.job.tools.clone(),
-        env: crate::sandbox::command_env(&s.policy, &s.env),
+        env: crate::sandbox::command_env(&s.policy, &s.env, s.ws.root()),
         redactor: s.redactor.clone(),
         cancel: s.cancel.child_token(),
         deadline: s.deadline,

@@ -19,7 +19,7 @@ pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -
     let (ws, cancel) = (&p.ws, &p.cancel);
     let before =
         if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
-    let env = crate::sandbox::command_env(&p.policy, &p.env);
+    let env = crate::sandbox::command_env(&p.policy, &p.env, ws.root());
     // Setup's proxy serves setup alone: closed when setup ends, however it ends.
     let _close = CloseProxy(jail);
     for s in &p.job.setup {

@@ -30,15 +30,21 @@ pub async fn decide(
         token_env: job.git.token_env.as_deref(),
         remote_url: url.as_deref(),
         env_repo: req.env_repo,
+        remote_trusted: req.remote_trusted,
     });
     // A GitHub App's token is minted here, at intake, and its bot made the author (`forge::app`).
     let (env, shared, redactor) = (req.env.as_ref(), &req.shared, &req.redactor);
     let cx = app::Context { env, shared, redactor, deadline, cancel };
     if !req.dry_run && place.kind == ForgeKind::Github {
-        let named = place.repo.as_deref().and_then(|r| r.split_once('/')).map(|(o, r)| (o.to_string(), r.to_string()));
+        // Only a repository hone trusts gets an App token (`Place::repo_trusted`).
+        let trusted = place.repo.as_deref().filter(|_| place.repo_trusted);
+        let named = trusted.and_then(|r| r.split_once('/')).map(|(o, r)| (o.to_string(), r.to_string()));
         app::prepare(&cx, job, named, url.as_deref()).await?;
     }
+    // The event's (or pipeline's) PR is this repository's only when the environment describes
+    // it: never for a fleet's targets.
     let from_env = || match place.kind {
+        _ if !req.env_repo => None,
         ForgeKind::Github if req.env.actions => autofix::number_from_event(&req.env),
         ForgeKind::Gitlab => number_from_gitlab_ci(&req.env),
         ForgeKind::Github => None,

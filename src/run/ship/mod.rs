@@ -11,8 +11,10 @@ use crate::record::Status;
 pub struct Orders<'a> {
     /// Write `pr.md` and `change.patch` only: no push, no GitHub API calls.
     pub dry_run: bool,
-    /// Whether the environment's repository is this one (`Request::env_repo`).
+    /// Whether the environment's repository is this one (`Request::env_repo`), and whether the
+    /// remote's URL is trusted (`Request::remote_trusted`).
     pub env_repo: bool,
+    pub remote_trusted: bool,
     pub autofix: Option<&'a autofix::Target>,
 }
 
@@ -103,6 +105,7 @@ async fn place(p: &Scope, orders: &Orders<'_>) -> crate::error::Result<forge::pl
         token_env: p.job.git.token_env.as_deref(),
         remote_url: p.ws.remote_url(&p.job.git.remote).as_deref(),
         env_repo: orders.env_repo,
+        remote_trusted: orders.remote_trusted,
     });
     if !orders.dry_run {
         let (env, shared, redactor, deadline, cancel) = (&p.env, &p.shared, &p.redactor, p.deadline, &p.cancel);
