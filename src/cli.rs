@@ -160,6 +160,14 @@ pub struct FleetArgs {
     /// Stream every run's events to stdout as JSONL, each with a `repo` field.
     #[arg(long)]
     pub json: bool,
+    /// The workspace (clones and per-repository reports), instead of the fleet file's
+    /// `workspace`; the aggregate reports follow it unless `out` says otherwise.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Where the aggregate reports go (`fleet.json`, `fleet-junit.xml`, `fleet-summary.md`),
+    /// and where `--resume` reads the last ones, instead of the fleet file's `out`.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// Which repositories `--only` re-runs.

@@ -166,6 +166,8 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
         json,
         quiet,
         env,
+        workspace: a.workspace.clone(),
+        out: a.out.clone(),
     };
     report(crate::fleet::run(opts).await)
 }

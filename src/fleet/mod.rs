@@ -34,6 +34,10 @@ pub struct FleetOptions {
     pub json: bool,
     /// No progress lines on stderr.
     pub quiet: bool,
+    /// `--workspace DIR` and `--out DIR`: instead of the fleet file's (relative to the current
+    /// directory, as command-line paths are). `--workspace` alone moves the reports with it.
+    pub workspace: Option<PathBuf>,
+    pub out: Option<PathBuf>,
     pub env: std::sync::Arc<crate::env::RunEnv>,
 }
 
@@ -241,7 +245,17 @@ fn read_job(fleet: &spec::Fleet) -> Result<JobFile, HoneError> {
 }
 
 pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
-    let fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
+    let mut fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
+    if let Some(w) = &opts.workspace {
+        // The reports follow the workspace unless the fleet file or `--out` puts them elsewhere.
+        if fleet.out == fleet.workspace {
+            fleet.out = w.clone();
+        }
+        fleet.workspace = w.clone();
+    }
+    if let Some(o) = &opts.out {
+        fleet.out = o.clone();
+    }
     // A user or password in a target URL is a secret: masked wherever the runs write.
     for t in &fleet.targets {
         if let Source::Url(u) = &t.source {
@@ -254,7 +268,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     if let Some((i, n)) = opts.shard {
         targets = aggregate::shard(&targets, i, n);
     }
-    let previous = if opts.resume || opts.only_failed { previous_results(&fleet.workspace)? } else { vec![] };
+    let previous = if opts.resume || opts.only_failed { previous_results(&fleet.out)? } else { vec![] };
     let (targets, mut results) =
         select(targets, &previous, &opts, |t| digest(&job_bytes, policy_bytes.as_deref(), Some(t)));
     let (job_name, workers, total) = (job.name.clone(), fleet.concurrency, targets.len());
@@ -278,8 +292,10 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     let interrupted = opts.cancel.is_cancelled() && !ctx.fleet.fail_fast;
     let elapsed = started.elapsed().as_millis() as u64;
     let report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
-    let workspace = &ctx.fleet.workspace;
-    aggregate::write(workspace, &report)
+    let out = &ctx.fleet.out;
+    std::fs::create_dir_all(out)
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot make the reports directory {}: {e}", out.display())))?;
+    aggregate::write(out, &report)
         .map_err(|e| HoneError::new(Code::Io, format!("cannot write the fleet reports: {e}")))?;
     let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let line = format!(
@@ -287,7 +303,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         report.repos.len(),
         counts.join(", "),
         report.exit_code,
-        workspace.display()
+        out.display()
     );
     Ok(FleetOutcome { exit_code: report.exit_code, line })
 }

@@ -121,6 +121,8 @@ mod tests {
             json: false,
             quiet: true,
             env: std::sync::Arc::new(crate::env::RunEnv::default()),
+            workspace: None,
+            out: None,
         }
     }
 

@@ -13,6 +13,9 @@ struct RawFleet {
     concurrency: Option<usize>,
     model_concurrency: Option<usize>,
     workspace: Option<String>,
+    /// Where the aggregate reports go (`fleet.json`, `fleet-junit.xml`, `fleet-summary.md`);
+    /// default: the workspace.
+    out: Option<String>,
     fail_fast: Option<bool>,
 }
 
@@ -54,6 +57,8 @@ pub struct Fleet {
     pub concurrency: usize,
     pub model_concurrency: usize,
     pub workspace: PathBuf,
+    /// Where the aggregate reports go, and where `--resume` reads the last ones.
+    pub out: PathBuf,
     pub fail_fast: bool,
 }
 
@@ -164,6 +169,7 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
         concurrency,
         model_concurrency: raw.model_concurrency.unwrap_or(concurrency),
         workspace: resolve(raw.workspace.as_deref().unwrap_or(".hone/fleet")),
+        out: resolve(raw.out.as_deref().or(raw.workspace.as_deref()).unwrap_or(".hone/fleet")),
         fail_fast: raw.fail_fast.unwrap_or(false),
     })
 }
