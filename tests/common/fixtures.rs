@@ -5,6 +5,27 @@ use super::repo::{self, TestRepo};
 
 pub const CHECK_SH: &str = "grep -qx fixed status.txt || { echo \"FAIL: status.txt says '$(cat status.txt 2>/dev/null)', expected 'fixed'\"; exit 1; }\n";
 
+/// The scripted model's turns that fix `broken_repo` (for `provider: script` jobs, fleets).
+pub const FIX_SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
+
+/// A fleet of one under `dir`: a bare copy of a `broken_repo` at `origins/app.git`, the job
+/// `name` (the scripted model fixes the check; `job_tail` adds lines), and `fleet.yaml` naming
+/// the origin's URL with workspace `ws`. Returns the fleet file.
+pub fn fleet_of_one(dir: &std::path::Path, name: &str, job_tail: &str) -> std::path::PathBuf {
+    let src = broken_repo();
+    let origin = dir.join("origins/app.git");
+    repo::git(dir, &["clone", "-q", "--bare", src.origin.to_str().unwrap(), origin.to_str().unwrap()]);
+    std::fs::write(dir.join("script.yaml"), FIX_SCRIPT).unwrap();
+    let job = format!(
+        "version: 1\nname: {name}\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\n{job_tail}"
+    );
+    std::fs::write(dir.join("job.yaml"), job).unwrap();
+    let fleet = dir.join("fleet.yaml");
+    let text = format!("version: 1\njob: job.yaml\nrepos:\n  - url: {}\nworkspace: ws\n", origin.display());
+    std::fs::write(&fleet, text).unwrap();
+    fleet
+}
+
 /// A repo whose check fails until status.txt says `fixed`.
 pub fn broken_repo() -> TestRepo {
     TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH), ("src/lib.txt", "hello\n")])

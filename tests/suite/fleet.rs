@@ -10,8 +10,6 @@ use std::time::Instant;
 use wiremock::matchers::{method, path_regex};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
-const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
-
 /// Records when each mutating request arrived and when its answer was ready (before hone can
 /// have it), and answers with a new PR.
 #[derive(Clone, Default)]
@@ -56,7 +54,7 @@ fn setup(dir: &Path) -> Vec<String> {
     }
     std::fs::create_dir_all(dir.join("not-a-repo")).unwrap();
     lines.push("  - path: not-a-repo".into());
-    std::fs::write(dir.join("script.yaml"), SCRIPT).unwrap();
+    std::fs::write(dir.join("script.yaml"), FIX_SCRIPT).unwrap();
     std::fs::write(
         dir.join("job.yaml"),
         "version: 1\nname: fleetjob\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nlimits: { max_fix_attempts: 0 }\nplan: false\npr: { enabled: true }\n",

@@ -2,23 +2,12 @@
 //! per-repository reports (and the aggregate reports with them), `--out DIR` the aggregate
 //! reports alone, which `--resume` then reads from there. Both win over the fleet file.
 
-use crate::common::repo::git;
 use crate::common::*;
-
-const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn workspace_and_out_from_the_command_line_win_over_the_fleet_file() {
     let dir = tempfile::tempdir().unwrap();
-    let src = broken_repo();
-    let origin = dir.path().join("origins/app.git");
-    git(dir.path(), &["clone", "-q", "--bare", src.origin.to_str().unwrap(), origin.to_str().unwrap()]);
-    std::fs::write(dir.path().join("script.yaml"), SCRIPT).unwrap();
-    let job = "version: 1\nname: dirs\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nplan: false\npr: { enabled: false }\ngit: { push: false }\n";
-    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
-    let fleet = dir.path().join("fleet.yaml");
-    let text = format!("version: 1\njob: job.yaml\nrepos:\n  - url: {}\nworkspace: in-file\n", origin.display());
-    std::fs::write(&fleet, text).unwrap();
+    let fleet = fleet_of_one(dir.path(), "dirs", "pr: { enabled: false }\ngit: { push: false }\n");
     let (ws, out) = (dir.path().join("elsewhere/ws"), dir.path().join("elsewhere/out"));
     let (ws_s, out_s) = (ws.display().to_string(), out.display().to_string());
     let args = ["fleet", fleet.to_str().unwrap(), "--workspace", &ws_s, "--out", &out_s];
@@ -28,7 +17,7 @@ async fn workspace_and_out_from_the_command_line_win_over_the_fleet_file() {
     assert!(out.join("fleet.json").is_file() && out.join("fleet-summary.md").is_file());
     assert!(!ws.join("fleet.json").exists(), "the aggregate reports went to --out");
     assert!(ws.join("repos").is_dir() && ws.join("reports").is_dir(), "clones and reports are in --workspace");
-    assert!(!dir.path().join("in-file").exists(), "the fleet file's workspace was not used");
+    assert!(!dir.path().join("ws").exists(), "the fleet file's workspace was not used");
 
     // --resume reads the last reports from --out: the repository that succeeded is skipped.
     let resume = [&args[..], &["--resume"]].concat();

@@ -1,26 +1,15 @@
 //! A fleet started by a pull request's workflow: the event's PR is the fleet's own repository's,
 //! never a target's. Each target gets its own PR; none is "fixed" as PR #7 of its own.
 
-use crate::common::repo::git;
 use crate::common::*;
 use serde_json::json;
 use wiremock::matchers::{method, path, path_regex};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_events_pull_request_is_never_a_targets() {
     let dir = tempfile::tempdir().unwrap();
-    let src = broken_repo();
-    let origin = dir.path().join("origins/app.git");
-    git(dir.path(), &["clone", "-q", "--bare", src.origin.to_str().unwrap(), origin.to_str().unwrap()]);
-    std::fs::write(dir.path().join("script.yaml"), SCRIPT).unwrap();
-    let job = "version: 1\nname: evjob\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nplan: false\npr: { enabled: true }\n";
-    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
-    let fleet = dir.path().join("fleet.yaml");
-    let text = format!("version: 1\njob: job.yaml\nrepos:\n  - url: {}\nworkspace: ws\n", origin.display());
-    std::fs::write(&fleet, text).unwrap();
+    let fleet = fleet_of_one(dir.path(), "evjob", "pr: { enabled: true }\n");
     let event = dir.path().join("event.json");
     std::fs::write(&event, json!({"number": 7, "pull_request": {"number": 7}}).to_string()).unwrap();
 

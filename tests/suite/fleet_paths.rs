@@ -7,8 +7,6 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
-
 /// A bare origin at `at` whose check fails until status.txt says `fixed`.
 pub(crate) fn origin(at: &Path) -> PathBuf {
     let work = tempfile::tempdir().unwrap();
@@ -27,7 +25,7 @@ pub(crate) fn origin(at: &Path) -> PathBuf {
 /// `dir/fleet.yaml` (with its job) listing `repos` (YAML entries), its workspace `workspace`.
 pub(crate) fn fleet_file(dir: &Path, repos: &[String], workspace: &str) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(dir.join("script.yaml"), SCRIPT).unwrap();
+    std::fs::write(dir.join("script.yaml"), FIX_SCRIPT).unwrap();
     std::fs::write(
         dir.join("job.yaml"),
         "version: 1\nname: pathjob\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nlimits: { max_fix_attempts: 0 }\nplan: false\n",

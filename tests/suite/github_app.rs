@@ -210,8 +210,6 @@ fn served_repo(dir: &Path, served: &Path, owner: &str, name: &str) {
     serve_copy_of(served, &format!("{owner}/{name}.git"), &work);
 }
 
-const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_across_two_owners_uses_one_installation_per_owner() {
     let app = MockGithubApp::start(&["acme", "umbrella"]).await;
@@ -222,7 +220,7 @@ async fn a_fleet_across_two_owners_uses_one_installation_per_owner() {
         served_repo(dir.path(), &served, owner, name);
     }
     let forge = GitHttp::start_tls(&served, Mode::Auth).await;
-    std::fs::write(dir.path().join("script.yaml"), SCRIPT).unwrap();
+    std::fs::write(dir.path().join("script.yaml"), FIX_SCRIPT).unwrap();
     std::fs::write(
         dir.path().join("job.yaml"),
         "version: 1\nname: fleetjob\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nlimits: { max_fix_attempts: 0 }\nplan: false\npr: { enabled: true }\n",

@@ -12,7 +12,6 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const GH_TOKEN: &str = "ghp_fleetcanary0123456789abcdef";
 const GL_TOKEN: &str = "glpat-fleetcanary0123456789";
-const SCRIPT: &str = "turns:\n  - tool_calls:\n      - { name: write_file, arguments: { path: status.txt, content: \"fixed\\n\" } }\n  - content: Set status.txt to fixed.\n";
 
 /// The mock GitHub API for `acme/web`: no open PR, one PR created from `hone/mixed`.
 async fn github_api() -> MockServer {
@@ -55,7 +54,7 @@ async fn one_fleet_opens_a_merge_request_on_gitlab_and_a_pull_request_on_github(
     let github_git = GitHttp::start_tls(&github_root, Mode::GitHub(GH_TOKEN.into())).await;
     let api = github_api().await;
 
-    std::fs::write(dir.path().join("script.yaml"), SCRIPT).unwrap();
+    std::fs::write(dir.path().join("script.yaml"), FIX_SCRIPT).unwrap();
     let job = format!(
         "version: 1\nname: mixed\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\npr: {{ enabled: true }}\nforge: {{ gitlab_url: \"{}\" }}\ngit: {{ token_env: GL_BOT }}\n",
         gl.base
