@@ -48,6 +48,15 @@ pub struct RepoResult {
     pub code: Option<crate::error::Code>,
     pub error: Option<String>,
     pub pr_url: Option<String>,
+    /// The PR's (merge request's) number on its forge, for `hone fleet prs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_number: Option<u64>,
+    /// `github` or `gitlab`: where the PR is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_forge: Option<String>,
+    /// The branch hone committed the change on (the PR's head).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
     pub duration_ms: u64,
     pub tokens: u64,
     /// What its run cost, in US dollars (null without `model.pricing`).
@@ -236,6 +245,9 @@ pub(crate) mod tests {
             code: None,
             error: None,
             pr_url: None,
+            pr_number: None,
+            pr_forge: None,
+            branch: None,
             duration_ms: 1,
             tokens: 0,
             cost_usd: None,
