@@ -136,7 +136,9 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
     if let Some(n) = a.emit_matrix {
         return match crate::fleet::spec::load(&file) {
             Ok(f) => {
-                println!("{}", crate::fleet::aggregate::matrix(n as usize, f.targets.len()));
+                // A query's repositories are not known before it runs: N shards, whatever their number.
+                let known = if f.queries.is_empty() { f.targets.len() } else { usize::MAX };
+                println!("{}", crate::fleet::aggregate::matrix(n as usize, known));
                 exit::SUCCESS
             }
             Err(d) => {

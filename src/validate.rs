@@ -136,8 +136,13 @@ fn job(file: &Path) -> Result<String, Invalid> {
 fn fleet(file: &Path) -> Result<String, Invalid> {
     let f = crate::fleet::spec::load(file).map_err(|diags| Invalid::Found { code: Code::Spec, diags })?;
     let inner = job(&f.job).map_err(|e| Invalid::InFleet { fleet: file.to_path_buf(), inner: Box::new(e) })?;
+    let queries = match f.queries.len() {
+        0 => String::new(),
+        1 => " and a query".into(),
+        n => format!(" and {n} queries"),
+    };
     Ok(format!(
-        "{}: valid fleet file ({} repositories, concurrency {})\n{inner}",
+        "{}: valid fleet file ({} repositories{queries}, concurrency {})\n{inner}",
         file.display(),
         f.targets.len(),
         f.concurrency

@@ -25,6 +25,10 @@ struct RawTarget {
     url: Option<String>,
     path: Option<String>,
     from_file: Option<String>,
+    /// Every repository a GitHub organisation, user or search gives, filtered.
+    github: Option<super::query::GithubQuery>,
+    /// Every project of a GitLab group, filtered.
+    gitlab: Option<super::query::GitlabQuery>,
     base: Option<String>,
 }
 
@@ -50,10 +54,21 @@ pub struct Target {
     pub base: Option<String>,
 }
 
+/// A query in `repos`, resolved when the fleet runs (`super::resolve`).
+#[derive(Debug, Clone)]
+pub struct QueryEntry {
+    pub query: super::query::Query,
+    pub base: Option<String>,
+    /// Where its repositories go: before `targets[at]` (the entries listed after it).
+    pub at: usize,
+}
+
 #[derive(Debug, Clone)]
 pub struct Fleet {
     pub job: PathBuf,
+    /// The repositories the file lists itself.
     pub targets: Vec<Target>,
+    pub queries: Vec<QueryEntry>,
     pub concurrency: usize,
     pub model_concurrency: usize,
     pub workspace: PathBuf,
@@ -64,7 +79,7 @@ pub struct Fleet {
 
 impl Target {
     /// A target with its id made from `source` (unique ids are made by `load`).
-    fn new(source: Source, base: Option<String>) -> Target {
+    pub(super) fn new(source: Source, base: Option<String>) -> Target {
         let id = match &source {
             Source::Url(u) => super::layout::id_from(u),
             Source::Path(p) => super::layout::id_from(&p.display().to_string()),
@@ -120,15 +135,24 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
             Some("name the job spec each repository runs: `job: job.yaml`".into()),
         ));
     }
-    let mut targets: Vec<Target> = Vec::new();
+    let (mut targets, mut queries): (Vec<Target>, Vec<QueryEntry>) = (Vec::new(), Vec::new());
     for (i, t) in raw.repos.unwrap_or_default().into_iter().enumerate() {
         let at = format!("repos[{i}]");
-        let n = [t.url.is_some(), t.path.is_some(), t.from_file.is_some()].iter().filter(|b| **b).count();
-        if n != 1 {
-            errors.push(map.at_value(&at, "each entry needs exactly one of `url`, `path` or `from_file`", None));
+        let given = [t.url.is_some(), t.path.is_some(), t.from_file.is_some(), t.github.is_some(), t.gitlab.is_some()];
+        if given.iter().filter(|b| **b).count() != 1 {
+            let one = "each entry needs exactly one of `url`, `path`, `from_file`, `github` or `gitlab`";
+            errors.push(map.at_value(&at, one, None));
             continue;
         }
-        if let Some(u) = t.url {
+        let query = t.github.map(super::query::Query::Github).or(t.gitlab.map(super::query::Query::Gitlab));
+        if let Some(query) = query {
+            let key =
+                format!("{at}.{}", if matches!(query, super::query::Query::Github(_)) { "github" } else { "gitlab" });
+            match query.check() {
+                Some(why) => errors.push(map.at_value(&key, why, None)),
+                None => queries.push(QueryEntry { query, base: t.base, at: targets.len() }),
+            }
+        } else if let Some(u) = t.url {
             if u.trim().is_empty() {
                 errors.push(map.at_value(&format!("{at}.url"), "`url` is empty", None));
                 continue;
@@ -153,8 +177,9 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
         map.at_key("repos", format!("`{shown}` is listed twice"), Some("list each repository (and base) once".into()))
     }));
     super::layout::make_unique(targets.iter_mut().map(|t| &mut t.id));
-    if targets.is_empty() && errors.is_empty() {
-        errors.push(map.at_key("", "no repositories: add `repos:` with `url`, `path` or `from_file` entries", None));
+    if targets.is_empty() && queries.is_empty() && errors.is_empty() {
+        let none = "no repositories: add `repos:` with `url`, `path`, `from_file`, `github` or `gitlab` entries";
+        errors.push(map.at_key("", none, None));
     }
     let concurrency = raw.concurrency.unwrap_or(4);
     if concurrency == 0 {
@@ -166,6 +191,7 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
     Ok(Fleet {
         job,
         targets,
+        queries,
         concurrency,
         model_concurrency: raw.model_concurrency.unwrap_or(concurrency),
         workspace: resolve(raw.workspace.as_deref().unwrap_or(".hone/fleet")),
@@ -228,5 +254,32 @@ mod tests {
         let e = load(&p).unwrap_err();
         let paths: Vec<_> = e.iter().map(|d| d.path.as_str()).collect();
         assert!(paths.contains(&"concurency") && paths.contains(&"repos[0]"), "{paths:?} {e:#?}");
+    }
+
+    #[test]
+    fn queries_are_entries_of_their_own_checked_where_they_stand() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("fleet.yaml");
+        let write = |repos: &str| std::fs::write(&p, format!("version: 1\njob: j.yaml\nrepos:\n{repos}")).unwrap();
+        write(
+            "  - url: https://github.com/acme/a\n  - github: {org: acme, topics: [python], archived: include}\n    base: dev\n  - gitlab: {group: platform/be}\n",
+        );
+        let f = load(&p).unwrap();
+        assert_eq!(f.targets.len(), 1);
+        let at: Vec<usize> = f.queries.iter().map(|q| q.at).collect();
+        assert_eq!(at, [1, 1]);
+        assert_eq!(f.queries[0].base.as_deref(), Some("dev"));
+        let super::super::query::Query::Github(q) = &f.queries[0].query else { panic!("github") };
+        assert_eq!((q.org.as_deref(), q.filters.archived), (Some("acme"), super::super::query::Keep::Include));
+        let super::super::query::Query::Gitlab(q) = &f.queries[1].query else { panic!("gitlab") };
+        assert!(q.subgroups, "subgroups by default");
+        write(
+            "  - github: {org: acme, user: me}\n  - github: {org: acme, topic: x}\n  - gitlab: {group: a}\n    url: https://x/y/z\n",
+        );
+        let e = load(&p).unwrap_err();
+        let at: Vec<(&str, u64)> = e.iter().map(|d| (d.path.as_str(), d.line)).collect();
+        assert!(at.contains(&("repos[0].github", 4)), "{e:#?}");
+        assert!(e.iter().any(|d| d.message.contains("topic")), "an unknown filter is named: {e:#?}");
+        assert!(at.contains(&("repos[2]", 6)), "{e:#?}");
     }
 }

@@ -86,6 +86,14 @@ impl GitHub {
             )
             .hint("set GITHUB_REPOSITORY=owner/repo, or point the remote at the repository's GitHub URL"));
         }
+        let mut gh = GitHub::account(api_base, token, queue)?;
+        (gh.owner, gh.repo) = (owner.into(), repo.into());
+        Ok(gh)
+    }
+
+    /// A client for requests about no one repository (listing an organisation, a search):
+    /// `repo_path` is not for it.
+    pub fn account(api_base: &str, token: &str, queue: std::sync::Arc<Mutex<Option<Instant>>>) -> Result<GitHub> {
         let base = api_base.trim_end_matches('/').to_string();
         // The token goes over https, or in clear only to this machine (a stand-in, a local gateway).
         if !crate::model::http::https_or_loopback(&base) {
@@ -106,7 +114,7 @@ impl GitHub {
             .timeout(REQUEST_LIMIT)
             .build()
             .map_err(|e| HoneError::new(Code::Io, format!("cannot set up the GitHub client: {e}")))?;
-        Ok(GitHub { http, base, auth, owner: owner.into(), repo: repo.into(), retries: AtomicU32::new(0), queue })
+        Ok(GitHub { http, base, auth, owner: String::new(), repo: String::new(), retries: AtomicU32::new(0), queue })
     }
 
     /// `/repos/{owner}/{repo}` + `rest` (owner and repo are GitHub names, encoded all the same).

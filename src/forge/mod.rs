@@ -8,6 +8,7 @@ pub mod credential;
 pub mod github;
 mod github_pr;
 pub mod gitlab;
+pub mod listing;
 pub mod local;
 pub mod pace;
 pub mod place;

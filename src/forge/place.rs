@@ -119,6 +119,25 @@ impl Place {
     }
 }
 
+/// The web address of `kind`'s one server for this run (`https://host[/prefix]`): GitHub's from
+/// `GITHUB_SERVER_URL` or `GITHUB_API_URL`, GitLab's as `Place::decide` picks it. None when
+/// GitHub's is not a plain HTTPS address.
+pub fn server_url(env: &RunEnv, spec: &ForgeSpec, kind: ForgeKind) -> Option<String> {
+    match kind {
+        ForgeKind::Github => Forge::from_env(env).map(|f| f.url()),
+        ForgeKind::Gitlab => Some(gitlab_server(env, spec)),
+    }
+}
+
+/// The place for requests about no one repository (listing an organisation or a group) on
+/// `kind`'s server, with the token the job would use there; `repo` is None.
+pub fn forge_wide(env: &RunEnv, spec: &ForgeSpec, token_env: Option<&str>, kind: ForgeKind) -> Option<Place> {
+    let server = server_url(env, spec, kind)?;
+    let input = Input { env, spec, token_env, remote_url: Some(&server), env_repo: false, remote_trusted: false };
+    let place = Place::decide(&input);
+    (place.kind == kind).then_some(Place { repo: None, ..place })
+}
+
 /// The token for GitLab: the job's own variable if it names one, else `GITLAB_TOKEN` (a
 /// project, group or personal access token), else GitLab CI's job token, which belongs to CI's
 /// own server only (`on_ci_server`).

@@ -125,3 +125,16 @@ pub fn commit_spec(repo: &TestRepo, yaml: &str) {
         git(&["push", "-q", repo.origin.to_str().unwrap(), &format!("HEAD:refs/heads/{branch}")]);
     }
 }
+
+/// A repository `owner/name` served by `git http-backend` under `served`, whose check fails
+/// until status.txt says `fixed`.
+pub fn served_repo(dir: &std::path::Path, served: &std::path::Path, owner: &str, name: &str) {
+    let work = dir.join(format!("src-{owner}-{name}"));
+    std::fs::create_dir_all(&work).unwrap();
+    repo::git(&work, &["init", "-q"]);
+    std::fs::write(work.join("status.txt"), "broken\n").unwrap();
+    std::fs::write(work.join("check.sh"), CHECK_SH).unwrap();
+    repo::git(&work, &["add", "-A"]);
+    repo::git(&work, &["commit", "-q", "-m", "initial"]);
+    super::git_http::serve_copy_of(served, &format!("{owner}/{name}.git"), &work);
+}

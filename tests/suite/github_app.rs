@@ -197,19 +197,6 @@ async fn the_app_key_file_is_hidden_from_jailed_commands() {
     assert_eq!(app.minted().len(), 1, "and the App still worked: {}", run.stderr);
 }
 
-/// A repository `owner/name` served by `git http-backend` under `served`, whose check fails
-/// until status.txt says `fixed`.
-fn served_repo(dir: &Path, served: &Path, owner: &str, name: &str) {
-    let work = dir.join(format!("src-{owner}-{name}"));
-    std::fs::create_dir_all(&work).unwrap();
-    git(&work, &["init", "-q"]);
-    std::fs::write(work.join("status.txt"), "broken\n").unwrap();
-    std::fs::write(work.join("check.sh"), CHECK_SH).unwrap();
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "initial"]);
-    serve_copy_of(served, &format!("{owner}/{name}.git"), &work);
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fleet_across_two_owners_uses_one_installation_per_owner() {
     let app = MockGithubApp::start(&["acme", "umbrella"]).await;

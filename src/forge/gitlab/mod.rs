@@ -74,6 +74,17 @@ impl GitLab {
             HoneError::new(Code::Forge, "cannot tell the GitLab project (its `group/project` path)")
                 .hint("run in GitLab CI (CI_PROJECT_PATH), or point the remote at the project's GitLab URL")
         })?;
+        let mut gl = GitLab::server(place, queue, (deadline, cancel))?;
+        gl.project = project;
+        Ok(gl)
+    }
+
+    /// A client for requests about no one project (listing a group): `project_path` is not for it.
+    pub fn server(
+        place: &Place,
+        queue: std::sync::Arc<Mutex<Option<Instant>>>,
+        (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
+    ) -> Result<GitLab> {
         let token = place.token.clone().ok_or_else(|| {
             HoneError::new(Code::Forge, "no GitLab token")
                 .hint("set GITLAB_TOKEN to a project access token with the `api` scope")
@@ -89,6 +100,7 @@ impl GitLab {
             .build()
             .map_err(|e| HoneError::new(Code::Forge, format!("cannot build the GitLab client: {e}")))?;
         let cancel = cancel.clone();
+        let project = String::new();
         Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue, deadline, cancel })
     }
 

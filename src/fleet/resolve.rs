@@ -1,0 +1,154 @@
+//! A fleet's queries made into targets: each query listed once on its forge (or, on `--resume`,
+//! taken from the list an earlier run wrote), and the whole list written to `targets.json` in the
+//! fleet's output, so that a run can be repeated and resumed over the same repositories.
+
+use super::query::{Query, clone_url};
+use super::spec::{Fleet, Source, Target};
+use crate::error::{Code, HoneError};
+use crate::forge::listing::{self, Client};
+use crate::forge::place::{forge_wide, server_url};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// The file in the fleet's output with what the queries resolved to.
+pub const FILE: &str = "targets.json";
+/// The longest resolving every query may take.
+const LIMIT: Duration = Duration::from_secs(15 * 60);
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resolved {
+    pub schema_version: u32,
+    pub resolved_at: String,
+    pub queries: Vec<ResolvedQuery>,
+}
+
+/// One query and the repositories it gave.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResolvedQuery {
+    pub query: Query,
+    pub base: Option<String>,
+    /// Requests made to list it (0: carried over from an earlier run).
+    pub requests: u32,
+    pub warnings: Vec<String>,
+    /// The clone URLs, in order.
+    pub repos: Vec<String>,
+}
+
+/// What resolving reads.
+pub struct Context<'a> {
+    pub env: &'a crate::env::RunEnv,
+    pub job: &'a crate::spec::Job,
+    pub shared: &'a crate::env::Shared,
+    pub cancel: &'a CancellationToken,
+    /// The last run's resolution (`--resume`, `--only failed`): its queries are not asked again.
+    pub previous: Option<Resolved>,
+}
+
+/// Replace `fleet`'s queries by the repositories they give, in the file's order; returns what
+/// they resolved to (None when the fleet has no query). A repository the file also lists with
+/// the same base is kept once.
+pub async fn resolve(fleet: &mut Fleet, cx: &Context<'_>) -> Result<Option<Resolved>, HoneError> {
+    if fleet.queries.is_empty() {
+        return Ok(None);
+    }
+    let mut done = Vec::new();
+    for q in &fleet.queries {
+        let earlier = cx.previous.iter().flat_map(|p| &p.queries).find(|p| p.query == q.query && p.base == q.base);
+        let r = match earlier {
+            Some(p) => ResolvedQuery { requests: 0, ..p.clone() },
+            None => list_within_limit(&q.query, q.base.clone(), cx).await?,
+        };
+        done.push(r);
+    }
+    let mut targets = Vec::new();
+    let mut seen: std::collections::HashSet<(Source, Option<String>)> =
+        fleet.targets.iter().map(|t| (t.source.clone(), t.base.clone())).collect();
+    let mut listed = fleet.targets.drain(..).enumerate().peekable();
+    for (q, r) in fleet.queries.iter().zip(&done) {
+        while let Some((_, t)) = listed.next_if(|(i, _)| *i < q.at) {
+            targets.push(t);
+        }
+        for url in &r.repos {
+            if seen.insert((Source::Url(url.clone()), q.base.clone())) {
+                targets.push(Target::new(Source::Url(url.clone()), q.base.clone()));
+            }
+        }
+    }
+    targets.extend(listed.map(|(_, t)| t));
+    super::layout::make_unique(targets.iter_mut().map(|t| &mut t.id));
+    fleet.targets = targets;
+    fleet.queries.clear();
+    Ok(Some(Resolved { schema_version: 1, resolved_at: crate::events::now_rfc3339(), queries: done }))
+}
+
+/// `list`, given up on cancellation or after `LIMIT`.
+async fn list_within_limit(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<ResolvedQuery, HoneError> {
+    tokio::select! {
+        r = tokio::time::timeout(LIMIT, list(q, base, cx)) => r.unwrap_or_else(|_| Err(HoneError::new(
+            Code::Forge,
+            format!("listing the fleet's repositories took over {} minutes", LIMIT.as_secs() / 60),
+        ).hint("narrow the query, or list the repositories in the fleet file"))),
+        () = cx.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while listing the fleet's repositories")),
+    }
+}
+
+/// Ask the forge for `q`'s repositories and keep those it may give: their clone URLs, sorted.
+async fn list(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<ResolvedQuery, HoneError> {
+    let (kind, token_env) = (q.kind(), cx.job.git.token_env.as_deref());
+    let no_server = || {
+        HoneError::new(Code::Spec, "cannot tell GitHub's server for the fleet's query").hint(
+            "set GITHUB_SERVER_URL to GitHub's https:// address (https://github.com, or your GitHub Enterprise Server)",
+        )
+    };
+    let place = forge_wide(cx.env, &cx.job.forge, token_env, kind).ok_or_else(no_server)?;
+    let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(no_server)?;
+    let token = place.token.as_ref().ok_or_else(|| {
+        HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories", place.forge_name()))
+            .hint(format!("set {}", place.token_source(token_env)))
+    })?;
+    let queue = cx.shared.forge_queue.clone();
+    let listing = match kind {
+        crate::spec::forge::ForgeKind::Github => {
+            let gh = crate::forge::github::GitHub::account(&place.api, token.secret(), queue)?;
+            listing::list(Client::GitHub(&gh), &q.source()).await?
+        }
+        crate::spec::forge::ForgeKind::Gitlab => {
+            let deadline = tokio::time::Instant::now() + LIMIT;
+            let gl = crate::forge::gitlab::GitLab::server(&place, queue, (deadline, cx.cancel))?;
+            listing::list(Client::GitLab(&gl), &q.source()).await?
+        }
+    };
+    let mut paths: Vec<String> = listing.repos.iter().filter_map(|l| q.accept(l)).collect();
+    paths.sort_by_key(|p| p.to_ascii_lowercase());
+    paths.dedup_by_key(|p| p.to_ascii_lowercase());
+    let mut warnings = listing.warnings;
+    if paths.is_empty() {
+        warnings.push(format!("the query matched no repository ({} listed before the filters)", listing.repos.len()));
+    }
+    let repos = paths.iter().map(|p| clone_url(&server, p)).collect();
+    Ok(ResolvedQuery { query: q.clone(), base, requests: listing.requests, warnings, repos })
+}
+
+/// The resolution an earlier run wrote in `out`, if any.
+pub fn previous(out: &Path) -> Result<Option<Resolved>, HoneError> {
+    let d = crate::output::dir::ReportDir::new(out, None)
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot open {}: {e}", out.display())))?;
+    match d.read(FILE) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            HoneError::new(Code::Io, format!("cannot read the last run's {}: {e}", out.join(FILE).display()))
+                .hint("`--resume` reads it to run over the same repositories; remove it to list them again")
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(HoneError::new(Code::Io, format!("cannot read {}: {e}", out.join(FILE).display()))),
+    }
+}
+
+/// Write the resolution to `out/targets.json`.
+pub fn write(out: &Path, r: &Resolved) -> Result<(), HoneError> {
+    let io = |e: std::io::Error| HoneError::new(Code::Io, format!("cannot write {}: {e}", out.join(FILE).display()));
+    let d = crate::output::dir::ReportDir::new(out, None).map_err(io)?;
+    let text = serde_json::to_string_pretty(r).map_err(|e| io(std::io::Error::other(e)))?;
+    d.write(FILE, text.as_bytes()).map_err(|e| HoneError::new(Code::Io, e.to_string()))
+}

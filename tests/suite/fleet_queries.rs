@@ -1,0 +1,162 @@
+//! Targets from a query: a GitHub organisation listed page by page and filtered, its answer
+//! treated as hostile (names outside the organisation, clone URLs elsewhere), the resolved list
+//! written to `targets.json` and reused by `--resume`.
+
+use crate::common::git_http::{GitHttp, Mode, test_ca};
+use crate::common::*;
+use serde_json::{Value, json};
+use wiremock::matchers::{header, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+const TOKEN: &str = "ghp_querycanary0123456789abcdef";
+
+/// A repository as GitHub lists it, with an attacker's `clone_url` (hone must not use it).
+fn listed(full_name: &str, language: &str, topics: &[&str], archived: bool, fork: bool) -> Value {
+    json!({
+        "full_name": full_name, "name": full_name.rsplit('/').next(), "private": false, "visibility": "public",
+        "archived": archived, "fork": fork, "language": language, "topics": topics,
+        "clone_url": "https://evil.example/stolen.git", "html_url": "https://evil.example/x",
+    })
+}
+
+/// Page 1: 100 repositories of which one passes the filters (the rest archived, forks, the wrong
+/// language or topic, or names GitHub would not give or outside the organisation); page 2: one
+/// more that passes and one that does not.
+fn pages() -> (Value, Value) {
+    let mut one = vec![listed("acme/app1", "Python", &["service", "python"], false, false)];
+    for i in 0..99 {
+        one.push(match i % 6 {
+            0 => listed(&format!("acme/old{i}"), "Python", &["service"], true, false),
+            1 => listed(&format!("acme/fork{i}"), "Python", &["service"], false, true),
+            2 => listed(&format!("acme/go{i}"), "Go", &["service"], false, false),
+            3 => listed(&format!("acme/lib{i}"), "Python", &["library"], false, false),
+            4 => listed(&format!("evil/app{i}"), "Python", &["service"], false, false),
+            _ => listed(&format!("acme/../evil{i}"), "Python", &["service"], false, false),
+        });
+    }
+    let two = vec![
+        listed("acme/app2", "python", &["SERVICE"], false, false),
+        listed("acme/web", "TypeScript", &[], false, false),
+    ];
+    (Value::Array(one), Value::Array(two))
+}
+
+async fn mount_org(gh: &MockServer) {
+    let (one, two) = pages();
+    for (page, body) in [("1", one), ("2", two)] {
+        Mock::given(method("GET"))
+            .and(path("/orgs/acme/repos"))
+            .and(query_param("per_page", "100"))
+            .and(query_param("page", page))
+            .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body).insert_header("x-ratelimit-remaining", "4999"))
+            .expect(1)
+            .mount(gh)
+            .await;
+    }
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    forge: GitHttp,
+    gh: MockServer,
+}
+
+async fn setup(query: &str) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    for name in ["app1", "app2"] {
+        served_repo(dir.path(), &served, "acme", name);
+    }
+    let forge = GitHttp::start_tls(&served, Mode::GitHub(TOKEN.into())).await;
+    std::fs::write(dir.path().join("script.yaml"), FIX_SCRIPT).unwrap();
+    let job = "version: 1\nname: fleetjob\ntask: Make check.sh pass.\nmodel: { provider: script, script: script.yaml }\nverify:\n  - { name: check, run: \"sh check.sh\", timeout: 30s }\nplan: false\n";
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let fleet = format!("version: 1\njob: job.yaml\nrepos:\n  - github: {query}\nconcurrency: 2\nworkspace: ws\n");
+    std::fs::write(dir.path().join("fleet.yaml"), fleet).unwrap();
+    Setup { dir, forge, gh: MockServer::start().await }
+}
+
+async fn fleet(s: &Setup, args: &[&str]) -> Run {
+    let file = s.dir.path().join("fleet.yaml");
+    let mut argv = vec!["fleet", file.to_str().unwrap(), "--dry-run"];
+    argv.extend_from_slice(args);
+    let (api, ca) = (s.gh.uri(), test_ca().display().to_string());
+    let env = [
+        ("GITHUB_TOKEN", TOKEN),
+        ("GITHUB_API_URL", api.as_str()),
+        ("GITHUB_SERVER_URL", s.forge.base.as_str()),
+        ("GIT_SSL_CAINFO", ca.as_str()),
+    ];
+    run_hone_env(&argv, &[], s.dir.path().join("unused"), &env).await
+}
+
+fn read_json(p: std::path::PathBuf) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_organisation_is_listed_page_by_page_filtered_and_cloned_from_the_forge_it_is_on() {
+    let s = setup("{ org: acme, language: python, topics: [service] }").await;
+    mount_org(&s.gh).await;
+    let run = fleet(&s, &[]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    s.gh.verify().await;
+    let ws = s.dir.path().join("ws");
+    let report = read_json(ws.join("fleet.json"));
+    let ids: Vec<&str> = report["repos"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["acme__app1", "acme__app2"], "{report:#}");
+    for r in report["repos"].as_array().unwrap() {
+        assert_eq!(r["status"], "succeeded", "{r:#}");
+    }
+    let targets = read_json(ws.join("targets.json"));
+    let want: Vec<String> = ["app1", "app2"].iter().map(|n| format!("{}/acme/{n}.git", s.forge.base)).collect();
+    assert_eq!(targets["queries"][0]["repos"], json!(want), "{targets:#}");
+    assert_eq!(targets["queries"][0]["requests"], 2);
+    assert_eq!(targets["queries"][0]["query"]["github"]["org"], "acme");
+    let git_paths: Vec<String> = s.forge.seen().into_iter().map(|x| x.path).collect();
+    assert!(
+        git_paths.iter().all(|p| p.starts_with("/acme/app1.git") || p.starts_with("/acme/app2.git")),
+        "{git_paths:?}"
+    );
+    assert!(!run.stderr.contains("evil") && !run.stderr.contains(TOKEN), "{}", run.stderr);
+    assert!(run.stderr.contains("a GitHub query gave 2 repositories (2 requests)"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_runs_over_the_repositories_the_last_run_listed_without_asking_again() {
+    let s = setup("{ org: acme, language: python, topics: [service] }").await;
+    mount_org(&s.gh).await;
+    let first = fleet(&s, &[]).await;
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    s.gh.reset().await;
+    // The organisation's listing is gone (an outage, or a renamed team): resume still knows.
+    Mock::given(method("GET")).respond_with(ResponseTemplate::new(500)).mount(&s.gh).await;
+    let again = fleet(&s, &["--only", "failed"]).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    let asked = s.gh.received_requests().await.unwrap();
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(again.stderr.contains("from the last run's targets.json"), "{}", again.stderr);
+    let report = read_json(s.dir.path().join("ws/fleet.json"));
+    assert_eq!(report["repos"].as_array().unwrap().len(), 2, "{report:#}");
+    // A different query is a different list: asked again (and here, refused with a clear error).
+    let fleet_file = s.dir.path().join("fleet.yaml");
+    let text = std::fs::read_to_string(&fleet_file).unwrap().replace("topics: [service]", "topics: [web]");
+    std::fs::write(&fleet_file, text).unwrap();
+    let changed = fleet(&s, &["--only", "failed"]).await;
+    assert_ne!(changed.code, 0);
+    assert!(changed.stderr.contains("cannot list the organisation `acme` on GitHub: HTTP 500"), "{}", changed.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_without_a_token_says_which_variable_to_set() {
+    let s = setup("{ org: acme }").await;
+    let file = s.dir.path().join("fleet.yaml");
+    let api = s.gh.uri();
+    let env = [("GITHUB_API_URL", api.as_str()), ("GITHUB_SERVER_URL", s.forge.base.as_str())];
+    let run = run_hone_env(&["fleet", file.to_str().unwrap()], &[], s.dir.path().join("unused"), &env).await;
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("no GitHub token to list the fleet's repositories"), "{}", run.stderr);
+    assert!(run.stderr.contains("GITHUB_TOKEN"), "{}", run.stderr);
+    assert!(s.gh.received_requests().await.unwrap().is_empty());
+}
