@@ -272,7 +272,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     }
     let JobFile { job, bytes: job_bytes, policy_bytes } = read_job(&fleet)?;
     let runs = crate::env::Shared::with_model_limit(fleet.model_concurrency);
-    resolve_queries(&mut fleet, &opts, &job, &runs).await?;
+    resolve::run(&mut fleet, &opts, &job, &runs).await?;
     let job_hash = digest(&job_bytes, policy_bytes.as_deref(), None);
     let mut targets = fleet.targets.clone();
     if let Some((i, n)) = opts.shard {
@@ -316,40 +316,6 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         out.display()
     );
     Ok(FleetOutcome { exit_code: report.exit_code, line })
-}
-
-/// Make the fleet's queries into targets (on `--resume` and `--only failed`, from the list the
-/// last run wrote), and write the list to `targets.json` in the fleet's output.
-async fn resolve_queries(
-    fleet: &mut spec::Fleet,
-    opts: &FleetOptions,
-    job: &crate::spec::Job,
-    shared: &crate::env::Shared,
-) -> Result<(), HoneError> {
-    if fleet.queries.is_empty() {
-        return Ok(());
-    }
-    let previous = if opts.resume || opts.only_failed { resolve::previous(&fleet.out)? } else { None };
-    let cx = resolve::Context { env: &opts.env, job, shared, cancel: &opts.cancel, previous };
-    let Some(resolved) = resolve::resolve(fleet, &cx).await? else { return Ok(()) };
-    if !opts.quiet {
-        for q in &resolved.queries {
-            let how = if q.requests == 0 {
-                "from the last run's targets.json".to_string()
-            } else {
-                format!("{} requests", q.requests)
-            };
-            let forge = match q.query.kind() {
-                crate::spec::forge::ForgeKind::Github => "GitHub",
-                crate::spec::forge::ForgeKind::Gitlab => "GitLab",
-            };
-            eprintln!("hone fleet: a {forge} query gave {} repositories ({how})", q.repos.len());
-            for w in &q.warnings {
-                eprintln!("hone fleet: warning: {}", crate::ci_text::line(&opts.redactor.apply(w)));
-            }
-        }
-    }
-    resolve::write(&fleet.out, &resolved)
 }
 
 /// Run every target on the worker pool, off the async executor. Each target gets exactly one

@@ -153,11 +153,9 @@ impl Query {
                 (.., Some(c)) => Source::GithubCode(c.clone()),
                 _ => Source::GithubSearch(String::new()),
             },
-            Query::Gitlab(q) => Source::GitlabGroup {
-                group: q.group.trim_matches('/').to_string(),
-                subgroups: q.subgroups,
-                language: q.filters.language.clone(),
-            },
+            Query::Gitlab(q) => {
+                Source::GitlabGroup { group: q.group.trim_matches('/').to_string(), subgroups: q.subgroups }
+            }
         }
     }
 
@@ -187,7 +185,12 @@ impl Query {
             Query::Gitlab(q) => {
                 let g = q.group.trim_matches('/');
                 let ok = crate::forge::gitlab::is_project_path(g) || crate::forge::github::is_name(g);
-                (!ok).then(|| format!("`{}` is not a GitLab group path (`group/subgroup`)", q.group))
+                if !ok {
+                    return Some(format!("`{}` is not a GitLab group path (`group/subgroup`)", q.group));
+                }
+                q.filters.language.is_some().then(|| {
+                    "GitLab's listing of a group does not say a project's language: filter by `topics` instead".into()
+                })
             }
         }
     }

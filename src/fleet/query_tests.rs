@@ -103,13 +103,11 @@ fn queries_are_checked_before_anything_is_asked() {
 #[test]
 fn what_is_asked_and_where_it_clones_from() {
     assert_eq!(org("acme").source(), Source::GithubOrg("acme".into()));
-    let gl = Query::Gitlab(GitlabQuery {
-        group: "/platform/".into(),
-        subgroups: false,
-        filters: Filters { language: Some("Go".into()), ..Default::default() },
-    });
-    let want = Source::GitlabGroup { group: "platform".into(), subgroups: false, language: Some("Go".into()) };
-    assert_eq!(gl.source(), want);
+    let gl = Query::Gitlab(GitlabQuery { group: "/platform/".into(), subgroups: false, ..Default::default() });
+    assert_eq!(gl.source(), Source::GitlabGroup { group: "platform".into(), subgroups: false });
+    let language = Filters { language: Some("Go".into()), ..Default::default() };
+    let gl = Query::Gitlab(GitlabQuery { group: "platform".into(), subgroups: true, filters: language });
+    assert!(gl.check().unwrap().contains("does not say a project's language"));
     assert_eq!(clone_url("https://gitlab.example/gl/", "platform/api"), "https://gitlab.example/gl/platform/api.git");
     assert_eq!(clone_url("https://github.com", "acme/app"), "https://github.com/acme/app.git");
 }

@@ -83,6 +83,40 @@ pub async fn resolve(fleet: &mut Fleet, cx: &Context<'_>) -> Result<Option<Resol
     Ok(Some(Resolved { schema_version: 1, resolved_at: crate::events::now_rfc3339(), queries: done }))
 }
 
+/// Make the fleet's queries into targets (on `--resume` and `--only failed`, from the list the
+/// last run wrote), and write the list to `targets.json` in the fleet's output.
+pub(super) async fn run(
+    fleet: &mut Fleet,
+    opts: &super::FleetOptions,
+    job: &crate::spec::Job,
+    shared: &crate::env::Shared,
+) -> Result<(), HoneError> {
+    if fleet.queries.is_empty() {
+        return Ok(());
+    }
+    let previous = if opts.resume || opts.only_failed { previous(&fleet.out)? } else { None };
+    let cx = Context { env: &opts.env, job, shared, cancel: &opts.cancel, previous };
+    let Some(resolved) = resolve(fleet, &cx).await? else { return Ok(()) };
+    if !opts.quiet {
+        for q in &resolved.queries {
+            let how = if q.requests == 0 {
+                "from the last run's targets.json".to_string()
+            } else {
+                format!("{} requests", q.requests)
+            };
+            let forge = match q.query.kind() {
+                crate::spec::forge::ForgeKind::Github => "GitHub",
+                crate::spec::forge::ForgeKind::Gitlab => "GitLab",
+            };
+            eprintln!("hone fleet: a {forge} query gave {} repositories ({how})", q.repos.len());
+            for w in &q.warnings {
+                eprintln!("hone fleet: warning: {}", crate::ci_text::line(&opts.redactor.apply(w)));
+            }
+        }
+    }
+    write(&fleet.out, &resolved)
+}
+
 /// `list`, given up on cancellation or after `LIMIT`.
 async fn list_within_limit(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<ResolvedQuery, HoneError> {
     tokio::select! {

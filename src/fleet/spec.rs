@@ -114,29 +114,18 @@ fn listed_twice(targets: &[Target]) -> Vec<String> {
         .collect()
 }
 
-pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
-    let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![Diagnostic::unreadable(&file, "fleet file", &e, "the path is relative to the current directory")]
-    })?;
-    let loaded = yaml::load::<RawFleet>(&file, &text).map_err(|d| vec![d])?;
-    let (map, mut errors, raw) = (loaded.map, loaded.errors, loaded.value);
-    let dir = path.parent().unwrap_or(Path::new("."));
+/// What `repos` lists: the repositories themselves, and the queries to resolve when the fleet runs.
+struct Entries {
+    targets: Vec<Target>,
+    queries: Vec<QueryEntry>,
+}
+
+/// Read `repos`' entries (paths relative to `dir`), each error at its place.
+fn entries(repos: Vec<RawTarget>, dir: &Path, map: &yaml::SourceMap, errors: &mut Vec<Diagnostic>) -> Entries {
     let resolve = |p: &str| if Path::new(p).is_absolute() { PathBuf::from(p) } else { dir.join(p) };
     let url = |u: &str| if is_relative_path(u) { dir.join(u).display().to_string() } else { u.to_string() };
-    if raw.version != Some(1) && !loaded.removed.contains("version") {
-        errors.push(map.at_key("", "`version: 1` is required at the top level", Some("add `version: 1`".into())));
-    }
-    let job = raw.job.as_deref().map(resolve).unwrap_or_default();
-    if raw.job.is_none() && !loaded.removed.contains("job") {
-        errors.push(map.at_key(
-            "",
-            "missing required key `job`",
-            Some("name the job spec each repository runs: `job: job.yaml`".into()),
-        ));
-    }
     let (mut targets, mut queries): (Vec<Target>, Vec<QueryEntry>) = (Vec::new(), Vec::new());
-    for (i, t) in raw.repos.unwrap_or_default().into_iter().enumerate() {
+    for (i, t) in repos.into_iter().enumerate() {
         let at = format!("repos[{i}]");
         let given = [t.url.is_some(), t.path.is_some(), t.from_file.is_some(), t.github.is_some(), t.gitlab.is_some()];
         if given.iter().filter(|b| **b).count() != 1 {
@@ -173,6 +162,30 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
             }
         }
     }
+    Entries { targets, queries }
+}
+
+pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![Diagnostic::unreadable(&file, "fleet file", &e, "the path is relative to the current directory")]
+    })?;
+    let loaded = yaml::load::<RawFleet>(&file, &text).map_err(|d| vec![d])?;
+    let (map, mut errors, raw) = (loaded.map, loaded.errors, loaded.value);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let resolve = |p: &str| if Path::new(p).is_absolute() { PathBuf::from(p) } else { dir.join(p) };
+    if raw.version != Some(1) && !loaded.removed.contains("version") {
+        errors.push(map.at_key("", "`version: 1` is required at the top level", Some("add `version: 1`".into())));
+    }
+    let job = raw.job.as_deref().map(resolve).unwrap_or_default();
+    if raw.job.is_none() && !loaded.removed.contains("job") {
+        errors.push(map.at_key(
+            "",
+            "missing required key `job`",
+            Some("name the job spec each repository runs: `job: job.yaml`".into()),
+        ));
+    }
+    let Entries { mut targets, queries } = entries(raw.repos.unwrap_or_default(), dir, &map, &mut errors);
     errors.extend(listed_twice(&targets).into_iter().map(|shown| {
         map.at_key("repos", format!("`{shown}` is listed twice"), Some("list each repository (and base) once".into()))
     }));

@@ -139,13 +139,30 @@ impl MockGitLab {
         let mut st = self.state();
         let (id, created_at) = (st.next_id(), st.now());
         let path = path.to_string();
-        st.projects.push(Project { id, path, default_branch, bare, forked_from, job_token_push: false, created_at });
+        st.projects.push(Project {
+            id,
+            path,
+            default_branch,
+            bare,
+            forked_from,
+            job_token_push: false,
+            created_at,
+            archived: false,
+            topics: vec![],
+        });
         id
     }
 
     /// A project `path` (`group/sub/name`) whose repository is a bare clone of `from_repo`.
     pub fn add_project(&self, path: &str, from_repo: &Path) -> u64 {
         self.add_bare(path, from_repo, None)
+    }
+
+    /// Mark project `path` archived (or not) and give it `topics`.
+    pub fn describe(&self, path: &str, archived: bool, topics: &[&str]) {
+        let mut st = self.state();
+        let p = st.projects.iter_mut().find(|p| p.path == path).expect("a project of the stand-in");
+        (p.archived, p.topics) = (archived, topics.iter().map(|t| t.to_string()).collect());
     }
 
     /// A fork of project `of` at `path`, with a copy of its repository.

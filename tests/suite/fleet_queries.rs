@@ -160,3 +160,92 @@ async fn a_query_without_a_token_says_which_variable_to_set() {
     assert!(run.stderr.contains("GITHUB_TOKEN"), "{}", run.stderr);
     assert!(s.gh.received_requests().await.unwrap().is_empty());
 }
+
+/// A GitLab group with a subgroup, an archived project, a project outside the group, another
+/// group whose name starts the same, and one more page than fits in one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_group_is_listed_with_its_subgroups_and_only_its_own_projects_run() {
+    use crate::common::mock_gitlab::{Kind, MockGitLab, Token};
+    const GL_TOKEN: &str = "glpat-querycanary0123456789";
+    let dir = tempfile::tempdir().unwrap();
+    let src = broken_repo();
+    let gl = MockGitLab::start(&dir.path().join("gitlab")).await;
+    for p in ["platform/api", "platform/be/worker", "platform/old", "platformx/api", "other/api"] {
+        gl.add_project(p, &src.origin);
+    }
+    // Enough more to need a second page of 100.
+    for i in 0..100 {
+        gl.add_project(&format!("platform/be/gen/p{i:03}"), &src.origin);
+        gl.describe(&format!("platform/be/gen/p{i:03}"), false, &["generated"]);
+    }
+    gl.describe("platform/api", false, &["service"]);
+    gl.describe("platform/be/worker", false, &["Service", "go"]);
+    gl.describe("platform/old", true, &["service"]);
+    gl.describe("platformx/api", false, &["service"]);
+    gl.add_token(
+        GL_TOKEN,
+        Token { kind: Kind::Personal, scopes: &["read_api", "write_repository"], user: "bot", project: None },
+    );
+    std::fs::write(dir.path().join("script.yaml"), FIX_SCRIPT).unwrap();
+    let job = format!(
+        "version: 1\nname: grouped\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\nforge: {{ gitlab_url: \"{}\" }}\n",
+        gl.base
+    );
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let fleet = dir.path().join("fleet.yaml");
+    let text = "version: 1\njob: job.yaml\nrepos:\n  - gitlab: { group: platform, topics: [service] }\nworkspace: ws\n";
+    std::fs::write(&fleet, text).unwrap();
+    let ca = test_ca().display().to_string();
+    let env = [("GITLAB_TOKEN", GL_TOKEN), ("SSL_CERT_FILE", ca.as_str()), ("GIT_SSL_CAINFO", ca.as_str())];
+    let run =
+        run_hone_env(&["fleet", fleet.to_str().unwrap(), "--dry-run"], &[], dir.path().join("unused"), &env).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(gl.violations().is_empty(), "{:#?}", gl.violations());
+    let report = read_json(dir.path().join("ws/fleet.json"));
+    let ids: Vec<&str> = report["repos"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["be__worker", "platform__api"], "{report:#}");
+    let targets = read_json(dir.path().join("ws/targets.json"));
+    let want = [gl.git_url("platform/api"), gl.git_url("platform/be/worker")];
+    assert_eq!(targets["queries"][0]["repos"], json!(want), "{targets:#}");
+    let listings: Vec<String> = gl
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/api/v4/groups/"))
+        .map(|r| format!("{} {}", r.path, r.query))
+        .collect();
+    assert_eq!(listings.len(), 2, "two pages: {listings:?}");
+    assert!(
+        listings.iter().all(|l| l.contains("include_subgroups=true") && l.contains("per_page=100")),
+        "{listings:?}"
+    );
+}
+
+/// A code search answers files: each repository runs once, and what GitHub says the search
+/// missed (more than 1,000 results; a search that timed out on its side) is said.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_code_search_runs_each_repository_once_and_says_what_the_search_missed() {
+    let s = setup("{ code_search: \"org:acme filename:check.sh\" }").await;
+    let file = |repo: &str, p: &str| json!({"name": p, "path": p, "repository": {"full_name": repo, "fork": false, "private": false}});
+    let items = json!([file("acme/app1", "check.sh"), file("acme/app2", "check.sh"), file("acme/app1", "ci/check.sh")]);
+    Mock::given(method("GET"))
+        .and(path("/search/code"))
+        .and(query_param("q", "org:acme filename:check.sh"))
+        .and(query_param("page", "1"))
+        .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(json!({"total_count": 1500, "incomplete_results": true, "items": items})),
+        )
+        .expect(1)
+        .mount(&s.gh)
+        .await;
+    let run = fleet(&s, &[]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    s.gh.verify().await;
+    let targets = read_json(s.dir.path().join("ws/targets.json"));
+    assert_eq!(targets["queries"][0]["repos"].as_array().unwrap().len(), 2, "{targets:#}");
+    for said in ["matched 1500 results", "at most 1000", "incomplete"] {
+        assert!(run.stderr.contains(said), "{said}: {}", run.stderr);
+    }
+    assert_eq!(targets["queries"][0]["warnings"].as_array().unwrap().len(), 2, "{targets:#}");
+}

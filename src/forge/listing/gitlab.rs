@@ -6,14 +6,11 @@ use crate::forge::github::encode;
 use crate::forge::gitlab::GitLab;
 use serde_json::Value;
 
-pub async fn list(gl: &GitLab, group: &str, subgroups: bool, language: Option<&str>) -> Result<Listing> {
-    let mut path = format!(
+pub async fn list(gl: &GitLab, group: &str, subgroups: bool) -> Result<Listing> {
+    let path = format!(
         "/groups/{}/projects?include_subgroups={subgroups}&order_by=path&sort=asc&per_page={PER_PAGE}",
         encode(group)
     );
-    if let Some(l) = language {
-        path.push_str(&format!("&with_programming_language={}", encode(l)));
-    }
     let what = format!("projects of the GitLab group `{group}`");
     let mut out = Listing::default();
     let mut seen = std::collections::HashSet::new();
@@ -32,8 +29,7 @@ pub async fn list(gl: &GitLab, group: &str, subgroups: bool, language: Option<&s
             HoneError::new(Code::Forge, format!("GitLab's answer listing the {what} is not a list of projects"))
         })?;
         for item in items {
-            let listed = listed(item, language);
-            if let Some(l) = listed.filter(|l| seen.insert(l.path.to_ascii_lowercase())) {
+            if let Some(l) = listed(item).filter(|l| seen.insert(l.path.to_ascii_lowercase())) {
                 out.repos.push(l);
             }
         }
@@ -45,9 +41,8 @@ pub async fn list(gl: &GitLab, group: &str, subgroups: bool, language: Option<&s
     Ok(out)
 }
 
-/// One project from GitLab's description of it. GitLab's listing does not say a project's
-/// language: the request asked GitLab to keep only `language`'s, so each has it.
-fn listed(v: &Value, language: Option<&str>) -> Option<Listed> {
+/// One project from GitLab's description of it (which does not say its language).
+fn listed(v: &Value) -> Option<Listed> {
     let topics = v.get("topics").or_else(|| v.get("tag_list")).and_then(Value::as_array);
     Some(Listed {
         path: v.get("path_with_namespace")?.as_str()?.to_string(),
@@ -55,6 +50,6 @@ fn listed(v: &Value, language: Option<&str>) -> Option<Listed> {
         fork: Some(v.get("forked_from_project").is_some_and(|f| !f.is_null())),
         visibility: v.get("visibility").and_then(Value::as_str).map(str::to_string),
         topics: topics.map(|t| t.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default(),
-        language: language.map(str::to_string),
+        language: None,
     })
 }

@@ -17,11 +17,10 @@ pub enum Source {
     GithubUser(String),
     GithubSearch(String),
     GithubCode(String),
-    /// A group's projects; GitLab filters by language itself (its listing does not say it).
+    /// A group's projects (with `subgroups`, its subgroups' too).
     GitlabGroup {
         group: String,
         subgroups: bool,
-        language: Option<String>,
     },
 }
 
@@ -61,9 +60,7 @@ pub enum Client<'a> {
 /// List `source` through `client` (GitHub sources need a GitHub client, GitLab's a GitLab one).
 pub async fn list(client: Client<'_>, source: &Source) -> Result<Listing> {
     match (client, source) {
-        (Client::GitLab(gl), Source::GitlabGroup { group, subgroups, language }) => {
-            gitlab::list(gl, group, *subgroups, language.as_deref()).await
-        }
+        (Client::GitLab(gl), Source::GitlabGroup { group, subgroups }) => gitlab::list(gl, group, *subgroups).await,
         (Client::GitHub(gh), s) if !matches!(s, Source::GitlabGroup { .. }) => github::list(gh, s).await,
         _ => Err(crate::error::HoneError::new(
             crate::error::Code::Internal,

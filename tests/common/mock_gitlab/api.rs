@@ -66,6 +66,7 @@ impl Ctx<'_> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Route {
     Project,
+    GroupProjects,
     ListMrs,
     CreateMr,
     GetMr,
@@ -85,6 +86,7 @@ fn route_of(op: &Op) -> Route {
     let note = format!("{notes}/{{note_id}}");
     match (op.method.as_str(), op.template.as_str()) {
         ("GET", "/api/v4/projects/{id}") => Route::Project,
+        ("GET", "/api/v4/groups/{id}/projects") => Route::GroupProjects,
         ("GET", "/api/v4/projects/{id}/merge_requests") => Route::ListMrs,
         ("POST", "/api/v4/projects/{id}/merge_requests") => Route::CreateMr,
         ("GET", t) if t == mr => Route::GetMr,
@@ -105,7 +107,7 @@ fn route_of(op: &Op) -> Route {
 /// `authenticate!` (notes, writes, `/user`, the token itself).
 fn policy(route: Route) -> Policy {
     let read_mr = matches!(route, Route::ListMrs | Route::GetMr | Route::ListNotes | Route::GetNote);
-    let open = matches!(route, Route::Project | Route::ListMrs | Route::GetMr | Route::Users);
+    let open = matches!(route, Route::Project | Route::GroupProjects | Route::ListMrs | Route::GetMr | Route::Users);
     Policy {
         job_token: read_mr,
         authenticate: !open,
@@ -184,6 +186,7 @@ fn answer(
     let mut ctx = Ctx { st, base, url, who, path, params };
     let result = match route {
         Route::Project => get_project(&ctx),
+        Route::GroupProjects => group_projects(&ctx),
         Route::ListMrs => mrs::list(&ctx),
         Route::CreateMr => mrs::create(&mut ctx),
         Route::GetMr => mrs::get(&ctx),
@@ -207,6 +210,39 @@ fn get_project(ctx: &Ctx) -> Result<Reply, Reply> {
     };
     let p = ctx.st.project_by_id(id).expect("a visible project exists");
     Ok(Reply::json(200, entities::project(ctx.st, p, ctx.base, access)))
+}
+
+/// `GET /groups/:id/projects`: the group's projects the caller sees (with `include_subgroups`,
+/// its subgroups' too), by `order_by` (`path`, else GitLab's default, newest first), filtered by
+/// `archived`. The stand-in's groups are the namespaces of its projects: none is 404.
+fn group_projects(ctx: &Ctx) -> Result<Reply, Reply> {
+    let group = ctx.path.get("id").cloned().unwrap_or_default();
+    let prefix = format!("{}/", group.to_ascii_lowercase());
+    let in_group = |path: &str, deep: bool| {
+        let lower = path.to_ascii_lowercase();
+        lower.strip_prefix(&prefix).is_some_and(|rest| deep || !rest.contains('/'))
+    };
+    if !ctx.st.projects.iter().any(|p| in_group(&p.path, true)) {
+        return Err(Reply::message(404, "404 Group Not Found"));
+    }
+    let deep = ctx.params.bool("include_subgroups").unwrap_or(false);
+    let archived = ctx.params.bool("archived");
+    let mut found: Vec<&super::state::Project> = ctx
+        .st
+        .projects
+        .iter()
+        .filter(|p| in_group(&p.path, deep) && archived.is_none_or(|a| p.archived == a))
+        .filter(|p| ctx.visible(&p.id.to_string()).is_some())
+        .collect();
+    match ctx.params.str("order_by").as_deref() {
+        Some("path") => found.sort_by_key(|p| p.path.to_ascii_lowercase()),
+        _ => found.sort_by_key(|p| std::cmp::Reverse(p.id)),
+    }
+    if ctx.params.str("sort").as_deref() == Some("desc") && ctx.params.str("order_by").as_deref() == Some("path") {
+        found.reverse();
+    }
+    let items = found.into_iter().map(|p| entities::project(ctx.st, p, ctx.base, 30)).collect();
+    Ok(entities::paginate(items, ctx.params, &ctx.url))
 }
 
 /// `GET /users`: anonymous callers must name a `username` (GitLab's rule), others may list.

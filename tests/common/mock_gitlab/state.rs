@@ -53,6 +53,8 @@ pub struct Project {
     pub forked_from: Option<u64>,
     pub job_token_push: bool,
     pub created_at: String,
+    pub archived: bool,
+    pub topics: Vec<String>,
 }
 
 pub struct User {
