@@ -249,3 +249,33 @@ async fn a_code_search_runs_each_repository_once_and_says_what_the_search_missed
     }
     assert_eq!(targets["queries"][0]["warnings"].as_array().unwrap().len(), 2, "{targets:#}");
 }
+
+/// GitHub's primary rate limit runs out between two pages: hone waits for the reset GitHub names
+/// and goes on; nothing fails and no page is asked twice once answered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_waits_out_a_rate_limit_between_pages() {
+    let s = setup("{ org: acme, language: python, topics: [service] }").await;
+    let reset = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 1;
+    Mock::given(method("GET"))
+        .and(path("/orgs/acme/repos"))
+        .and(query_param("page", "2"))
+        .respond_with(
+            ResponseTemplate::new(403)
+                .insert_header("x-ratelimit-remaining", "0")
+                .insert_header("x-ratelimit-reset", reset.to_string().as_str())
+                .set_body_json(json!({"message": "API rate limit exceeded"})),
+        )
+        .up_to_n_times(1)
+        .with_priority(1)
+        .mount(&s.gh)
+        .await;
+    mount_org(&s.gh).await;
+    let run = fleet(&s, &[]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    s.gh.verify().await;
+    let pages: Vec<String> =
+        s.gh.received_requests().await.unwrap().iter().map(|r| r.url.query().unwrap_or("").to_string()).collect();
+    assert_eq!(pages.len(), 3, "page 1, page 2 refused, page 2 again: {pages:?}");
+    let report = read_json(s.dir.path().join("ws/fleet.json"));
+    assert_eq!(report["repos"].as_array().unwrap().len(), 2, "{report:#}");
+}
