@@ -139,8 +139,10 @@ async fn list(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<Resol
     let place = forge_wide(cx.env, &cx.job.forge, token_env, kind).ok_or_else(no_server)?;
     let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(no_server)?;
     let token = place.token.as_ref().ok_or_else(|| {
-        HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories", place.forge_name()))
-            .hint(format!("set {}", place.token_source(token_env)))
+        let app = kind == crate::spec::forge::ForgeKind::Github && crate::forge::app::configured(cx.env);
+        let why = if app { " (a GitHub App's installation token cannot list yet)" } else { "" };
+        HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories{why}", place.forge_name()))
+            .hint(format!("set {} to a token that can read them", place.token_source(token_env)))
     })?;
     let queue = cx.shared.forge_queue.clone();
     let listing = match kind {
