@@ -38,6 +38,7 @@ mod fleet_dirs;
 mod fleet_events;
 mod fleet_paths;
 mod fleet_prs;
+mod fleet_prs_runs;
 mod forge_credentials;
 mod github_app;
 mod github_app_autofix;

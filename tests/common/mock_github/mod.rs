@@ -92,6 +92,14 @@ pub struct Seen {
     pub method: String,
     pub path: String,
     pub body: serde_json::Value,
+    pub at: std::time::SystemTime,
+}
+
+impl Seen {
+    /// When it arrived, in whole unix seconds (as GitHub's reset times are).
+    pub fn at_unix(&self) -> u64 {
+        self.at.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    }
 }
 
 /// A rate limit the stand-in answers with, once its request count reaches `at`.

@@ -99,6 +99,7 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
             method: method.to_string(),
             path: format!("{path}{}", uri.query().map(|q| format!("?{q}")).unwrap_or_default()),
             body: body.clone(),
+            at: SystemTime::now(),
         });
         seen.len()
     };
