@@ -293,3 +293,18 @@ async fn a_pr_whose_head_moved_after_it_was_checked_is_refused_not_merged() {
     );
     assert_eq!(gh.count("PUT", "/"), 1, "a refusal is reported, not retried");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_target_is_refused_as_not_supported_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let gh = MockGithub::start().await;
+    let fleet = fleet_with_prs(dir.path(), &[("lab", 5)]);
+    let text = std::fs::read_to_string(&fleet).unwrap().replace("https://github.com/", "https://gitlab.com/");
+    std::fs::write(&fleet, text).unwrap();
+    let run = prs(&gh, &fleet, &["status"]).await;
+    assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
+    let e = entry(&report(dir.path(), "status"), "lab").clone();
+    assert_eq!((e["forge"].clone(), e["code"].clone()), (json!("gitlab"), json!("E_FORGE")), "{e:#}");
+    assert!(e["error"].as_str().unwrap().contains("does not support GitLab merge requests yet"), "{e:#}");
+    assert!(gh.seen().is_empty(), "nothing was asked of GitHub");
+}
