@@ -30,6 +30,61 @@ pub enum FleetAction {
         #[arg(long, default_value = ".")]
         out: PathBuf,
     },
+    /// Follow the PRs a fleet opened (its fleet.json) to merged: their status, close or merge them.
+    Prs {
+        #[command(subcommand)]
+        action: PrsAction,
+    },
+}
+
+/// `hone fleet prs …`: the PR lifecycle of a fleet.
+#[derive(Debug, Subcommand)]
+pub enum PrsAction {
+    /// Each PR's state, checks, reviews, mergeability and age: `prs-status.json` and `.md`.
+    /// Exit 0 when every PR is merged or closed by choice, 4 while some are open.
+    Status(PrsArgs),
+    /// Close the open PRs with a comment saying why, and delete their branches (hone's only).
+    Close {
+        #[command(flatten)]
+        args: PrsArgs,
+        /// The comment's text (default: names hone and the fleet's job).
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+        /// Say what would be closed; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Merge the PRs that are open, not drafts, with checks passing, reviews allowing and
+    /// mergeable, at the head commit checked; never forced. A base branch that requires a merge
+    /// queue gets them queued instead.
+    Merge {
+        #[command(flatten)]
+        args: PrsArgs,
+        /// Say what would be merged, and why the others are not; change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// How GitHub merges.
+        #[arg(long, value_enum, default_value = "merge")]
+        method: crate::fleet::prs::Method,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PrsArgs {
+    /// The fleet file (YAML): its targets name each PR's repository, its job the forge settings.
+    pub file: PathBuf,
+    /// Where fleet.json is read and the prs reports written (default: the fleet file's `out`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Skip the repositories the last run of this command finished (its report or journal).
+    #[arg(long)]
+    pub resume: bool,
+    /// At most N PRs at once (default: the fleet's `concurrency`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub concurrency: Option<u32>,
+    /// Print the report (JSON) on stdout instead of the result line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -242,8 +297,28 @@ mod tests {
         let Command::Fleet { args, .. } = ok.command else { panic!("not fleet") };
         assert_eq!(args.shard, Some(Shard { index: Some(2), count: 3 }));
         assert_eq!(args.only, Some(Only::Failed));
+        let prs = Cli::try_parse_from(["hone", "fleet", "prs", "merge", "f.yaml", "--dry-run", "--method", "squash"]);
+        let Command::Fleet {
+            action: Some(FleetAction::Prs { action: PrsAction::Merge { args, dry_run, method } }),
+            ..
+        } = prs.unwrap().command
+        else {
+            panic!("not fleet prs merge")
+        };
+        assert_eq!((args.file.to_str(), dry_run, method), (Some("f.yaml"), true, crate::fleet::prs::Method::Squash));
+        let m = Cli::try_parse_from(["hone", "fleet", "merge", "a", "b", "--out", "o"]).unwrap();
+        assert!(matches!(m.command, Command::Fleet { action: Some(FleetAction::Merge { .. }), .. }), "shard merge");
+        let s =
+            Cli::try_parse_from(["hone", "-q", "fleet", "prs", "status", "f.yaml", "--resume", "--concurrency", "8"]);
+        let Command::Fleet { action: Some(FleetAction::Prs { action: PrsAction::Status(a) }), .. } = s.unwrap().command
+        else {
+            panic!("not fleet prs status")
+        };
+        assert_eq!((a.resume, a.concurrency), (true, Some(8)));
         for bad in [
-            &["hone", "fleet", "f.yaml", "--shard", "4/3"][..],
+            &["hone", "fleet", "prs", "merge", "f.yaml", "--method", "force"][..],
+            &["hone", "fleet", "prs", "status", "f.yaml", "--concurrency", "0"],
+            &["hone", "fleet", "f.yaml", "--shard", "4/3"],
             &["hone", "fleet", "f.yaml", "--only", "passed"],
             &["hone", "fleet", "f.yaml", "--emit-matrix", "0"],
         ] {

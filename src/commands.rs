@@ -10,7 +10,7 @@ macro_rules! print {
     ($($arg:tt)*) => { ::std::print!("{}", crate::ci_text::lines(&format!($($arg)*))) };
 }
 
-use crate::cli::{Cli, Command, FleetAction, FleetArgs, RunArgs};
+use crate::cli::{Cli, Command, FleetAction, FleetArgs, PrsAction, RunArgs};
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
 use crate::exit;
@@ -126,8 +126,10 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
             exit::INVALID_INPUT
         }
     };
-    if let Some(FleetAction::Merge { dirs, out }) = action {
-        return report(crate::fleet::merge(&dirs, &out));
+    match action {
+        Some(FleetAction::Merge { dirs, out }) => return report(crate::fleet::merge(&dirs, &out)),
+        Some(FleetAction::Prs { action }) => return fleet_prs(action, quiet, redactor).await,
+        None => {}
     }
     let Some(file) = a.file else {
         eprintln!("error: give a fleet file: hone fleet FLEET.yaml");
@@ -172,6 +174,43 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
         out: a.out.clone(),
     };
     report(crate::fleet::run(opts).await)
+}
+
+/// `hone fleet prs status|close|merge`: the result line (or the report, `--json`) on stdout.
+async fn fleet_prs(action: PrsAction, quiet: bool, redactor: Redactor) -> i32 {
+    use crate::fleet::prs::Command as C;
+    let (args, command) = match action {
+        PrsAction::Status(a) => (a, C::Status),
+        PrsAction::Close { args, reason, dry_run } => (args, C::Close { reason, dry_run }),
+        PrsAction::Merge { args, dry_run, method } => (args, C::Merge { method, dry_run }),
+    };
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    let opts = crate::fleet::prs::PrsOptions {
+        file: args.file,
+        command,
+        out: args.out.clone(),
+        resume: args.resume,
+        concurrency: args.concurrency.map(|n| n as usize),
+        cancel,
+        redactor,
+        quiet,
+        env: Arc::new(RunEnv::from_process()),
+    };
+    match crate::fleet::prs::run(opts).await {
+        Ok(o) => {
+            if args.json {
+                println!("{}", o.json);
+            } else {
+                println!("{}", o.line);
+            }
+            o.exit_code
+        }
+        Err(e) => {
+            eprintln!("{}", e.render());
+            exit::INVALID_INPUT
+        }
+    }
 }
 
 /// `hone init`: the files for the repository's ecosystem and forge; the result line on stdout.

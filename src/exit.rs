@@ -11,3 +11,6 @@ pub const INVALID_INPUT: i32 = 2;
 pub const INFRA_FAILURE: i32 = 3;
 /// Interrupted by SIGINT or SIGTERM.
 pub const INTERRUPTED: i32 = 130;
+/// `hone fleet prs`: some pull requests are still open (or closed by someone else, or a merge
+/// is still to happen): not every PR is merged or closed by choice yet.
+pub const PRS_OPEN: i32 = 4;

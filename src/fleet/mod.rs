@@ -6,6 +6,7 @@ pub mod aggregate;
 mod clone;
 mod layout;
 mod pool;
+pub mod prs;
 pub mod query;
 mod resolve;
 mod resume;

@@ -62,17 +62,24 @@ pub async fn resolve(fleet: &mut Fleet, cx: &Context<'_>) -> Result<Option<Resol
         };
         done.push(r);
     }
+    expand(fleet, &done);
+    Ok(Some(Resolved { schema_version: 1, resolved_at: crate::events::now_rfc3339(), queries: done }))
+}
+
+/// Put each query's repositories (`done`, in the queries' order) in its place in the list.
+fn expand(fleet: &mut Fleet, done: &[ResolvedQuery]) {
     let mut targets = Vec::new();
-    let mut seen: std::collections::HashSet<(Source, Option<String>)> =
-        fleet.targets.iter().map(|t| (t.source.clone(), t.base.clone())).collect();
+    let mut seen: std::collections::HashSet<(String, Option<String>)> =
+        fleet.targets.iter().map(|t| (same(&t.source), t.base.clone())).collect();
     let mut listed = fleet.targets.drain(..).enumerate().peekable();
-    for (q, r) in fleet.queries.iter().zip(&done) {
+    for (q, r) in fleet.queries.iter().zip(done) {
         while let Some((_, t)) = listed.next_if(|(i, _)| *i < q.at) {
             targets.push(t);
         }
         for url in &r.repos {
-            if seen.insert((Source::Url(url.clone()), q.base.clone())) {
-                targets.push(Target::new(Source::Url(url.clone()), q.base.clone()));
+            let source = Source::Url(url.clone());
+            if seen.insert((same(&source), q.base.clone())) {
+                targets.push(Target::new(source, q.base.clone()));
             }
         }
     }
@@ -80,7 +87,39 @@ pub async fn resolve(fleet: &mut Fleet, cx: &Context<'_>) -> Result<Option<Resol
     super::layout::make_unique(targets.iter_mut().map(|t| &mut t.id));
     fleet.targets = targets;
     fleet.queries.clear();
-    Ok(Some(Resolved { schema_version: 1, resolved_at: crate::events::now_rfc3339(), queries: done }))
+}
+
+/// What makes two sources the same repository: a URL without credentials, a trailing `/` or
+/// `.git`, in any case (forges' paths are case-insensitive); a path as it is.
+fn same(s: &Source) -> String {
+    match s {
+        Source::Url(u) => {
+            let u = crate::forge::credential::without_userinfo(u).to_ascii_lowercase();
+            let u = u.trim_end_matches('/');
+            u.strip_suffix(".git").unwrap_or(u).to_string()
+        }
+        Source::Path(p) => p.display().to_string(),
+    }
+}
+
+/// Make `fleet`'s queries into the repositories the last run in `out` resolved them to, without
+/// asking any forge (for `hone fleet prs`, which follows what that run opened).
+pub fn from_previous(fleet: &mut Fleet, out: &Path) -> Result<(), HoneError> {
+    if fleet.queries.is_empty() {
+        return Ok(());
+    }
+    let missing = || {
+        HoneError::new(Code::Spec, format!("the fleet file's queries are not resolved in {}", out.join(FILE).display()))
+            .hint("run `hone fleet FILE` first (it writes the list), or point --out at its output")
+    };
+    let previous = previous(out)?.ok_or_else(missing)?;
+    let mut done = Vec::new();
+    for q in &fleet.queries {
+        let found = previous.queries.iter().find(|p| p.query == q.query && p.base == q.base);
+        done.push(found.cloned().ok_or_else(missing)?);
+    }
+    expand(fleet, &done);
+    Ok(())
 }
 
 /// Make the fleet's queries into targets (on `--resume` and `--only failed`, from the list the
@@ -187,4 +226,38 @@ pub fn write(out: &Path, r: &Resolved) -> Result<(), HoneError> {
     let d = crate::output::dir::ReportDir::new(out, None).map_err(io)?;
     let text = serde_json::to_string_pretty(r).map_err(|e| io(std::io::Error::other(e)))?;
     d.write(FILE, text.as_bytes()).map_err(|e| HoneError::new(Code::Io, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fleet file's queries, resolved from an earlier run's `targets.json` and only from it.
+    #[test]
+    fn prs_follow_the_repositories_the_last_run_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("fleet.yaml");
+        let text = "version: 1\njob: j.yaml\nrepos:\n  - url: https://github.com/acme/first\n  - github: { org: acme }\n  - url: https://github.com/acme/last\n";
+        std::fs::write(&file, text).unwrap();
+        let load = || super::super::spec::load(&file).unwrap();
+        let out = dir.path().join("out");
+        let e = from_previous(&mut load(), &out).unwrap_err();
+        assert!(e.message.contains("not resolved"), "{}", e.message);
+        let query = load().queries[0].query.clone();
+        let urls = ["https://github.com/acme/a.git", "https://GitHub.com/Acme/first.git"];
+        let repos = urls.iter().map(|u| u.to_string()).collect();
+        let q = ResolvedQuery { query, base: None, requests: 1, warnings: vec![], repos };
+        write(&out, &Resolved { schema_version: 1, resolved_at: "t".into(), queries: vec![q.clone()] }).unwrap();
+        let mut fleet = load();
+        from_previous(&mut fleet, &out).unwrap();
+        let ids: Vec<&str> = fleet.targets.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["acme__first", "acme__a", "acme__last"],
+            "in the file's order, a repository listed twice once"
+        );
+        let other = ResolvedQuery { query: super::super::query::Query::Gitlab(Default::default()), ..q };
+        write(&out, &Resolved { schema_version: 1, resolved_at: "t".into(), queries: vec![other] }).unwrap();
+        assert!(from_previous(&mut load(), &out).is_err(), "another query's list is not this one's");
+    }
 }

@@ -131,25 +131,65 @@ impl GitHub {
     pub async fn patch(&self, path: &str, body: &Value) -> Result<Resp> {
         self.call(Method::PATCH, path, Some(body)).await
     }
+    pub async fn put(&self, path: &str, body: &Value) -> Result<Resp> {
+        self.call(Method::PUT, path, Some(body)).await
+    }
+    pub async fn delete(&self, path: &str) -> Result<Resp> {
+        self.call(Method::DELETE, path, None).await
+    }
+
+    /// The same client (connections, token, API, mutation queue) for another repository.
+    pub fn with_repo(&self, owner: &str, repo: &str) -> Result<GitHub> {
+        if !is_name(owner) || !is_name(repo) {
+            return Err(HoneError::new(
+                Code::Forge,
+                format!(
+                    "`{owner}/{repo}` is not a valid GitHub repository: an owner and a repository name are letters, digits, `.`, `_` and `-` (not `.` or `..`)"
+                ),
+            ));
+        }
+        Ok(GitHub {
+            http: self.http.clone(),
+            base: self.base.clone(),
+            auth: self.auth.clone(),
+            owner: owner.into(),
+            repo: repo.into(),
+            retries: AtomicU32::new(0),
+            queue: self.queue.clone(),
+        })
+    }
+
+    /// POST a GraphQL document to the API's GraphQL endpoint: `{api}/graphql`, or on GitHub
+    /// Enterprise Server (`https://HOST/api/v3`) `https://HOST/api/graphql`. Same server, same token.
+    pub async fn graphql(&self, query: &str, variables: &Value) -> Result<Resp> {
+        let root = self.base.strip_suffix("/v3").unwrap_or(&self.base);
+        let url = format!("{root}/graphql");
+        let body = serde_json::json!({"query": query, "variables": variables});
+        self.send(Method::POST, &url, "/graphql", Some(&body)).await
+    }
 
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Resp> {
         let url = format!("{}{path}", self.base);
+        self.send(method, &url, path, body).await
+    }
+
+    async fn send(&self, method: Method, url: &str, path: &str, body: Option<&Value>) -> Result<Resp> {
         let what = format!("GitHub {method} {path}");
         super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
-            let (status, headers, text) =
-                match tokio::time::timeout(REQUEST_LIMIT, self.once(&method, &url, body)).await {
-                    Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,
-                    Err(_) => {
-                        return Err(HoneError::new(
-                            Code::Io,
-                            format!(
-                                "GitHub request {method} {path} got no whole answer within {}s",
-                                REQUEST_LIMIT.as_secs()
-                            ),
-                        )
-                        .hint("check the network, the proxy (HTTPS_PROXY) and GITHUB_API_URL"));
-                    }
-                };
+            let (status, headers, text) = match tokio::time::timeout(REQUEST_LIMIT, self.once(&method, url, body)).await
+            {
+                Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,
+                Err(_) => {
+                    return Err(HoneError::new(
+                        Code::Io,
+                        format!(
+                            "GitHub request {method} {path} got no whole answer within {}s",
+                            REQUEST_LIMIT.as_secs()
+                        ),
+                    )
+                    .hint("check the network, the proxy (HTTPS_PROXY) and GITHUB_API_URL"));
+                }
+            };
             let text = text.ok_or_else(|| {
                 HoneError::new(
                     Code::Forge,

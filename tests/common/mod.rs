@@ -10,6 +10,8 @@
 //! - `mock_model`: the model server; `repo`: git repositories; `commits`: the commit check;
 //! - `mock_bedrock`: Amazon Bedrock's and STS's stand-in, checking signatures as AWS does;
 //! - `mock_vertex`: Vertex AI and Google's identity services (token endpoint, STS, IAM, metadata);
+//! - `mock_github`: GitHub's REST and GraphQL API with state (PRs in every state, checks, reviews,
+//!   merges, the merge queue, rate limits) for `hone fleet prs`;
 //! - `mock_github_app`: GitHub's API as a GitHub App sees it (JWT, installations, tokens, PRs);
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
@@ -36,6 +38,7 @@ pub mod git_http;
 pub mod hone;
 pub mod mock_azure;
 pub mod mock_bedrock;
+pub mod mock_github;
 pub mod mock_github_app;
 pub mod mock_gitlab;
 pub mod mock_model;

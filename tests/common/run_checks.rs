@@ -64,7 +64,7 @@ pub(super) fn before_run(cwd: &Path, args: &[String], env: &[(String, String)]) 
                 b.mock = Some((m, n));
             }
         }
-        Some("fleet") if args.get(1).map(String::as_str) != Some("merge") => {
+        Some("fleet") if !matches!(args.get(1).map(String::as_str), Some("merge" | "prs")) => {
             let dir = file.as_ref().and_then(|f| f.parent()).unwrap_or(cwd).to_path_buf();
             let ws = yaml_value(&text, "workspace").unwrap_or_else(|| ".hone/fleet".into());
             if let Some(job) = yaml_value(&text, "job") {

@@ -37,6 +37,8 @@ mod fleet;
 mod fleet_dirs;
 mod fleet_events;
 mod fleet_paths;
+mod fleet_prs;
+mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;
 mod github_app;

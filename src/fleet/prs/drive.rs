@@ -1,0 +1,228 @@
+//! Driving one `hone fleet prs` command over its PRs: each repository's forge place and client,
+//! at most `concurrency` PRs at once, each result journaled as it comes, a signal stopping the
+//! rest, and the reports written at the end whatever happened.
+
+use super::github::Api;
+use super::report::{self, PrResult, Totals};
+use super::state::{Journal, Ledger, previous};
+use super::{Command, Item, PrsOptions};
+use crate::error::{Code, HoneError};
+use crate::forge::github::GitHub;
+use crate::forge::place::{Input, Place};
+use crate::output::dir::ReportDir;
+use crate::spec::forge::ForgeKind;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+pub struct Plan {
+    pub opts: PrsOptions,
+    pub job: crate::spec::Job,
+    pub out: PathBuf,
+    /// Each PR with its target's URL (credentials and all: the place decides from it).
+    pub items: Vec<(Item, String)>,
+    /// PRs of targets the fleet file does not name as URLs: errors, as they are.
+    pub lost: Vec<PrResult>,
+    pub concurrency: usize,
+}
+
+/// An empty result for `item` on `forge`.
+pub fn result_for(item: &Item, forge: &str) -> PrResult {
+    PrResult {
+        id: item.id.clone(),
+        source: item.source.clone(),
+        forge: forge.into(),
+        number: item.number,
+        dry_run: false,
+        ..Default::default()
+    }
+}
+
+struct Ctx {
+    plan_opts: PrsOptions,
+    job: crate::spec::Job,
+    shared: crate::env::Shared,
+    /// One GitHub client per API and token: connections reused across repositories.
+    clients: Mutex<HashMap<(String, String), GitHub>>,
+    sent: AtomicU64,
+    retries: AtomicU64,
+    ledger: Ledger,
+    comment: String,
+    done: AtomicUsize,
+    total: usize,
+}
+
+impl Ctx {
+    /// The place of a target, decided as `hone fleet` decides it (`fleet::target_place`): the
+    /// forge by the URL's host, the repository from the URL, never the environment's.
+    async fn place(&self, url: &str) -> Result<Place, HoneError> {
+        let (env, spec, token_env) = (&self.plan_opts.env, &self.job.forge, self.job.git.token_env.as_deref());
+        let input = Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true };
+        let mut place = Place::decide(&input);
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+        let (redactor, cancel) = (&self.plan_opts.redactor, &self.plan_opts.cancel);
+        let cx = crate::forge::app::Context { env, shared: &self.shared, redactor, deadline, cancel };
+        crate::forge::app::into_place(&cx, &self.job, &mut place).await?;
+        Ok(place)
+    }
+
+    /// The GitHub client for `owner/repo` at the place's API with its token.
+    fn client(&self, place: &Place) -> Result<GitHub, HoneError> {
+        let Some((owner, repo)) = place.repo.as_deref().and_then(|r| r.split_once('/')) else {
+            return Err(HoneError::new(Code::Forge, "cannot tell the GitHub repository from the target's URL"));
+        };
+        let Some(token) = place.token.as_ref() else {
+            let var = place.token_source(self.job.git.token_env.as_deref());
+            return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the GitHub API"))
+                .hint(format!("set {var} to a token that may read (and for close/merge, write) pull requests")));
+        };
+        self.plan_opts.redactor.add(token.secret());
+        let key = (place.api.clone(), token.secret().to_string());
+        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = clients.get(&key) {
+            return c.with_repo(owner, repo);
+        }
+        let c = GitHub::new(&place.api, token.secret(), owner, repo, self.shared.forge_queue.clone())?;
+        let mine = c.with_repo(owner, repo)?;
+        clients.insert(key, c);
+        Ok(mine)
+    }
+
+    /// One PR, start to end; an error is the result's, never the run's.
+    async fn one(&self, item: Item, url: String) -> PrResult {
+        let place = self.place(&url).await;
+        let forge = place.as_ref().map_or("github", |p| if p.kind == ForgeKind::Gitlab { "gitlab" } else { "github" });
+        let mut r = result_for(&item, forge);
+        if let Err(e) = self.act(place, &item, &mut r).await {
+            let why = e.hint.as_ref().map_or_else(|| e.message.clone(), |h| format!("{}; {h}", e.message));
+            (r.code, r.error) = (Some(e.code), Some(self.plan_opts.redactor.apply(&why)));
+        }
+        r.dry_run = self.plan_opts.command.dry_run();
+        r
+    }
+
+    async fn act(&self, place: Result<Place, HoneError>, item: &Item, r: &mut PrResult) -> Result<(), HoneError> {
+        let mut place = place?;
+        if place.kind == ForgeKind::Gitlab {
+            return Err(HoneError::new(
+                Code::Forge,
+                format!(
+                    "`hone fleet prs` does not support GitLab merge requests yet (!{} of {})",
+                    item.number, item.source
+                ),
+            )
+            .hint("follow this merge request in GitLab; GitHub targets are supported"));
+        }
+        let gh = self.client(&place)?;
+        place.token = None;
+        let item = Item { repo: format!("{}/{}", gh.owner, gh.repo), ..item.clone() };
+        let api = Api { gh, sent: &self.sent };
+        let res = match &self.plan_opts.command {
+            Command::Status => super::status::observe(&api, item.number).await.map(|seen| {
+                super::status::fill(r, &seen);
+                r.closed_by_hone = self.ledger.has(&item.id, item.number);
+            }),
+            Command::Close { dry_run, .. } => {
+                let c = super::close::Close { comment: &self.comment, dry_run: *dry_run, ledger: &self.ledger };
+                super::close::one(&api, &item, &c, r).await
+            }
+            Command::Merge { method, dry_run } => super::merge::one(&api, &item, *method, *dry_run, r).await,
+        };
+        let retried = api.gh.retries.load(Ordering::Relaxed) as u64;
+        self.sent.fetch_add(retried, Ordering::Relaxed);
+        self.retries.fetch_add(retried, Ordering::Relaxed);
+        res
+    }
+
+    /// One PR, or `cancelled` when a signal comes first (a request under way is dropped).
+    async fn guarded(&self, item: Item, url: String) -> PrResult {
+        let cancel = &self.plan_opts.cancel;
+        let stopped = |item: &Item| PrResult {
+            code: Some(Code::Cancelled),
+            error: Some("stopped by a signal".into()),
+            ..result_for(item, "")
+        };
+        if cancel.is_cancelled() {
+            return stopped(&item);
+        }
+        let it = item.clone();
+        let r = tokio::select! {
+            r = self.one(item, url) => r,
+            () = cancel.cancelled() => stopped(&it),
+        };
+        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
+        if !self.plan_opts.quiet {
+            let why = r.error.as_deref().or(r.reason.as_deref()).map(|e| format!(": {e}")).unwrap_or_default();
+            eprintln!("hone fleet prs: {} #{}: {}{why} ({n}/{})", r.id, r.number, r.label(), self.total);
+        }
+        r
+    }
+}
+
+/// Run the plan and write the reports.
+pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
+    let Plan { opts, job, out, items, lost, concurrency } = plan;
+    let name = opts.command.name();
+    let io =
+        |what: &str, e: std::io::Error| HoneError::new(Code::Io, format!("cannot {what} in {}: {e}", out.display()));
+    let dir = ReportDir::new(&out, None).map_err(|e| io("use the reports directory", e))?;
+    let mut results = lost;
+    let kept: Vec<PrResult> = if opts.resume {
+        previous(&dir, name).into_iter().filter(PrResult::finished).map(|p| PrResult { resumed: true, ..p }).collect()
+    } else {
+        Vec::new()
+    };
+    let items: Vec<(Item, String)> = items.into_iter().filter(|(i, _)| !kept.iter().any(|k| k.id == i.id)).collect();
+    let journal = Journal::start(&dir, name, &kept).map_err(|e| io("write the journal", e))?;
+    results.extend(kept);
+    let comment = match &opts.command {
+        Command::Close { reason, .. } => super::close::comment_text(reason.as_deref(), &job.name),
+        _ => String::new(),
+    };
+    let ctx = Ctx {
+        ledger: Ledger::read(&dir),
+        total: items.len(),
+        plan_opts: opts,
+        job,
+        shared: Default::default(),
+        clients: Mutex::new(HashMap::new()),
+        sent: AtomicU64::new(0),
+        retries: AtomicU64::new(0),
+        comment,
+        done: AtomicUsize::new(0),
+    };
+    let (started, started_at) = (std::time::Instant::now(), crate::events::now_rfc3339());
+    let mut stream = futures_util::stream::iter(items).map(|(i, u)| ctx.guarded(i, u)).buffer_unordered(concurrency);
+    while let Some(r) = stream.next().await {
+        if let Err(e) = journal.add(&r) {
+            tracing::warn!("cannot journal a result: {e}");
+        }
+        results.push(r);
+    }
+    drop(stream);
+    let totals = Totals {
+        started_at,
+        duration_ms: started.elapsed().as_millis() as u64,
+        requests: ctx.sent.load(Ordering::Relaxed),
+        retries: ctx.retries.load(Ordering::Relaxed),
+        interrupted: ctx.plan_opts.cancel.is_cancelled(),
+    };
+    let dry_run = ctx.plan_opts.command.dry_run();
+    let r = report::build(name, dry_run, results, totals);
+    let json = serde_json::to_vec_pretty(&r).map_err(|e| io("write the report", std::io::Error::other(e)))?;
+    dir.write(&format!("prs-{name}.json"), &json).map_err(|e| io("write the report", e))?;
+    dir.write(&format!("prs-{name}.md"), report::markdown(&r).as_bytes()).map_err(|e| io("write the report", e))?;
+    let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let line = format!(
+        "hone fleet prs {name}: {} PRs: {} (exit {}); {} requests; reports in {}",
+        r.prs.len(),
+        if counts.is_empty() { "none".to_string() } else { counts.join(", ") },
+        r.exit_code,
+        r.requests,
+        out.display()
+    );
+    let json = String::from_utf8_lossy(&json).into_owned();
+    Ok(super::PrsOutcome { exit_code: r.exit_code, line, json })
+}

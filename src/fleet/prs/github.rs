@@ -1,0 +1,230 @@
+//! The GitHub requests `hone fleet prs` makes for one pull request: read it, its checks, its
+//! reviews and its base branch's rules; comment, close, delete its branch, merge or enqueue it.
+//! Every path is made from the fleet file's repository and fleet.json's PR number and branch,
+//! encoded; nothing in an answer names where the next request goes.
+
+use crate::error::{Code, HoneError, Result};
+use crate::forge::github::{GitHub, Resp, encode};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The most pages of check runs, statuses or reviews read for one PR (100 a page).
+const MAX_PAGES: u32 = 10;
+
+/// One repository's client, counting the requests it makes.
+pub struct Api<'a> {
+    pub gh: GitHub,
+    pub sent: &'a AtomicU64,
+}
+
+/// A pull request as GitHub describes it: only the fields hone reads.
+#[derive(Debug, Clone, Default)]
+pub struct Pr {
+    pub url: String,
+    pub node_id: String,
+    /// `open` or `closed`.
+    pub state: String,
+    pub merged: bool,
+    pub draft: bool,
+    pub head_sha: String,
+    pub head_ref: String,
+    /// `owner/repo` of the head, `None` when the fork is gone.
+    pub head_repo: Option<String>,
+    pub base_ref: String,
+    pub base_repo: Option<String>,
+    /// `true`, `false`, or `None` while GitHub computes it.
+    pub mergeable: Option<bool>,
+    pub mergeable_state: String,
+    pub created_at: String,
+}
+
+/// What the base branch's rules ask of a merge (its rulesets, readable with read access).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    pub merge_queue: bool,
+    pub required_reviews: u64,
+}
+
+/// How a merge request ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    Merged,
+    /// GitHub refused it: 405 (not mergeable, branch protection, a merge queue), 409 (the head
+    /// moved since it was checked), 422; with GitHub's message.
+    Refused(u16, String),
+}
+
+fn failed(what: &str, r: &Resp) -> HoneError {
+    HoneError::new(Code::Forge, format!("{what} failed: {}", quote(&r.message())))
+}
+
+impl Api<'_> {
+    async fn get(&self, path: &str) -> Result<Resp> {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        self.gh.get(path).await
+    }
+
+    fn count(&self) {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub async fn pull(&self, n: u64) -> Result<Pr> {
+        let r = self.get(&self.gh.repo_path(&format!("/pulls/{n}"))).await?;
+        if !r.ok() {
+            return Err(failed(&format!("reading PR #{n}"), &r));
+        }
+        let b = &r.body;
+        let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+        Ok(Pr {
+            url: s(&b["html_url"]),
+            node_id: s(&b["node_id"]),
+            state: s(&b["state"]),
+            merged: b["merged"].as_bool().unwrap_or(false) || !b["merged_at"].is_null(),
+            draft: b["draft"].as_bool().unwrap_or(false),
+            head_sha: s(&b["head"]["sha"]),
+            head_ref: s(&b["head"]["ref"]),
+            head_repo: b["head"]["repo"]["full_name"].as_str().map(str::to_string),
+            base_ref: s(&b["base"]["ref"]),
+            base_repo: b["base"]["repo"]["full_name"].as_str().map(str::to_string),
+            mergeable: b["mergeable"].as_bool(),
+            mergeable_state: s(&b["mergeable_state"]),
+            created_at: s(&b["created_at"]),
+        })
+    }
+
+    /// Every item of a paged list under `key` (or the answer itself when it is the list).
+    async fn pages(&self, path: &str, key: Option<&str>, what: &str) -> Result<Vec<Value>> {
+        let mut all = Vec::new();
+        for page in 1..=MAX_PAGES {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let r = self.get(&format!("{path}{sep}per_page=100&page={page}")).await?;
+            if !r.ok() {
+                return Err(failed(what, &r));
+            }
+            let items = match key {
+                Some(k) => r.body[k].as_array().cloned().unwrap_or_default(),
+                None => r.body.as_array().cloned().unwrap_or_default(),
+            };
+            let n = items.len();
+            all.extend(items);
+            if n < 100 {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
+    /// The head commit's check runs (`status`, `conclusion`) and commit statuses (`state`, the
+    /// latest per context).
+    pub async fn checks(&self, sha: &str) -> Result<(Vec<Value>, Vec<Value>)> {
+        let sha = encode(sha);
+        let runs = self.gh.repo_path(&format!("/commits/{sha}/check-runs"));
+        let runs = self.pages(&runs, Some("check_runs"), "reading the check runs").await?;
+        let statuses = self.gh.repo_path(&format!("/commits/{sha}/status"));
+        let statuses = self.pages(&statuses, Some("statuses"), "reading the commit statuses").await?;
+        Ok((runs, statuses))
+    }
+
+    /// Each review as (reviewer's login, state), oldest first.
+    pub async fn reviews(&self, n: u64) -> Result<Vec<(String, String)>> {
+        let path = self.gh.repo_path(&format!("/pulls/{n}/reviews"));
+        let all = self.pages(&path, None, "reading the reviews").await?;
+        Ok(all
+            .iter()
+            .map(|r| (r["user"]["login"].as_str().unwrap_or("").to_string(), r["state"].as_str().unwrap_or("").into()))
+            .collect())
+    }
+
+    /// The active rules on `branch`; none known when GitHub does not say (an old GitHub
+    /// Enterprise Server without rulesets answers 404).
+    pub async fn rules(&self, branch: &str) -> Result<Rules> {
+        let path = self.gh.repo_path(&format!("/rules/branches/{}", encode(branch)));
+        let r = self.get(&path).await?;
+        if r.status == 404 {
+            return Ok(Rules::default());
+        }
+        if !r.ok() {
+            return Err(failed("reading the base branch's rules", &r));
+        }
+        let rules = r.body.as_array().cloned().unwrap_or_default();
+        let mut out = Rules::default();
+        for rule in &rules {
+            match rule["type"].as_str() {
+                Some("merge_queue") => out.merge_queue = true,
+                Some("pull_request") => {
+                    let n = rule["parameters"]["required_approving_review_count"].as_u64().unwrap_or(0);
+                    out.required_reviews = out.required_reviews.max(n);
+                }
+                _ => {}
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn comment(&self, n: u64, body: &str) -> Result<()> {
+        self.count();
+        let r = self.gh.post(&self.gh.repo_path(&format!("/issues/{n}/comments")), &json!({"body": body})).await?;
+        if !r.ok() {
+            return Err(failed(&format!("commenting on PR #{n}"), &r));
+        }
+        Ok(())
+    }
+
+    pub async fn close(&self, n: u64) -> Result<()> {
+        self.count();
+        let r = self.gh.patch(&self.gh.repo_path(&format!("/pulls/{n}")), &json!({"state": "closed"})).await?;
+        if !r.ok() {
+            return Err(failed(&format!("closing PR #{n}"), &r));
+        }
+        Ok(())
+    }
+
+    /// Delete `refs/heads/{branch}` (each segment encoded). A branch already gone (422) is fine.
+    pub async fn delete_branch(&self, branch: &str) -> Result<bool> {
+        self.count();
+        let name: Vec<String> = branch.split('/').map(encode).collect();
+        let r = self.gh.delete(&self.gh.repo_path(&format!("/git/refs/heads/{}", name.join("/")))).await?;
+        match r.status {
+            204 | 200 => Ok(true),
+            422 => Ok(false),
+            _ => Err(failed(&format!("deleting the branch {branch}"), &r)),
+        }
+    }
+
+    /// Merge PR `n` if its head is still `sha`, never forced: GitHub checks protection itself.
+    pub async fn merge(&self, n: u64, sha: &str, method: &str) -> Result<Merged> {
+        self.count();
+        let path = self.gh.repo_path(&format!("/pulls/{n}/merge"));
+        let r = self.gh.put(&path, &json!({"sha": sha, "merge_method": method})).await?;
+        match r.status {
+            200 if r.body["merged"].as_bool() != Some(false) => Ok(Merged::Merged),
+            405 | 409 | 422 | 200 => Ok(Merged::Refused(r.status, gh_message(&r))),
+            _ => Err(failed(&format!("merging PR #{n}"), &r)),
+        }
+    }
+
+    /// Add the PR to its base branch's merge queue, expecting its head at `sha`.
+    pub async fn enqueue(&self, node_id: &str, sha: &str) -> Result<std::result::Result<(), String>> {
+        self.count();
+        const Q: &str = "mutation($id: ID!, $sha: GitObjectID) { enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $sha}) { mergeQueueEntry { state position } } }";
+        let r = self.gh.graphql(Q, &json!({"id": node_id, "sha": sha})).await?;
+        if !r.ok() {
+            return Err(failed("adding the PR to the merge queue", &r));
+        }
+        let errors = r.body["errors"].as_array().cloned().unwrap_or_default();
+        if let Some(e) = errors.first() {
+            return Ok(Err(quote(e["message"].as_str().unwrap_or("GraphQL error"))));
+        }
+        Ok(Ok(()))
+    }
+}
+
+/// A server's text quoted in a report: at most 200 characters, no control characters.
+pub fn quote(m: &str) -> String {
+    m.chars().filter(|c| !c.is_control()).take(200).collect()
+}
+
+/// GitHub's message in an answer, quoted safely.
+fn gh_message(r: &Resp) -> String {
+    quote(r.body["message"].as_str().unwrap_or(""))
+}

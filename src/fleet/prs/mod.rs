@@ -1,0 +1,123 @@
+//! `hone fleet prs status|close|merge`: follow the PRs a fleet opened to merged. The PRs are
+//! the ones `fleet.json` records; each repository's forge, path and token come from the fleet
+//! file's target, decided as the fleet decides them (never from a URL a forge answered).
+//! Bounded in concurrency, paced by the forge's rate limits, resumable, stopped by a signal
+//! with the reports written.
+
+mod close;
+mod drive;
+mod github;
+pub mod merge;
+mod report;
+mod state;
+mod status;
+
+use super::spec::{self, Source};
+use crate::error::{Code, HoneError};
+use crate::redact::Redactor;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+pub use merge::Method;
+pub use report::PrResult;
+
+/// Which command, with its own options.
+#[derive(Debug, Clone)]
+pub enum Command {
+    Status,
+    Close { reason: Option<String>, dry_run: bool },
+    Merge { method: Method, dry_run: bool },
+}
+
+impl Command {
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Command::Status => "status",
+            Command::Close { .. } => "close",
+            Command::Merge { .. } => "merge",
+        }
+    }
+
+    fn dry_run(&self) -> bool {
+        matches!(self, Command::Close { dry_run: true, .. } | Command::Merge { dry_run: true, .. })
+    }
+}
+
+pub struct PrsOptions {
+    /// The fleet file.
+    pub file: PathBuf,
+    pub command: Command,
+    /// Where `fleet.json` is read and the reports written, instead of the fleet file's `out`.
+    pub out: Option<PathBuf>,
+    /// Skip the repositories the last run of this command finished.
+    pub resume: bool,
+    /// At most this many PRs at once, instead of the fleet's `concurrency`.
+    pub concurrency: Option<usize>,
+    pub cancel: CancellationToken,
+    pub redactor: Redactor,
+    pub quiet: bool,
+    pub env: Arc<crate::env::RunEnv>,
+}
+
+/// How a command ended: its exit code, its result line, and its report as JSON (`--json`).
+pub struct PrsOutcome {
+    pub exit_code: i32,
+    pub line: String,
+    pub json: String,
+}
+
+/// One PR to follow: fleet.json's number and branch, the fleet file's repository.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub id: String,
+    /// The target's URL without credentials.
+    pub source: String,
+    pub number: u64,
+    /// The branch hone pushed, as fleet.json records it.
+    pub branch: Option<String>,
+    /// `owner/repo` from the fleet file's URL (empty when it names none).
+    pub repo: String,
+}
+
+/// Run one of the commands over every PR fleet.json records.
+pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
+    let mut fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
+    let out = opts.out.clone().unwrap_or_else(|| fleet.out.clone());
+    super::resolve::from_previous(&mut fleet, &out)?;
+    let fleet_json = super::aggregate::read(&out).map_err(|e| {
+        HoneError::new(Code::Io, format!("cannot read {}/fleet.json: {e}", out.display()))
+            .hint("run `hone fleet FILE` first, or point --out at the directory that holds its fleet.json")
+    })?;
+    let job = super::read_job(&fleet)?.job;
+    for t in &fleet.targets {
+        if let Source::Url(u) = &t.source {
+            crate::forge::credential::url_secrets(u).iter().for_each(|s| opts.redactor.add(s));
+        }
+    }
+    let mut items = Vec::new();
+    let mut lost = Vec::new();
+    for r in fleet_json.repos.iter() {
+        let Some(number) = r.pr_number else { continue };
+        // The repository is the fleet file's, matched by id; fleet.json gives only the number
+        // and the branch.
+        let target = fleet.targets.iter().find(|t| t.id == r.id);
+        let item = |url: &str| Item {
+            id: r.id.clone(),
+            source: crate::forge::credential::without_userinfo(url),
+            number,
+            branch: r.branch.clone(),
+            repo: String::new(),
+        };
+        match target.map(|t| &t.source) {
+            Some(Source::Url(u)) => items.push((item(u), u.clone())),
+            _ => lost.push(PrResult {
+                code: Some(Code::Spec),
+                error: Some("not a URL target of the fleet file: its forge and repository are unknown".into()),
+                ..drive::result_for(&item(&r.source), r.pr_forge.as_deref().unwrap_or(""))
+            }),
+        }
+    }
+    let concurrency = opts.concurrency.unwrap_or(fleet.concurrency).max(1);
+    drive::drive(drive::Plan { opts, job, out, items, lost, concurrency }).await
+}
