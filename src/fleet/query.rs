@@ -195,28 +195,29 @@ impl Query {
         }
     }
 
-    /// The path of a listed repository when it becomes a target: a name the forge gives, under
-    /// the organisation, user or group asked for. None for anything else.
-    pub fn accept(&self, l: &Listed) -> Option<String> {
-        let path = l.path.as_str();
+    /// Whether a listed repository becomes a target: a name the forge gives, under the
+    /// organisation, user or group asked for, that passes the filters.
+    pub fn accept(&self, l: &Listed) -> bool {
+        self.placed(&l.path) && self.filters().keep(l)
+    }
+
+    /// Whether `path` is a name the forge gives, under the organisation, user or group asked for.
+    pub fn placed(&self, path: &str) -> bool {
         let parts: Vec<&str> = path.split('/').collect();
         let named = match self {
             Query::Github(_) => parts.len() == 2 && parts.iter().all(|p| crate::forge::github::is_name(p)),
             Query::Gitlab(_) => crate::forge::gitlab::is_project_path(path),
         };
-        if !named {
-            return None;
-        }
         let under = |owner: &str| parts[0].eq_ignore_ascii_case(owner);
-        let placed = match self {
-            Query::Github(q) => q.org.as_deref().is_none_or(under) && q.user.as_deref().is_none_or(under),
-            Query::Gitlab(q) => {
-                let group: Vec<&str> = q.group.trim_matches('/').split('/').collect();
-                let depth_ok = if q.subgroups { parts.len() > group.len() } else { parts.len() == group.len() + 1 };
-                depth_ok && parts.iter().zip(&group).all(|(a, b)| a.eq_ignore_ascii_case(b))
+        named
+            && match self {
+                Query::Github(q) => q.org.as_deref().is_none_or(under) && q.user.as_deref().is_none_or(under),
+                Query::Gitlab(q) => {
+                    let group: Vec<&str> = q.group.trim_matches('/').split('/').collect();
+                    let depth_ok = if q.subgroups { parts.len() > group.len() } else { parts.len() == group.len() + 1 };
+                    depth_ok && parts.iter().zip(&group).all(|(a, b)| a.eq_ignore_ascii_case(b))
+                }
             }
-        };
-        (placed && self.filters().keep(l)).then(|| path.to_string())
     }
 }
 

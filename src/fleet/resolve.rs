@@ -3,7 +3,7 @@
 //! fleet's output, so that a run can be repeated and resumed over the same repositories.
 
 use super::query::{Query, clone_url};
-use super::spec::{Fleet, Source, Target};
+use super::spec::{Fleet, QueryEntry, Source, Target};
 use crate::error::{Code, HoneError};
 use crate::forge::listing::{self, Client};
 use crate::forge::place::{forge_wide, server_url};
@@ -29,11 +29,20 @@ pub struct Resolved {
 pub struct ResolvedQuery {
     pub query: Query,
     pub base: Option<String>,
+    /// The forge's web address the repositories are on (their clone URLs are `{server}/{path}.git`).
+    pub server: String,
     /// Requests made to list it (0: carried over from an earlier run).
     pub requests: u32,
     pub warnings: Vec<String>,
-    /// The clone URLs, in order.
+    /// The repositories' paths on `server` (`owner/name`, `group/sub/project`), in order.
     pub repos: Vec<String>,
+}
+
+/// An earlier resolution of query `q` that may stand for it: the same query and base, on the
+/// same server as the job's forge is now.
+fn earlier<'a>(previous: Option<&'a Resolved>, q: &QueryEntry, server: Option<&str>) -> Option<&'a ResolvedQuery> {
+    let same = |p: &&ResolvedQuery| p.query == q.query && p.base == q.base && Some(p.server.as_str()) == server;
+    previous?.queries.iter().find(same)
 }
 
 /// What resolving reads.
@@ -54,11 +63,12 @@ pub async fn resolve(fleet: &mut Fleet, cx: &Context<'_>) -> Result<Option<Resol
         return Ok(None);
     }
     let mut done = Vec::new();
+    let deadline = tokio::time::Instant::now() + LIMIT;
     for q in &fleet.queries {
-        let earlier = cx.previous.iter().flat_map(|p| &p.queries).find(|p| p.query == q.query && p.base == q.base);
-        let r = match earlier {
+        let server = server_url(cx.env, &cx.job.forge, q.query.kind());
+        let r = match earlier(cx.previous.as_ref(), q, server.as_deref()) {
             Some(p) => ResolvedQuery { requests: 0, ..p.clone() },
-            None => list_within_limit(&q.query, q.base.clone(), cx).await?,
+            None => list_within_limit(&q.query, q.base.clone(), cx, deadline).await?,
         };
         done.push(r);
     }
@@ -76,8 +86,10 @@ fn expand(fleet: &mut Fleet, done: &[ResolvedQuery]) {
         while let Some((_, t)) = listed.next_if(|(i, _)| *i < q.at) {
             targets.push(t);
         }
-        for url in &r.repos {
-            let source = Source::Url(url.clone());
+        // A path from `targets.json` is checked again as the forge's answer was: the file is
+        // the output directory's, not the fleet file's.
+        for path in r.repos.iter().filter(|p| q.query.placed(p)) {
+            let source = Source::Url(clone_url(&r.server, path));
             if seen.insert((same(&source), q.base.clone())) {
                 targets.push(Target::new(source, q.base.clone()));
             }
@@ -104,7 +116,12 @@ fn same(s: &Source) -> String {
 
 /// Make `fleet`'s queries into the repositories the last run in `out` resolved them to, without
 /// asking any forge (for `hone fleet prs`, which follows what that run opened).
-pub fn from_previous(fleet: &mut Fleet, out: &Path) -> Result<(), HoneError> {
+pub fn from_previous(
+    fleet: &mut Fleet,
+    out: &Path,
+    env: &crate::env::RunEnv,
+    spec: &crate::spec::forge::ForgeSpec,
+) -> Result<(), HoneError> {
     if fleet.queries.is_empty() {
         return Ok(());
     }
@@ -115,8 +132,8 @@ pub fn from_previous(fleet: &mut Fleet, out: &Path) -> Result<(), HoneError> {
     let previous = previous(out)?.ok_or_else(missing)?;
     let mut done = Vec::new();
     for q in &fleet.queries {
-        let found = previous.queries.iter().find(|p| p.query == q.query && p.base == q.base);
-        done.push(found.cloned().ok_or_else(missing)?);
+        let server = server_url(env, spec, q.query.kind());
+        done.push(earlier(Some(&previous), q, server.as_deref()).cloned().ok_or_else(missing)?);
     }
     expand(fleet, &done);
     Ok(())
@@ -156,10 +173,15 @@ pub(super) async fn run(
     write(&fleet.out, &resolved)
 }
 
-/// `list`, given up on cancellation or after `LIMIT`.
-async fn list_within_limit(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<ResolvedQuery, HoneError> {
+/// `list`, given up on cancellation or at `deadline` (`LIMIT` for all the fleet's queries).
+async fn list_within_limit(
+    q: &Query,
+    base: Option<String>,
+    cx: &Context<'_>,
+    deadline: tokio::time::Instant,
+) -> Result<ResolvedQuery, HoneError> {
     tokio::select! {
-        r = tokio::time::timeout(LIMIT, list(q, base, cx)) => r.unwrap_or_else(|_| Err(HoneError::new(
+        r = tokio::time::timeout_at(deadline, list(q, base, cx, deadline)) => r.unwrap_or_else(|_| Err(HoneError::new(
             Code::Forge,
             format!("listing the fleet's repositories took over {} minutes", LIMIT.as_secs() / 60),
         ).hint("narrow the query, or list the repositories in the fleet file"))),
@@ -168,15 +190,15 @@ async fn list_within_limit(q: &Query, base: Option<String>, cx: &Context<'_>) ->
 }
 
 /// Ask the forge for `q`'s repositories and keep those it may give: their clone URLs, sorted.
-async fn list(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<ResolvedQuery, HoneError> {
+async fn list(
+    q: &Query,
+    base: Option<String>,
+    cx: &Context<'_>,
+    deadline: tokio::time::Instant,
+) -> Result<ResolvedQuery, HoneError> {
     let (kind, token_env) = (q.kind(), cx.job.git.token_env.as_deref());
-    let no_server = || {
-        HoneError::new(Code::Spec, "cannot tell GitHub's server for the fleet's query").hint(
-            "set GITHUB_SERVER_URL to GitHub's https:// address (https://github.com, or your GitHub Enterprise Server)",
-        )
-    };
-    let place = forge_wide(cx.env, &cx.job.forge, token_env, kind).ok_or_else(no_server)?;
-    let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(no_server)?;
+    let place = forge_wide(cx.env, &cx.job.forge, token_env, kind).ok_or_else(|| no_place(cx, kind))?;
+    let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(|| no_place(cx, kind))?;
     let token = place.token.as_ref().ok_or_else(|| {
         let app = kind == crate::spec::forge::ForgeKind::Github && crate::forge::app::configured(cx.env);
         let why = if app { " (a GitHub App's installation token cannot list yet)" } else { "" };
@@ -190,20 +212,44 @@ async fn list(q: &Query, base: Option<String>, cx: &Context<'_>) -> Result<Resol
             listing::list(Client::GitHub(&gh), &q.source()).await?
         }
         crate::spec::forge::ForgeKind::Gitlab => {
-            let deadline = tokio::time::Instant::now() + LIMIT;
             let gl = crate::forge::gitlab::GitLab::server(&place, queue, (deadline, cx.cancel))?;
             listing::list(Client::GitLab(&gl), &q.source()).await?
         }
     };
-    let mut paths: Vec<String> = listing.repos.iter().filter_map(|l| q.accept(l)).collect();
+    let mut paths: Vec<String> = listing.repos.iter().filter(|l| q.accept(l)).map(|l| l.path.clone()).collect();
     paths.sort_by_key(|p| p.to_ascii_lowercase());
     paths.dedup_by_key(|p| p.to_ascii_lowercase());
     let mut warnings = listing.warnings;
     if paths.is_empty() {
         warnings.push(format!("the query matched no repository ({} listed before the filters)", listing.repos.len()));
     }
-    let repos = paths.iter().map(|p| clone_url(&server, p)).collect();
-    Ok(ResolvedQuery { query: q.clone(), base, requests: listing.requests, warnings, repos })
+    Ok(ResolvedQuery { query: q.clone(), base, server, requests: listing.requests, warnings, repos: paths })
+}
+
+/// Why a query's forge cannot be asked: the job names the other forge, or its server is not a
+/// plain HTTPS address.
+fn no_place(cx: &Context<'_>, kind: crate::spec::forge::ForgeKind) -> HoneError {
+    use crate::spec::forge::ForgeKind;
+    let name = |k| if k == ForgeKind::Github { "github" } else { "gitlab" };
+    if let Some(k) = cx.job.forge.kind.filter(|k| *k != kind) {
+        return HoneError::new(
+            Code::Spec,
+            format!("the job says `forge.kind: {}`, so a `{}:` query has no forge to ask", name(k), name(kind)),
+        )
+        .hint(
+            "remove `forge.kind` from the job (each repository's URL then picks its forge), or query the job's forge",
+        );
+    }
+    match kind {
+        ForgeKind::Github => HoneError::new(Code::Spec, "cannot tell GitHub's server for the fleet's query").hint(
+            "set GITHUB_SERVER_URL to GitHub's https:// address (https://github.com, or your GitHub Enterprise Server)",
+        ),
+        ForgeKind::Gitlab => HoneError::new(
+            Code::Spec,
+            "the GitLab server named (`forge.gitlab_url` or CI_SERVER_URL) is not a plain https:// address: hone lists no group there, and never falls back to gitlab.com with its token",
+        )
+        .hint("set `forge.gitlab_url` in the job to the server's https:// address"),
+    }
 }
 
 /// The resolution an earlier run wrote in `out`, if any.
@@ -232,7 +278,8 @@ pub fn write(out: &Path, r: &Resolved) -> Result<(), HoneError> {
 mod tests {
     use super::*;
 
-    /// The fleet file's queries, resolved from an earlier run's `targets.json` and only from it.
+    /// The fleet file's queries, resolved from an earlier run's `targets.json` and only from it,
+    /// on the server the job's forge is on now, each path checked again as an answer would be.
     #[test]
     fn prs_follow_the_repositories_the_last_run_resolved() {
         let dir = tempfile::tempdir().unwrap();
@@ -240,24 +287,32 @@ mod tests {
         let text = "version: 1\njob: j.yaml\nrepos:\n  - url: https://github.com/acme/first\n  - github: { org: acme }\n  - url: https://github.com/acme/last\n";
         std::fs::write(&file, text).unwrap();
         let load = || super::super::spec::load(&file).unwrap();
-        let out = dir.path().join("out");
-        let e = from_previous(&mut load(), &out).unwrap_err();
+        let (out, spec) = (dir.path().join("out"), crate::spec::forge::ForgeSpec::default());
+        let env = crate::env::RunEnv::from_vars(Default::default());
+        let e = from_previous(&mut load(), &out, &env, &spec).unwrap_err();
         assert!(e.message.contains("not resolved"), "{}", e.message);
         let query = load().queries[0].query.clone();
-        let urls = ["https://github.com/acme/a.git", "https://GitHub.com/Acme/first.git"];
-        let repos = urls.iter().map(|u| u.to_string()).collect();
-        let q = ResolvedQuery { query, base: None, requests: 1, warnings: vec![], repos };
+        // A tampered file: a repository of another owner, a path out of the server, a local path.
+        let paths = ["acme/a", "Acme/first", "evil/x", "acme/../../x", "/victim/secret"];
+        let repos = paths.iter().map(|u| u.to_string()).collect();
+        let server = "https://github.com".to_string();
+        let q = ResolvedQuery { query, base: None, server, requests: 1, warnings: vec![], repos };
         write(&out, &Resolved { schema_version: 1, resolved_at: "t".into(), queries: vec![q.clone()] }).unwrap();
         let mut fleet = load();
-        from_previous(&mut fleet, &out).unwrap();
+        from_previous(&mut fleet, &out, &env, &spec).unwrap();
         let ids: Vec<&str> = fleet.targets.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(
             ids,
             ["acme__first", "acme__a", "acme__last"],
             "in the file's order, a repository listed twice once"
         );
-        let other = ResolvedQuery { query: super::super::query::Query::Gitlab(Default::default()), ..q };
-        write(&out, &Resolved { schema_version: 1, resolved_at: "t".into(), queries: vec![other] }).unwrap();
-        assert!(from_previous(&mut load(), &out).is_err(), "another query's list is not this one's");
+        assert_eq!(fleet.targets[1].source, Source::Url("https://github.com/acme/a.git".into()));
+        for other in [
+            ResolvedQuery { query: super::super::query::Query::Gitlab(Default::default()), ..q.clone() },
+            ResolvedQuery { server: "https://evil.example".into(), ..q },
+        ] {
+            write(&out, &Resolved { schema_version: 1, resolved_at: "t".into(), queries: vec![other] }).unwrap();
+            assert!(from_previous(&mut load(), &out, &env, &spec).is_err(), "another query's or server's list");
+        }
     }
 }

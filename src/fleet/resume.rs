@@ -48,7 +48,12 @@ pub(super) fn select(
     let mut carried = Vec::new();
     let mut run = Vec::new();
     for t in targets {
-        let keep = previous.iter().find(|r| r.id == t.id).filter(|r| match () {
+        // The same id and the same repository: ids of a query's repositories depend on the list.
+        let shown = match &t.source {
+            Source::Url(u) => crate::forge::credential::without_userinfo(u),
+            Source::Path(p) => p.display().to_string(),
+        };
+        let keep = previous.iter().find(|r| r.id == t.id && r.source == shown).filter(|r| match () {
             // A dry run's result stands only for another dry run: it pushed nothing.
             _ if r.dry_run && !opts.dry_run => false,
             _ if opts.only_failed => r.status.ok(),
@@ -127,7 +132,8 @@ mod tests {
     }
 
     fn result(id: &str, status: RepoStatus, job_hash: &str, dry_run: bool) -> RepoResult {
-        RepoResult { job_hash: job_hash.into(), dry_run, ..crate::fleet::aggregate::tests::repo(id, status) }
+        let source = format!("https://h/{id}");
+        RepoResult { job_hash: job_hash.into(), dry_run, source, ..crate::fleet::aggregate::tests::repo(id, status) }
     }
 
     #[test]
@@ -160,6 +166,10 @@ mod tests {
         assert_eq!(ids, ["changed", "failed", "preview", "new"]);
         assert_eq!(carried.len(), 1);
         assert!(carried[0].resumed && carried[0].id == "same");
+        // The same id for another repository (ids of a query's repositories follow the list).
+        let moved = [RepoResult { source: "https://other/same".into(), ..prev[0].clone() }];
+        let (run, carried) = select(vec![t("same")], &moved, &opts(true, false, false), |_| "d".into());
+        assert!(carried.is_empty() && run.len() == 1);
         // A dry run may stand for another dry run.
         let (run, _) = select(all.clone(), &prev, &opts(true, false, true), |_| "d".into());
         assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["changed", "failed", "new"]);

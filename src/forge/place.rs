@@ -120,18 +120,32 @@ impl Place {
 }
 
 /// The web address of `kind`'s one server for this run (`https://host[/prefix]`): GitHub's from
-/// `GITHUB_SERVER_URL` or `GITHUB_API_URL`, GitLab's as `Place::decide` picks it. None when
-/// GitHub's is not a plain HTTPS address.
+/// `GITHUB_SERVER_URL` or `GITHUB_API_URL`; GitLab's from `forge.gitlab_url`, else
+/// `CI_SERVER_URL`, else gitlab.com only when neither is set. None when the server named is not
+/// a plain HTTPS address: a request about no one repository (a listing) then goes nowhere, never
+/// to gitlab.com with the token meant for another server.
 pub fn server_url(env: &RunEnv, spec: &ForgeSpec, kind: ForgeKind) -> Option<String> {
     match kind {
         ForgeKind::Github => Forge::from_env(env).map(|f| f.url()),
-        ForgeKind::Gitlab => Some(gitlab_server(env, spec)),
+        ForgeKind::Gitlab => {
+            let named = spec.gitlab_url.is_some() || env.var("CI_SERVER_URL").is_some();
+            let server = gitlab_server(env, spec);
+            let usable = !named
+                || [spec.gitlab_url.as_deref(), env.var("CI_SERVER_URL")]
+                    .into_iter()
+                    .flatten()
+                    .any(|u| u.trim_end_matches('/') == server.trim_end_matches('/'));
+            usable.then_some(server)
+        }
     }
 }
 
 /// The place for requests about no one repository (listing an organisation or a group) on
 /// `kind`'s server, with the token the job would use there; `repo` is None.
 pub fn forge_wide(env: &RunEnv, spec: &ForgeSpec, token_env: Option<&str>, kind: ForgeKind) -> Option<Place> {
+    if spec.kind.is_some_and(|k| k != kind) {
+        return None;
+    }
     let server = server_url(env, spec, kind)?;
     let input = Input { env, spec, token_env, remote_url: Some(&server), env_repo: false, remote_trusted: false };
     let place = Place::decide(&input);

@@ -168,3 +168,23 @@ fn hosts_and_paths_of_urls() {
         assert_eq!(repo_path(url).as_deref(), path, "{url}");
     }
 }
+
+#[test]
+fn a_request_about_no_one_repository_goes_only_to_the_server_named() {
+    let spec = ForgeSpec::default();
+    // GitLab CI on a server hone will not send a token to (http): never gitlab.com instead.
+    let ci_http = env(&[("CI_SERVER_URL", "http://gitlab.internal"), ("GITLAB_TOKEN", "t")]);
+    assert!(server_url(&ci_http, &spec, ForgeKind::Gitlab).is_none());
+    assert!(forge_wide(&ci_http, &spec, None, ForgeKind::Gitlab).is_none());
+    let named = ForgeSpec { gitlab_url: Some("https://gl.example/gl/".into()), ..Default::default() };
+    assert_eq!(server_url(&ci_http, &named, ForgeKind::Gitlab).as_deref(), Some("https://gl.example/gl/"));
+    let nothing_named = env(&[("GITLAB_TOKEN", "t")]);
+    let p = forge_wide(&nothing_named, &spec, None, ForgeKind::Gitlab).unwrap();
+    assert_eq!((p.api.as_str(), p.repo.is_none()), ("https://gitlab.com/api/v4", true));
+    assert_eq!(p.token.unwrap().var, "GITLAB_TOKEN");
+    // The job's forge is the other one: no place, rather than the job's token on the other forge.
+    let github_job = ForgeSpec { kind: Some(ForgeKind::Github), ..Default::default() };
+    assert!(forge_wide(&nothing_named, &github_job, Some("GH_BOT"), ForgeKind::Gitlab).is_none());
+    let gh = forge_wide(&env(&[("GITHUB_TOKEN", "g")]), &spec, None, ForgeKind::Github).unwrap();
+    assert_eq!((gh.api.as_str(), gh.token.unwrap().var.as_str()), ("https://api.github.com", "GITHUB_TOKEN"));
+}

@@ -110,8 +110,8 @@ async fn an_organisation_is_listed_page_by_page_filtered_and_cloned_from_the_for
         assert_eq!(r["status"], "succeeded", "{r:#}");
     }
     let targets = read_json(ws.join("targets.json"));
-    let want: Vec<String> = ["app1", "app2"].iter().map(|n| format!("{}/acme/{n}.git", s.forge.base)).collect();
-    assert_eq!(targets["queries"][0]["repos"], json!(want), "{targets:#}");
+    assert_eq!(targets["queries"][0]["repos"], json!(["acme/app1", "acme/app2"]), "{targets:#}");
+    assert_eq!(targets["queries"][0]["server"], s.forge.base.as_str());
     assert_eq!(targets["queries"][0]["requests"], 2);
     assert_eq!(targets["queries"][0]["query"]["github"]["org"], "acme");
     let git_paths: Vec<String> = s.forge.seen().into_iter().map(|x| x.path).collect();
@@ -205,8 +205,8 @@ async fn a_gitlab_group_is_listed_with_its_subgroups_and_only_its_own_projects_r
     let ids: Vec<&str> = report["repos"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["be__worker", "platform__api"], "{report:#}");
     let targets = read_json(dir.path().join("ws/targets.json"));
-    let want = [gl.git_url("platform/api"), gl.git_url("platform/be/worker")];
-    assert_eq!(targets["queries"][0]["repos"], json!(want), "{targets:#}");
+    assert_eq!(targets["queries"][0]["repos"], json!(["platform/api", "platform/be/worker"]), "{targets:#}");
+    assert_eq!(targets["queries"][0]["server"], gl.base.as_str());
     let listings: Vec<String> = gl
         .requests()
         .into_iter()

@@ -84,12 +84,12 @@ pub struct Item {
 pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
     let mut fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
     let out = opts.out.clone().unwrap_or_else(|| fleet.out.clone());
-    super::resolve::from_previous(&mut fleet, &out)?;
     let fleet_json = super::aggregate::read(&out).map_err(|e| {
         HoneError::new(Code::Io, format!("cannot read {}/fleet.json: {e}", out.display()))
             .hint("run `hone fleet FILE` first, or point --out at the directory that holds its fleet.json")
     })?;
     let job = super::read_job(&fleet)?.job;
+    super::resolve::from_previous(&mut fleet, &out, &opts.env, &job.forge)?;
     for t in &fleet.targets {
         if let Source::Url(u) = &t.source {
             crate::forge::credential::url_secrets(u).iter().for_each(|s| opts.redactor.add(s));

@@ -64,16 +64,15 @@ fn listed(v: &Value) -> Option<Listed> {
     let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     let b = |k: &str| v.get(k).and_then(Value::as_bool);
     let visibility = s("visibility").or_else(|| b("private").map(|p| if p { "private" } else { "public" }.into()));
-    let topics = v
-        .get("topics")
-        .and_then(Value::as_array)
-        .map(|t| t.iter().filter_map(Value::as_str).map(str::to_string).collect());
+    // Only a name GitHub gives is kept: a hostile answer's other names cost no memory.
+    let path =
+        s("full_name").filter(|p| p.split('/').count() == 2 && p.split('/').all(super::super::github::is_name))?;
     Some(Listed {
-        path: s("full_name")?,
+        path,
         archived: b("archived"),
         fork: b("fork"),
         visibility,
-        topics: topics.unwrap_or_default(),
+        topics: super::topics(v.get("topics")),
         language: s("language"),
     })
 }

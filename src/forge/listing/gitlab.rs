@@ -43,13 +43,14 @@ pub async fn list(gl: &GitLab, group: &str, subgroups: bool) -> Result<Listing> 
 
 /// One project from GitLab's description of it (which does not say its language).
 fn listed(v: &Value) -> Option<Listed> {
-    let topics = v.get("topics").or_else(|| v.get("tag_list")).and_then(Value::as_array);
+    // Only a path GitLab gives is kept: a hostile answer's other names cost no memory.
+    let path = v.get("path_with_namespace")?.as_str().filter(|p| crate::forge::gitlab::is_project_path(p))?;
     Some(Listed {
-        path: v.get("path_with_namespace")?.as_str()?.to_string(),
+        path: path.to_string(),
         archived: v.get("archived").and_then(Value::as_bool),
         fork: Some(v.get("forked_from_project").is_some_and(|f| !f.is_null())),
         visibility: v.get("visibility").and_then(Value::as_str).map(str::to_string),
-        topics: topics.map(|t| t.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default(),
+        topics: super::topics(v.get("topics").or_else(|| v.get("tag_list"))),
         language: None,
     })
 }

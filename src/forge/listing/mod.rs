@@ -51,6 +51,21 @@ pub const PER_PAGE: usize = 100;
 /// full pages cannot keep hone listing forever.
 pub const MAX_PAGES: u32 = 1000;
 
+/// The most topics kept of one repository, and the longest kept (GitHub allows 20 of 50).
+const MAX_TOPICS: usize = 100;
+const MAX_TOPIC_LEN: usize = 100;
+
+/// A repository's topics as the forge listed them, bounded.
+fn topics(v: Option<&serde_json::Value>) -> Vec<String> {
+    let all = v.and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    all.iter()
+        .filter_map(|t| t.as_str())
+        .filter(|t| t.len() <= MAX_TOPIC_LEN)
+        .take(MAX_TOPICS)
+        .map(str::to_string)
+        .collect()
+}
+
 /// The client a listing goes through.
 pub enum Client<'a> {
     GitHub(&'a GitHub),
