@@ -3,6 +3,7 @@
 //! the files it is read back from. Every text is redacted on its way out.
 
 pub mod actions;
+pub mod chart;
 pub mod code_quality;
 pub mod dir;
 pub mod findings;
