@@ -111,8 +111,10 @@ fn a_gantt_with_hostile_names_is_one_block_each_task_led_by_hones_word() {
     assert_eq!(lines.len(), 5 + HOSTILE.len(), "{text}");
     for (i, line) in lines[5..].iter().enumerate() {
         let (task, data) = line.split_once(" :").unwrap_or_else(|| panic!("{line}"));
-        let name = task.strip_prefix("    check ").unwrap_or_else(|| panic!("{line}"));
-        assert_safe(name);
+        let name = task.strip_prefix("    check").unwrap_or_else(|| panic!("{line}"));
+        if !HOSTILE[i].is_empty() {
+            assert_safe(name.strip_prefix(' ').unwrap_or_else(|| panic!("{line}")));
+        }
         let start = 1_700_000_000_000u64 + i as u64;
         assert_eq!(data, format!("crit, t{}, {start}, {}", i + 1, start + 5));
     }
