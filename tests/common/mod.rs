@@ -11,6 +11,7 @@
 //! - `mock_bedrock`: Amazon Bedrock's and STS's stand-in, checking signatures as AWS does;
 //! - `mock_vertex`: Vertex AI and Google's identity services (token endpoint, STS, IAM, metadata);
 //! - `mock_github_app`: GitHub's API as a GitHub App sees it (JWT, installations, tokens, PRs);
+//! - `mermaid`: Mermaid's own parser (in Node), for the charts in the reports;
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
 //! - `mock_gitlab`: a GitLab instance (REST API and git over HTTPS) checked against GitLab's API description.
@@ -34,6 +35,7 @@ pub mod connect_proxy;
 pub mod fixtures;
 pub mod git_http;
 pub mod hone;
+pub mod mermaid;
 pub mod mock_azure;
 pub mod mock_bedrock;
 pub mod mock_github_app;

@@ -71,10 +71,11 @@ fn fence(body: &str) -> String {
     format!("```mermaid\n{body}```\n\n")
 }
 
-/// A number as Mermaid reads it: finite, at least 0, at most two decimals, no exponent.
+/// A number as Mermaid reads it: finite, at least 0, at most four decimals (a cost in cents),
+/// no exponent.
 fn number(v: f64) -> String {
     let v = if v.is_finite() && v > 0.0 { v.min(1e15) } else { 0.0 };
-    let s = format!("{v:.2}");
+    let s = format!("{v:.4}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 

@@ -151,6 +151,7 @@ fn empty_charts_are_left_out_and_big_ones_summed() {
 #[test]
 fn numbers_are_plain() {
     assert_eq!(number(1.5), "1.5");
+    assert_eq!(number(0.0042), "0.0042");
     assert_eq!(number(2.0), "2");
     assert_eq!(number(f64::NAN), "0");
     assert_eq!(number(-3.0), "0");
