@@ -9,6 +9,7 @@ pub mod dir;
 pub mod findings;
 pub mod junit;
 pub mod summary;
+pub mod timeline;
 pub mod transcript;
 
 use crate::events::Events;

@@ -10,8 +10,10 @@
 //! largest slices and sums the rest; callers pick the top of a bar chart (`top`). A chart with
 //! nothing to show is `None`, and is left out.
 
+#[path = "chart_gantt.rs"]
 mod gantt;
 #[cfg(test)]
+#[path = "chart_tests.rs"]
 mod tests;
 
 pub use gantt::{Gantt, Mark, Task};
