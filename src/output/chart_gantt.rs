@@ -66,7 +66,8 @@ impl Gantt {
                     Mark::Failed => "crit, ",
                     Mark::Milestone => "milestone, ",
                 };
-                let text = if t.name.is_empty() { label(t.kind) } else { format!("{} {}", label(t.kind), label(&t.name)) };
+                let text =
+                    if t.name.is_empty() { label(t.kind) } else { format!("{} {}", label(t.kind), label(&t.name)) };
                 body.push_str(&format!("    {text} :{tag}t{id}, {start}, {end}\n"));
             }
         }

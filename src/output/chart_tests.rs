@@ -99,7 +99,13 @@ fn a_gantt_with_hostile_names_is_one_block_each_task_led_by_hones_word() {
     let tasks: Vec<Task> = HOSTILE
         .iter()
         .enumerate()
-        .map(|(i, n)| Task { kind: "check", name: n.to_string(), start_ms: i as u64, end_ms: i as u64 + 5, mark: Mark::Failed })
+        .map(|(i, n)| Task {
+            kind: "check",
+            name: n.to_string(),
+            start_ms: i as u64,
+            end_ms: i as u64 + 5,
+            mark: Mark::Failed,
+        })
         .collect();
     let mut g = Gantt::new("Run\n```", 1_700_000_000_000);
     g.section("Checks", tasks);

@@ -47,21 +47,23 @@ fn states(r: &RunRecord) -> Vec<Task> {
         .collect()
 }
 
-/// Each turn from its request to the next turn or the end of its state, whichever is first;
-/// with more than [`MAX_ROWS`] turns, a row for each run of turns.
+/// Each turn from its request to the next turn or the run's next state other than EXECUTING
+/// (verification, the summary), whichever is first; with more than [`MAX_ROWS`] turns, a row
+/// for each run of turns.
 fn turns(r: &RunRecord) -> Vec<Task> {
     let starts = &r.turn_started_ms;
-    let last = r.states.len();
-    let state_end = |t: u64| {
-        r.states.iter().enumerate().rev().find(|(_, s)| s.entered_ms <= t).map(|(i, s)| end(s, i + 1 == last, r.duration_ms))
+    let leaves = |t: u64| {
+        r.states
+            .iter()
+            .find(|s| s.entered_ms >= t && s.state != State::Executing)
+            .map_or(r.duration_ms, |s| s.entered_ms)
     };
     let spans: Vec<(u64, u64)> = starts
         .iter()
         .enumerate()
         .map(|(i, &t)| {
             let next = starts.get(i + 1).copied().unwrap_or(u64::MAX);
-            let end = state_end(t).unwrap_or(r.duration_ms).min(next).max(t);
-            (t, end)
+            (t, leaves(t).min(next).max(t))
         })
         .collect();
     let per_row = spans.len().div_ceil(MAX_ROWS).max(1);

@@ -79,7 +79,9 @@ fn states_turns_and_checks_are_on_the_runs_clock() {
 fn a_long_run_keeps_few_rows() {
     let mut r = record();
     r.turn_started_ms = (0..200).map(|i| 500 + i * 5).collect();
-    r.verify = (1..=12u32).flat_map(|a| ["lint", "tests", "build"].map(|n| check(n, a, 1500 + u64::from(a), a == 12))).collect();
+    r.verify = (1..=12u32)
+        .flat_map(|a| ["lint", "tests", "build"].map(|n| check(n, a, 1500 + u64::from(a), a == 12)))
+        .collect();
     let md = render(&r).unwrap();
     let turns: Vec<&str> = md.lines().filter(|l| l.starts_with("    turn")).collect();
     assert_eq!(turns.len(), 29, "{md}");

@@ -55,7 +55,7 @@ fn charts(s: &mut String, r: &FleetReport) {
     let times: Vec<(&str, f64)> = times.into_iter().map(|(id, t)| (id, t / scale)).collect();
     ranked(s, ("Time per repository", unit), &times, |v| format!("{:.1} {unit}", v));
     let costs: Vec<(&str, f64)> = r.repos.iter().filter_map(|x| Some((x.id.as_str(), x.cost_usd?))).collect();
-    ranked(s, ("Cost per repository", "US dollars"), &costs, |v| crate::spec::pricing::dollars(v));
+    ranked(s, ("Cost per repository", "US dollars"), &costs, crate::spec::pricing::dollars);
     if r.repos.len() > TOP {
         let spread = spread(r.repos.iter().map(|x| x.duration_ms));
         let bars: Vec<(&str, f64)> = spread.iter().map(|(l, n)| (*l, *n as f64)).collect();
@@ -145,7 +145,11 @@ mod tests {
         let repos: Vec<_> = (0..1000u64)
             .map(|i| {
                 let status = if i % 10 == 0 { RepoStatus::Failed } else { RepoStatus::PrCreated };
-                super::super::RepoResult { duration_ms: i * 1000, cost_usd: Some(0.01), ..repo(&format!("r{i:04}"), status) }
+                super::super::RepoResult {
+                    duration_ms: i * 1000,
+                    cost_usd: Some(0.01),
+                    ..repo(&format!("r{i:04}"), status)
+                }
             })
             .collect();
         let md = summary(&build("j", "h", String::new(), 0, repos, false));
@@ -155,7 +159,9 @@ mod tests {
         assert!(bars[0].starts_with("    x-axis [\"r0999\", \"r0998\""), "the slowest first: {}", bars[0]);
         assert!(md.contains("The other 985 repositories: "), "{md}");
         assert!(md.contains("\"pr_created\" : 900") && md.contains("\"failed\" : 100"), "{md}");
-        assert!(md.contains("x-axis [\"under 10s\", \"10-30s\", \"30s-1m\", \"1-2m\", \"2-5m\", \"5-10m\", \"10m-1h\"]"));
+        assert!(
+            md.contains("x-axis [\"under 10s\", \"10-30s\", \"30s-1m\", \"1-2m\", \"2-5m\", \"5-10m\", \"10m-1h\"]")
+        );
     }
 
     #[test]

@@ -46,8 +46,9 @@ async function read(text) {
     const data = db.getXYChartData();
     const categories = data.xAxis.categories ?? [];
     for (const plot of data.plots) {
-      if (plot.data.length !== categories.length) {
-        throw new Error(`${plot.data.length} bars for ${categories.length} categories`);
+      const values = plot.data.filter(([, v]) => typeof v === 'number' && Number.isFinite(v));
+      if (plot.data.length !== categories.length || values.length !== categories.length) {
+        throw new Error(`${values.length} bars for ${categories.length} categories`);
       }
     }
     return { type: diagramType, title, items: categories, plots: data.plots.map((p) => p.data) };
