@@ -20,7 +20,7 @@ fn check(name: &str, attempt: u32, started: u64, ok: bool) -> CheckResult {
 
 /// A run: setup, a failing baseline, two turns, a failed round, a turn, a passing round.
 fn record() -> RunRecord {
-    let mut r = crate::run::state::test_record("j");
+    let mut r = RunRecord::new("j", "run", String::new());
     r.started_at = "2026-01-01T00:00:00Z".into();
     r.duration_ms = 3000;
     r.states = vec![
@@ -105,7 +105,7 @@ fn hostile_check_names_stay_inside_their_row() {
 
 #[test]
 fn a_run_without_timings_has_no_timeline() {
-    let r = crate::run::state::test_record("j");
+    let r = RunRecord::new("j", "run", String::new());
     assert_eq!(render(&r), None);
     // Checks from a record without start times (an older report) are left out, not misplaced.
     let mut r = record();
