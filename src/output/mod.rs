@@ -3,11 +3,13 @@
 //! the files it is read back from. Every text is redacted on its way out.
 
 pub mod actions;
+pub mod chart;
 pub mod code_quality;
 pub mod dir;
 pub mod findings;
 pub mod junit;
 pub mod summary;
+pub mod timeline;
 pub mod transcript;
 
 use crate::events::Events;

@@ -1,6 +1,7 @@
 //! `summary.md`: a short human summary, ready for `GITHUB_STEP_SUMMARY`. Every name, path,
 //! command, message and the model's words are escaped or made inert (`crate::markdown`): the
-//! page GitHub renders shows no image, HTML or hidden text from the run.
+//! page GitHub renders shows no image, HTML or hidden text from the run. Its timeline is a
+//! Mermaid chart (`timeline`), whose labels cannot leave it.
 
 use crate::markdown as md;
 use crate::record::{RunRecord, Status};
@@ -181,6 +182,9 @@ pub fn render(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "## {icon} hone: {} — {}\n", md::code(&r.job), r.status.as_str());
     facts(&mut s, r);
+    if let Some(chart) = super::timeline::render(r) {
+        let _ = write!(s, "\n### Timeline\n\n{chart}");
+    }
     setup(&mut s, r);
     mcp(&mut s, r);
     network(&mut s, r);

@@ -164,6 +164,10 @@ pub struct RunRecord {
     pub branch: String,
     /// Model requests made.
     pub turns: u32,
+    /// When each turn's request went out, in milliseconds since the run started (for the
+    /// timeline in `summary.md`).
+    #[serde(default)]
+    pub turn_started_ms: Vec<u64>,
     /// Tokens used, as the provider counted them.
     pub usage: Usage,
     /// The models that were asked, in order: the job's, then each fallback the run moved on to,
@@ -252,6 +256,7 @@ impl RunRecord {
             base_branch: String::new(),
             branch: String::new(),
             turns: 0,
+            turn_started_ms: vec![],
             usage: Usage::default(),
             models: Vec::new(),
             fix_attempts: 0,

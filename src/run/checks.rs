@@ -66,6 +66,7 @@ impl Checks {
                 s.events.emit(Event::VerifyStarted { attempt, check: check.name.clone(), command: check.run.clone() });
             }
             let root = self.tools.root.path();
+            let started = run.machine.elapsed_ms();
             let mut r = verify::run_check(
                 check,
                 attempt,
@@ -76,6 +77,7 @@ impl Checks {
                 &self.tools.sandbox,
             )
             .await;
+            r.started_ms = Some(started);
             r.output_tail = self.tools.redactor.apply(&r.output_tail);
             r.junit_error = r.junit_error.map(|e| self.tools.redactor.apply(&e));
             r.key_lines = r.key_lines.iter().map(|l| self.tools.redactor.apply(l)).collect();

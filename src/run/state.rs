@@ -87,13 +87,18 @@ impl Machine {
         if !allowed(from, to) {
             return Err(InvalidTransition { from, to });
         }
-        let now = self.started.elapsed().as_millis() as u64;
+        let now = self.elapsed_ms();
         if let Some(last) = self.history.last_mut() {
             last.duration_ms = now - last.entered_ms;
         }
         self.history.push(StateSpan { state: to, entered_ms: now, duration_ms: 0, reason: reason.into() });
         self.state = to;
         Ok((from, to))
+    }
+
+    /// Milliseconds since the run started (the clock of its states' timings).
+    pub fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
     }
 
     pub fn history(&self) -> Vec<StateSpan> {

@@ -36,6 +36,9 @@ pub struct CheckResult {
     pub timed_out: bool,
     pub cancelled: bool,
     pub duration_ms: u64,
+    /// When it started, in milliseconds since the run started (for the timeline in `summary.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<u64>,
     /// Failing test cases read from the check's JUnit file, when it has one (as shown: at
     /// most 1,000, each cut at 300 characters).
     pub failing_tests: Option<Vec<String>>,
@@ -103,6 +106,7 @@ pub async fn run_check(
         timed_out,
         cancelled,
         duration_ms: duration.as_millis() as u64,
+        started_ms: None,
         failing_tests,
         failing,
         junit_error,
@@ -336,6 +340,7 @@ pub fn example(name: &str) -> CheckResult {
         timed_out: false,
         cancelled: false,
         duration_ms: 1,
+        started_ms: None,
         failing_tests: None,
         failing: None,
         junit_error: None,

@@ -13,6 +13,7 @@
 //! - `mock_github`: GitHub's REST and GraphQL API with state (PRs in every state, checks, reviews,
 //!   merges, the merge queue, rate limits) for `hone fleet prs`;
 //! - `mock_github_app`: GitHub's API as a GitHub App sees it (JWT, installations, tokens, PRs);
+//! - `mermaid`: Mermaid's own parser (in Node), for the charts in the reports;
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
 //! - `mock_gitlab`: a GitLab instance (REST API and git over HTTPS) checked against GitLab's API description.
@@ -36,6 +37,7 @@ pub mod connect_proxy;
 pub mod fixtures;
 pub mod git_http;
 pub mod hone;
+pub mod mermaid;
 pub mod mock_azure;
 pub mod mock_bedrock;
 pub mod mock_github;

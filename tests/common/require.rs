@@ -18,6 +18,9 @@ pub enum Need {
     Landlock,
     /// `xmllint` (libxml2-utils), to validate JUnit files against the XSD.
     Xmllint,
+    /// Mermaid's parser in Node (`HONE_TEST_MERMAID`: a directory whose node_modules has
+    /// mermaid, jsdom and marked), to read the charts in the Markdown reports.
+    Mermaid,
 }
 
 impl Need {
@@ -28,6 +31,7 @@ impl Need {
             Need::UserNamespaces => "userns",
             Need::Landlock => "landlock",
             Need::Xmllint => "xmllint",
+            Need::Mermaid => "mermaid",
         }
     }
 
@@ -71,6 +75,7 @@ impl Need {
                 Ok(o) if o.status.success() => Ok(()),
                 _ => Err("xmllint is not installed (apt-get install libxml2-utils; .ci/run installs it)".into()),
             },
+            Need::Mermaid => super::mermaid::available(),
         }
     }
 }

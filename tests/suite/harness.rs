@@ -257,7 +257,7 @@ fn require_fails_unless_waived_by_name() {
         "{msg}"
     );
     // And this machine has what the suite's own checks need, or says which it lacks.
-    for need in [Need::Root, Need::UserNamespaces, Need::Landlock, Need::Xmllint] {
+    for need in [Need::Root, Need::UserNamespaces, Need::Landlock, Need::Xmllint, Need::Mermaid] {
         if let Err(why) = need.check() {
             assert!(!why.is_empty(), "{need:?}");
         }

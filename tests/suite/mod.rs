@@ -8,6 +8,7 @@ mod bedrock;
 mod budgets;
 mod cancel;
 mod chaos;
+mod charts;
 mod cloud_credentials;
 mod code_quality;
 mod context;

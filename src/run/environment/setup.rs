@@ -23,7 +23,9 @@ pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -
     // Setup's proxy serves setup alone: closed when setup ends, however it ends.
     let _close = CloseProxy(jail);
     for s in &p.job.setup {
+        let started = run.machine.elapsed_ms();
         let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, jail).await;
+        r.started_ms = Some(started);
         r.output_tail = p.redactor.apply(&r.output_tail);
         r.accepted = r.passed;
         p.events.emit(Event::SetupCompleted {

@@ -114,6 +114,7 @@ impl<'a> Loop<'a> {
                 return s;
             }
             self.run.record.turns += 1;
+            self.run.record.turn_started_ms.push(self.run.machine.elapsed_ms());
             let turn = self.run.record.turns;
             let reply = self.request(turn).await;
             // Nothing the model asks for runs before the tree's state is known.
