@@ -11,15 +11,25 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/mermaid/parse.mjs")
 }
 
+/// `HONE_TEST_MERMAID`, else `target/test-tools/mermaid` where `.ci/mermaid.sh` installs it.
+fn packages() -> Option<PathBuf> {
+    let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-tools/mermaid");
+    std::env::var_os("HONE_TEST_MERMAID").map(PathBuf::from).or_else(|| installed.is_dir().then_some(installed))
+}
+
 fn node(args: &[&std::ffi::OsStr]) -> std::io::Result<std::process::Output> {
-    Command::new("node").arg(script()).args(args).output()
+    let mut cmd = Command::new("node");
+    if let Some(dir) = packages() {
+        cmd.env("HONE_TEST_MERMAID", dir);
+    }
+    cmd.arg(script()).args(args).output()
 }
 
 /// Ok when `HONE_TEST_MERMAID` names a directory whose packages load.
 pub fn available() -> Result<(), String> {
-    let why = "(.ci/run installs mermaid, jsdom and marked with npm and sets HONE_TEST_MERMAID to their directory)";
-    let Some(dir) = std::env::var_os("HONE_TEST_MERMAID") else {
-        return Err(format!("HONE_TEST_MERMAID is not set {why}"));
+    let why = "(`bash .ci/mermaid.sh` installs mermaid, jsdom and marked with npm into target/test-tools/mermaid; or set HONE_TEST_MERMAID to a directory that has them)";
+    let Some(dir) = packages() else {
+        return Err(format!("the Mermaid parser is not installed {why}"));
     };
     match node(&["--check".as_ref()]) {
         Ok(o) if o.status.success() => Ok(()),

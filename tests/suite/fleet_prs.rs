@@ -155,6 +155,12 @@ async fn status_reports_every_state_checks_reviews_and_the_merge_queue_exactly()
     let md = std::fs::read_to_string(dir.path().join("out/prs-status.md")).unwrap();
     assert!(md.contains("| Repository | PR | State | Checks | Review | Mergeable | Age | Action | Note |"), "{md}");
     assert!(md.contains("[#5](https://github.example/acme/e-failing/pull/5) | open | failing |"), "{md}");
+    // The pictures: the PRs' states, and the checks of the open ones, as Mermaid reads them.
+    let Some(blocks) = crate::common::mermaid::parse(&[&dir.path().join("out/prs-status.md")]) else { return };
+    let sum = |b: &Value| b["items"].as_array().unwrap().iter().map(|s| s[1].as_u64().unwrap()).sum::<u64>();
+    let pies: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "pie").collect();
+    assert_eq!(pies.len(), 2, "{md}");
+    assert_eq!((sum(pies[0]), sum(pies[1])), (8, 6), "every PR's state, the open ones' checks: {md}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

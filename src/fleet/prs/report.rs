@@ -213,6 +213,7 @@ pub fn markdown(r: &PrsReport) -> String {
     let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let dry = if r.dry_run { " (dry run)" } else { "" };
     let _ = writeln!(s, "## {icon} hone fleet prs {}{dry}: {} PRs ({})\n", r.command, r.prs.len(), counts.join(", "));
+    s.push_str(&charts(r));
     let _ = writeln!(
         s,
         "| Repository | PR | State | Checks | Review | Mergeable | Age | Action | Note |\n|---|---|---|---|---|---|---|---|---|"
@@ -235,6 +236,28 @@ pub fn markdown(r: &PrsReport) -> String {
     }
     let _ = writeln!(s, "\n{} requests to the forge ({} after a rate limit).", r.requests, r.retries);
     s
+}
+
+/// The PRs' states, and the checks of the open ones, as pies (none when there is nothing to draw).
+fn charts(r: &PrsReport) -> String {
+    let mut states: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut checks: std::collections::BTreeMap<&str, usize> = Default::default();
+    for p in &r.prs {
+        let state = match (p.state, p.closed_by_hone) {
+            _ if p.error.is_some() => "unknown (error)",
+            (Some(State::Closed), true) => "closed by choice",
+            (Some(st), _) => state_name(st),
+            (None, _) => "unknown",
+        };
+        *states.entry(state).or_default() += 1;
+        if matches!(p.state, Some(State::Open | State::Draft)) {
+            *checks.entry(p.checks.map_or("unknown", checks_name)).or_default() += 1;
+        }
+    }
+    let states: Vec<(&str, usize)> = states.into_iter().collect();
+    let checks: Vec<(&str, usize)> = checks.into_iter().collect();
+    let pies = [crate::output::chart::pr_states(&states), crate::output::chart::pr_checks(&checks)];
+    pies.into_iter().flatten().collect()
 }
 
 pub const fn checks_name(c: Checks) -> &'static str {
