@@ -3,7 +3,8 @@
 //! which GitHub names as the PR's head in this very repository.
 
 use super::Item;
-use super::github::{Api, Pr};
+use super::forge::Api;
+use super::github::Pr;
 use super::report::{Action, PrResult, State};
 use super::state::Ledger;
 use super::status::{Seen, fill, state_of};
@@ -46,7 +47,7 @@ pub struct Close<'a> {
 /// Close one PR (a dry run says what it would do). Reads only the PR.
 pub async fn one(api: &Api<'_>, item: &Item, c: &Close<'_>, r: &mut PrResult) -> Result<()> {
     let pr = api.pull(item.number).await?;
-    let seen = Seen { pr, ..Default::default() };
+    let seen = Seen { pr, gitlab: matches!(api, Api::Lab(_)), ..Default::default() };
     fill(r, &seen);
     let pr = &seen.pr;
     r.closed_by_hone = c.ledger.has(&item.id, item.number);

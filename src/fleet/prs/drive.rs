@@ -2,12 +2,13 @@
 //! at most `concurrency` PRs at once, each result journaled as it comes, a signal stopping the
 //! rest, and the reports written at the end whatever happened.
 
-use super::github::Api;
+use super::forge::Api;
 use super::report::{self, PrResult, Totals};
 use super::state::{Journal, Ledger, previous};
 use super::{Command, Item, PrsOptions};
 use crate::error::{Code, HoneError};
 use crate::forge::github::GitHub;
+use crate::forge::gitlab::GitLab;
 use crate::forge::place::{Input, Place};
 use crate::output::dir::ReportDir;
 use crate::spec::forge::ForgeKind;
@@ -103,24 +104,37 @@ impl Ctx {
         r
     }
 
-    async fn act(&self, place: Result<Place, HoneError>, item: &Item, r: &mut PrResult) -> Result<(), HoneError> {
-        let mut place = place?;
-        if place.kind == ForgeKind::Gitlab {
-            return Err(HoneError::new(
-                Code::Forge,
-                format!(
-                    "`hone fleet prs` does not support GitLab merge requests yet (!{} of {})",
-                    item.number, item.source
-                ),
-            )
-            .hint("follow this merge request in GitLab; GitHub targets are supported"));
-        }
-        let gh = self.client(&place)?;
+    /// The GitLab client for the place's project with its token, bounded like the place.
+    fn lab_client(&self, place: &Place) -> Result<GitLab, HoneError> {
+        let Some(token) = place.token.as_ref() else {
+            let var = place.token_source(self.job.git.token_env.as_deref());
+            return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the GitLab API"))
+                .hint(format!("set {var} to a token with the `api` scope (role Developer or above)")));
+        };
+        self.plan_opts.redactor.add(token.secret());
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
+        GitLab::new(place, self.shared.forge_queue.clone(), (deadline, &self.plan_opts.cancel))
+    }
+
+    /// The forge's client for the place, and the item with its repository as the forge names it.
+    fn api(&self, mut place: Place, item: &Item) -> Result<(Api<'_>, Item), HoneError> {
+        let api = if place.kind == ForgeKind::Gitlab {
+            let gl = self.lab_client(&place)?;
+            let item = Item { repo: gl.project.clone(), ..item.clone() };
+            (Api::Lab(super::gitlab::Api { gl, sent: &self.sent }), item)
+        } else {
+            let gh = self.client(&place)?;
+            let item = Item { repo: format!("{}/{}", gh.owner, gh.repo), ..item.clone() };
+            (Api::Hub(super::github::Api { gh, sent: &self.sent }), item)
+        };
         place.token = None;
-        let item = Item { repo: format!("{}/{}", gh.owner, gh.repo), ..item.clone() };
-        let api = Api { gh, sent: &self.sent };
+        Ok(api)
+    }
+
+    async fn act(&self, place: Result<Place, HoneError>, item: &Item, r: &mut PrResult) -> Result<(), HoneError> {
+        let (api, item) = self.api(place?, item)?;
         let res = match &self.plan_opts.command {
-            Command::Status => super::status::observe(&api, item.number).await.map(|seen| {
+            Command::Status => api.observe(item.number).await.map(|seen| {
                 super::status::fill(r, &seen);
                 r.closed_by_hone = self.ledger.has(&item.id, item.number);
             }),
@@ -130,7 +144,7 @@ impl Ctx {
             }
             Command::Merge { method, dry_run } => super::merge::one(&api, &item, *method, *dry_run, r).await,
         };
-        let retried = api.gh.retries.load(Ordering::Relaxed) as u64;
+        let retried = api.retries();
         self.sent.fetch_add(retried, Ordering::Relaxed);
         self.retries.fetch_add(retried, Ordering::Relaxed);
         res

@@ -4,9 +4,10 @@
 //! protection, a head that moved) are reported, never retried.
 
 use super::Item;
-use super::github::{Api, Merged};
+use super::forge::Api;
+use super::github::Merged;
 use super::report::{Action, PrResult, State};
-use super::status::{blocker, fill, observe};
+use super::status::{blocker, fill};
 use crate::error::Result;
 
 /// How GitHub merges: `merge`, `squash` or `rebase`.
@@ -30,7 +31,7 @@ impl Method {
 
 /// Merge (or enqueue) one PR; a dry run says what it would do and why the others wait.
 pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &mut PrResult) -> Result<()> {
-    let seen = observe(api, item.number).await?;
+    let seen = api.observe(item.number).await?;
     fill(r, &seen);
     let pr = &seen.pr;
     if let Some(why) = super::close::not_hones_branch(pr, item).filter(|_| !pr.merged && pr.state == "open") {
@@ -39,6 +40,9 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
     if let Some(why) = blocker(&seen) {
         return skip(r, &why);
     }
+    if let (Api::Lab(_), Method::Rebase) = (api, method) {
+        return skip(r, "GitLab merges by the project's merge method: use --method merge or squash");
+    }
     let queue = seen.rules.is_some_and(|x| x.merge_queue);
     if dry_run {
         r.action = Some(if queue { Action::WouldQueue } else { Action::WouldMerge });
@@ -46,8 +50,8 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         r.reason = Some(format!("would {how} at {}", short(&pr.head_sha)));
         return Ok(());
     }
-    if queue {
-        match api.enqueue(&pr.node_id, &pr.head_sha).await? {
+    if let (true, Api::Hub(gh)) = (queue, api) {
+        match gh.enqueue(&pr.node_id, &pr.head_sha).await? {
             Ok(()) => {
                 r.action = Some(Action::Queued);
                 r.reason = Some(format!("added to the merge queue at {}", short(&pr.head_sha)));
@@ -59,7 +63,7 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         }
         return Ok(());
     }
-    match api.merge(item.number, &pr.head_sha, method.as_str()).await? {
+    match api.merge(item.number, &pr.head_sha, method).await? {
         Merged::Merged => {
             (r.action, r.state) = (Some(Action::Merged), Some(State::Merged));
             (r.checks, r.review, r.mergeable, r.mergeable_state) = (None, None, None, None);
@@ -67,7 +71,7 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         }
         Merged::Refused(status, m) => {
             r.action = Some(Action::Refused);
-            r.reason = Some(format!("GitHub refused the merge (HTTP {status}): {m}"));
+            r.reason = Some(format!("{} refused the merge (HTTP {status}): {m}", api.name()));
         }
     }
     Ok(())

@@ -6,7 +6,9 @@
 
 mod close;
 mod drive;
+mod forge;
 mod github;
+mod gitlab;
 pub mod merge;
 mod report;
 mod state;

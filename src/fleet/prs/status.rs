@@ -1,6 +1,7 @@
 //! `hone fleet prs status`: one PR's state, checks, reviews, mergeability and age, in as few
 //! requests as GitHub's REST API allows: a merged or closed PR is one GET; an open one adds its
-//! head's check runs and statuses, its reviews and its base branch's rules, asked at once.
+//! head's check runs and statuses, its reviews and its base branch's rules, asked at once. A
+//! GitLab merge request is one GET (`gitlab.rs`) read into the same shape.
 
 use super::github::{Api, Pr, Rules};
 use super::report::{Checks, PrResult, Review, State};
@@ -15,6 +16,8 @@ pub struct Seen {
     pub checks: Option<Checks>,
     pub review: Option<Review>,
     pub rules: Option<Rules>,
+    /// Read from GitLab: `pr.mergeable_state` is its `detailed_merge_status`.
+    pub gitlab: bool,
 }
 
 /// Read PR `n`: the PR itself, and for an open one its checks, reviews and rules.
@@ -28,6 +31,7 @@ pub async fn observe(api: &Api<'_>, n: u64) -> Result<Seen> {
         checks: Some(checks_state(&checks.0, &checks.1)),
         review: Some(review_state(&reviews, rules.required_reviews)),
         rules: Some(rules),
+        gitlab: false,
         pr,
     })
 }
@@ -124,6 +128,9 @@ pub fn blocker(seen: &Seen) -> Option<String> {
         State::Closed => return Some("closed".into()),
         State::Draft => return Some("a draft".into()),
         State::Open => {}
+    }
+    if seen.gitlab {
+        return super::gitlab::blocker(seen);
     }
     match seen.checks {
         Some(Checks::Failing) => return Some("checks failing".into()),

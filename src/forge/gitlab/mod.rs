@@ -123,6 +123,9 @@ impl GitLab {
     pub async fn put(&self, path: &str, body: &Value) -> Result<Answer> {
         self.call(Method::PUT, path, Some(body)).await
     }
+    pub async fn delete(&self, path: &str) -> Result<Answer> {
+        self.call(Method::DELETE, path, None).await
+    }
 
     /// `call_once`, given up at the run's deadline or on cancellation.
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
