@@ -51,6 +51,7 @@ mod api;
 mod auth;
 mod entities;
 mod git;
+mod merge;
 mod mrs;
 mod notes;
 mod params;
@@ -58,10 +59,10 @@ mod serve;
 mod spec;
 mod state;
 
-pub use state::{Auth, Kind, Seen};
+pub use state::{Auth, Kind, Mr, Seen};
 
 use serde_json::Value;
-use state::{Mr, Note, Project, State, TokenRecord};
+use state::{Note, Project, State, TokenRecord};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -249,6 +250,11 @@ impl MockGitLab {
             updated_at: now,
             closed_at: None,
             closed_by: None,
+            merged_at: None,
+            merged_by: None,
+            pipeline: None,
+            merge_status: None,
+            move_head_after_read: false,
         });
         iid
     }

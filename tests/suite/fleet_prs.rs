@@ -301,7 +301,7 @@ async fn a_pr_whose_head_moved_after_it_was_checked_is_refused_not_merged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_gitlab_target_is_refused_as_not_supported_yet() {
+async fn a_gitlab_target_without_a_gitlab_token_is_an_error_and_github_is_never_asked() {
     let dir = tempfile::tempdir().unwrap();
     let gh = MockGithub::start().await;
     let fleet = fleet_with_prs(dir.path(), &[("lab", 5)]);
@@ -311,6 +311,6 @@ async fn a_gitlab_target_is_refused_as_not_supported_yet() {
     assert_eq!(run.code, 3, "{}\n{}", run.stdout, run.stderr);
     let e = entry(&report(dir.path(), "status"), "lab").clone();
     assert_eq!((e["forge"].clone(), e["code"].clone()), (json!("gitlab"), json!("E_FORGE")), "{e:#}");
-    assert!(e["error"].as_str().unwrap().contains("does not support GitLab merge requests yet"), "{e:#}");
-    assert!(gh.seen().is_empty(), "nothing was asked of GitHub");
+    assert!(e["error"].as_str().unwrap().contains("no token for the GitLab API"), "{e:#}");
+    assert!(gh.seen().is_empty(), "nothing was asked of GitHub, and its token went nowhere");
 }

@@ -39,6 +39,7 @@ mod fleet_dirs;
 mod fleet_events;
 mod fleet_paths;
 mod fleet_prs;
+mod fleet_prs_gitlab;
 mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;

@@ -8,7 +8,7 @@ use super::entities::{self, Reply};
 use super::params::Params;
 use super::spec::{Op, spec};
 use super::state::{Auth, Kind, State};
-use super::{mrs, notes};
+use super::{merge, mrs, notes};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use serde_json::Value;
@@ -71,6 +71,8 @@ enum Route {
     CreateMr,
     GetMr,
     UpdateMr,
+    MergeMr,
+    DeleteBranch,
     ListNotes,
     CreateNote,
     GetNote,
@@ -91,6 +93,8 @@ fn route_of(op: &Op) -> Route {
         ("POST", "/api/v4/projects/{id}/merge_requests") => Route::CreateMr,
         ("GET", t) if t == mr => Route::GetMr,
         ("PUT", t) if t == mr => Route::UpdateMr,
+        ("PUT", t) if t == format!("{mr}/merge") => Route::MergeMr,
+        ("DELETE", "/api/v4/projects/{id}/repository/branches/{branch}") => Route::DeleteBranch,
         ("GET", t) if t == notes => Route::ListNotes,
         ("POST", t) if t == notes => Route::CreateNote,
         ("GET", t) if t == note => Route::GetNote,
@@ -189,8 +193,14 @@ fn answer(
         Route::GroupProjects => group_projects(&ctx),
         Route::ListMrs => mrs::list(&ctx),
         Route::CreateMr => mrs::create(&mut ctx),
-        Route::GetMr => mrs::get(&ctx),
+        Route::GetMr => {
+            let reply = mrs::get(&ctx);
+            merge::after_read(&mut ctx);
+            reply
+        }
         Route::UpdateMr => mrs::update(&mut ctx),
+        Route::MergeMr => merge::merge(&mut ctx),
+        Route::DeleteBranch => merge::delete_branch(&mut ctx),
         Route::ListNotes => notes::list(&ctx),
         Route::CreateNote => notes::create(&mut ctx),
         Route::GetNote => notes::get(&ctx),

@@ -136,6 +136,11 @@ pub fn create(ctx: &mut Ctx) -> Result<Reply, Reply> {
         updated_at: now,
         closed_at: None,
         closed_by: None,
+        merged_at: None,
+        merged_by: None,
+        pipeline: None,
+        merge_status: None,
+        move_head_after_read: false,
     });
     let m = ctx.st.mr(target, iid).expect("just made");
     Ok(Reply::json(201, entities::merge_request(ctx.st, m, ctx.base, true)))

@@ -95,6 +95,15 @@ pub struct Mr {
     pub updated_at: String,
     pub closed_at: Option<String>,
     pub closed_by: Option<u64>,
+    pub merged_at: Option<String>,
+    pub merged_by: Option<u64>,
+    /// The head pipeline's status (`success`, `failed`, `running`, …); none without a pipeline.
+    pub pipeline: Option<String>,
+    /// `detailed_merge_status` as a test sets it; `None` computes it from the state, the title
+    /// and the pipeline.
+    pub merge_status: Option<String>,
+    /// Push a new commit to the source branch right after the next read of this merge request.
+    pub move_head_after_read: bool,
 }
 
 pub struct Note {
