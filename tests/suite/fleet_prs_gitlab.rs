@@ -52,9 +52,11 @@ async fn lab(names: &[&str], prs: &[(&str, u64)]) -> Lab {
         gl.base
     );
     std::fs::write(dir.path().join("job.yaml"), job).unwrap();
-    let repos: Vec<String> = prs.iter().map(|(n, _)| format!("  - url: {}", gl.git_url(&format!("acme/{n}")))).collect();
+    let repos: Vec<String> =
+        prs.iter().map(|(n, _)| format!("  - url: {}", gl.git_url(&format!("acme/{n}")))).collect();
     let fleet = dir.path().join("fleet.yaml");
-    let text = format!("version: 1\njob: job.yaml\nrepos:\n{}\nworkspace: ws\nout: out\nconcurrency: 4\n", repos.join("\n"));
+    let text =
+        format!("version: 1\njob: job.yaml\nrepos:\n{}\nworkspace: ws\nout: out\nconcurrency: 4\n", repos.join("\n"));
     std::fs::write(&fleet, text).unwrap();
     let results: Vec<Value> = prs
         .iter()
@@ -189,7 +191,10 @@ async fn gitlab_close_notes_why_closes_deletes_hones_branch_and_status_counts_it
     let r = lab.report("close");
     assert_eq!(entry(&r, "one")["action"], "would_close");
     assert_eq!(entry(&r, "one")["reason"], format!("would comment, close it and delete its branch `{BRANCH}`"));
-    assert_eq!((entry(&r, "two")["action"].clone(), entry(&r, "two")["reason"].clone()), (json!("skipped"), json!("already merged")));
+    assert_eq!(
+        (entry(&r, "two")["action"].clone(), entry(&r, "two")["reason"].clone()),
+        (json!("skipped"), json!("already merged"))
+    );
 
     let run = lab.prs(&["close", "--reason", "Superseded by the v2 migration."]).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
@@ -234,7 +239,8 @@ async fn gitlab_close_never_deletes_a_forks_branch_or_a_branch_hone_did_not_push
     assert!(lab.gl.branches("mallory/app").contains(&BRANCH.to_string()));
     assert!(lab.gl.branches("acme/other-branch").contains(&"feature".to_string()));
     let r = lab.report("close");
-    for (name, why) in [("fork-head", "another repository"), ("other-branch", "its head is not the branch hone pushed")] {
+    for (name, why) in [("fork-head", "another repository"), ("other-branch", "its head is not the branch hone pushed")]
+    {
         let e = entry(&r, name);
         assert_eq!((e["action"].clone(), e["branch_deleted"].clone()), (json!("closed"), json!(false)), "{e:#}");
         assert!(e["reason"].as_str().unwrap().contains(why), "{e:#}");

@@ -125,7 +125,7 @@ pub fn seen(b: &Value, project: &str) -> Seen {
     let open = pr.state == "open" && !pr.merged;
     Seen {
         checks: open.then(|| pipeline_checks(&b["head_pipeline"])),
-        review: open.then(|| match status.as_str() {
+        review: open.then_some(match status.as_str() {
             "not_approved" => Review::ReviewRequired,
             "requested_changes" => Review::ChangesRequested,
             _ => Review::None,
@@ -143,8 +143,14 @@ pub fn pipeline_checks(p: &Value) -> Checks {
     }
     match p["status"].as_str().unwrap_or("") {
         "success" => Checks::Passing,
-        "created" | "waiting_for_resource" | "preparing" | "waiting_for_callback" | "pending" | "running"
-        | "scheduled" | "manual" => Checks::Pending,
+        "created"
+        | "waiting_for_resource"
+        | "preparing"
+        | "waiting_for_callback"
+        | "pending"
+        | "running"
+        | "scheduled"
+        | "manual" => Checks::Pending,
         _ => Checks::Failing,
     }
 }
