@@ -1,6 +1,7 @@
 //! `hone fleet prs close`: close an open PR with a comment saying why, record it as closed by
 //! choice, and delete its branch only when the branch is hone's: the one fleet.json recorded,
-//! which GitHub names as the PR's head in this very repository.
+//! which the forge names as the PR's head in this very repository (GitLab: the source branch,
+//! with the same project as source and target).
 
 use super::Item;
 use super::forge::Api;

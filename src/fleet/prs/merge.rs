@@ -1,7 +1,7 @@
 //! `hone fleet prs merge`: merge a PR only when hone's reading of it allows (open, not a draft,
 //! checks passing, reviews allowing, mergeable), held to the head commit it read, never forced;
-//! on a base branch that requires a merge queue, enqueue it instead. GitHub's refusals (branch
-//! protection, a head that moved) are reported, never retried.
+//! on a GitHub base branch that requires a merge queue, enqueue it instead. The forge's refusals
+//! (branch protection, a head that moved) are reported, never retried.
 
 use super::Item;
 use super::forge::Api;
@@ -10,7 +10,8 @@ use super::report::{Action, PrResult, State};
 use super::status::{blocker, fill};
 use crate::error::Result;
 
-/// How GitHub merges: `merge`, `squash` or `rebase`.
+/// How to merge: `merge`, `squash` or `rebase` (GitLab: `squash` squashes, `merge` takes the
+/// project's method, `rebase` is refused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Method {
     #[default]
