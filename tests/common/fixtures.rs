@@ -138,3 +138,18 @@ pub fn served_repo(dir: &std::path::Path, served: &std::path::Path, owner: &str,
     repo::git(&work, &["commit", "-q", "-m", "initial"]);
     super::git_http::serve_copy_of(served, &format!("{owner}/{name}.git"), &work);
 }
+
+/// A bare origin at `origin` (its default branch `main`) with one commit of `status.txt` and
+/// `check.sh` made in `work`: a fleet's URL target.
+pub fn origin_with(dir: &std::path::Path, work: &std::path::Path, origin: &std::path::Path, status: &str, check: &str) {
+    std::fs::create_dir_all(work).unwrap();
+    std::fs::create_dir_all(origin.parent().unwrap()).unwrap();
+    repo::git(dir, &["init", "-q", "--bare", origin.to_str().unwrap()]);
+    repo::git(work, &["init", "-q"]);
+    std::fs::write(work.join("status.txt"), status).unwrap();
+    std::fs::write(work.join("check.sh"), check).unwrap();
+    repo::git(work, &["add", "-A"]);
+    repo::git(work, &["commit", "-q", "-m", "initial"]);
+    repo::git(work, &["push", "-q", origin.to_str().unwrap(), "HEAD:refs/heads/main"]);
+    repo::git(origin, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+}

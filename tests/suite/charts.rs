@@ -36,15 +36,7 @@ fn fleet(dir: &Path) -> std::path::PathBuf {
     ] {
         let work = dir.join(format!("src-{name}"));
         let origin = dir.join(format!("origins/{name}.git"));
-        std::fs::create_dir_all(&work).unwrap();
-        git(dir, &["init", "-q", "--bare", origin.to_str().unwrap()]);
-        git(&work, &["init", "-q"]);
-        std::fs::write(work.join("status.txt"), status).unwrap();
-        std::fs::write(work.join("check.sh"), check).unwrap();
-        git(&work, &["add", "-A"]);
-        git(&work, &["commit", "-q", "-m", "initial"]);
-        git(&work, &["push", "-q", origin.to_str().unwrap(), "HEAD:refs/heads/main"]);
-        git(&origin, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        origin_with(dir, &work, &origin, status, check);
         lines.push(format!("  - url: {}", origin.display()));
     }
     let odd = "odd \"%%{init}%%\" <img src=x>";

@@ -35,21 +35,12 @@ fn setup(dir: &Path) -> Vec<String> {
     for i in 0..11 {
         let work = dir.join(format!("src{i}"));
         let origin = dir.join(format!("origins/r{i:02}.git"));
-        std::fs::create_dir_all(&work).unwrap();
-        std::fs::create_dir_all(origin.parent().unwrap()).unwrap();
-        git(dir, &["init", "-q", "--bare", origin.to_str().unwrap()]);
-        git(&work, &["init", "-q"]);
         let (status, check) = match i {
-            3 => ("broken\n", "echo 'this repo can never pass'; exit 1\n".to_string()),
-            5 => ("fixed\n", CHECK_SH.to_string()),
-            _ => ("broken\n", CHECK_SH.to_string()),
+            3 => ("broken\n", "echo 'this repo can never pass'; exit 1\n"),
+            5 => ("fixed\n", CHECK_SH),
+            _ => ("broken\n", CHECK_SH),
         };
-        std::fs::write(work.join("status.txt"), status).unwrap();
-        std::fs::write(work.join("check.sh"), check).unwrap();
-        git(&work, &["add", "-A"]);
-        git(&work, &["commit", "-q", "-m", "initial"]);
-        git(&work, &["push", "-q", origin.to_str().unwrap(), "HEAD:refs/heads/main"]);
-        git(&origin, &["symbolic-ref", "HEAD", "refs/heads/main"]);
+        origin_with(dir, &work, &origin, status, check);
         lines.push(format!("  - url: {}", origin.display()));
     }
     std::fs::create_dir_all(dir.join("not-a-repo")).unwrap();
