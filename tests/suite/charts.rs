@@ -3,7 +3,6 @@
 //! repositories in different outcomes, a real run's `summary.md`, and charts whose labels are
 //! hostile. And the check itself fails on a broken chart.
 
-use crate::common::repo::git;
 use crate::common::*;
 use ::hone::output::chart;
 use serde_json::Value;
