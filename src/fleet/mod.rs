@@ -9,6 +9,7 @@ pub(crate) mod live;
 mod pool;
 mod resume;
 pub mod spec;
+mod usage;
 
 use crate::error::{Code, HoneError};
 use crate::forge::credential::{url_secrets, without_userinfo};
@@ -171,6 +172,9 @@ struct Ctx {
     json: bool,
     /// The live progress on stderr (none with `--quiet`).
     live: Option<live::Live>,
+    /// The most the process held (threads, descriptors, children, memory) as repositories
+    /// started and finished (`usage`).
+    peak: std::sync::Mutex<usage::Usage>,
     cancel: CancellationToken,
     redactor: Redactor,
     dry_run: bool,
@@ -194,6 +198,12 @@ impl Ctx {
         layout::report_dir(&self.fleet.workspace, &t.id)
     }
 
+    fn sample(&self) {
+        let now = usage::now();
+        let mut peak = self.peak.lock().unwrap_or_else(|p| p.into_inner());
+        *peak = peak.max(now);
+    }
+
     /// A repository that never got a result of its own: `failed` (or `cancelled`) with a code.
     fn lost(&self, t: &Target, code: Code, why: &str) -> RepoResult {
         failed(t, code, why, &self.digest_for(t), &self.report_dir(t))
@@ -211,7 +221,9 @@ impl Ctx {
         if let Some(l) = &self.live {
             l.started(&t.id, now());
         }
+        self.sample();
         let mut r = rt.block_on(run_one(t, self.clone()));
+        self.sample();
         // Credentials in URLs never reach a report or a log line.
         r.error = r.error.map(|e| self.redactor.apply(&without_userinfo(&e)));
         if let Some(l) = &self.live {
@@ -286,6 +298,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         dry_run: opts.dry_run,
         json: opts.json,
         live: (!opts.quiet).then(|| live::Live::stderr(total, workers, opts.json, opts.redactor.clone())),
+        peak: Default::default(),
     });
     let (started, started_at) = (std::time::Instant::now(), crate::events::now_rfc3339());
     results.extend(run_all(targets, workers, ctx.clone()).await);
@@ -314,6 +327,7 @@ async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<Rep
     // Runs hold libgit2 handles (not Sync) across awaits, so each runs on a worker thread with its
     // own single-threaded runtime; their synchronous work (git, files, spawning) spreads over the
     // cores instead of one thread.
+    let before = usage::now();
     let (work_ctx, lost_ctx) = (ctx.clone(), ctx.clone());
     let backup = targets.clone();
     // The live progress's clock: a terminal's time left redrawn, a log's periodic line.
@@ -338,6 +352,8 @@ async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<Rep
     .await;
     ticker.iter().for_each(|t| t.abort());
     ctx.live.iter().for_each(|l| l.finish());
+    let peak = *ctx.peak.lock().unwrap_or_else(|p| p.into_inner());
+    tracing::debug!("hone fleet resources: before {before}; peak {peak}; after {}", usage::now());
     joined.unwrap_or_else(|e| {
         backup.iter().map(|t| ctx.lost(t, Code::Internal, &format!("the fleet's pool failed: {e}"))).collect()
     })

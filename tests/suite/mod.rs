@@ -37,6 +37,7 @@ mod fleet;
 mod fleet_dirs;
 mod fleet_events;
 mod fleet_paths;
+mod fleet_progress;
 mod forge_credentials;
 mod github_app;
 mod github_app_autofix;
