@@ -34,6 +34,7 @@ mod examples;
 mod fallback;
 mod first_runs;
 mod fleet;
+mod fleet_clone_base;
 mod fleet_dirs;
 mod fleet_events;
 mod fleet_paths;
