@@ -48,7 +48,7 @@ impl<W: Write> Write for RedactingWriter<W> {
             self.buf.clear();
             // Above a fleet's status line on a terminal, which it clears and draws again.
             let inner = &mut self.inner;
-            crate::fleet::live::screen::above_status(|| inner.write_all(text.as_bytes()).and_then(|()| inner.flush()))?;
+            crate::screen::above_status(|| inner.write_all(text.as_bytes()).and_then(|()| inner.flush()))?;
         }
         self.inner.flush()
     }

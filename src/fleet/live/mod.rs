@@ -3,12 +3,11 @@
 //! for each repository that fails.
 
 mod render;
-pub mod screen;
 
 use super::aggregate::{RepoResult, RepoStatus};
 use crate::redact::Redactor;
+use crate::screen::{self, Screen};
 use render::{Cadence, Counts, LastLine};
-use screen::Screen;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};

@@ -1,4 +1,4 @@
-//! Where the fleet's progress is written: on a terminal, one status line redrawn in place, which
+//! Where a live status (a fleet's progress) is written on stderr: on a terminal, one status line redrawn in place, which
 //! every other line (a failure, a log line) clears first and draws again after; in a log, plain
 //! lines only, never a carriage return or an escape code. Every line's text is made neutral for
 //! the CI runner (`ci_text::line`), so no repository's text can be a workflow command or drive
@@ -82,7 +82,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// The screen of the fleet running in this process on a terminal, if any.
+/// The screen whose status line is on the terminal now, if any (a fleet's).
 static ACTIVE: Mutex<Option<Arc<Mutex<Screen>>>> = Mutex::new(None);
 
 /// The screen is the terminal's: other writers to stderr go through [`above_status`].
