@@ -1,3 +1,4 @@
+//! Tests of the live progress: what a log and a terminal get as repositories start and finish.
 use super::*;
 use crate::error::Code;
 use crate::testutil::Mem;
