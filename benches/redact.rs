@@ -83,4 +83,26 @@ fn main() {
         let share = scan.as_secs_f64() * secrets.len() as f64 / apply.as_secs_f64();
         println!("| {label} | {apply:.2?} | {scan:.2?} | {:.0}% |", share * 100.0);
     }
+    fleet_of_secrets();
+}
+
+/// A fleet with a GitHub App registers a token per repository: `apply` on a log line and on a
+/// 30 KB tool result with the 4 secrets and with 1,000 more.
+fn fleet_of_secrets() {
+    let tokens: Vec<String> = (0..1000).map(|i| format!("ghs_{i:04}aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF")).collect();
+    let mut many: Vec<&str> = SECRETS.to_vec();
+    many.extend(tokens.iter().map(String::as_str));
+    let line = "hone fleet: acme__service-42 failed E_BUILD_FAIL: check `test` failed (exit 1) (41s)".to_string();
+    println!("\n| text | `apply`, {} secrets | `apply`, {} secrets |", SECRETS.len(), many.len());
+    println!("|---|---|---|");
+    for (label, text) in [("a log line", line), ("sources, 30 KB", sources(30_000))] {
+        let (few, lots) = (hone::bench::redactor(SECRETS), hone::bench::redactor(&many));
+        let a = time(20, || {
+            std::hint::black_box(few(&text));
+        });
+        let b = time(20, || {
+            std::hint::black_box(lots(&text));
+        });
+        println!("| {label} | {a:.2?} | {b:.2?} |");
+    }
 }

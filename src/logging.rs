@@ -46,7 +46,9 @@ impl<W: Write> Write for RedactingWriter<W> {
             // Each line of the event, however the message breaks it, neutral for the runner.
             let text = crate::ci_text::lines(&self.redactor.apply(&String::from_utf8_lossy(&self.buf)));
             self.buf.clear();
-            self.inner.write_all(text.as_bytes())?;
+            // Above a fleet's status line on a terminal, which it clears and draws again.
+            let inner = &mut self.inner;
+            crate::screen::above_status(|| inner.write_all(text.as_bytes()).and_then(|()| inner.flush()))?;
         }
         self.inner.flush()
     }

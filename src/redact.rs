@@ -24,6 +24,10 @@ pub struct Redactor {
     needles: Arc<RwLock<Vec<String>>>,
     /// The secrets themselves (ASCII ones), for their spelled-out forms (`spaced`).
     spelled: Arc<RwLock<Vec<Vec<u8>>>>,
+    /// One automaton over every needle, made by the first `apply` after an `add`: masking costs
+    /// one pass over the text however many secrets a long process (a fleet with a GitHub App
+    /// token per repository) has registered.
+    matcher: Arc<RwLock<Option<Arc<aho_corasick::AhoCorasick>>>>,
 }
 
 impl Redactor {
@@ -55,6 +59,23 @@ impl Redactor {
         }
         // Longest first, so a secret that contains another is masked whole.
         n.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        if let Ok(mut m) = self.matcher.write() {
+            *m = None;
+        }
+    }
+
+    /// The automaton over every needle (made now if an `add` came since the last), or `None`
+    /// when there is none (or it cannot be made: then `apply` goes needle by needle).
+    /// `needles`: the needles, read under their lock by the caller.
+    fn matcher(&self, needles: &[String]) -> Option<Arc<aho_corasick::AhoCorasick>> {
+        if let Some(m) = self.matcher.read().ok()?.as_ref() {
+            return Some(m.clone());
+        }
+        let made = Arc::new(aho_corasick::AhoCorasick::new(needles).ok()?);
+        if let Ok(mut m) = self.matcher.write() {
+            *m = Some(made.clone());
+        }
+        Some(made)
     }
 
     /// The secret values (and their encoded forms), for `::add-mask::`.
@@ -82,12 +103,11 @@ impl Redactor {
         let Ok(n) = self.needles.read() else {
             return text.to_string();
         };
-        let mut out = text.to_string();
-        for needle in n.iter() {
-            if out.contains(needle.as_str()) {
-                out = out.replace(needle.as_str(), MASK);
-            }
-        }
+        let mut out = match (n.is_empty(), self.matcher(&n)) {
+            (true, _) => text.to_string(),
+            (false, Some(ac)) => mask_all(&ac, text),
+            (false, None) => n.iter().fold(text.to_string(), |out, needle| out.replace(needle.as_str(), MASK)),
+        };
         if let Ok(spelled) = self.spelled.read() {
             for secret in spelled.iter() {
                 out = spaced::mask(&out, secret, MASK);
@@ -102,16 +122,41 @@ impl Redactor {
     /// registered form of a secret, as they are or with their NUL bytes taken out (a secret
     /// written as UTF-16, or split by NULs). One pass over the bytes for all forms.
     pub fn found_in(&self, bytes: &[u8]) -> bool {
-        let needles = self.values();
+        let Ok(needles) = self.needles.read() else { return true };
         if needles.is_empty() {
             return false;
         }
-        let Ok(ac) = aho_corasick::AhoCorasick::new(&needles) else { return true };
+        let Some(ac) = self.matcher(&needles) else { return true };
         if ac.is_match(bytes) {
             return true;
         }
         bytes.contains(&0) && ac.is_match(&bytes.iter().copied().filter(|b| *b != 0).collect::<Vec<u8>>())
     }
+}
+
+/// `text` with every byte that any needle's occurrence covers masked: overlapping occurrences
+/// (of one needle or of several) become one `MASK`.
+fn mask_all(ac: &aho_corasick::AhoCorasick, text: &str) -> String {
+    let mut spans: Vec<(usize, usize)> = ac.find_overlapping_iter(text).map(|m| (m.start(), m.end())).collect();
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let (mut at, mut i) = (0, 0);
+    while i < spans.len() {
+        let (start, mut end) = spans[i];
+        while i + 1 < spans.len() && spans[i + 1].0 < end {
+            i += 1;
+            end = end.max(spans[i].1);
+        }
+        // A needle is whole UTF-8, so each span starts and ends at a character boundary.
+        out.push_str(text.get(at..start).unwrap_or_default());
+        out.push_str(MASK);
+        (at, i) = (end, i + 1);
+    }
+    out.push_str(text.get(at..).unwrap_or_default());
+    out
 }
 
 /// The shortest piece of a secret masked at a cut (shorter pieces are too common to matter).
@@ -225,115 +270,5 @@ fn lower_hex(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use base64::Engine;
-
-    const CANARY: &str = "hone-canary-Zx9/q+T0k3n=";
-
-    #[test]
-    fn masks_plain_base64_and_url_forms() {
-        let r = Redactor::new();
-        r.add(CANARY);
-        let b64 = base64::engine::general_purpose::STANDARD.encode(CANARY);
-        let b64url = base64::engine::general_purpose::URL_SAFE.encode(CANARY);
-        let pct = percent_encoding::utf8_percent_encode(CANARY, percent_encoding::NON_ALPHANUMERIC).to_string();
-        let rfc3986 = "hone-canary-Zx9%2Fq%2BT0k3n%3D".to_string();
-        for leak in [CANARY.to_string(), b64, b64url, pct, "hone%2dcanary%2dZx9%2fq%2bT0k3n%3d".to_string(), rfc3986] {
-            let out = r.apply(&format!("before {leak} after"));
-            assert!(!out.contains(&leak), "{leak} survived: {out}");
-            assert!(out.contains(MASK));
-        }
-    }
-
-    #[test]
-    fn masks_base64_of_a_longer_string_containing_the_secret() {
-        let r = Redactor::new();
-        r.add(CANARY);
-        for prefix in ["", "a", "ab", "abc", "Authorization: Basic x:"] {
-            let enc = base64::engine::general_purpose::STANDARD.encode(format!("{prefix}{CANARY}tail"));
-            let out = r.apply(&enc);
-            assert!(out.contains(MASK), "prefix {prefix:?}: {enc} -> {out}");
-            // Masked whole: of the secret's encoding, at most the few characters that mix in its
-            // neighbours' bits are left.
-            let secret_chars = CANARY.len() * 4 / 3;
-            assert!(out.len() + secret_chars <= enc.len() + MASK.len() + 8, "prefix {prefix:?}: {enc} -> {out}");
-        }
-    }
-
-    #[test]
-    fn masks_json_escaped_hex_case_changed_and_reversed_forms() {
-        let secret = r#"s3cr"et\Tok_9"#;
-        let r = Redactor::new();
-        r.add(secret);
-        let once = serde_json::to_string(secret).unwrap();
-        let twice = serde_json::to_string(&once).unwrap();
-        let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
-        for (what, text) in [
-            ("json", once.clone()),
-            ("json twice", twice),
-            ("hex", hex.clone()),
-            ("HEX", hex.to_uppercase()),
-            ("upper", secret.to_uppercase()),
-            ("lower", secret.to_lowercase()),
-            ("reversed", secret.chars().rev().collect()),
-        ] {
-            let out = r.apply(&format!("x {text} y"));
-            assert!(!out.contains(&text), "{what} form survived: {out}");
-            assert!(out.contains(MASK), "{what}: {out}");
-        }
-    }
-
-    #[test]
-    fn masks_a_secret_spelled_out_in_every_sink_that_applies_it() {
-        let r = Redactor::new();
-        r.add(CANARY);
-        let spelled: String = CANARY.chars().map(|c| format!("{c} ")).collect();
-        let out = r.apply(&format!("token: {spelled}done"));
-        assert_eq!(out, format!("token: {MASK} done"));
-        // A secret that is not ASCII has no spelled-out form (its other forms still count).
-        r.add("pässwörd-ünicode");
-        assert_eq!(r.apply("p ä s s w ö r d"), "p ä s s w ö r d");
-        assert_eq!(r.apply("x pässwörd-ünicode y"), format!("x {MASK} y"));
-    }
-
-    #[test]
-    fn short_values_are_ignored_and_ordinary_text_is_untouched() {
-        let r = Redactor::new();
-        r.add("abc");
-        assert!(r.is_empty());
-        r.add(CANARY);
-        assert!(!r.is_empty());
-        assert_eq!(r.apply("nothing secret here"), "nothing secret here");
-    }
-
-    #[test]
-    fn a_secret_of_the_minimum_length_counts_and_each_form_is_kept_once() {
-        let r = Redactor::new();
-        r.add("12345");
-        assert!(r.is_empty(), "five characters are too short to mask");
-        r.add("123456");
-        assert_eq!(r.apply("pin 123456."), format!("pin {MASK}."));
-        let once = r.values();
-        assert!(once.contains(&"123456".to_string()) && once.contains(&"654321".to_string()), "{once:?}");
-        assert!(once.iter().all(|v| v.len() >= MIN_SECRET_LEN), "no form shorter than a secret: {once:?}");
-        r.add("123456");
-        assert_eq!(r.values(), once, "registering it again adds nothing");
-        assert!(once.windows(2).all(|w| w[0].len() >= w[1].len()), "longest first: {once:?}");
-    }
-
-    #[test]
-    fn a_secret_split_by_a_cut_is_masked_on_both_sides() {
-        let r = Redactor::new();
-        r.add("Zq81x0RaW4mcpTOKEN99");
-        let mut c = crate::exec::Capture::new(40);
-        c.push(format!("{}Zq81x0RaW4mcp", "a".repeat(7)).as_bytes());
-        c.push(&[b'.'; 100]);
-        c.push(b"pTOKEN99bbbbbbbbbbbb");
-        let cut = r.apply_cut(&c.render());
-        assert!(!cut.contains("Zq81x0RaW4") && !cut.contains("TOKEN99"), "{cut}");
-        assert!(cut.starts_with("aaaaaaa[REDACTED]\n[... ") && cut.contains(" ...]\n"), "{cut}");
-        // Uncut text is left as `apply` leaves it.
-        assert_eq!(r.apply_cut("the Zq81 prefix alone"), "the Zq81 prefix alone");
-    }
-}
+#[path = "redact_tests.rs"]
+mod tests;

@@ -116,8 +116,8 @@ async fn not_reusable(
         .then(|| format!("its config has settings hone's clone does not write: {}", unexpected.join(", ")))
 }
 
-/// Clone `url` into `workspace/repos/<id>`, or reuse the clone there: fetch, then reset hard to
-/// the base and clean. Every git process is bounded by the fleet's cancellation and a
+/// Clone `url` into `workspace/repos/<id>` (on the base), or reuse the clone there: fetch, then
+/// reset hard to the base and clean. Every git process is bounded by the fleet's cancellation and a
 /// per-operation limit. The place's token is offered to its forge's server only, over HTTPS:
 /// private repositories clone too.
 pub async fn prepare(
@@ -156,11 +156,17 @@ pub async fn prepare(
         let parent = dir.parent().ok_or(Error::Workspace)?;
         // A partial clone: blobs are fetched when the run needs them (servers without filter
         // support, and local paths, fall back to a full clone).
-        let args = ["clone", "--quiet", "--no-tags", "--filter=blob:none", "--", url, id];
+        let branch = base.map(|b| format!("--branch={b}"));
+        let mut args = vec!["clone", "--quiet", "--no-tags", "--filter=blob:none"];
+        args.extend(branch.as_deref());
+        args.extend(["--", url, id]);
         go(with(parent, &args), "clone").await?;
-    } else {
-        go(with(&dir, &["fetch", "--quiet", "--prune", "origin"]), "fetch").await?;
+        // A fresh clone is already on the base (the remote's default branch unless one is
+        // named), at its tip, with nothing else in the tree: no checkout or clean to run, three
+        // processes fewer per repository.
+        return Ok(dir);
     }
+    go(with(&dir, &["fetch", "--quiet", "--prune", "origin"]), "fetch").await?;
     let base = match base {
         Some(b) => b.to_string(),
         None => go(with(&dir, &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"]), "find the default branch")

@@ -5,12 +5,14 @@
 pub mod aggregate;
 mod clone;
 mod layout;
+pub(crate) mod live;
 mod pool;
 pub mod prs;
 pub mod query;
 mod resolve;
 mod resume;
 pub mod spec;
+mod usage;
 
 use crate::error::{Code, HoneError};
 use crate::forge::credential::{url_secrets, without_userinfo};
@@ -21,7 +23,6 @@ use resume::{digest, previous_results, select};
 use spec::{Source, Target};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
 
 pub struct FleetOptions {
@@ -172,13 +173,14 @@ struct Ctx {
     /// What every run of the fleet shares: the model request limit and the GitHub queue.
     runs: crate::env::Shared,
     json: bool,
-    /// Print a line per repository start and finish on stderr.
-    progress: bool,
+    /// The live progress on stderr (none with `--quiet`).
+    live: Option<live::Live>,
+    /// The most the process held (threads, descriptors, children, memory) as repositories
+    /// started and finished (`usage`).
+    peak: std::sync::Mutex<usage::Usage>,
     cancel: CancellationToken,
     redactor: Redactor,
     dry_run: bool,
-    total: usize,
-    done: AtomicUsize,
 }
 
 impl Ctx {
@@ -199,30 +201,36 @@ impl Ctx {
         layout::report_dir(&self.fleet.workspace, &t.id)
     }
 
+    fn sample(&self) {
+        let now = usage::now();
+        let mut peak = self.peak.lock().unwrap_or_else(|p| p.into_inner());
+        *peak = peak.max(now);
+    }
+
     /// A repository that never got a result of its own: `failed` (or `cancelled`) with a code.
     fn lost(&self, t: &Target, code: Code, why: &str) -> RepoResult {
         failed(t, code, why, &self.digest_for(t), &self.report_dir(t))
     }
 
-    /// One repository on a worker: skipped once the fleet is stopped; otherwise run, with its
-    /// progress lines, stopping the fleet on failure under `fail_fast`.
+    /// One repository on a worker: skipped once the fleet is stopped; otherwise run, counted in
+    /// the live progress, stopping the fleet on failure under `fail_fast`.
     fn work(self: &Arc<Self>, rt: &tokio::runtime::Runtime, t: Target) -> RepoResult {
         if self.cancel.is_cancelled() {
             let mut r = self.lost(&t, Code::Cancelled, "not started: the fleet was stopped");
             r.status = RepoStatus::Cancelled;
             return r;
         }
-        if self.progress {
-            eprintln!("hone fleet: start {}", t.id);
+        let now = std::time::Instant::now;
+        if let Some(l) = &self.live {
+            l.started(&t.id, now());
         }
+        self.sample();
         let mut r = rt.block_on(run_one(t, self.clone()));
+        self.sample();
         // Credentials in URLs never reach a report or a log line.
         r.error = r.error.map(|e| self.redactor.apply(&without_userinfo(&e)));
-        let n = self.done.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.progress {
-            let secs = r.duration_ms as f64 / 1000.0;
-            let why = r.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
-            eprintln!("hone fleet: {}: {}{why} ({secs:.1}s), {n}/{} done", r.id, r.status.as_str(), self.total);
+        if let Some(l) = &self.live {
+            l.finished(&r, now());
         }
         if self.fleet.fail_fast && r.status == RepoStatus::Failed {
             self.cancel.cancel();
@@ -294,9 +302,8 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         redactor: opts.redactor.clone(),
         dry_run: opts.dry_run,
         json: opts.json,
-        progress: !opts.quiet,
-        total,
-        done: AtomicUsize::new(0),
+        live: (!opts.quiet).then(|| live::Live::stderr(total, workers, opts.json, opts.redactor.clone())),
+        peak: Default::default(),
     });
     let (started, started_at) = (std::time::Instant::now(), crate::events::now_rfc3339());
     results.extend(run_all(targets, workers, ctx.clone()).await);
@@ -325,8 +332,20 @@ async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<Rep
     // Runs hold libgit2 handles (not Sync) across awaits, so each runs on a worker thread with its
     // own single-threaded runtime; their synchronous work (git, files, spawning) spreads over the
     // cores instead of one thread.
+    let before = usage::now();
     let (work_ctx, lost_ctx) = (ctx.clone(), ctx.clone());
     let backup = targets.clone();
+    // The live progress's clock: a terminal's time left redrawn, a log's periodic line.
+    let ticker = ctx.live.is_some().then(|| {
+        let c = ctx.clone();
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(std::time::Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                c.live.iter().for_each(|l| l.tick(std::time::Instant::now()));
+            }
+        })
+    });
     let joined = tokio::task::spawn_blocking(move || {
         pool::run(
             targets,
@@ -336,6 +355,10 @@ async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<Rep
         )
     })
     .await;
+    ticker.iter().for_each(|t| t.abort());
+    ctx.live.iter().for_each(|l| l.finish());
+    let peak = *ctx.peak.lock().unwrap_or_else(|p| p.into_inner());
+    tracing::debug!("hone fleet resources: before {before}; peak {peak}; after {}", usage::now());
     joined.unwrap_or_else(|e| {
         backup.iter().map(|t| ctx.lost(t, Code::Internal, &format!("the fleet's pool failed: {e}"))).collect()
     })
