@@ -153,3 +153,22 @@ pub fn origin_with(dir: &std::path::Path, work: &std::path::Path, origin: &std::
     repo::git(work, &["push", "-q", origin.to_str().unwrap(), "HEAD:refs/heads/main"]);
     repo::git(origin, &["symbolic-ref", "HEAD", "refs/heads/main"]);
 }
+
+/// A mock GitHub where `fleet_of_one`'s `origins/app` has no PR yet and gets one (#1).
+pub async fn fleet_of_one_github() -> wiremock::MockServer {
+    let gh = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .and(wiremock::matchers::path_regex("^/repos/origins/app/pulls$"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(serde_json::json!([])))
+        .mount(&gh)
+        .await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/repos/origins/app/pulls"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(201)
+                .set_body_json(serde_json::json!({"number": 1, "html_url": "https://g/origins/app/pull/1"})),
+        )
+        .mount(&gh)
+        .await;
+    gh
+}

@@ -228,35 +228,7 @@ impl MockGitLab {
         let target = st.project(project).expect("no such project").id;
         let source = source_project.map_or(target, |s| st.project(s).expect("no such source project").id);
         let author = st.ensure_user(author, false);
-        let (id, iid, now) = (st.next_id(), st.next_iid(target), st.now());
-        let (source_branch, target_branch, title) = (source_branch.into(), target_branch.into(), title.into());
-        st.mrs.push(Mr {
-            id,
-            iid,
-            project: target,
-            source_project: source,
-            title,
-            description: String::new(),
-            state: "opened".into(),
-            source_branch,
-            target_branch,
-            labels: Vec::new(),
-            assignees: Vec::new(),
-            reviewers: Vec::new(),
-            author,
-            remove_source_branch: false,
-            squash: false,
-            created_at: now.clone(),
-            updated_at: now,
-            closed_at: None,
-            closed_by: None,
-            merged_at: None,
-            merged_by: None,
-            pipeline: None,
-            merge_status: None,
-            move_head_after_read: false,
-        });
-        iid
+        st.open_mr((target, source, author), source_branch.into(), target_branch.into(), title.into()).iid
     }
 
     /// A note on a merge request by `author` (created when missing); its id.

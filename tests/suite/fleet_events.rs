@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use serde_json::json;
-use wiremock::matchers::{method, path, path_regex};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, ResponseTemplate};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_events_pull_request_is_never_a_targets() {
@@ -13,24 +13,11 @@ async fn the_events_pull_request_is_never_a_targets() {
     let event = dir.path().join("event.json");
     std::fs::write(&event, json!({"number": 7, "pull_request": {"number": 7}}).to_string()).unwrap();
 
-    let gh = MockServer::start().await;
+    let gh = fleet_of_one_github().await;
     Mock::given(method("GET"))
         .and(path("/repos/origins/app/pulls/7"))
         .respond_with(ResponseTemplate::new(200))
         .expect(0)
-        .mount(&gh)
-        .await;
-    Mock::given(method("GET"))
-        .and(path_regex("^/repos/origins/app/pulls$"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/origins/app/pulls"))
-        .respond_with(
-            ResponseTemplate::new(201).set_body_json(json!({"number": 1, "html_url": "https://g/origins/app/pull/1"})),
-        )
-        .expect(1)
         .mount(&gh)
         .await;
     let (uri, ev) = (gh.uri(), event.display().to_string());
@@ -45,4 +32,6 @@ async fn the_events_pull_request_is_never_a_targets() {
     let run = run_hone_env(&["fleet", fleet.to_str().unwrap()], &[], dir.path().join("unused"), &env).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     gh.verify().await;
+    let created = gh.received_requests().await.unwrap().iter().filter(|r| r.method.as_str() == "POST").count();
+    assert_eq!(created, 1, "one PR for the target, none as #7");
 }

@@ -5,28 +5,7 @@
 //! repository when the fleet is done.
 
 use crate::common::*;
-use serde_json::json;
 use std::path::Path;
-use wiremock::matchers::{method, path, path_regex};
-use wiremock::{Mock, MockServer, ResponseTemplate};
-
-/// A mock GitHub where `origins/app` has no PR yet and gets one.
-async fn github() -> MockServer {
-    let gh = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path_regex("^/repos/origins/app/pulls$"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(&gh)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/origins/app/pulls"))
-        .respond_with(
-            ResponseTemplate::new(201).set_body_json(json!({"number": 1, "html_url": "https://g/origins/app/pull/1"})),
-        )
-        .mount(&gh)
-        .await;
-    gh
-}
 
 /// `fleet_of_one` (its PR created) and two local paths that fail: one not a repository, one
 /// whose name carries a carriage return and a workflow command (which its error quotes).
@@ -44,7 +23,7 @@ fn three(dir: &Path) -> std::path::PathBuf {
 }
 
 async fn fleet(dir: &Path, extra: &[&str]) -> Run {
-    let gh = github().await;
+    let gh = fleet_of_one_github().await;
     let uri = gh.uri();
     let fleet = three(dir);
     let env = [("GITHUB_TOKEN", "ghp_progress0123456789"), ("GITHUB_API_URL", uri.as_str())];

@@ -115,33 +115,13 @@ pub fn create(ctx: &mut Ctx) -> Result<Reply, Reply> {
     }
     let reviewers = users_given(ctx.st, p.u64s("reviewer_ids")).unwrap_or_default();
     let labels = labels_after(ctx, Vec::new());
-    let (id, iid, now) = (ctx.st.next_id(), ctx.st.next_iid(target), ctx.st.now());
-    ctx.st.mrs.push(Mr {
-        id,
-        iid,
-        project: target,
-        source_project: source,
-        title: p.str("title").unwrap_or_default(),
-        description: p.str("description").unwrap_or_default(),
-        state: "opened".to_string(),
-        source_branch: from,
-        target_branch: into,
-        labels,
-        assignees,
-        reviewers,
-        author,
-        remove_source_branch: p.bool("remove_source_branch").unwrap_or(false),
-        squash: p.bool("squash").unwrap_or(false),
-        created_at: now.clone(),
-        updated_at: now,
-        closed_at: None,
-        closed_by: None,
-        merged_at: None,
-        merged_by: None,
-        pipeline: None,
-        merge_status: None,
-        move_head_after_read: false,
-    });
+    let title = p.str("title").unwrap_or_default();
+    let m = ctx.st.open_mr((target, source, author), from, into, title);
+    m.description = p.str("description").unwrap_or_default();
+    (m.labels, m.assignees, m.reviewers) = (labels, assignees, reviewers);
+    m.remove_source_branch = p.bool("remove_source_branch").unwrap_or(false);
+    m.squash = p.bool("squash").unwrap_or(false);
+    let iid = m.iid;
     let m = ctx.st.mr(target, iid).expect("just made");
     Ok(Reply::json(201, entities::merge_request(ctx.st, m, ctx.base, true)))
 }

@@ -138,6 +138,45 @@ pub struct State {
 pub const RATE_LIMIT: u64 = 2000;
 
 impl State {
+    /// A new open merge request of `author` from `source`'s `from` onto `target`'s `into`, as
+    /// GitLab makes it (nothing set but its title); returns it for the caller to set the rest.
+    pub fn open_mr(
+        &mut self,
+        (target, source, author): (u64, u64, u64),
+        from: String,
+        into: String,
+        title: String,
+    ) -> &mut Mr {
+        let (id, iid, now) = (self.next_id(), self.next_iid(target), self.now());
+        self.mrs.push(Mr {
+            id,
+            iid,
+            project: target,
+            source_project: source,
+            title,
+            description: String::new(),
+            state: "opened".into(),
+            source_branch: from,
+            target_branch: into,
+            labels: Vec::new(),
+            assignees: Vec::new(),
+            reviewers: Vec::new(),
+            author,
+            remove_source_branch: false,
+            squash: false,
+            created_at: now.clone(),
+            updated_at: now,
+            closed_at: None,
+            closed_by: None,
+            merged_at: None,
+            merged_by: None,
+            pipeline: None,
+            merge_status: None,
+            move_head_after_read: false,
+        });
+        self.mrs.last_mut().expect("just pushed")
+    }
+
     pub fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
