@@ -11,6 +11,7 @@ pub mod gitlab;
 pub mod listing;
 pub mod local;
 pub mod pace;
+pub mod review;
 pub mod place;
 pub mod push;
 pub mod remote;

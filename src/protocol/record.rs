@@ -171,3 +171,37 @@ pub struct McpToolRecord {
     pub tool: String,
     pub exposed: String,
 }
+
+/// What a review (review mode) did to hone's review on the PR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewOperation {
+    /// A new review was posted (the first, or one that replaces hone's earlier ones).
+    Created,
+    /// hone's earlier review was edited in place (nothing new to suggest, or the same suggestions).
+    Updated,
+    /// Nothing was posted.
+    #[default]
+    None,
+}
+
+/// The review posted on the PR in review mode, for `report.json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReviewReport {
+    /// `github` or `gitlab`.
+    pub forge: String,
+    pub number: u64,
+    pub operation: ReviewOperation,
+    /// The review (GitHub) or its first note (GitLab).
+    pub url: Option<String>,
+    /// The commit the review is for: the PR's head the change was made on.
+    pub commit: String,
+    /// Suggested changes anchored to the PR's diff.
+    pub suggestions: usize,
+    /// Files given as a patch in the body instead, each with why.
+    pub in_patch: Vec<String>,
+    /// hone's earlier reviews this one replaced (their comments deleted, their bodies marked).
+    pub superseded: Vec<u64>,
+    pub dry_run: bool,
+    pub warnings: Vec<String>,
+}
