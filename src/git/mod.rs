@@ -149,6 +149,11 @@ impl Workspace {
         Ok(tokio::task::spawn_blocking(move || work(&handle)))
     }
 
+    /// The repository, for reading commits and diffing them (review mode's planner).
+    pub fn repository(&self) -> &Repository {
+        &self.repo
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
