@@ -245,10 +245,7 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i3
         None => crate::init::gitlab::forge_of(host.as_deref(), has_gitlab_ci),
     };
     let (files, next) = match kind {
-        ForgeKind::Github => (
-            crate::init::files(&project, model),
-            "next: `hone validate .github/hone/issue.yaml`, commit, and label an issue `hone`".to_string(),
-        ),
+        ForgeKind::Github => (crate::init::files(&project, model), crate::init::github::NEXT.to_string()),
         ForgeKind::Gitlab => (crate::init::gitlab::files(&project, model, has_gitlab_ci), {
             let include = if has_gitlab_ci {
                 format!(", add `include: [{{ local: {} }}]` to .gitlab-ci.yml", crate::init::gitlab::CI_FILE)

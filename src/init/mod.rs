@@ -1,8 +1,11 @@
-//! `hone init`: look at the repository's ecosystem (Python, Node, Rust, Go) and write a job
-//! spec, a policy and a workflow that pass `hone validate` and actionlint, with the setup and
-//! verify commands that ecosystem uses. It never overwrites a file.
+//! `hone init`: look at the repository's ecosystem (Python, Node, Rust, Go) and write job specs,
+//! a policy and workflows that pass `hone validate` and actionlint, with the setup and verify
+//! commands that ecosystem uses. It never overwrites a file.
 
+pub(crate) mod github;
 pub(crate) mod gitlab;
+
+pub use github::{files, job_yaml};
 
 use std::path::{Path, PathBuf};
 
@@ -171,36 +174,8 @@ fn python(root: &Path) -> Commands {
     (setup, verify)
 }
 
-const SCHEMA: &str = "https://raw.githubusercontent.com/hone/hone/v0/docs/schemas";
-
-/// The job spec for `p`: the issue-to-PR job (the task comes from the issue, `--task`).
-pub fn job_yaml(p: &Project, model: &str) -> String {
-    let eco = p.found[0].name();
-    let provider = if model.starts_with("claude") { "anthropic" } else { "openai" };
-    let mut s = format!(
-        "# yaml-language-server: $schema={SCHEMA}/job.schema.json\n\
-         # Written by `hone init` for a {eco} project: the job .github/workflows/hone-issue-to-pr.yml runs\n\
-         # when an issue is labelled `hone` (the issue is the task). Check it with `hone validate`.\n\
-         version: 1\nname: issue\nmodel: {{ provider: {provider}, name: {model} }}\nsetup:\n"
-    );
-    for (name, run) in &p.setup {
-        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 10m }}\n", quote(run)));
-    }
-    s.push_str("verify:\n");
-    for (name, run) in &p.verify {
-        s.push_str(&format!("  - {{ name: {name}, run: {}, timeout: 10m }}\n", quote(run)));
-    }
-    // 25 minutes in all, setup included: inside the workflow's 30, with room to install hone,
-    // so that a run out of time still writes its reports and saves its work.
-    s.push_str(
-        "limits: { max_turns: 60, max_wall_time: 25m, max_fix_attempts: 3 }\npolicy: policy.yaml\n\
-         pr:\n  enabled: auto\n  labels: [hone]\n  on_failure: draft\n",
-    );
-    s
-}
-
 /// A YAML double-quoted string.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
 }
 
@@ -216,27 +191,6 @@ pub fn policy_yaml(p: &Project) -> String {
 fn allow_line(hosts: &[&str]) -> String {
     let list: Vec<String> = hosts.iter().map(|h| quote(h)).collect();
     format!("    allow: [{}]\n", list.join(", "))
-}
-
-/// The files `init` writes, relative to the repository root, with their contents.
-pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {
-    vec![
-        (PathBuf::from(".github/hone/issue.yaml"), job_yaml(p, model)),
-        (PathBuf::from(".github/hone/policy.yaml"), policy_yaml(p)),
-        (PathBuf::from(".github/workflows/hone-issue-to-pr.yml"), workflow(model)),
-    ]
-}
-
-/// The issue-to-PR workflow, with the key a Claude model needs.
-fn workflow(model: &str) -> String {
-    let w = include_str!("../../workflows/issue-to-pr.yml");
-    if !model.starts_with("claude") {
-        return w.to_string();
-    }
-    w.replace(
-        "api-key: ${{ secrets.OPENAI_API_KEY }}",
-        "api-key: ${{ secrets.ANTHROPIC_API_KEY }}\n          api-key-env: ANTHROPIC_API_KEY",
-    )
 }
 
 /// Write what is missing under `root`; never replace a file. Returns (written, kept).

@@ -62,7 +62,11 @@ fn repo_with_examples() -> TestRepo {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_spec_a_workflow_names_exists_and_runs_from_dot_github() {
     let named = named_by_workflows();
-    assert_eq!(named, ["autofix.yaml", "fleet.yaml", "issue.yaml"], "the workflows changed: update this test");
+    assert_eq!(
+        named,
+        ["autofix.yaml", "fleet.yaml", "issue.yaml", "review.yaml", "triage.yaml"],
+        "the workflows changed: update this test"
+    );
     let repo = repo_with_examples();
     for (spec, extra) in [
         ("autofix.yaml", vec![]),

@@ -1,6 +1,6 @@
-//! `hone init` (issue 16, part 4): for a Python, Node, Rust or Go repository it writes a job
-//! spec, a policy and a workflow that `hone validate` accepts, with the ecosystem's setup and
-//! verify commands, and it never overwrites a file.
+//! `hone init` (issue 16, part 4; issue 28): for a Python, Node, Rust or Go repository it writes
+//! job specs (issue to PR, triage, review), a policy and their workflows that `hone validate`
+//! accepts, with the ecosystem's setup and verify commands, and it never overwrites a file.
 
 use crate::common::repo::TestRepo;
 use crate::common::*;
@@ -25,7 +25,7 @@ async fn a_python_repository_gets_a_valid_job_policy_and_workflow_and_nothing_is
     let sub = repo.path.join("src");
     let run = run_in(&sub, &["init"], &[], repo.path.join("target/unused-init")).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.starts_with("hone: init wrote 3 file(s), kept 0"), "{}", run.stdout);
+    assert!(run.stdout.starts_with("hone: init wrote 7 file(s), kept 0"), "{}", run.stdout);
     let job = std::fs::read_to_string(repo.path.join(".github/hone/issue.yaml")).unwrap();
     assert!(job.starts_with("# yaml-language-server: $schema="), "{job}");
     assert!(job.contains(r#"run: "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' pytest""#), "{job}");
@@ -41,18 +41,31 @@ async fn a_python_repository_gets_a_valid_job_policy_and_workflow_and_nothing_is
     assert_eq!(v.code, 0, "{}", v.stderr);
     let policy = std::fs::read_to_string(repo.path.join(".github/hone/policy.yaml")).unwrap();
     assert!(policy.contains("  network:\n    allow: [\"pypi.org\", \"files.pythonhosted.org\"]\n"), "{policy}");
-    let workflow = std::fs::read_to_string(repo.path.join(".github/workflows/hone-issue-to-pr.yml")).unwrap();
-    let shipped =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("workflows/issue-to-pr.yml"))
-            .unwrap();
-    assert_eq!(workflow, shipped, "the workflow CI checks with actionlint");
-    assert!(workflow.contains(".github/hone/issue.yaml"));
+    // The workflows are the shipped ones CI checks with actionlint, each naming its spec.
+    for (written, shipped, spec) in [
+        ("hone-issue-to-pr.yml", "issue-to-pr.yml", "issue.yaml"),
+        ("hone-triage.yml", "triage.yml", "triage.yaml"),
+        ("hone-review.yml", "review.yml", "review.yaml"),
+    ] {
+        let workflow = std::fs::read_to_string(repo.path.join(".github/workflows").join(written)).unwrap();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(workflow, std::fs::read_to_string(root.join("workflows").join(shipped)).unwrap(), "{written}");
+        assert!(workflow.contains(&format!("job: .github/hone/{spec}")), "{written}");
+    }
+    for (spec, mode) in [("triage", "none"), ("review", "review")] {
+        let path = format!(".github/hone/{spec}.yaml");
+        let v = validate(&repo, &path).await;
+        assert_eq!(v.code, 0, "{path}: {}", v.stderr);
+        assert!(v.stdout.contains(&format!("valid job spec (job `{spec}`")), "{}", v.stdout);
+        let text = std::fs::read_to_string(repo.path.join(&path)).unwrap();
+        assert!(text.contains(&format!("\nchange: {mode}\n")), "{text}");
+    }
 
     // Again, after the user edited the policy: nothing is replaced.
     std::fs::write(repo.path.join(".github/hone/policy.yaml"), "version: 1\nnetwork: false\n").unwrap();
     let again = init(&repo, &[]).await;
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert!(again.stdout.starts_with("hone: init wrote 0 file(s), kept 3"), "{}", again.stdout);
+    assert!(again.stdout.starts_with("hone: init wrote 0 file(s), kept 7"), "{}", again.stdout);
     assert!(again.stderr.contains("kept .github/hone/policy.yaml (it exists; not overwritten)"), "{}", again.stderr);
     assert_eq!(
         std::fs::read_to_string(repo.path.join(".github/hone/policy.yaml")).unwrap(),
@@ -80,12 +93,24 @@ async fn node_rust_and_go_repositories_get_their_own_commands() {
             assert!(job.contains(c), "{c} in {job}");
         }
         assert!(job.contains("provider: anthropic, name: claude-sonnet-4-5"), "{job}");
-        let workflow = std::fs::read_to_string(repo.path.join(".github/workflows/hone-issue-to-pr.yml")).unwrap();
-        assert!(
-            workflow.contains("api-key: ${{ secrets.ANTHROPIC_API_KEY }}\n          api-key-env: ANTHROPIC_API_KEY"),
-            "the key a Claude model reads: {workflow}"
-        );
-        for f in [".github/hone/issue.yaml", ".github/hone/policy.yaml"] {
+        for w in ["hone-issue-to-pr.yml", "hone-triage.yml", "hone-review.yml"] {
+            let workflow = std::fs::read_to_string(repo.path.join(".github/workflows").join(w)).unwrap();
+            assert!(
+                workflow
+                    .contains("api-key: ${{ secrets.ANTHROPIC_API_KEY }}\n          api-key-env: ANTHROPIC_API_KEY"),
+                "the key a Claude model reads: {workflow}"
+            );
+        }
+        let review = std::fs::read_to_string(repo.path.join(".github/hone/review.yaml")).unwrap();
+        for c in commands {
+            assert!(review.contains(c), "the review checks with the project's commands: {c} in {review}");
+        }
+        for f in [
+            ".github/hone/issue.yaml",
+            ".github/hone/triage.yaml",
+            ".github/hone/review.yaml",
+            ".github/hone/policy.yaml",
+        ] {
             let v = validate(&repo, f).await;
             assert_eq!(v.code, 0, "{f}: {}\n{job}", v.stderr);
         }

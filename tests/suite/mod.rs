@@ -1,3 +1,4 @@
+mod answer_workflows;
 mod anthropic;
 #[cfg(target_os = "linux")]
 mod attack_review;
