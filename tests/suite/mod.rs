@@ -1,4 +1,5 @@
 mod answer_workflows;
+mod answers;
 mod anthropic;
 #[cfg(target_os = "linux")]
 mod attack_review;
