@@ -119,7 +119,8 @@ pub fn commit_problems(report: &Value, report_dir: &Path, ctx: &RunContext) -> V
         if !report["commit"].is_null() || report["files_changed"].as_array().is_some_and(|f| !f.is_empty()) {
             problems.push(format!("a read-only `success` with a commit or a change: {report}"));
         }
-        if report["output_check"].is_object() && (report["output"].is_null() || report["output_check"]["valid"] != true) {
+        if report["output_check"].is_object() && (report["output"].is_null() || report["output_check"]["valid"] != true)
+        {
             problems.push("a read-only `success` without a valid answer".into());
         }
         return problems;

@@ -12,7 +12,8 @@ const TRIAGE_SCHEMA: &str = r#"{"type": "object", "additionalProperties": false,
 
 /// A read-only triage job as a user keeps it: under `.github/hone/`, its schema in a file beside it.
 fn triage_repo(base_url: &str, extra: &str) -> crate::common::repo::TestRepo {
-    let spec = user_spec("triage", base_url).replace("task: Make check.sh pass.", "task: \"Triage issue 7: the CLI crashes on empty input.\"")
+    let spec = user_spec("triage", base_url)
+        .replace("task: Make check.sh pass.", "task: \"Triage issue 7: the CLI crashes on empty input.\"")
         + "change: none\noutput:\n  schema_file: triage.schema.json\n"
         + extra;
     user_repo(".github/hone/triage.yaml", &spec, &[(".github/hone/triage.schema.json", TRIAGE_SCHEMA)])

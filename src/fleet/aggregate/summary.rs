@@ -81,7 +81,8 @@ fn answers(s: &mut String, r: &FleetReport) {
         if objects { keys.iter().map(|k| crate::markdown::code_cell(k)).collect() } else { vec!["Answer".into()] };
     let _ = writeln!(s, "\n### Answers\n\n| Repository | {} |\n|---|{}", heads.join(" | "), "---|".repeat(heads.len()));
     for (source, v) in rows {
-        let cells: Vec<String> = if objects { keys.iter().map(|k| cell(v.get(*k))).collect() } else { vec![cell(Some(v))] };
+        let cells: Vec<String> =
+            if objects { keys.iter().map(|k| cell(v.get(*k))).collect() } else { vec![cell(Some(v))] };
         let _ = writeln!(s, "| {} | {} |", crate::markdown::code_cell(source), cells.join(" | "));
     }
 }
