@@ -3,6 +3,7 @@
 //! carry goes into the review's body as a patch.
 
 pub mod anchors;
+pub mod suggest;
 
 #[allow(unused_imports)]
 pub use crate::protocol::{ReviewOperation, ReviewReport};
@@ -22,7 +23,8 @@ pub struct Suggestion {
 pub struct ReviewPlan {
     pub suggestions: Vec<Suggestion>,
     /// What no suggestion can carry (new, deleted, renamed or binary files; hunks outside the
-    /// PR's diff) as a patch `git apply` takes, relative to the PR's head; empty when none.
+    /// PR's diff) as a patch `git apply` takes, relative to the PR's head with the suggestions
+    /// applied (a file that has both differs from the head only there); empty when none.
     pub patch: String,
     /// Each file in `patch`, with why it is there.
     pub in_patch: Vec<(String, String)>,
