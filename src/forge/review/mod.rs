@@ -3,6 +3,7 @@
 //! carry goes into the review's body as a patch.
 
 pub mod anchors;
+pub mod body;
 pub mod suggest;
 
 #[allow(unused_imports)]
