@@ -82,6 +82,7 @@ mod proxy;
 mod rendered_markdown;
 mod replay;
 mod replay_attacks;
+mod review_github;
 mod report_schema;
 mod responses;
 mod safe_directory;

@@ -4,6 +4,7 @@
 
 pub mod anchors;
 pub mod body;
+pub mod github;
 pub mod suggest;
 
 #[allow(unused_imports)]
