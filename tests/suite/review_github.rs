@@ -68,7 +68,10 @@ async fn standin() -> (TestRepo, String, MockGithubReview) {
 async fn the_review_standin_gives_the_pr_and_its_diff_as_github_does() {
     let (_repo, head, gh) = standin().await;
     let (status, pr) = call(&gh, "GET", &format!("/repos/{REPO}/pulls/3"), None).await;
-    assert_eq!((status, pr["head"]["sha"].as_str(), pr["head"]["repo"]["full_name"].as_str()), (200, Some(head.as_str()), Some("fork/app")));
+    assert_eq!(
+        (status, pr["head"]["sha"].as_str(), pr["head"]["repo"]["full_name"].as_str()),
+        (200, Some(head.as_str()), Some("fork/app"))
+    );
     let (_, files) = call(&gh, "GET", &format!("/repos/{REPO}/pulls/3/files?per_page=100&page=1"), None).await;
     let files = files.as_array().unwrap();
     assert_eq!(files.len(), 2);
@@ -86,11 +89,10 @@ async fn the_review_standin_gives_the_pr_and_its_diff_as_github_does() {
 #[tokio::test]
 async fn the_review_standin_refuses_what_github_refuses() {
     let (_repo, head, gh) = standin().await;
-    let post = |comments: Vec<Value>, commit: &str, body: String| {
-        json!({"commit_id": commit, "event": "COMMENT", "body": body, "comments": comments})
-    };
+    let post = |comments: Vec<Value>, commit: &str, body: String| json!({"commit_id": commit, "event": "COMMENT", "body": body, "comments": comments});
     let at = format!("/repos/{REPO}/pulls/3/reviews");
-    let line_refused = json!({"message": "Unprocessable Entity", "errors": ["Line could not be resolved"], "status": "422"});
+    let line_refused =
+        json!({"message": "Unprocessable Entity", "errors": ["Line could not be resolved"], "status": "422"});
     for (why, c) in [
         ("a line outside the diff", comment("src/lib.rs", None, 7, "x\n")),
         ("a range across two hunks", comment("src/lib.rs", Some(4), 9, "x\n")),
@@ -99,7 +101,8 @@ async fn the_review_standin_refuses_what_github_refuses() {
         let (status, answer) = call(&gh, "POST", &at, Some(post(vec![c], &head, "b".into()))).await;
         assert_eq!((status, &answer), (422, &line_refused), "{why}");
     }
-    let (status, answer) = call(&gh, "POST", &at, Some(post(vec![comment("other.rs", None, 1, "x\n")], &head, "b".into()))).await;
+    let (status, answer) =
+        call(&gh, "POST", &at, Some(post(vec![comment("other.rs", None, 1, "x\n")], &head, "b".into()))).await;
     assert_eq!((status, answer["errors"][0].as_str()), (422, Some("Path could not be resolved")));
     let (status, _) = call(&gh, "POST", &at, Some(post(vec![], &"0".repeat(40), "b".into()))).await;
     assert_eq!(status, 422, "a commit that is not the head");
@@ -109,7 +112,8 @@ async fn the_review_standin_refuses_what_github_refuses() {
     assert_eq!(gh.refused().len(), 6);
 
     // A review inside the diff is taken, and its suggestions apply.
-    let good = vec![comment("src/lib.rs", Some(1), 2, "fn a() {}\nfn b() { 1 + 1 }\n"), comment("src/lib.rs", None, 11, "")];
+    let good =
+        vec![comment("src/lib.rs", Some(1), 2, "fn a() {}\nfn b() { 1 + 1 }\n"), comment("src/lib.rs", None, 11, "")];
     let (status, review) = call(&gh, "POST", &at, Some(post(good, &head, "mine".into()))).await;
     assert_eq!((status, review["user"]["login"].as_str()), (200, Some(LOGIN)));
     let want = BASE.replace("fn b() {}", "fn b() { 1 + 1 }").replace("fn k() {}\n", "");

@@ -18,7 +18,9 @@ fn code_blocks(md: &str) -> Vec<(String, String)> {
     let mut current: Option<(String, String)> = None;
     for ev in Parser::new(md) {
         match ev {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => current = Some((info.to_string(), String::new())),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                current = Some((info.to_string(), String::new()))
+            }
             Event::Text(t) => {
                 if let Some((_, c)) = current.as_mut() {
                     c.push_str(&t)

@@ -62,7 +62,9 @@ pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>)
     report.suggestions = plan.suggestions.len();
     report.in_patch = plan.in_patch.iter().map(|(p, why)| format!("{p}: {why}")).collect();
     let same = live.as_ref().filter(|l| {
-        l.commit_id == input.head_sha && body::digest_of(&l.body).is_some() && body::digest_of(&l.body) == body::digest_of(&text)
+        l.commit_id == input.head_sha
+            && body::digest_of(&l.body).is_some()
+            && body::digest_of(&l.body) == body::digest_of(&text)
     });
     let (id, url) = if let Some(l) = same {
         edit_body(gh, input.number, l.id, &text).await?;
@@ -218,32 +220,5 @@ async fn delete_comments(gh: &GitHub, number: u64, id: u64, login: &str) -> Resu
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_review_by_hones_login_that_starts_with_the_marker_is_hones() {
-        let m = marker("lint");
-        let r = |id: u64, login: &str, body: String| {
-            json!({"id": id, "user": {"login": login}, "body": body, "commit_id": "c",
-                   "html_url": format!("https://github.com/acme/app/pull/3#pullrequestreview-{id}")})
-        };
-        let own = |v: &Value| own_review(v, "hone-bot", &m).map(|o| o.id);
-        assert_eq!(own(&r(1, "mallory", format!("{m}\nplanted"))), None);
-        assert_eq!(own(&r(2, "hone-bot", format!("quote: {m}"))), None);
-        assert_eq!(own(&r(3, "hone-bot", format!("{m}\nmine"))), Some(3));
-        assert_eq!(own(&r(4, "hone-bot", marker("lint2"))), None, "another job's marker");
-        assert_eq!(own(&json!({"id": 5, "user": null, "body": m})), None);
-        let o = own_review(&r(6, "hone-bot", format!("{m}\nSuperseded by x.")), "hone-bot", &m).unwrap();
-        assert!(o.superseded(&m));
-    }
-
-    #[test]
-    fn only_a_plain_https_review_url_is_written_into_a_body() {
-        let url = |u: &str| review_url(&json!({"html_url": u}));
-        assert!(url("https://github.com/acme/app/pull/3#pullrequestreview-7").is_some());
-        for bad in ["http://x/y", "https://x/y) [click](https://evil", "https://x/<img>", "javascript:alert(1)"] {
-            assert_eq!(url(bad), None, "{bad}");
-        }
-    }
-}
+#[path = "github_tests.rs"]
+mod tests;

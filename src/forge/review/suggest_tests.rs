@@ -112,9 +112,9 @@ fn hunks_become_suggestions_on_the_head_lines() {
     assert_eq!(
         got,
         vec![
-            (1, 2, vec!["top", "l1", "L2"]),  // insert at top (anchored to line 1) touching line 2's change
-            (4, 4, vec![]),                   // line 4 deleted
-            (10, 10, vec!["l10", "end"]),     // insert at the end, repeating line 10
+            (1, 2, vec!["top", "l1", "L2"]), // insert at top (anchored to line 1) touching line 2's change
+            (4, 4, vec![]),                  // line 4 deleted
+            (10, 10, vec!["l10", "end"]),    // insert at the end, repeating line 10
         ]
     );
     assert!(plan.patch.is_empty() && plan.in_patch.is_empty(), "{plan:#?}");
@@ -202,7 +202,8 @@ fn insertions_into_an_empty_file_and_crlf_round_trip() {
 #[test]
 fn a_change_past_the_bounds_degrades_to_the_patch() {
     let head: String = (1..=400).map(|i| format!("line {i}\n")).collect();
-    let new: String = (1..=400).map(|i| if i % 3 == 0 { format!("LINE {i}\n") } else { format!("line {i}\n") }).collect();
+    let new: String =
+        (1..=400).map(|i| if i % 3 == 0 { format!("LINE {i}\n") } else { format!("line {i}\n") }).collect();
     let big = "x\n".repeat(MAX_FILE_BYTES / 2 + 1);
     let big2 = format!("y\n{}", &big[2..]);
     let c = case(

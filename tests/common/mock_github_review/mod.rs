@@ -141,8 +141,14 @@ impl MockGithubReview {
     pub fn seed_review(&self, pr: u64, user: &str, body: &str, commit_id: &str) -> u64 {
         self.with(|s| {
             s.next_id += 1;
-            let review =
-                Review { id: s.next_id, pr, user: user.into(), body: body.into(), commit_id: commit_id.into(), event: "COMMENT".into() };
+            let review = Review {
+                id: s.next_id,
+                pr,
+                user: user.into(),
+                body: body.into(),
+                commit_id: commit_id.into(),
+                event: "COMMENT".into(),
+            };
             s.reviews.push(review);
             s.next_id
         })

@@ -123,8 +123,12 @@ fn create(st: &State, s: &mut Inner, number: u64, body: &Value) -> Response {
     }
     let text = body["body"].as_str().unwrap_or("");
     if text.chars().count() > MAX_BODY {
-        return refuse(s, 422, json!({"message": "Validation Failed", "errors": [{"resource": "PullRequestReview",
-            "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}]}));
+        return refuse(
+            s,
+            422,
+            json!({"message": "Validation Failed", "errors": [{"resource": "PullRequestReview",
+            "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}]}),
+        );
     }
     let files = pr_files(&st.origin, &p.base_ref, &p.head_sha);
     let mut comments = Vec::new();
