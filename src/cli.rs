@@ -186,6 +186,13 @@ pub struct RunArgs {
     /// Autofix mode: fix this pull request in place (overrides `pr.number`).
     #[arg(long)]
     pub pr: Option<u64>,
+    /// Review mode: offer the verified change on the PR as one review of suggested changes,
+    /// pushing nothing (same as `--change review`; needs `--pr` or a pull request event).
+    #[arg(long, conflicts_with = "change")]
+    pub review: bool,
+    /// What to do with the change (overrides `change:`): commit, review, or none (read-only).
+    #[arg(long, value_enum)]
+    pub change: Option<crate::spec::answer::Change>,
     /// A second attempt: start from the work a failed run saved on REF (`failed` for
     /// `refs/hone/<name>/failed`), applied after the baseline.
     #[arg(long = "continue", value_name = "REF")]

@@ -87,7 +87,9 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
     let in_actions = env.actions;
     let source = a.job.map_or(Source::OneOff, Source::Spec);
     let mut req = Request::new(source, env, cancel, redactor);
-    req.overrides = Overrides { task: a.task, model: a.model, name: a.name, verify: a.verify, pr: a.pr, base: None };
+    let change = if a.review { Some(crate::spec::answer::Change::Review) } else { a.change };
+    req.overrides =
+        Overrides { task: a.task, model: a.model, name: a.name, verify: a.verify, pr: a.pr, base: None, change };
     (req.repo, req.report_dir, req.dry_run, req.continue_from) = (a.repo, a.report_dir, a.dry_run, a.continue_from);
     let events = EventSinks {
         json: a.json.then(crate::ci_text::Out::json_stdout),

@@ -62,6 +62,9 @@ pub enum Code {
     /// The model ended its work as blocked (`finish` with `outcome: blocked`).
     #[serde(rename = "E_BLOCKED")]
     Blocked,
+    /// The model's answer never satisfied the job's `output:` schema.
+    #[serde(rename = "E_OUTPUT")]
+    Output,
     /// hone itself failed (a worker panicked): a bug to report, with the logs.
     #[serde(rename = "E_INTERNAL")]
     Internal,
@@ -88,6 +91,7 @@ impl Code {
             Code::Setup => "E_SETUP",
             Code::Mcp => "E_MCP",
             Code::Blocked => "E_BLOCKED",
+            Code::Output => "E_OUTPUT",
             Code::Internal => "E_INTERNAL",
         }
     }

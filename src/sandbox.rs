@@ -215,7 +215,7 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     let plan = Plan {
         repo: i.root.to_path_buf(),
         snapshot: None,
-        read_only_repo: false,
+        read_only_repo: i.policy.read_only_repo,
         git_dirs: i.git_paths.clone(),
         ro_dirs: crate::jail::plan::path_dirs(&i.path_var, &covered),
         home: i.home.clone(),
@@ -234,7 +234,10 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     // Directories past the overlay limit are read-only: protected, if not writable.
     let mut plan = plan;
     plan.ignored_files.extend(ignored_dirs.into_iter().skip(MAX_OVERLAYS));
-    let mut writable: Vec<PathBuf> = vec![i.root.to_path_buf(), "/tmp".into(), "/var/tmp".into(), "/dev".into()];
+    let mut writable: Vec<PathBuf> = vec!["/tmp".into(), "/var/tmp".into(), "/dev".into()];
+    if !i.policy.read_only_repo {
+        writable.push(i.root.to_path_buf());
+    }
     writable.extend(i.home.iter().cloned());
     writable.extend(plan.writable.iter().cloned());
     Ok((plan, writable))

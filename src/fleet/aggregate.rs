@@ -73,6 +73,9 @@ pub struct RepoResult {
     /// A `--dry-run` preview: nothing was pushed, so `--resume` runs it again.
     #[serde(default)]
     pub dry_run: bool,
+    /// The run's answer, valid against the job's `output:` schema (a read-only fleet's table).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -207,6 +210,7 @@ pub(crate) mod tests {
             pr_url: None,
             pr_number: None,
             pr_forge: None,
+            output: None,
             branch: None,
             duration_ms: 1,
             tokens: 0,

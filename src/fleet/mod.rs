@@ -84,6 +84,7 @@ fn result_from_outcome(
         tokens: report.usage.total_tokens,
         cost_usd: report.cost.map(|c| c.usd),
         dry_run,
+        output: report.output.clone(),
         ..failed(t, Code::Internal, "", job_hash, report_dir)
     }
 }
@@ -101,6 +102,7 @@ fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) 
         pr_url: None,
         pr_number: None,
         pr_forge: None,
+        output: None,
         branch: None,
         duration_ms: 0,
         tokens: 0,

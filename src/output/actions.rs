@@ -95,6 +95,9 @@ pub fn outputs(
         ("report-json", report_dir.join("report.json").display().to_string()),
         ("junit-path", report_dir.join("junit.xml").display().to_string()),
         ("summary", r.summary.clone()),
+        // The validated answer, as compact JSON: read it with `fromJSON` or through `env:`.
+        ("result", r.output.as_ref().map(|v| v.to_string()).unwrap_or_default()),
+        ("review-url", r.review.as_ref().and_then(|v| v.url.clone()).unwrap_or_default()),
     ]
 }
 

@@ -182,6 +182,8 @@ pub fn render(r: &RunRecord) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "## {icon} hone: {} — {}\n", md::code(&r.job), r.status.as_str());
     facts(&mut s, r);
+    answer(&mut s, r);
+    review(&mut s, r);
     if let Some(chart) = super::timeline::render(r) {
         let _ = write!(s, "\n### Timeline\n\n{chart}");
     }
@@ -232,6 +234,46 @@ pub fn render(r: &RunRecord) -> String {
         let _ = write!(s, "\n### The model's final message\n\n{}", md::nest(&md::inert(&msg), "> ", "> "));
     }
     s
+}
+
+/// The task's answer (`output`), or why none was accepted.
+fn answer(s: &mut String, r: &RunRecord) {
+    let Some(check) = &r.output_check else { return };
+    match &r.output {
+        Some(v) => {
+            let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+            let _ = write!(s, "\n### Result\n\n{}", md::code_block(&pretty));
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "\n### Result\n\nNo valid answer after {} attempt(s) (schema: {}). The last problems:\n",
+                check.attempts,
+                md::code(&check.schema)
+            );
+            for e in check.errors.iter().take(10) {
+                let _ = writeln!(s, "- {}", md::inline(e));
+            }
+        }
+    }
+}
+
+/// Review mode: the review posted on the PR.
+fn review(s: &mut String, r: &RunRecord) {
+    let Some(rv) = &r.review else { return };
+    let what = match rv.operation {
+        crate::protocol::ReviewOperation::Created => "posted",
+        crate::protocol::ReviewOperation::Updated => "updated",
+        crate::protocol::ReviewOperation::None => "not posted",
+    };
+    let at = rv.url.as_deref().map(|u| format!(": {}", md::code(u))).unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "\n### Review\n\nThe review on #{} was {what}{at}, with {} suggestion(s){}.",
+        rv.number,
+        rv.suggestions,
+        if rv.in_patch.is_empty() { String::new() } else { format!(" and {} file(s) as a patch", rv.in_patch.len()) }
+    );
 }
 
 /// How much of the prompt came from the provider's cache, when it said.

@@ -79,6 +79,9 @@ pub struct Policy {
     pub max_lines_changed: usize,
     /// Bytes added and removed: the changed lines of text files, the whole of binary ones.
     pub max_bytes_changed: u64,
+    /// Set by a read-only job (`change: none`), never by a policy file: every jail but setup's
+    /// mounts the repository read-only, and no tool writes to it.
+    pub read_only_repo: bool,
 }
 
 pub const DEFAULT_READ_DENY: &[&str] = &[
@@ -194,6 +197,7 @@ impl Policy {
             max_files_changed: 100,
             max_lines_changed: 5000,
             max_bytes_changed: 10 << 20,
+            read_only_repo: false,
         }
     }
 

@@ -21,6 +21,25 @@ pub struct EventRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// The model's answer satisfied the job's `output:` schema.
+    OutputAccepted {
+        turn: u32,
+        attempt: u32,
+        result: serde_json::Value,
+    },
+    /// The model's answer did not satisfy the schema; the errors went back to it.
+    OutputRejected {
+        turn: u32,
+        attempt: u32,
+        errors: Vec<String>,
+    },
+    /// Review mode: hone's review was posted on the PR (or its earlier one updated).
+    ReviewPosted {
+        number: u64,
+        operation: super::record::ReviewOperation,
+        suggestions: usize,
+        url: Option<String>,
+    },
     /// The model set or updated its plan.
     PlanUpdated {
         turn: u32,

@@ -2,6 +2,7 @@
 //! serialized (and read back, typed, by `--continue`, fleets and replay); its schema,
 //! `docs/report.schema.json`, is generated from it.
 
+pub mod answer;
 mod models;
 pub mod network;
 mod status;
@@ -67,6 +68,9 @@ pub struct FinishRecord {
     /// For `blocked`: what stops the task.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The task's answer, when the job has an `output:` schema (checked against it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -232,6 +236,15 @@ pub struct RunRecord {
     pub final_message: String,
     /// How the model ended its work with `finish` (null when it ended with a plain answer).
     pub finish: Option<FinishRecord>,
+    /// What the job does with a change: `commit`, `review` (suggestions on the PR) or `none`.
+    pub change: crate::spec::answer::Change,
+    /// The task's answer, valid against the job's `output:` schema (null without a schema, or
+    /// when no valid answer came).
+    pub output: Option<serde_json::Value>,
+    /// How the answer was checked: the schema, the attempts, the last errors.
+    pub output_check: Option<answer::OutputCheck>,
+    /// Review mode: the review posted on the PR (null when none was).
+    pub review: Option<crate::protocol::ReviewReport>,
 }
 
 impl RunRecord {
@@ -287,6 +300,10 @@ impl RunRecord {
             pr: None,
             final_message: String::new(),
             finish: None,
+            change: Default::default(),
+            output: None,
+            output_check: None,
+            review: None,
         }
     }
 

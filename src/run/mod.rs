@@ -166,7 +166,8 @@ fn begin_record(s: &Scope, start: &Start, started_at: String) -> RunRecord {
         s.policy.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| "built-in default".into());
     r.policy.sandbox = start.jail_report.clone();
     r.policy.network = crate::record::network::NetworkReport::of(&s.policy);
-    if job.verify.is_empty() {
+    r.change = job.change;
+    if job.verify.is_empty() && job.change != crate::spec::answer::Change::None {
         r.warnings.push("no verify commands are configured: the change is not verified".into());
     }
     if !s.policy.sandbox {

@@ -35,6 +35,8 @@ pub struct Overrides {
     pub pr: Option<u64>,
     /// `repo.base` (fleet: a repository's base branch).
     pub base: Option<String>,
+    /// `change:` (`--review`, `--change`).
+    pub change: Option<crate::spec::answer::Change>,
 }
 
 /// One run's request. Never changed once made: each stage reads what it needs of it.

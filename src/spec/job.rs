@@ -35,6 +35,10 @@ pub struct Job {
     pub repo_map_tokens: usize,
     pub pr: PrSpec,
     pub forge: super::forge::ForgeSpec,
+    /// What the job does with its change (`change:`).
+    pub change: super::answer::Change,
+    /// The schema the job's answer must satisfy (`output:`).
+    pub output: Option<super::answer::OutputSpec>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -204,6 +208,25 @@ pub struct PrSpec {
     /// Autofix mode: the PR to fix in place.
     pub number: Option<u64>,
     pub allow_forks: bool,
+}
+
+impl From<super::raw::RawPr> for PrSpec {
+    fn from(r: super::raw::RawPr) -> PrSpec {
+        PrSpec {
+            enabled: r.enabled.unwrap_or_default(),
+            title: r.title.unwrap_or_else(|| "hone: {summary_title}".into()),
+            draft: r.draft.unwrap_or(false),
+            labels: r.labels.unwrap_or_default(),
+            reviewers: r.reviewers.unwrap_or_default(),
+            assignees: r.assignees.unwrap_or_default(),
+            team_reviewers: r.team_reviewers.unwrap_or_default(),
+            update_existing: r.update_existing.unwrap_or(true),
+            close_if_empty: r.close_if_empty.unwrap_or(false),
+            on_failure: r.on_failure.unwrap_or_default(),
+            number: r.number,
+            allow_forks: r.allow_forks.unwrap_or(false),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

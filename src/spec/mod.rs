@@ -1,6 +1,7 @@
 //! The job spec (version 1): loading, validation with positioned errors, and defaults.
 
 pub mod adhoc;
+pub mod answer;
 pub mod cloud;
 pub mod diag;
 pub mod duration;
@@ -188,12 +189,13 @@ impl Checker<'_> {
         let verify = self.verify(raw.verify.unwrap_or_default());
         let limits = self.limits(raw.limits.unwrap_or_default(), model.unpriced().as_deref());
         let git = self.git(raw.git.unwrap_or_default(), &name);
-        let pr = pr(raw.pr.unwrap_or_default());
+        let pr = PrSpec::from(raw.pr.unwrap_or_default());
         let forge = self.forge(raw.forge);
         let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
         let tools = self.tools(raw.tools.unwrap_or_default());
         let policy = raw.policy.map(|p| resolve(dir, &p));
         let repo_map_tokens = raw.context.and_then(|c| c.repo_map_tokens).unwrap_or(1500);
+        let output = self.output(raw.output, dir);
         Job {
             spec_path: spec_path.to_path_buf(),
             spec_sha256: String::new(),
@@ -214,6 +216,8 @@ impl Checker<'_> {
             repo_map_tokens,
             pr,
             forge,
+            change: raw.change.unwrap_or_default(),
+            output,
         }
     }
 
@@ -374,23 +378,6 @@ pub(crate) fn valid_name(n: &str) -> bool {
         && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         && !n.contains("..")
         && !n.ends_with(".lock")
-}
-
-fn pr(r: raw::RawPr) -> PrSpec {
-    PrSpec {
-        enabled: r.enabled.unwrap_or_default(),
-        title: r.title.unwrap_or_else(|| "hone: {summary_title}".into()),
-        draft: r.draft.unwrap_or(false),
-        labels: r.labels.unwrap_or_default(),
-        reviewers: r.reviewers.unwrap_or_default(),
-        assignees: r.assignees.unwrap_or_default(),
-        team_reviewers: r.team_reviewers.unwrap_or_default(),
-        update_existing: r.update_existing.unwrap_or(true),
-        close_if_empty: r.close_if_empty.unwrap_or(false),
-        on_failure: r.on_failure.unwrap_or_default(),
-        number: r.number,
-        allow_forks: r.allow_forks.unwrap_or(false),
-    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,10 @@ pub struct RawJob {
     pub pr: Option<RawPr>,
     /// The forge (GitHub or GitLab) when the remote does not say, and a self-managed GitLab's address.
     pub forge: Option<super::forge::RawForge>,
+    /// What the job does with its change: commit (default), review (suggestions on the PR, no push) or none (read-only).
+    pub change: Option<super::answer::Change>,
+    /// The JSON Schema the job's answer (the model's `result`) must satisfy.
+    pub output: Option<super::answer::RawOutput>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

@@ -71,6 +71,12 @@ pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
             let bounds = crate::mcp::Bounds { cancel: ctx.cancel.clone(), deadline: ctx.deadline };
             hub.call(name, &call.arguments, &bounds).await
         }
+        name if ctx.policy.read_only_repo && effect_of(name) == Some(Effect::Write) => ToolOutput::err(
+            Code::PolicyDenied,
+            format!(
+                "`{name}` is refused: this job is read-only (`change: none`); nothing in the repository may change. Answer with `finish` instead."
+            ),
+        ),
         "run_cmd" => match parse_args(call) {
             Ok(a) => shell::run_cmd(ctx, a).await,
             Err(e) => e,

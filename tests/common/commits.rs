@@ -8,6 +8,9 @@
 //! - include nothing under `.hone/`, the report dir, or a check's `junit:` file,
 //! - and be among the paths the model's tools wrote (`write_file` and `apply_patch` targets),
 //!   unless the model also ran commands, which can write anything.
+//!
+//! A read-only job (`change: none`) promises the opposite: its `success` is a valid answer, with
+//! no commit and no change at all.
 
 use super::mock_model::Served;
 use serde_json::Value;
@@ -110,6 +113,15 @@ fn canonical(p: &Path) -> PathBuf {
 pub fn commit_problems(report: &Value, report_dir: &Path, ctx: &RunContext) -> Vec<String> {
     let mut problems = Vec::new();
     if report["status"] != "success" {
+        return problems;
+    }
+    if report["change"] == "none" {
+        if !report["commit"].is_null() || report["files_changed"].as_array().is_some_and(|f| !f.is_empty()) {
+            problems.push(format!("a read-only `success` with a commit or a change: {report}"));
+        }
+        if report["output_check"].is_object() && (report["output"].is_null() || report["output_check"]["valid"] != true) {
+            problems.push("a read-only `success` without a valid answer".into());
+        }
         return problems;
     }
     let (Some(repo), Some(base)) = (report["repo"].as_str(), report["base_sha"].as_str()) else {

@@ -1,3 +1,4 @@
+mod answers;
 mod anthropic;
 #[cfg(target_os = "linux")]
 mod attack_review;

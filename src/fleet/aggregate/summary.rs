@@ -42,7 +42,48 @@ pub fn summary(r: &FleetReport) -> String {
             repo.tokens
         );
     }
+    answers(&mut s, r);
     s
+}
+
+/// The most answer fields shown as columns, and the longest cell.
+const ANSWER_COLUMNS: usize = 8;
+const ANSWER_CELL: usize = 120;
+
+/// The repositories' answers (`output:`) as a table: a column per top-level field when the
+/// answers are objects, else one column. Every cell is plain code: answers are the model's words.
+fn answers(s: &mut String, r: &FleetReport) {
+    let rows: Vec<(&str, &serde_json::Value)> =
+        r.repos.iter().filter_map(|x| x.output.as_ref().map(|o| (x.source.as_str(), o))).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    for (_, v) in &rows {
+        for k in v.as_object().into_iter().flat_map(|o| o.keys()) {
+            if !keys.contains(&k.as_str()) && keys.len() < ANSWER_COLUMNS {
+                keys.push(k);
+            }
+        }
+    }
+    let objects = rows.iter().all(|(_, v)| v.is_object()) && !keys.is_empty();
+    let cell = |v: Option<&serde_json::Value>| {
+        let text = match v {
+            Some(serde_json::Value::String(t)) => t.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        let cut: String = text.chars().take(ANSWER_CELL).collect();
+        let more = if cut.len() < text.len() { "…" } else { "" };
+        if cut.is_empty() { String::new() } else { format!("{}{more}", crate::markdown::code_cell(&cut)) }
+    };
+    let heads: Vec<String> =
+        if objects { keys.iter().map(|k| crate::markdown::code_cell(k)).collect() } else { vec!["Answer".into()] };
+    let _ = writeln!(s, "\n### Answers\n\n| Repository | {} |\n|---|{}", heads.join(" | "), "---|".repeat(heads.len()));
+    for (source, v) in rows {
+        let cells: Vec<String> = if objects { keys.iter().map(|k| cell(v.get(*k))).collect() } else { vec![cell(Some(v))] };
+        let _ = writeln!(s, "| {} | {} |", crate::markdown::code_cell(source), cells.join(" | "));
+    }
 }
 
 /// The charts: outcomes, time and cost per repository, and the spread of the times.
@@ -162,6 +203,19 @@ mod tests {
         assert!(
             md.contains("x-axis [\"under 10s\", \"10-30s\", \"30s-1m\", \"1-2m\", \"2-5m\", \"5-10m\", \"10m-1h\"]")
         );
+    }
+
+    #[test]
+    fn a_read_only_fleet_gets_a_table_of_its_answers_as_plain_cells() {
+        let mut a = repo("a", RepoStatus::Succeeded);
+        a.output = Some(serde_json::json!({"uses": true, "how": "<img src=x> | `pwn`"}));
+        let mut b = repo("b", RepoStatus::Succeeded);
+        b.output = Some(serde_json::json!({"uses": false}));
+        let md = summary(&build("j", "h", String::new(), 0, vec![a, b], false));
+        let table = md.split("### Answers").nth(1).expect(&md);
+        assert!(table.contains("| Repository | `how` | `uses` |"), "{table}");
+        assert!(table.lines().filter(|l| l.starts_with("| ")).count() == 3, "{table}");
+        assert!(crate::markdown::is_inert(table), "{table}");
     }
 
     #[test]

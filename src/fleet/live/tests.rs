@@ -13,6 +13,7 @@ fn result(id: &str, status: RepoStatus, secs: u64) -> RepoResult {
         pr_url: None,
         pr_number: None,
         pr_forge: None,
+        output: None,
         branch: None,
         duration_ms: secs * 1000,
         tokens: 0,

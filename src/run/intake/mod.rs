@@ -77,6 +77,9 @@ fn with_overrides(mut job: Job, req: &Request) -> Job {
     if let Some(n) = req.overrides.pr {
         job.pr.number = Some(n);
     }
+    if let Some(c) = req.overrides.change {
+        job.change = c;
+    }
     if let Some(b) = &req.overrides.base {
         job.repo.base = Some(b.clone());
     }
@@ -133,6 +136,8 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         None => load_policy(&job).map_err(&fail)?,
     };
     setup::policy_secrets(&redactor, &policy, &env);
+    // A read-only job's repository is read-only in every jail but setup's, and to every tool.
+    policy.read_only_repo = job.change == spec::answer::Change::None;
     let model = match hooks.model {
         // Every model answers from the transcript, so that a recorded fallback happens again.
         Some(r) => {
@@ -191,6 +196,7 @@ async fn first_jail(
     }
     let mut setup_policy = policy.clone();
     setup_policy.network = policy.setup_egress();
+    setup_policy.read_only_repo = false;
     let id = format!("{run_id}-setup");
     crate::sandbox::start(&setup_policy, ws, paths, &id, &[], ("setup", egress)).await
 }

@@ -25,6 +25,27 @@ pub fn dropped_change(run: &mut Run, status: Status, touched: bool) -> Status {
     Status::Failed
 }
 
+/// A read-only job (`change: none`) commits and saves nothing. A change in the tree (only a
+/// command outside the jail, under `sandbox: off`, could make one) fails the run; the restore
+/// then removes it.
+pub fn read_only(p: &Scope, run: &mut Run, status: Status) -> Status {
+    let status = if run.record.files_changed.is_empty() {
+        status
+    } else {
+        let files: Vec<String> = run.record.files_changed.iter().take(5).map(|f| format!("`{}`", f.path)).collect();
+        run.record.errors.push(
+            HoneError::new(
+                Code::PolicyDenied,
+                format!("this read-only job (`change: none`) changed the repository ({}); nothing was committed or saved, and the checkout was restored", files.join(", ")),
+            )
+            .hint("a read-only job must not write to the repository: keep the policy's sandbox on, or have the commands write outside it (/tmp)"),
+        );
+        if status == Status::Success { Status::Failed } else { status }
+    };
+    run.record.summary = p.redactor.apply(&summarize::write(run, status));
+    status
+}
+
 /// Commit a verified change, or save unverified work on a private ref (unless `may_save` is
 /// false: work that carries a secret is saved nowhere).
 pub async fn finish(

@@ -37,6 +37,9 @@ pub async fn land(
     }
     let landed = async {
         let (status, may_save) = guards(s, run, status, base, &git_guard).await?;
+        if s.policy.read_only_repo {
+            return Ok(commit::read_only(s, run, status));
+        }
         let status = commit::dropped_change(run, status, ended.touched);
         commit::finish(s, run, status, base, may_save).await
     };

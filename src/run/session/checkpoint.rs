@@ -31,15 +31,15 @@ impl Loop<'_> {
         match call.name.as_str() {
             "update_plan" if self.s.job.plan => Some(self.update_plan(turn, call).await),
             "request_clarification" => Some(self.clarify(call)),
-            "finish" => Some(self.finish_tool(call)),
+            "finish" => Some(self.finish_tool(turn, call)),
             _ => None,
         }
     }
 
     /// `finish`: the model says how it ended; the loop acts on it after this turn's calls.
-    fn finish_tool(&mut self, call: &ToolCall) -> ToolOutput {
+    fn finish_tool(&mut self, turn: u32, call: &ToolCall) -> ToolOutput {
         use crate::record::{FinishOutcome, FinishRecord};
-        let f: FinishRecord = match serde_json::from_str(&call.arguments) {
+        let mut f: FinishRecord = match serde_json::from_str(&call.arguments) {
             Ok(f) => f,
             Err(e) => {
                 return ToolOutput::err(
@@ -52,9 +52,18 @@ impl Loop<'_> {
         if f.outcome == FinishOutcome::Blocked && reason.is_empty() {
             return ToolOutput::err(Code::InvalidArgs, "`finish` with outcome `blocked` needs a `reason`");
         }
+        // The answer is kept once, as the record's `output`, not again in `finish`.
+        let result = f.result.take();
+        if f.outcome == FinishOutcome::Done {
+            match self.check_answer(turn, result) {
+                Ok(valid) => self.run.record.output = valid,
+                Err(out) => return out,
+            }
+        }
         let red = &self.tools.redactor;
         let f = FinishRecord { summary: red.apply(&f.summary), reason: f.reason.map(|r| red.apply(&r)), ..f };
         let note = match f.outcome {
+            FinishOutcome::Done if self.s.policy.read_only_repo => "Recorded: your answer ends the run.",
             FinishOutcome::Done => {
                 "Recorded. hone now runs the checks; if one fails you get its output and can fix it."
             }

@@ -3,6 +3,7 @@
 //! the loop keeps (the messages, checkpoints' objects, the watchdogs) stays in here; the session
 //! hands back only how it ended.
 
+mod answer;
 mod budget;
 mod checkpoint;
 mod context;

@@ -107,7 +107,7 @@ pub fn score(results: &[CheckResult]) -> (usize, usize) {
     (failing, tests)
 }
 
-pub fn specs() -> Vec<ToolSpec> {
+pub fn specs(job: &crate::spec::Job) -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "update_plan".into(),
@@ -141,21 +141,47 @@ pub fn specs() -> Vec<ToolSpec> {
                 "properties": {"questions": {"type": "array", "items": {"type": "string"}, "description": "1 to 3 precise questions"}}
             }),
         },
-        ToolSpec {
-            name: "finish".into(),
-            description: "End your work. `done`: the task is done; hone then runs the checks (and you may get their failures to fix). `blocked`: the task cannot be done here; give the reason, and the run ends as failed with your work saved for a person.".into(),
-            parameters: json!({
-                "type": "object",
-                "additionalProperties": false,
-                "required": ["outcome", "summary"],
-                "properties": {
-                    "outcome": {"type": "string", "enum": ["done", "blocked"], "description": "done, or blocked when the task cannot be done"},
-                    "summary": {"type": "string", "description": "What you changed and why, in a few sentences (it becomes the commit message)"},
-                    "reason": {"type": "string", "description": "For blocked: what stops the task, and what a person would need to do"}
-                }
-            }),
-        },
+        finish_spec(job),
     ]
+}
+
+/// `finish`, with the job's answer (`result`, as `output.schema` says) when it has an `output:`.
+fn finish_spec(job: &crate::spec::Job) -> ToolSpec {
+    use crate::spec::answer::Change;
+    let summary = match job.change {
+        Change::None => "Your answer in words: what you found and why, in a few sentences",
+        Change::Review => "What you changed and why, in a few sentences (it becomes the review's summary)",
+        Change::Commit => "What you changed and why, in a few sentences (it becomes the commit message)",
+    };
+    let mut properties = json!({
+        "outcome": {"type": "string", "enum": ["done", "blocked"], "description": "done, or blocked when the task cannot be done"},
+        "summary": {"type": "string", "description": summary},
+        "reason": {"type": "string", "description": "For blocked: what stops the task, and what a person would need to do"}
+    });
+    let mut description = match job.change {
+        Change::None => "End your work with your answer. `done`: you have the answer. `blocked`: the task cannot be done here; give the reason. This job is read-only: change nothing.".to_string(),
+        _ => "End your work. `done`: the task is done; hone then runs the checks (and you may get their failures to fix). `blocked`: the task cannot be done here; give the reason, and the run ends as failed with your work saved for a person.".to_string(),
+    };
+    if let Some(out) = &job.output {
+        let mut schema = out.schema.clone();
+        if let Some(o) = schema.as_object_mut() {
+            o.entry("description").or_insert_with(|| {
+                json!("The task's answer, exactly as this schema requires (required with outcome done)")
+            });
+        }
+        properties["result"] = schema;
+        description.push_str(" With `done`, give `result`: the task's answer, which must satisfy its schema; hone checks it and tells you what to correct.");
+    }
+    ToolSpec {
+        name: "finish".into(),
+        description,
+        parameters: json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["outcome", "summary"],
+            "properties": properties,
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -19,9 +19,7 @@ pub fn system(job: &Job, root: &Path, repo_map: &str, policy: &Policy) -> String
         "You are hone, an autonomous coding agent. You work alone on a git repository in a CI job: nobody will answer questions, so decide, act and verify.\n\n\
 # Task\n{task}\n\n\
 # Environment\n- Repository root: {root} (every path you give is relative to it)\n- OS: {os} ({arch}); commands run with `{shell} -c`, non-interactively, without stdin\n\n\
-{map}# How your work is checked\nWhen you stop calling tools, hone itself runs these commands in the repository. The task succeeds only if all of them pass:\n{checks}\
-If any fails you get its output and may fix the problem, up to {fixes} time(s).\n\n\
-# Rules\n- Read the relevant code before changing it. Make the smallest change that does the task well.\n\
+{map}{checked}{answer}# Rules\n- Read the relevant code before changing it. Make the smallest change that does the task well.\n\
 - Edit with apply_patch (a unified diff with a few context lines); use write_file for new files or full rewrites.\n\
 - Run the checks yourself with run_cmd before you finish, when you can. Commands time out after {cmd_timeout}.\n\
 - Do not commit, push, switch branches or edit .git: hone commits your work after the checks pass.\n\
@@ -34,7 +32,8 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
         os = std::env::consts::OS,
         arch = std::env::consts::ARCH,
         shell = crate::exec::shell(),
-        fixes = job.limits.max_fix_attempts,
+        checked = checked(job, &checks),
+        answer = answer(job),
         cmd_timeout = duration::format(job.tools.cmd_timeout),
         map = if repo_map.is_empty() { String::new() } else { format!("# Repository map\n{repo_map}\n") },
         rules = crate::policy::describe::for_model(policy),
@@ -43,6 +42,35 @@ If any fails you get its output and may fix the problem, up to {fixes} time(s).\
         } else {
             ""
         },
+    )
+}
+
+/// How the work is judged: the checks after the change, or, for a read-only job, the answer alone.
+fn checked(job: &Job, checks: &str) -> String {
+    use crate::spec::answer::Change;
+    match job.change {
+        Change::None => "# This job is read-only\nThe repository is read-only: the write tools are not offered and commands cannot change any file in it (write scratch files under /tmp). Investigate, then answer with finish; nothing is committed.\n\n".to_string(),
+        change => {
+            let review = if change == Change::Review {
+                "Your verified change is not pushed: it is offered on the pull request as review suggestions, which can only sit on lines the pull request already changes. Keep the change to those lines where you can; anything else is shown as a patch.\n"
+            } else {
+                ""
+            };
+            format!(
+                "# How your work is checked\nWhen you stop calling tools, hone itself runs these commands in the repository. The task succeeds only if all of them pass:\n{checks}If any fails you get its output and may fix the problem, up to {} time(s).\n{review}\n",
+                job.limits.max_fix_attempts
+            )
+        }
+    }
+}
+
+/// The answer the job wants (`output:`): its schema, and how it is checked.
+fn answer(job: &Job) -> String {
+    let Some(out) = &job.output else { return String::new() };
+    let schema = serde_json::to_string_pretty(&out.schema).unwrap_or_default();
+    format!(
+        "# Your answer\nEnd with finish, outcome `done`, and `result`: the task's answer as JSON that satisfies this JSON Schema:\n```json\n{schema}\n```\nhone checks it; an invalid one comes back with the problems, and after {} invalid answer(s) the run fails.\n\n",
+        out.max_attempts
     )
 }
 

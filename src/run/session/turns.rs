@@ -38,10 +38,12 @@ pub struct Loop<'a> {
     pub(super) sizing: context::Sizing,
     /// Compactions forced by context-length errors in the current turn.
     forced_compactions: u32,
+    /// The answer's attempts (`output.max_attempts`) are used up without a valid one.
+    pub(super) answer_exhausted: bool,
 }
 
 /// What to do after a model reply.
-enum Next {
+pub(super) enum Next {
     Continue,
     Verify,
     End(Status),
@@ -49,9 +51,11 @@ enum Next {
 
 impl<'a> Loop<'a> {
     pub fn new(s: &'a Scope, (model, tools, checks): super::Parts<'a>, run: &'a mut Run, base: git2::Oid) -> Self {
+        let read_only = s.policy.read_only_repo;
         let specs = tools::specs()
             .into_iter()
-            .chain(plan::specs().into_iter().filter(|t| s.job.plan || t.name != "update_plan"))
+            .filter(|t| !read_only || tools::effect_of(&t.name) != Some(tools::Effect::Write))
+            .chain(plan::specs(&s.job).into_iter().filter(|t| s.job.plan || t.name != "update_plan"))
             .collect();
         Loop {
             s,
@@ -68,6 +72,7 @@ impl<'a> Loop<'a> {
             touched: false,
             sizing: Default::default(),
             forced_compactions: 0,
+            answer_exhausted: false,
         }
     }
 
@@ -255,6 +260,9 @@ impl<'a> Loop<'a> {
                 return self.cut_off();
             }
             self.run.record.final_message = self.tools.redactor.apply(&text);
+            if self.s.job.output.is_some() && self.run.record.output.is_none() {
+                return if self.ask_for_result(turn) { Next::Continue } else { self.answer_ends() };
+            }
             return Next::Verify;
         }
         let mut streak = 0;
@@ -265,50 +273,20 @@ impl<'a> Loop<'a> {
             self.enter(State::NeedsClarification, "the model asked for clarification");
             return Next::End(Status::NeedsClarification);
         }
+        if self.answer_exhausted {
+            return self.answer_ends();
+        }
         if let Some(f) = self.finished.clone() {
             return self.on_finish(f, &text);
         }
         self.watch_loops(streak)
     }
 
-    /// An answer cut at the output limit: ask the model to go on, unless it has been cut
-    /// before saying anything `CUT_FAIL` times in a row.
-    fn cut_off(&mut self) -> Next {
-        if self.watch.cut >= super::watchdog::CUT_FAIL {
-            let limit = self.spec().max_output_tokens;
-            self.fail(
-                Code::Model,
-                format!(
-                    "the model's answers were cut at the output limit {} times in a row before any text or tool call (`model.max_output_tokens` is {limit}): raise it, reasoning models need room for their reasoning",
-                    self.watch.cut
-                ),
-            );
-            self.enter(State::Summarizing, "answers cut at the output limit");
-            return Next::End(Status::Failed);
-        }
-        self.messages.push(Message::user(super::prompt::CONTINUE_AFTER_LENGTH));
-        Next::Continue
-    }
-
-    fn degenerate(&mut self, turn: u32, why: String) -> Next {
-        self.fault(FaultKind::Repetition);
-        self.watch.degenerate += 1;
-        self.s.events.emit(Event::ModelRetry {
-            turn,
-            attempt: self.watch.degenerate,
-            class: "retryable".into(),
-            reason: format!("degenerate answer: {why}"),
-            delay_ms: 0,
-        });
-        if self.watch.degenerate >= 3 {
-            self.fail(Code::Model, format!("the model kept producing degenerate answers ({why})"));
-            self.enter(State::Summarizing, "degenerate answers");
-            return Next::End(Status::Failed);
-        }
-        self.messages.push(Message::user(format!(
-            "Your last answer was discarded: it degenerated into repetition ({why}). Answer again, briefly."
-        )));
-        Next::Continue
+    /// No valid answer after `output.max_attempts`: the run fails with the last errors.
+    fn answer_ends(&mut self) -> Next {
+        self.answer_failed();
+        self.enter(State::Summarizing, "the answer never satisfied the output schema");
+        Next::End(Status::Failed)
     }
 
     /// `finish`: `done` goes to verification with its summary as the last word; `blocked` ends
@@ -329,27 +307,13 @@ impl<'a> Loop<'a> {
         }
     }
 
-    fn watch_loops(&mut self, streak: usize) -> Next {
-        if streak >= super::watchdog::LOOP_FAIL {
-            self.fault(FaultKind::Loop);
-            self.fail(
-                Code::Model,
-                format!("the model repeated the same tool call with the same result {streak} times in a row"),
-            );
-            self.enter(State::Summarizing, "the model is stuck in a loop");
-            return Next::End(Status::Failed);
-        }
-        if streak >= super::watchdog::LOOP_WARN {
-            self.fault(FaultKind::LoopWarning);
-            self.messages.push(Message::user(format!(
-                "You have made the same tool call {streak} times in a row and got the same result each time. It will not change: try a different approach."
-            )));
-        }
-        Next::Continue
-    }
-
     /// The model says it is done: hone verifies. `None` to go on with the model's fix.
     async fn verify_round(&mut self, turn: u32, attempt: u32) -> Option<Status> {
+        if self.s.policy.read_only_repo {
+            // Nothing could change: the baseline was the checks' word, and the answer is the result.
+            self.enter(State::Summarizing, "a read-only job's answer is in");
+            return Some(Status::Success);
+        }
         let max_fixes = self.s.job.limits.max_fix_attempts;
         self.enter(State::Verifying, format!("the model finished; verification attempt {attempt}"));
         let hook_note = self.before_verify(turn).await;

@@ -1,0 +1,168 @@
+//! Answers (`output:`): the model's `result` checked against the job's schema, sent back with the
+//! errors until it is valid or the attempts are used up; read-only jobs (`change: none`), whose
+//! repository no tool and no command can change.
+
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::*;
+use serde_json::{Value, json};
+
+const TRIAGE_SCHEMA: &str = r#"{"type": "object", "additionalProperties": false, "required": ["labels", "priority"],
+ "properties": {"labels": {"type": "array", "items": {"enum": ["bug", "docs", "question"]}, "minItems": 1},
+                "priority": {"enum": ["low", "high"]}}}"#;
+
+/// A read-only triage job as a user keeps it: under `.github/hone/`, its schema in a file beside it.
+fn triage_repo(base_url: &str, extra: &str) -> crate::common::repo::TestRepo {
+    let spec = user_spec("triage", base_url).replace("task: Make check.sh pass.", "task: \"Triage issue 7: the CLI crashes on empty input.\"")
+        + "change: none\noutput:\n  schema_file: triage.schema.json\n"
+        + extra;
+    user_repo(".github/hone/triage.yaml", &spec, &[(".github/hone/triage.schema.json", TRIAGE_SCHEMA)])
+}
+
+fn finish(result: Value) -> crate::common::mock_model::Turn {
+    call("finish", json!({"outcome": "done", "summary": "A crash: a bug.", "result": result}))
+}
+
+/// The content of the tool result the model got in request `i` (the last message).
+fn last_result(mock: &MockModel, i: usize) -> String {
+    let reqs = mock.requests();
+    let msgs = reqs[i].body["messages"].as_array().unwrap();
+    msgs.last().unwrap()["content"].as_str().unwrap_or_default().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_valid_answer_on_the_first_try_is_the_runs_output_everywhere() {
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "");
+    mock.turn(finish(json!({"labels": ["bug"], "priority": "high"})), false);
+    let (out, summary) = (repo.dir.path().join("gh-output"), repo.dir.path().join("gh-summary"));
+    let env = [
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_OUTPUT", out.to_str().unwrap()),
+        ("GITHUB_STEP_SUMMARY", summary.to_str().unwrap()),
+    ];
+    let run = run_in(&repo.path, &["run", ".github/hone/triage.yaml"], &env, repo.path.join(".hone/reports")).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    let report = run.report();
+    assert_eq!(report["status"], "success");
+    assert_eq!(report["change"], "none");
+    assert_eq!(report["output"], json!({"labels": ["bug"], "priority": "high"}));
+    assert_eq!(report["output_check"]["attempts"], 1);
+    assert_eq!(report["output_check"]["valid"], true);
+    assert!(report["finish"]["result"].is_null(), "the answer is kept once, as `output`");
+    assert!(report["commit"].is_null());
+    assert!(!report["warnings"].to_string().contains("not verified"), "a read-only job needs no checks");
+    // The schema went to the provider with the `finish` tool, as its `result` parameter.
+    let reqs = mock.requests();
+    let tools = reqs[0].body["tools"].as_array().unwrap();
+    let finish = tools.iter().find(|t| t["function"]["name"] == "finish").unwrap();
+    assert_eq!(finish["function"]["parameters"]["properties"]["result"]["required"], json!(["labels", "priority"]));
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["function"]["name"].as_str()).collect();
+    assert!(!names.contains(&"write_file") && !names.contains(&"apply_patch"), "{names:?}");
+    // The event, summary.md and the Action's `result` output.
+    assert!(run.events().iter().any(|e| e["type"] == "output_accepted" && e["result"]["priority"] == "high"));
+    assert!(run.read("summary.md").contains("### Result"), "{}", run.read("summary.md"));
+    let result = output_value(&std::fs::read_to_string(&out).unwrap(), "result");
+    assert_eq!(serde_json::from_str::<Value>(&result).unwrap(), report["output"]);
+    assert!(repo.is_clean(), "nothing changed in the work tree");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_answer_goes_back_with_its_errors_and_the_corrected_one_is_kept() {
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "");
+    mock.turn(text("It is a bug, high priority."), false)
+        .turn(finish(json!({"labels": ["urgent"], "priority": "high"})), false)
+        .turn(finish(json!({"labels": ["bug"], "priority": "high"})), false);
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml"]).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    // A text answer is asked to come through `finish`; the invalid result gets its errors.
+    assert!(last_result(&mock, 1).contains("`result` is missing"), "{}", last_result(&mock, 1));
+    let told = last_result(&mock, 2);
+    assert!(told.contains("at /labels/0") && told.contains("attempt 2 of 3"), "{told}");
+    let report = run.report();
+    assert_eq!(report["output"]["labels"], json!(["bug"]));
+    assert_eq!(report["output_check"]["attempts"], 3);
+    assert_eq!(report["output_check"]["errors"], json!([]));
+    let rejected = run.events().iter().filter(|e| e["type"] == "output_rejected").count();
+    assert_eq!(rejected, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_that_never_validates_fails_with_the_last_errors() {
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "");
+    let spec = repo.file(".github/hone/triage.yaml") + "  max_attempts: 2\n";
+    std::fs::write(repo.path.join(".github/hone/triage.yaml"), spec).unwrap();
+    repo.git(&["commit", "-qam", "two attempts"]);
+    mock.turn(finish(json!({"labels": [], "priority": "high"})), false)
+        .turn(finish(json!({"labels": ["bug"], "priority": "urgent"})), false);
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml"]).await;
+    assert_eq!(run.code, 1, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    let report = run.report();
+    assert_eq!(report["status"], "failed");
+    assert_eq!(report["errors"][0]["code"], "E_OUTPUT");
+    assert!(report["output"].is_null());
+    assert_eq!(report["output_check"]["attempts"], 2);
+    let errors = report["output_check"]["errors"].to_string();
+    assert!(errors.contains("at /priority"), "the last attempt's errors: {errors}");
+    assert_eq!(report["output_check"]["rejected"]["priority"], "urgent");
+    assert!(run.stdout.contains("E_OUTPUT"), "{}", run.stdout);
+    assert!(run.read("summary.md").contains("No valid answer after 2 attempt(s)"));
+    assert_eq!(mock.requests().len(), 2, "no request after the last attempt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_job_cannot_write_with_a_tool_or_a_command() {
+    require!(Need::UserNamespaces);
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "policy: ../../policy.yaml\n");
+    std::fs::write(repo.path.join("policy.yaml"), OPEN_POLICY).unwrap();
+    repo.git(&["add", "policy.yaml"]);
+    repo.git(&["commit", "-qm", "policy"]);
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "pwned\n"})), false)
+        .turn(call("run_cmd", json!({"command": "echo pwned > status.txt; echo new > planted.txt"})), false)
+        .turn(call("run_cmd", json!({"command": "echo scratch > /tmp/notes && cat /tmp/notes"})), false)
+        .turn(finish(json!({"labels": ["bug"], "priority": "low"})), false);
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml"]).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert!(last_result(&mock, 1).contains("E_POLICY_DENIED"), "{}", last_result(&mock, 1));
+    let cmd = last_result(&mock, 2);
+    assert!(cmd.contains("Read-only file system"), "the jail refused the write: {cmd}");
+    assert!(last_result(&mock, 3).contains("scratch"), "/tmp stays writable: {}", last_result(&mock, 3));
+    assert_eq!(repo.file("status.txt"), "broken\n");
+    assert!(!repo.path.join("planted.txt").exists());
+    assert!(repo.is_clean());
+    assert!(run.report()["commit"].is_null());
+    assert_eq!(repo.git(&["branch", "--list", "hone/*"]), "", "no branch made");
+}
+
+/// With the jail off (`sandbox: off`), a command can write; the run then fails, and the change is
+/// neither committed nor saved, and is gone from the checkout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_job_whose_command_wrote_without_a_jail_fails_and_keeps_nothing() {
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "policy: ../../policy.yaml\n");
+    std::fs::write(repo.path.join("policy.yaml"), format!("{OPEN_POLICY}sandbox: off\n")).unwrap();
+    repo.git(&["add", "policy.yaml"]);
+    repo.git(&["commit", "-qm", "policy"]);
+    mock.turn(call("run_cmd", json!({"command": "echo pwned > status.txt"})), false)
+        .turn(finish(json!({"labels": ["bug"], "priority": "low"})), false);
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml"]).await;
+    assert_eq!(run.code, 1, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    let report = run.report();
+    assert_eq!(report["errors"][0]["code"], "E_POLICY_DENIED");
+    assert!(report["errors"][0]["message"].as_str().unwrap().contains("read-only job"));
+    assert!(report["saved_ref"].is_null() && report["commit"].is_null());
+    assert_eq!(repo.file("status.txt"), "broken\n");
+}
+
+/// A step output's value in a `GITHUB_OUTPUT` file (`name<<DELIMITER` … `DELIMITER`).
+fn output_value(file: &str, name: &str) -> String {
+    let mut lines = file.lines();
+    while let Some(l) = lines.next() {
+        if let Some(delim) = l.strip_prefix(&format!("{name}<<")) {
+            return lines.take_while(|x| *x != delim).collect::<Vec<_>>().join("\n");
+        }
+    }
+    panic!("no output `{name}` in {file}")
+}
