@@ -222,9 +222,12 @@ pub(crate) fn hunks(old: &str, new: &str) -> Result<Vec<Hunk>> {
     Ok(out)
 }
 
+/// Hunks that one suggestion carries, and the head lines it replaces (`None` in an empty file).
+type Group = (Vec<Hunk>, Option<(usize, usize)>);
+
 /// The hunks grouped so that no two groups' anchors overlap or touch, each with its anchor.
-pub(crate) fn groups(hunks: &[Hunk], head_lines: usize) -> Vec<(Vec<Hunk>, Option<(usize, usize)>)> {
-    let mut out: Vec<(Vec<Hunk>, Option<(usize, usize)>)> = Vec::new();
+pub(crate) fn groups(hunks: &[Hunk], head_lines: usize) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::new();
     for h in hunks {
         let anchor = h.anchor(head_lines);
         if let (Some((group, Some((_, end)))), Some((a, b))) = (out.last_mut(), anchor)

@@ -56,7 +56,7 @@ async fn handle(With(st): With<Shared>, method: Method, uri: Uri, headers: Heade
         ("GET", ["pulls", _]) => pr(&mut s, n(1)),
         ("GET", ["pulls", _, "files"]) => files(&st, &mut s, n(1), &query),
         ("GET", ["pulls", _, "reviews"]) => {
-            let list: Vec<Value> = s.reviews.iter().filter(|r| r.pr == n(1)).map(|r| review_json(r)).collect();
+            let list: Vec<Value> = s.reviews.iter().filter(|r| r.pr == n(1)).map(review_json).collect();
             answer(200, Value::Array(page(&list, &query)))
         }
         ("POST", ["pulls", _, "reviews"]) => create(&st, &mut s, n(1), &body),
