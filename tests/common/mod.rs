@@ -13,6 +13,7 @@
 //! - `mock_github`: GitHub's REST and GraphQL API with state (PRs in every state, checks, reviews,
 //!   merges, the merge queue, rate limits) for `hone fleet prs`;
 //! - `mock_github_app`: GitHub's API as a GitHub App sees it (JWT, installations, tokens, PRs);
+//! - `mock_github_review`: GitHub's pull-request review API, the PR diff computed from the origin;
 //! - `mermaid`: Mermaid's own parser (in Node), for the charts in the reports;
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
@@ -42,6 +43,7 @@ pub mod mock_azure;
 pub mod mock_bedrock;
 pub mod mock_github;
 pub mod mock_github_app;
+pub mod mock_github_review;
 pub mod mock_gitlab;
 pub mod mock_model;
 pub mod mock_vertex;

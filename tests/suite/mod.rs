@@ -86,6 +86,7 @@ mod replay;
 mod replay_attacks;
 mod report_schema;
 mod responses;
+mod review_github;
 mod safe_directory;
 mod safety;
 mod second_attempt;
