@@ -11,10 +11,10 @@ pub mod gitlab;
 pub mod listing;
 pub mod local;
 pub mod pace;
-pub mod review;
 pub mod place;
 pub mod push;
 pub mod remote;
+pub mod review;
 
 use crate::error::Result;
 use crate::spec::{Job, forge::ForgeKind, raw::PrEnabled};
