@@ -84,6 +84,7 @@ mod replay;
 mod replay_attacks;
 mod report_schema;
 mod responses;
+mod review_gitlab;
 mod safe_directory;
 mod safety;
 mod second_attempt;
