@@ -18,6 +18,9 @@ use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, mar
 use notes::Earlier;
 use serde_json::{Value, json};
 
+/// The most characters GitLab takes in a note (`Note`'s length validation).
+pub const GITLAB_MAX_BODY: usize = 1_000_000;
+
 /// A note hone is about to post: its body, and its position on the diff (`None`: the summary).
 #[derive(Debug, Clone, PartialEq)]
 struct Planned {
@@ -63,7 +66,7 @@ pub async fn publish_plan(
         forge: "gitlab".into(),
         number: iid,
         commit: input.head_sha.to_string(),
-        in_patch: plan.in_patch.iter().map(|(p, _)| p.clone()).collect(),
+        in_patch: plan.in_patch.iter().map(|(p, why)| format!("{p}: {why}")).collect(),
         ..ReviewReport::default()
     };
     if gl.job_token() {
