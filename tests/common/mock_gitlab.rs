@@ -44,6 +44,12 @@
 //!   merge request is created on the fork with `target_project_id` and lives in the target;
 //!   `Draft:` in the title makes it a draft; `state_event` closes and reopens. Notes are edited by
 //!   their author only (403 otherwise).
+//! - Reviews (`mock_gitlab/review.rs`): each merge request's head is kept in its target project
+//!   as `refs/merge-requests/<iid>/head` (a fork's too); its versions and diff are computed from
+//!   the repositories; draft notes are their author's, published one by one or together; a
+//!   position that is no line of the diff is dropped on publish as GitLab drops it, and recorded
+//!   as a violation with GitLab's `line_code` message. Helpers: `discussions`, `drafts`,
+//!   `apply_suggestions` (the file at the head with the live suggestions applied), `too_large`.
 //! - Every answer has `RateLimit-Limit`, `-Observed`, `-Remaining`, `-Reset`; throttled API
 //!   requests get 429 `Retry later` with `Retry-After: 1` and `RateLimit-Remaining: 0`.
 
@@ -52,9 +58,12 @@ mod auth;
 mod entities;
 mod git;
 mod merge;
+mod mr_diff;
 mod mrs;
 mod notes;
 mod params;
+mod review;
+mod review_helpers;
 mod serve;
 mod spec;
 mod state;
@@ -62,7 +71,7 @@ mod state;
 pub use state::{Auth, Kind, Mr, Seen};
 
 use serde_json::Value;
-use state::{Note, Project, State, TokenRecord};
+use state::{Project, State, TokenRecord};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -236,9 +245,7 @@ impl MockGitLab {
         let mut st = self.state();
         let project = st.project(project).expect("no such project").id;
         let author = st.ensure_user(author, false);
-        let (id, now) = (st.next_id(), st.now());
-        st.notes.push(Note { id, project, iid, author, body: body.into(), created_at: now.clone(), updated_at: now });
-        id
+        st.add_note((project, iid, author), body.into()).id
     }
 
     /// The merge requests into `project`, oldest first, as `GET …/merge_requests/:iid` shows them.

@@ -87,6 +87,7 @@ mod replay_attacks;
 mod report_schema;
 mod responses;
 mod review_github;
+mod review_gitlab;
 mod safe_directory;
 mod safety;
 mod second_attempt;

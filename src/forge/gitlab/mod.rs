@@ -6,6 +6,7 @@
 
 pub mod autofix;
 pub mod mr;
+pub mod review;
 
 use super::credential::Token;
 use super::place::{CI_JOB_TOKEN, Place};

@@ -8,7 +8,7 @@ use super::entities::{self, Reply};
 use super::params::Params;
 use super::spec::{Op, spec};
 use super::state::{Auth, Kind, State};
-use super::{merge, mrs, notes};
+use super::{merge, mrs, notes, review};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use serde_json::Value;
@@ -77,6 +77,16 @@ enum Route {
     CreateNote,
     GetNote,
     UpdateNote,
+    DeleteNote,
+    Versions,
+    Diffs,
+    ListDrafts,
+    CreateDraft,
+    DeleteDraft,
+    PublishDraft,
+    BulkPublish,
+    ListDiscussions,
+    ResolveDiscussion,
     Users,
     Me,
     TokenSelf,
@@ -99,6 +109,16 @@ fn route_of(op: &Op) -> Route {
         ("POST", t) if t == notes => Route::CreateNote,
         ("GET", t) if t == note => Route::GetNote,
         ("PUT", t) if t == note => Route::UpdateNote,
+        ("DELETE", t) if t == note => Route::DeleteNote,
+        ("GET", t) if t == format!("{mr}/versions") => Route::Versions,
+        ("GET", t) if t == format!("{mr}/diffs") => Route::Diffs,
+        ("GET", t) if t == format!("{mr}/draft_notes") => Route::ListDrafts,
+        ("POST", t) if t == format!("{mr}/draft_notes") => Route::CreateDraft,
+        ("DELETE", t) if t == format!("{mr}/draft_notes/{{draft_note_id}}") => Route::DeleteDraft,
+        ("PUT", t) if t == format!("{mr}/draft_notes/{{draft_note_id}}/publish") => Route::PublishDraft,
+        ("POST", t) if t == format!("{mr}/draft_notes/bulk_publish") => Route::BulkPublish,
+        ("GET", t) if t == format!("{mr}/discussions") => Route::ListDiscussions,
+        ("PUT", t) if t == format!("{mr}/discussions/{{discussion_id}}") => Route::ResolveDiscussion,
         ("GET", "/api/v4/users") => Route::Users,
         ("GET", "/api/v4/user") => Route::Me,
         ("GET", "/api/v4/personal_access_tokens/self") => Route::TokenSelf,
@@ -205,6 +225,16 @@ fn answer(
         Route::CreateNote => notes::create(&mut ctx),
         Route::GetNote => notes::get(&ctx),
         Route::UpdateNote => notes::update(&mut ctx),
+        Route::DeleteNote => review::delete_note(&mut ctx),
+        Route::Versions => review::versions(&mut ctx),
+        Route::Diffs => review::diffs(&mut ctx),
+        Route::ListDrafts => review::list_drafts(&mut ctx),
+        Route::CreateDraft => review::create_draft(&mut ctx),
+        Route::DeleteDraft => review::delete_draft(&mut ctx),
+        Route::PublishDraft => review::publish_draft(&mut ctx),
+        Route::BulkPublish => review::bulk_publish(&mut ctx),
+        Route::ListDiscussions => review::list_discussions(&mut ctx),
+        Route::ResolveDiscussion => review::resolve_discussion(&mut ctx),
         Route::Users => users(&ctx),
         Route::Me => me(&ctx),
         Route::TokenSelf => token_self(&ctx),

@@ -215,15 +215,34 @@ fn pipeline(m: &Mr, target: &Project, sha: Option<&str>, base: &str) -> Value {
 
 pub fn note(st: &State, n: &Note, base: &str) -> Value {
     let mr_id = st.mr(n.project, n.iid).map(|m| m.id);
-    json!({
-        "id": n.id, "type": null, "body": n.body, "attachment": null,
+    let mut v = json!({
+        "id": n.id, "type": n.kind, "body": n.body, "attachment": null,
         "author": user_basic(st, n.author, base),
         "created_at": n.created_at, "updated_at": n.updated_at,
         "system": false, "noteable_id": mr_id, "noteable_type": "MergeRequest",
         "project_id": n.project, "noteable_iid": n.iid,
-        "resolvable": false, "confidential": false, "internal": false,
+        "resolvable": n.kind.is_some(), "confidential": false, "internal": false,
         "imported": false, "imported_from": "none",
-    })
+    });
+    if let Some(p) = &n.position {
+        v["position"] = position(p);
+    }
+    if n.kind.is_some() {
+        v["resolved"] = n.resolved.into();
+    }
+    v
+}
+
+/// A note's position as GitLab shows it: every field, `null` where not given.
+pub fn position(p: &Value) -> Value {
+    let mut v = json!({"base_sha": null, "start_sha": null, "head_sha": null, "old_path": null, "new_path": null,
+                       "position_type": "text", "old_line": null, "new_line": null, "line_range": null});
+    for (k, value) in p.as_object().into_iter().flatten() {
+        if v.get(k).is_some() {
+            v[k] = value.clone();
+        }
+    }
+    v
 }
 
 /// `GET /personal_access_tokens/self`.

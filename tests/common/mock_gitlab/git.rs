@@ -98,5 +98,7 @@ fn decide(st: &mut State, repo: &str, push: bool, authorization: Option<&str>) -
     if push && t.kind == Kind::Job && !p.job_token_push {
         return refuse(StatusCode::FORBIDDEN, "You are not allowed to push code to this project.");
     }
+    // GitLab keeps each merge request's head in its target project as it is pushed.
+    super::mr_diff::sync_all(st, p.id);
     Ok(p.path.clone())
 }

@@ -37,9 +37,8 @@ pub fn create(ctx: &mut Ctx) -> Result<Reply, Reply> {
     let author = ctx.user()?;
     let (project, iid) = ctx.mr()?;
     let body = ctx.params.str("body").unwrap_or_default();
-    let (id, now) = (ctx.st.next_id(), ctx.st.now());
-    ctx.st.notes.push(Note { id, project, iid, author, body, created_at: now.clone(), updated_at: now });
-    let n = ctx.st.notes.last().expect("just made");
+    let id = ctx.st.add_note((project, iid, author), body).id;
+    let n = ctx.st.notes.iter().find(|n| n.id == id).expect("just made");
     Ok(Reply::json(201, entities::note(ctx.st, n, ctx.base)))
 }
 

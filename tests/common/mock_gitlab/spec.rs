@@ -134,7 +134,7 @@ impl Spec {
                 verdict.violations.push(format!("{at}: unknown parameter `{name}` = {value}"));
                 continue;
             };
-            match type_problem(schema, value) {
+            match type_problem(&self.resolve(schema), value) {
                 Some(Problem::Soft(why)) => verdict.violations.push(format!("{at}: `{name}` {why}: {value}")),
                 Some(Problem::Hard(why, message)) => {
                     verdict.violations.push(format!("{at}: `{name}` {why}: {value}"));
@@ -200,12 +200,31 @@ fn type_problem(schema: &Value, value: &Value) -> Option<Problem> {
             _ => hard("is not a boolean"),
         },
         "array" => array_problem(&schema["items"], value),
+        "object" => match value {
+            Value::Object(fields) => object_problem(schema, fields),
+            _ => hard("is not an object"),
+        },
         _ => match value {
             Value::String(s) => enum_problem(schema, s),
             Value::Number(_) | Value::Bool(_) => Some(Problem::Soft("is not a string".to_string())),
             _ => hard("is not a string"),
         },
     }
+}
+
+/// An object parameter (a draft note's `position`): its required fields there, each field one
+/// the description names, of its type.
+fn object_problem(schema: &Value, fields: &Map<String, Value>) -> Option<Problem> {
+    let documented = schema["properties"].as_object()?;
+    for required in schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        if fields.get(required).is_none_or(Value::is_null) {
+            return Some(Problem::Hard(format!("has no `{required}`"), "is missing"));
+        }
+    }
+    fields.iter().find_map(|(k, v)| match documented.get(k) {
+        None => Some(Problem::Soft(format!("has the unknown field `{k}`"))),
+        Some(s) => type_problem(s, v),
+    })
 }
 
 fn enum_problem(schema: &Value, s: &str) -> Option<Problem> {

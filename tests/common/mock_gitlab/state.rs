@@ -104,6 +104,30 @@ pub struct Mr {
     pub merge_status: Option<String>,
     /// Push a new commit to the source branch right after the next read of this merge request.
     pub move_head_after_read: bool,
+    /// Its diff versions, oldest first (a new one each time the source branch moved).
+    pub versions: Vec<Version>,
+}
+
+/// One version of a merge request's diff (`merge_request_diffs`): the merge base, the target
+/// branch's head and the source branch's head when it was made.
+#[derive(Clone, Debug)]
+pub struct Version {
+    pub id: u64,
+    pub base: String,
+    pub start: String,
+    pub head: String,
+    pub created_at: String,
+}
+
+/// A pending draft note (visible to its author only) on a merge request.
+#[derive(Clone, Debug)]
+pub struct Draft {
+    pub id: u64,
+    pub project: u64,
+    pub iid: u64,
+    pub author: u64,
+    pub note: String,
+    pub position: Option<Value>,
 }
 
 pub struct Note {
@@ -114,6 +138,13 @@ pub struct Note {
     pub body: String,
     pub created_at: String,
     pub updated_at: String,
+    /// Its discussion (40 hex digits); a plain note is a discussion of its own.
+    pub discussion: String,
+    /// `DiffNote` (on the diff), `DiscussionNote` (a review's note without a position), or
+    /// `None` for a plain note (not resolvable).
+    pub kind: Option<&'static str>,
+    pub position: Option<Value>,
+    pub resolved: bool,
 }
 
 #[derive(Default)]
@@ -123,6 +154,9 @@ pub struct State {
     pub tokens: HashMap<String, TokenRecord>,
     pub mrs: Vec<Mr>,
     pub notes: Vec<Note>,
+    pub drafts: Vec<Draft>,
+    /// Paths whose diff the stand-in leaves out as GitLab does for large files (`too_large`).
+    pub too_large: Vec<String>,
     pub seen: Vec<Seen>,
     pub violations: Vec<String>,
     pub git_credentials: Vec<(String, String)>,
@@ -173,8 +207,21 @@ impl State {
             pipeline: None,
             merge_status: None,
             move_head_after_read: false,
+            versions: Vec::new(),
         });
         self.mrs.last_mut().expect("just pushed")
+    }
+
+    /// A plain note by `author` on merge request `iid` of `project`, in a discussion of its own.
+    pub fn add_note(&mut self, (project, iid, author): (u64, u64, u64), body: String) -> &Note {
+        let (id, now) = (self.next_id(), self.now());
+        let discussion = format!("{:040x}", id * 0x9e37_79b9);
+        let updated_at = now.clone();
+        let (kind, position, resolved) = (None, None, false);
+        let note =
+            Note { id, project, iid, author, body, created_at: now, updated_at, discussion, kind, position, resolved };
+        self.notes.push(note);
+        self.notes.last().expect("just pushed")
     }
 
     pub fn next_id(&mut self) -> u64 {
