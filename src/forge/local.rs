@@ -106,7 +106,7 @@ impl Local {
 
     /// Copy `branch` into `ours` as `into` (libgit2's local transport, in process); returns
     /// its commit.
-    pub fn fetch(&self, ours: &Path, branch: &str, into: &str, stop: Stop) -> Result<String> {
+    pub fn fetch(&self, ours: &Path, src_ref: &str, into: &str, stop: Stop) -> Result<String> {
         let ours = Repository::open_bare(ours).map_err(|e| err("open hone's repository", e))?;
         let url =
             self.path.to_str().ok_or_else(|| HoneError::new(Code::Git, "the local remote's path is not UTF-8"))?;
@@ -116,8 +116,8 @@ impl Local {
         let mut opts = git2::FetchOptions::new();
         opts.remote_callbacks(cb).download_tags(git2::AutotagOption::None);
         remote
-            .fetch(&[format!("+refs/heads/{branch}:{into}")], Some(&mut opts), None)
-            .map_err(|e| err(&format!("fetch `{branch}`"), e))?;
+            .fetch(&[format!("+{src_ref}:{into}")], Some(&mut opts), None)
+            .map_err(|e| err(&format!("fetch `{src_ref}`"), e))?;
         let oid = ours.refname_to_id(into).map_err(|e| err("read the fetched commit", e))?;
         Ok(oid.to_string())
     }
@@ -240,7 +240,7 @@ mod tests {
         let (ours, _) = repo_with_commit(&tmp.path().join("ours.git"), true);
         let (_theirs, their_main) = repo_with_commit(&tmp.path().join("theirs.git"), true);
         let local = Local::new(&tmp.path().join("theirs.git"), "theirs", &tmp.path().join("work")).unwrap();
-        let got = local.fetch(ours.path(), "main", "refs/hone/fetched", never()).unwrap();
+        let got = local.fetch(ours.path(), "refs/heads/main", "refs/hone/fetched", never()).unwrap();
         assert_eq!(got, their_main.to_string());
         assert!(ours.find_commit(their_main).is_ok());
     }

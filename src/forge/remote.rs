@@ -178,15 +178,16 @@ impl Remote {
         Ok(())
     }
 
-    /// Fetch `branch` into hone's repository; returns the commit. The objects are then copied
+    /// Fetch `src_ref` (a full ref: `refs/heads/…`, `refs/pull/N/head`) into hone's repository;
+    /// returns the commit. The objects are then copied
     /// into the work tree's repository in process (libgit2), under `local_ref`.
-    pub async fn fetch(&self, ws: &Workspace, branch: &str, local_ref: &str) -> Result<String> {
+    pub async fn fetch(&self, ws: &Workspace, src_ref: &str, local_ref: &str) -> Result<String> {
         let sha = if let Some(l) = self.local.clone() {
-            let (ours, b, stop) = (self.git_dir().to_path_buf(), branch.to_string(), self.stop());
+            let (ours, b, stop) = (self.git_dir().to_path_buf(), src_ref.to_string(), self.stop());
             self.in_process(move || l.fetch(&ours, &b, "refs/hone/fetched", stop)).await?
         } else {
-            let spec = format!("+refs/heads/{branch}:refs/hone/fetched");
-            self.git(&["fetch", "--no-tags", "--", &self.access.url, &spec], &format!("fetch `{branch}`")).await?;
+            let spec = format!("+{src_ref}:refs/hone/fetched");
+            self.git(&["fetch", "--no-tags", "--", &self.access.url, &spec], &format!("fetch `{src_ref}`")).await?;
             self.git(&["rev-parse", "refs/hone/fetched"], "read the fetched commit").await?
         };
         let (from, to) = (self.git_dir().to_path_buf(), local_ref.to_string());

@@ -3,6 +3,7 @@
 //! user's review or comment), and its PR diff as GitHub gives it.
 
 use crate::common::mock_github_review::{LOGIN, MockGithubReview, REPO, TOKEN, diff};
+use crate::common::mock_model::{self, MockModel, text};
 use crate::common::repo::TestRepo;
 use serde_json::{Value, json};
 
@@ -133,4 +134,105 @@ async fn the_review_standin_refuses_what_github_refuses() {
     assert_eq!(status, 200);
     let reviews = gh.reviews(3);
     assert_eq!((reviews[0].0.body.as_str(), reviews[1].0.body.as_str()), ("edited", "planted"));
+}
+
+// ---- End to end, through `hone run job.yaml --pr 3 --review` ----
+
+/// `src/lib.rs` at the fork PR's head: lines 2 and 11 changed.
+fn pr_lib() -> String {
+    BASE.replace("fn b() {}", "fn b() { 1 }").replace("fn k() {}", "fn k() { 2 }")
+}
+
+/// hone's verified change: `src/lib.rs` lines 2–3 (inside the PR's diff: one multi-line
+/// suggestion) and line 7 (outside it), `status.txt` (not in the PR at all) and a new file.
+fn hones_lib() -> String {
+    pr_lib()
+        .replace("fn b() { 1 }\nfn c() {}\n", "fn b() { 1 + 1 }\nfn c() { 3 }\n")
+        .replace("fn g() {}", "fn g() { 7 }")
+}
+
+/// A repository whose check fails, and a fork's PR #3 on it; the stand-in serving it.
+async fn fork_pr_repo() -> (TestRepo, String, MockGithubReview) {
+    let base = [("status.txt", "broken\n"), ("check.sh", crate::common::CHECK_SH), ("src/lib.rs", BASE)];
+    let (repo, head) = fork_pr(&base, &[("src/lib.rs", &pr_lib()), ("new.txt", "one\ntwo\n")]);
+    let gh = MockGithubReview::start(&repo.origin).await;
+    gh.open_pr(3, "feature", &head, "fork/app");
+    (repo, head, gh)
+}
+
+async fn run_review(repo: &TestRepo, gh: &MockGithubReview) -> crate::common::Run {
+    let model = MockModel::start().await;
+    model
+        .turn(mock_model::call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(mock_model::call("write_file", json!({"path": "src/lib.rs", "content": hones_lib()})), false)
+        .turn(mock_model::call("write_file", json!({"path": "added.md", "content": "# Added\n"})), false)
+        .turn(text("Fixed the check."), false);
+    let yaml = crate::common::job_yaml("review", &model.base_url, false);
+    let env = gh.env();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    crate::common::run_job_with(repo, &yaml, &["--pr", "3", "--review"], &env).await
+}
+
+fn refs(origin: &std::path::Path) -> String {
+    crate::common::repo::git(origin, &["for-each-ref", "--format=%(refname) %(objectname)"])
+}
+
+/// The patch in a review body's `diff` block.
+fn patch_in(body: &str) -> String {
+    let Some(i) = body.find("```diff\n").map(|i| i + "```diff\n".len()) else { return String::new() };
+    body[i..body[i..].find("\n```\n").map_or(body.len(), |j| i + j + 1)].to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_on_a_fork_pr_gives_suggestions_and_a_patch_and_a_second_run_does_not_duplicate() {
+    let (repo, head, gh) = fork_pr_repo().await;
+    // Only the harness pushes (the committed spec, to `main`); hone pushes nothing.
+    let pushed_by_harness =
+        |repo: &TestRepo| format!("refs/heads/main {}\nrefs/pull/3/head {head}", repo.git(&["rev-parse", "main"]));
+    let run = run_review(&repo, &gh).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(gh.refused(), vec![], "GitHub would take every request");
+    assert_eq!(refs(&repo.origin), pushed_by_harness(&repo), "nothing pushed");
+    let report = run.report();
+    let review = &report["review"];
+    assert_eq!((review["operation"].as_str(), review["suggestions"].as_u64()), (Some("created"), Some(1)), "{review}");
+    assert_eq!(review["commit"].as_str(), Some(head.as_str()));
+    let in_patch: Vec<&str> = review["in_patch"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(in_patch.contains(&"added.md: new file"), "{in_patch:?}");
+    assert!(in_patch.iter().any(|p| p.starts_with("src/lib.rs: lines outside")), "{in_patch:?}");
+    assert!(in_patch.iter().any(|p| p.starts_with("status.txt: ")), "{in_patch:?}");
+    let reviews = gh.reviews(3);
+    assert_eq!(reviews.len(), 1);
+    let (posted, comments) = &reviews[0];
+    assert_eq!((posted.event.as_str(), posted.commit_id.as_str()), ("COMMENT", head.as_str()));
+    assert_eq!(comments.len(), 1);
+    assert_eq!((comments[0].start_line, comments[0].line), (Some(2), 3), "a multi-line suggestion");
+    assert_eq!(
+        review["url"].as_str().unwrap(),
+        format!("https://github.example/acme/app/pull/3#pullrequestreview-{}", posted.id)
+    );
+    // The author commits the suggestion and applies the patch: hone's verified change.
+    let author = tempfile::tempdir().unwrap();
+    let c = author.path().join("c");
+    crate::common::repo::git(author.path(), &["clone", "-q", repo.origin.to_str().unwrap(), c.to_str().unwrap()]);
+    crate::common::repo::git(&c, &["fetch", "-q", "origin", "refs/pull/3/head"]);
+    crate::common::repo::git(&c, &["checkout", "-q", "FETCH_HEAD"]);
+    std::fs::write(c.join("src/lib.rs"), gh.apply_suggestions(3, "src/lib.rs")).unwrap();
+    std::fs::write(author.path().join("p.diff"), patch_in(&posted.body)).unwrap();
+    crate::common::repo::git(&c, &["apply", author.path().join("p.diff").to_str().unwrap()]);
+    for (path, want) in
+        [("src/lib.rs", hones_lib()), ("status.txt", "fixed\n".into()), ("added.md", "# Added\n".into())]
+    {
+        assert_eq!(std::fs::read_to_string(c.join(path)).unwrap(), want, "{path}");
+    }
+    run.assert_no_secret(crate::common::mock_github_review::TOKEN);
+
+    // The same change again: hone's review is edited, not posted twice.
+    let run = run_review(&repo, &gh).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["review"]["operation"], "updated");
+    assert_eq!(gh.reviews(3).len(), 1);
+    assert_eq!(gh.count("POST", "/repos/acme/app/pulls/3/reviews"), 1);
+    assert_eq!(refs(&repo.origin), pushed_by_harness(&repo), "nothing pushed");
+    assert_eq!(gh.refused(), vec![]);
 }

@@ -209,3 +209,62 @@ async fn live_suggestions_apply_as_gitlab_applies_them_and_resolved_ones_do_not(
     assert_eq!(applied, lib(&["l1", "l2-4 ```", "l5", "l6", "l7", "l8", "l9", "l10", "l11", "l12"]));
     assert!(f.gl.violations().is_empty(), "{:#?}", f.gl.violations());
 }
+
+// ---- End to end, through `hone run job.yaml --pr 1 --review` ----
+
+/// hone reviews the fork's merge request !1: a two-line fix inside its diff and a new file.
+async fn run_review(f: &ForkMr) -> crate::common::Run {
+    use crate::common::mock_model::{MockModel, call, text};
+    let model = MockModel::start().await;
+    let mut fixed = BASE.to_vec();
+    (fixed[2], fixed[3]) = ("L3 fixed", "l4 fixed");
+    fixed.insert(6, "new");
+    model
+        .turn(call("write_file", json!({"path": "src/lib.rs", "content": lib(&fixed)})), false)
+        .turn(call("write_file", json!({"path": "added.md", "content": "# Added\n"})), false)
+        .turn(text("Fixed line 3 and 4."), false);
+    let spec =
+        crate::common::job_yaml("glreview", &model.base_url, false).replace("run: \"sh check.sh\"", "run: \"true\"");
+    let yaml = format!("{spec}forge: {{ gitlab_url: \"{}\" }}\n", f.gl.base);
+    let ca = test_ca().display().to_string();
+    let env = [("SSL_CERT_FILE", ca.as_str()), ("GIT_SSL_CAINFO", ca.as_str()), ("GITLAB_TOKEN", "glpat-bot")];
+    crate::common::run_job_with(&f.repo, &yaml, &["--pr", "1", "--review"], &env).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_review_of_a_fork_merge_request_is_one_set_of_notes_and_a_second_run_does_not_duplicate() {
+    let f = fork_mr().await;
+    f.repo.git(&["checkout", "-q", "main"]);
+    f.repo.git(&["config", "remote.origin.url", &f.gl.git_url("acme/app")]);
+    let fork_head = git(&f.gl.bare("someone/app"), &["rev-parse", "refs/heads/feature"]);
+    let run = run_review(&f).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    let review = &run.report()["review"];
+    assert_eq!((review["operation"].as_str(), review["suggestions"].as_u64()), (Some("created"), Some(1)), "{review}");
+    assert!(review["in_patch"].to_string().contains("added.md"), "{review}");
+    let bodies = |f: &ForkMr| -> Vec<String> {
+        f.gl.discussions("acme/app", 1)
+            .iter()
+            .map(|d| d["notes"][0]["body"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    let first = bodies(&f);
+    assert_eq!(first.len(), 2, "a summary and one suggestion: {first:#?}");
+    assert!(first.iter().any(|b| b.contains("```suggestion:-1+0")), "a two-line suggestion: {first:#?}");
+    let mut fixed = BASE.to_vec();
+    (fixed[2], fixed[3]) = ("L3 fixed", "l4 fixed");
+    fixed.insert(6, "new");
+    assert_eq!(f.gl.apply_suggestions("acme/app", 1, "src/lib.rs").as_deref(), Some(lib(&fixed).as_str()));
+    // Nothing pushed: not to the fork, and on the target only what the harness pushed (main).
+    assert_eq!(git(&f.gl.bare("someone/app"), &["rev-parse", "refs/heads/feature"]), fork_head);
+    let target_heads = git(&f.gl.bare("acme/app"), &["for-each-ref", "--format=%(refname)", "refs/heads"]);
+    assert_eq!(target_heads, "refs/heads/main", "no branch pushed to the target");
+    assert!(f.gl.violations().is_empty(), "{:#?}", f.gl.violations());
+    run.assert_no_secret("glpat-bot");
+
+    let run = run_review(&f).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert_eq!(run.report()["review"]["operation"], "updated");
+    assert_eq!(bodies(&f).len(), 2, "still one review: {:#?}", bodies(&f));
+    assert!(f.gl.violations().is_empty(), "{:#?}", f.gl.violations());
+}

@@ -8,7 +8,8 @@ use crate::forge::autofix::{Decision, Target, comment_marker};
 use serde_json::{Value, json};
 
 /// Read merge request `iid` and decide whether hone may fix it.
-pub async fn inspect(gl: &GitLab, iid: u64) -> Result<Decision> {
+/// `forks_ok`: review mode, which pushes nothing, works on a fork's merge request too.
+pub async fn inspect(gl: &GitLab, iid: u64, forks_ok: bool) -> Result<Decision> {
     let a = gl.get(&gl.project_path(&format!("/merge_requests/{iid}"))).await?;
     if !a.ok() {
         let e = HoneError::new(
@@ -17,16 +18,16 @@ pub async fn inspect(gl: &GitLab, iid: u64) -> Result<Decision> {
         );
         return Err(super::mr::not_found_hint(e, &a));
     }
-    decide(&a.body, iid)
+    decide(&a.body, iid, forks_ok)
 }
 
 /// The decision for a merge request as GitLab describes it.
-fn decide(b: &Value, iid: u64) -> Result<Decision> {
+fn decide(b: &Value, iid: u64, forks_ok: bool) -> Result<Decision> {
     if b["state"].as_str() != Some("opened") {
         return Ok(Decision::Skip(format!("merge request !{iid} is not open")));
     }
     let (source, target) = (b["source_project_id"].as_u64(), b["target_project_id"].as_u64());
-    if source.is_none() || source != target {
+    if !forks_ok && (source.is_none() || source != target) {
         return Ok(Decision::Skip(format!(
             "merge request !{iid} comes from a fork (project {}): hone does not push to a fork's branch on GitLab, whatever `pr.allow_forks` says (its code is untrusted and the token may not reach it)",
             source.map_or("unknown".to_string(), |s| s.to_string())
@@ -109,27 +110,28 @@ mod tests {
     fn forks_closed_and_own_merge_requests() {
         let sha = "a".repeat(40);
         let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": sha, "target_branch": "main"});
-        let Decision::Fix(t) = decide(&own, 5).unwrap() else { panic!("own MR is fixed") };
+        let Decision::Fix(t) = decide(&own, 5, false).unwrap() else { panic!("own MR is fixed") };
         assert_eq!(
             (t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()),
             (5, "fix", sha.as_str(), "main")
         );
         let mut fork = own.clone();
         fork["source_project_id"] = json!(99);
-        assert!(matches!(decide(&fork, 5).unwrap(), Decision::Skip(m) if m.contains("fork")));
+        assert!(matches!(decide(&fork, 5, false).unwrap(), Decision::Skip(m) if m.contains("fork")));
+        assert!(matches!(decide(&fork, 5, true).unwrap(), Decision::Fix(_)), "review mode pushes nothing");
         let mut closed = own.clone();
         closed["state"] = json!("merged");
-        assert!(matches!(decide(&closed, 5).unwrap(), Decision::Skip(m) if m.contains("not open")));
+        assert!(matches!(decide(&closed, 5, false).unwrap(), Decision::Skip(m) if m.contains("not open")));
         let mut broken = own.clone();
         broken["sha"] = Value::Null;
-        assert!(decide(&broken, 5).is_err());
+        assert!(decide(&broken, 5, false).is_err());
         // Branch names and shas from the server's answer go to git only when they are plain.
         for (k, v) in
             [("source_branch", "-uhelp"), ("source_branch", "a..b"), ("target_branch", "main\nx"), ("sha", "HEAD")]
         {
             let mut hostile = own.clone();
             hostile[k] = json!(v);
-            assert!(decide(&hostile, 5).is_err(), "{k}={v:?}");
+            assert!(decide(&hostile, 5, false).is_err(), "{k}={v:?}");
         }
     }
 

@@ -1,20 +1,17 @@
 //! Review mode on GitLab: hone's verified change offered on a merge request as one review (draft
 //! notes published together): a note per suggestion on the diff, in GitLab's `suggestion:-A+B`
 //! syntax, and the summary as a note of its own. A re-run replaces hone's earlier review.
-// Until the run's review wiring calls `publish`.
-#![allow(dead_code)]
 
 mod diff;
 mod notes;
 mod render;
 
-#[allow(unused_imports)]
 pub use diff::{DiffRefs, commentable, latest_version};
 
 use super::{GitLab, mr::check};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::place::CI_JOB_TOKEN;
-use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, marker};
+use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker, suggest};
 use notes::Earlier;
 use serde_json::{Value, json};
 
@@ -48,6 +45,25 @@ fn planned_notes(marker: &str, plan: &ReviewPlan, refs: &DiffRefs, body: &str, o
         }
     }
     notes
+}
+
+/// Post hone's review of `input.commit_sha` on merge request `input.number`: the merge request's
+/// diff, the plan of suggestions and patch, its summary, one review (see `publish_plan`).
+pub async fn publish(gl: &GitLab, ws: &crate::git::Workspace, input: &Input<'_>) -> Result<ReviewReport> {
+    let (lines, refs) = commentable(gl, input.number).await?;
+    let plan = match input.commit_sha {
+        Some(commit) => {
+            let (head, commit) = (oid(input.head_sha)?, oid(commit)?);
+            ws.blocking(move |ws| suggest::plan(ws.repository(), head, commit, &lines)).await?
+        }
+        None => ReviewPlan::default(),
+    };
+    let text = body::render(&plan, input, GITLAB_MAX_BODY);
+    publish_plan(gl, input, &plan, &refs, &text).await
+}
+
+fn oid(sha: &str) -> Result<git2::Oid> {
+    git2::Oid::from_str(sha).map_err(|e| HoneError::new(Code::Internal, format!("`{sha}` is not a commit id: {e}")))
 }
 
 /// Post `plan` on merge request `input.number` as one review (`body`: its summary, the marker

@@ -23,11 +23,6 @@ impl Commentable {
             && start <= end
             && self.hunks.get(path).is_some_and(|r| r.iter().any(|&(a, b)| a <= start && end <= b))
     }
-
-    /// Whether the PR's diff has `path` at all.
-    pub fn has(&self, path: &str) -> bool {
-        self.hunks.contains_key(path)
-    }
 }
 
 /// The new-side range of a hunk header `@@ -a[,b] +c[,d] @@…`; `None` for other lines and for an
@@ -70,6 +65,5 @@ mod tests {
         assert!(!c.allows("src/a.rs", 5, 5), "between hunks");
         assert!(!c.allows("src/a.rs", 0, 1));
         assert!(!c.allows("src/b.rs", 1, 1));
-        assert!(c.has("src/a.rs") && !c.has("src/b.rs"));
     }
 }

@@ -2,15 +2,11 @@
 //! suggested changes anchored to the lines of its diff, instead of a push; what no suggestion can
 //! carry goes into the review's body as a patch.
 
-// Until the run calls review mode (the lead's wiring), only the tests use this module: remove then.
-#![allow(dead_code)]
-
 pub mod anchors;
 pub mod body;
 pub mod github;
 pub mod suggest;
 
-#[allow(unused_imports)]
 pub use crate::protocol::{ReviewOperation, ReviewReport};
 
 /// A suggested change: lines `start..=end` (1-based) of `path`, as the PR's head has it, become

@@ -49,7 +49,12 @@ pub async fn decide(
         ForgeKind::Gitlab => number_from_gitlab_ci(&req.env),
         ForgeKind::Github => None,
     };
+    let review = job.change == crate::spec::answer::Change::Review;
     let Some(number) = job.pr.number.or_else(from_env) else {
+        if review {
+            return Err(HoneError::new(Code::Spec, "review mode (`change: review`, `--review`) needs a pull request")
+                .hint("pass `--pr N`, set `pr.number`, or run it for a pull request event"));
+        }
         return Ok(Work::Do(None));
     };
     let what =
@@ -60,14 +65,21 @@ pub async fn decide(
         e
     })?;
     let queue = req.shared.forge_queue.clone();
-    let decision = inspect(&place, number, job, queue, (deadline, cancel)).await;
+    let decision = inspect(&place, number, (job, review), queue, (deadline, cancel)).await;
     let target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
     };
     let remote =
         remote::Remote::open(ws, &job.git.remote, &req.env, &place, (deadline, cancel)).map_err(|e| fail(e.message))?;
-    let fetched = remote.fetch(ws, &target.head_ref, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
+    // Review mode reads the PR's head from the base repository's own ref for it, which a fork's
+    // PR has too; autofix pushes back, so it reads the branch it will push to.
+    let source = match (review, place.kind) {
+        (true, ForgeKind::Github) => format!("refs/pull/{number}/head"),
+        (true, ForgeKind::Gitlab) => format!("refs/merge-requests/{number}/head"),
+        (false, _) => format!("refs/heads/{}", target.head_ref),
+    };
+    let fetched = remote.fetch(ws, &source, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
         return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
     }
@@ -80,7 +92,10 @@ pub async fn decide(
         )));
     }
     job.repo.base = Some(fetched);
-    job.git.branch = target.head_ref.clone();
+    if !review {
+        // Review mode commits on the job's own local branch and pushes nothing.
+        job.git.branch = target.head_ref.clone();
+    }
     Ok(Work::Do(Some(target)))
 }
 
@@ -88,7 +103,7 @@ pub async fn decide(
 async fn inspect(
     place: &crate::forge::place::Place,
     number: u64,
-    job: &Job,
+    (job, review): (&Job, bool),
     queue: std::sync::Arc<tokio::sync::Mutex<Option<tokio::time::Instant>>>,
     bounds: Bounds<'_>,
 ) -> Result<crate::forge::autofix::Decision, HoneError> {
@@ -103,11 +118,12 @@ async fn inspect(
                 HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
             })?;
             let gh = github::GitHub::new(&place.api, token.secret(), owner, repo, queue)?;
-            autofix::inspect(&gh, number, job.pr.allow_forks).await
+            // Review mode pushes nothing, so a fork's PR is as good as any.
+            autofix::inspect(&gh, number, job.pr.allow_forks || review).await
         }
         crate::spec::forge::ForgeKind::Gitlab => {
             let gl = gitlab::GitLab::new(place, queue, bounds)?;
-            gitlab::autofix::inspect(&gl, number).await
+            gitlab::autofix::inspect(&gl, number, review).await
         }
     }
 }

@@ -1,11 +1,13 @@
 //! Shipping a verified commit: push and open or update the PR, or (autofix) push and comment.
 
 mod pr_text;
+mod review;
 
 use super::handoff::Scope;
 use super::state::Run;
 use crate::forge::{self, autofix};
 use crate::record::Status;
+use crate::spec::answer::Change;
 
 /// What shipping needs beyond the scope: the request's say, and the PR being fixed in autofix.
 pub struct Orders<'a> {
@@ -28,7 +30,16 @@ pub async fn ship_if_verified(p: &Scope, orders: Orders<'_>, status: Status, run
         && orders.autofix.is_none()
         // Work the guards refused (a secret, a denied path, planted hooks) is never pushed.
         && run.record.policy.guard.is_empty();
-    if matches!(status, Status::Success | Status::NoChange) || draft_failure {
+    let verified = matches!(status, Status::Success | Status::NoChange);
+    if p.job.change == Change::None {
+        // A read-only job's answer is its result: there is nothing to ship.
+        return status;
+    }
+    if p.job.change == Change::Review {
+        // Only verified work is ever offered, and only ever as a review.
+        return if verified { review::ship(p, orders, run).await } else { status };
+    }
+    if verified || draft_failure {
         return ship(p, orders, draft_failure, run).await;
     }
     status

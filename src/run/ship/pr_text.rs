@@ -33,8 +33,13 @@ pub fn title(template: &str, r: &Run) -> String {
 }
 
 pub fn body(r: &Run) -> String {
+    cap(format!("{}\n\n{}", marker(&r.record.job), details(r)))
+}
+
+/// The body without its marker: the summary, the plan, the verification and the files (review
+/// mode's summary too).
+pub fn details(r: &Run) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "{}\n", marker(&r.record.job));
     let _ = writeln!(s, "{}\n", r.record.summary.trim_end());
     if let Some(p) = &r.record.plan {
         let _ = writeln!(s, "### Plan\n\n{}", p.render_md());
@@ -65,6 +70,11 @@ pub fn body(r: &Run) -> String {
         md::code(&r.record.model),
         md::code(&r.record.run_id)
     );
+    cap(s)
+}
+
+/// `s` cut to GitHub's size limit, saying so.
+fn cap(mut s: String) -> String {
     if s.len() > BODY_LIMIT {
         let note = "\n\n[... cut to fit GitHub's size limit; the full report is in the job's artifacts ...]\n";
         let mut cut = BODY_LIMIT - note.len();
