@@ -145,6 +145,10 @@ async fn prepare(
     j.repo.base = Some(base.to_string());
     j.git.push = false;
     j.pr.number = None;
+    // A review is a verified commit offered on a PR: replayed, it is the commit, and nothing is posted.
+    if j.change == crate::spec::answer::Change::Review {
+        j.change = crate::spec::answer::Change::Commit;
+    }
     Ok((entries, settled))
 }
 

@@ -72,13 +72,7 @@ pub async fn decide(
     };
     let remote =
         remote::Remote::open(ws, &job.git.remote, &req.env, &place, (deadline, cancel)).map_err(|e| fail(e.message))?;
-    // Review mode reads the PR's head from the base repository's own ref for it, which a fork's
-    // PR has too; autofix pushes back, so it reads the branch it will push to.
-    let source = match (review, place.kind) {
-        (true, ForgeKind::Github) => format!("refs/pull/{number}/head"),
-        (true, ForgeKind::Gitlab) => format!("refs/merge-requests/{number}/head"),
-        (false, _) => format!("refs/heads/{}", target.head_ref),
-    };
+    let source = source_ref(review, place.kind, &target);
     let fetched = remote.fetch(ws, &source, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
         return Err(fail(format!("the remote branch is at {fetched}, but the PR says {}; try again", target.head_sha)));
@@ -97,6 +91,17 @@ pub async fn decide(
         job.git.branch = target.head_ref.clone();
     }
     Ok(Work::Do(Some(target)))
+}
+
+/// The ref the PR's head is fetched from. Review mode reads the base repository's own ref for
+/// the PR, which a fork's PR has too; autofix pushes back, so it reads the branch it pushes to.
+fn source_ref(review: bool, kind: crate::spec::forge::ForgeKind, t: &crate::forge::autofix::Target) -> String {
+    use crate::spec::forge::ForgeKind;
+    match (review, kind) {
+        (true, ForgeKind::Github) => format!("refs/pull/{}/head", t.number),
+        (true, ForgeKind::Gitlab) => format!("refs/merge-requests/{}/head", t.number),
+        (false, _) => format!("refs/heads/{}", t.head_ref),
+    }
 }
 
 /// Read the PR (merge request) on the place's forge and decide whether hone may fix it.
