@@ -139,18 +139,7 @@ impl Workspace {
 
     /// A diff as unified-diff text, leaving out excluded paths.
     fn patch_text(&self, diff: &git2::Diff<'_>) -> Result<String> {
-        let mut text = String::new();
-        diff.print(git2::DiffFormat::Patch, |delta, _, line| {
-            let path = delta.new_file().path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-            if !self.is_excluded(&path) {
-                if matches!(line.origin(), '+' | '-' | ' ') {
-                    text.push(line.origin());
-                }
-                text.push_str(&String::from_utf8_lossy(line.content()));
-            }
-            true
-        })?;
-        Ok(text)
+        patch_of(diff, |path| !self.is_excluded(path))
     }
 
     /// The unified diff between two commits.
@@ -160,6 +149,23 @@ impl Workspace {
         let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
         self.patch_text(&diff)
     }
+}
+
+/// A diff as the unified-diff text `git apply` takes, with only the files whose (new) path
+/// `keep` accepts.
+pub fn patch_of(diff: &git2::Diff<'_>, keep: impl Fn(&str) -> bool) -> Result<String> {
+    let mut text = String::new();
+    diff.print(git2::DiffFormat::Patch, |delta, _, line| {
+        let path = delta.new_file().path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
+        if keep(&path) {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                text.push(line.origin());
+            }
+            text.push_str(&String::from_utf8_lossy(line.content()));
+        }
+        true
+    })?;
+    Ok(text)
 }
 
 /// Lines added and removed, and their bytes.

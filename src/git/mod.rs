@@ -6,6 +6,7 @@
 
 mod branch;
 mod changes;
+pub use changes::patch_of;
 mod count;
 mod deep;
 mod ignored;
@@ -14,6 +15,8 @@ mod restore;
 pub mod safe;
 mod saved;
 mod scratch;
+#[cfg(test)]
+pub mod test_git;
 pub mod transport;
 pub mod user_config;
 pub use count::Counted;

@@ -136,6 +136,7 @@ pub fn read_at_base(root: &Path, base: Oid, rel: &Path) -> Result<String, HoneEr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::test_git::git;
 
     #[test]
     fn only_plain_absolute_paths_are_repositories() {
@@ -161,17 +162,6 @@ mod tests {
             let e = recorded_path("repo", bad).unwrap_err();
             assert!(e.message.contains("not an absolute local path"), "{bad}: {}", e.message);
         }
-    }
-
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@e", "-c", "init.defaultBranch=main"])
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
     #[test]

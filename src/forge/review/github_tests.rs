@@ -4,23 +4,13 @@
 //! counted by hone, bodies fit GitHub's limit, and GitHub's refusals are errors.
 
 use super::*;
+use crate::git::test_git::git;
 use standin::{LOGIN, MockGithubReview, TOKEN};
 use std::path::Path;
 
 #[path = "../../../tests/common/mock_github_review/mod.rs"]
 #[allow(dead_code)]
 mod standin;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// `git apply` of `patch` in `work` (nothing when empty), then the work tree's tree id.
 fn apply_patch_and_tree(work: &Path, patch: &str) -> String {

@@ -102,15 +102,7 @@ fn tree_diff<'r>(repo: &'r Repository, a: &Tree<'_>, b: &Tree<'_>, context: u32)
 
 /// A diff as the unified-diff text `git apply` takes.
 fn patch_text(diff: &git2::Diff<'_>) -> Result<String> {
-    let mut text = String::new();
-    diff.print(git2::DiffFormat::Patch, |_, _, line| {
-        if matches!(line.origin(), '+' | '-' | ' ') {
-            text.push(line.origin());
-        }
-        text.push_str(&String::from_utf8_lossy(line.content()));
-        true
-    })?;
-    Ok(text)
+    crate::git::patch_of(diff, |_| true)
 }
 
 /// `tree` with each of `files` (path, content, mode) replaced.

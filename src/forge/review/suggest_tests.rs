@@ -2,19 +2,8 @@
 //! give exactly the commit's tree, for every shape of change; and what goes where.
 
 use super::*;
+use crate::git::test_git::git;
 use std::path::Path;
-use std::process::Command;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "core.autocrlf=false"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A file: path, content, executable.
 type File<'a> = (&'a str, &'a [u8], bool);

@@ -27,12 +27,16 @@ fn fence(lines: &[String]) -> String {
 /// The body of the note that suggests `s`, reaching `above` and `below` its line.
 pub fn suggestion_note(marker: &str, s: &Suggestion, above: u32, below: u32) -> String {
     let fence = fence(&s.lines);
-    let mut out = format!("{marker}\n{fence}suggestion:-{above}+{below}\n");
-    for line in &s.lines {
+    fenced(format!("{marker}\n{fence}suggestion:-{above}+{below}\n"), &s.lines, &fence)
+}
+
+/// `head`, then `lines` each on its own line, then the closing `fence`.
+fn fenced(mut out: String, lines: &[String], fence: &str) -> String {
+    for line in lines {
         out.push_str(line);
         out.push('\n');
     }
-    out.push_str(&fence);
+    out.push_str(fence);
     out.push('\n');
     out
 }
@@ -40,20 +44,14 @@ pub fn suggestion_note(marker: &str, s: &Suggestion, above: u32, below: u32) -> 
 /// The body of a note for a change too long for one suggestion: the new lines, to copy.
 pub fn long_change_note(marker: &str, s: &Suggestion) -> String {
     let fence = fence(&s.lines);
-    let mut out = format!(
+    let head = format!(
         "{marker}\nhone would replace lines {}–{} of `{}` with the lines below (over {} lines: too long for one GitLab suggestion).\n\n{fence}\n",
         s.start,
         s.end,
         s.path.replace('`', "'"),
         2 * REACH + 1
     );
-    for line in &s.lines {
-        out.push_str(line);
-        out.push('\n');
-    }
-    out.push_str(&fence);
-    out.push('\n');
-    out
+    fenced(head, &s.lines, &fence)
 }
 
 #[cfg(test)]
