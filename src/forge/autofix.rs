@@ -109,7 +109,15 @@ pub fn made_by_hone(message: &str, by: &MadeBy, job: &crate::spec::Job) -> bool 
 /// that cannot read it (an installation token, as `GITHUB_TOKEN` is), `github-actions[bot]`.
 pub async fn own_login(gh: &GitHub) -> Result<String> {
     let me = gh.get("/user").await?;
-    Ok(me.body["login"].as_str().filter(|_| me.ok()).unwrap_or(ACTIONS_BOT).to_string())
+    if let Some(login) = me.body["login"].as_str().filter(|_| me.ok()) {
+        return Ok(login.to_string());
+    }
+    // Only a token that may not read `/user` is the Actions bot; any other failure (a 5xx, a
+    // limit) is an error, never a guess that could make another identity's comment look hone's.
+    if me.status == 403 {
+        return Ok(ACTIONS_BOT.to_string());
+    }
+    Err(HoneError::new(Code::Forge, format!("cannot tell whose token this is (GET /user): {}", me.message())))
 }
 
 /// The identity `GITHUB_TOKEN` writes as.

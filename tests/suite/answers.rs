@@ -167,3 +167,82 @@ fn output_value(file: &str, name: &str) -> String {
     }
     panic!("no output `{name}` in {file}")
 }
+
+/// Marking a plan step done in a read-only job neither saves a checkpoint ref nor can roll the
+/// tree back (a checkpoint writes the index; a rollback resets the work tree, outside the jail).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_job_keeps_no_checkpoint() {
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "");
+    let spec = repo.file(".github/hone/triage.yaml").replace("plan: false\n", "plan: true\n");
+    std::fs::write(repo.path.join(".github/hone/triage.yaml"), spec).unwrap();
+    repo.git(&["commit", "-qam", "plan"]);
+    let before = repo.git(&["for-each-ref", "refs/hone"]);
+    let steps = json!({"steps": [{"title": "read", "status": "done"}, {"title": "answer", "status": "in_progress"}]});
+    mock.turn(call("update_plan", steps), false).turn(finish(json!({"labels": ["bug"], "priority": "low"})), false);
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml"]).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert_eq!(repo.git(&["for-each-ref", "refs/hone"]), before, "no ref saved");
+    assert!(!run.events().iter().any(|e| e["type"] == "checkpoint"));
+}
+
+/// An answer nested deeper than reports and `fleet.json` can hold is refused like any invalid one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_nested_too_deep_is_refused() {
+    let mock = MockModel::start().await;
+    let spec =
+        user_spec("deep", &mock.base_url) + "change: none\noutput:\n  schema: {type: object}\n  max_attempts: 1\n";
+    let repo = user_repo("job.yaml", &spec, &[]);
+    let mut v = json!(1);
+    for i in 0..40 {
+        v = json!({format!("k{i}"): [v]});
+    }
+    mock.turn(call("finish", json!({"outcome": "done", "summary": "x", "result": v})), false);
+    let run = run_user(&repo, &["run", "job.yaml"]).await;
+    assert_eq!(run.code, 1, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    let report = run.report();
+    assert_eq!(report["errors"][0]["code"], "E_OUTPUT");
+    assert!(report["output_check"]["errors"].to_string().contains("nested deeper than 32"), "{report}");
+}
+
+/// A read-only job answers about the checkout it is given: a PR event (a fork's PR here) neither
+/// turns it into autofix nor skips it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_job_for_a_fork_pr_event_is_answered_not_skipped() {
+    let repo = crate::suite::autofix::repo_with_pr_branch();
+    let gh = wiremock::MockServer::start().await;
+    let event = repo.dir.path().join("event.json");
+    std::fs::write(&event, r#"{"action": "opened", "number": 3, "pull_request": {"number": 3}}"#).unwrap();
+    let mock = MockModel::start().await;
+    mock.turn(call("finish", json!({"outcome": "done", "summary": "x", "result": {"migration": false}})), false);
+    let (uri, ev) = (gh.uri(), event.to_str().unwrap().to_string());
+    let env = [
+        ("GITHUB_TOKEN", crate::suite::autofix::TOKEN),
+        ("GITHUB_REPOSITORY", "acme/app"),
+        ("GITHUB_API_URL", uri.as_str()),
+        ("GITHUB_ACTIONS", "true"),
+        ("GITHUB_EVENT_NAME", "pull_request"),
+        ("GITHUB_EVENT_PATH", ev.as_str()),
+    ];
+    let yaml = job_yaml("classify", &mock.base_url, false) + "change: none\noutput:\n  schema: {type: object}\n";
+    let run = run_job_env(&repo, &yaml, &env).await;
+    assert_eq!(run.code, 0, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert_eq!(run.report()["output"], json!({"migration": false}));
+    assert!(gh.received_requests().await.unwrap_or_default().is_empty(), "no forge request");
+}
+
+/// A read-only job refuses, before any model request, what would make hone write into the tree:
+/// uncommitted work it would have to tell from a change, and saved work to take up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_job_refuses_allow_dirty_and_continue_up_front() {
+    let mock = MockModel::start().await;
+    let repo = triage_repo(&mock.base_url, "repo: { allow_dirty: true }\n");
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml"]).await;
+    assert_eq!(run.code, 2, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("cannot use `repo.allow_dirty`"), "{}", run.stderr);
+    let repo = triage_repo(&mock.base_url, "");
+    let run = run_user(&repo, &["run", ".github/hone/triage.yaml", "--continue", "failed"]).await;
+    assert_eq!(run.code, 2, "stdout: {}\nstderr: {}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("`--continue`"), "{}", run.stderr);
+    assert!(mock.requests().is_empty(), "no model request");
+}

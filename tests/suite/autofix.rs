@@ -26,6 +26,16 @@ fn pr(head_sha: &str, head_repo: &str) -> Value {
 }
 
 pub(crate) async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
+    // As GitHub answers an installation token (`GITHUB_TOKEN`): it may not read `/user` (a test
+    // that names the token's user mounts its own answer, which wins).
+    Mock::given(method("GET"))
+        .and(path("/user"))
+        .respond_with(
+            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
+        )
+        .with_priority(10)
+        .mount(gh)
+        .await;
     Mock::given(method("GET"))
         .and(path("/repos/acme/app/pulls/3"))
         .respond_with(ResponseTemplate::new(200).set_body_json(pr(head_sha, head_repo)))

@@ -86,10 +86,12 @@ pub async fn publish_plan(
         ..ReviewReport::default()
     };
     if gl.job_token() {
-        out.warnings.push(format!(
-            "{CI_JOB_TOKEN} cannot write notes on a merge request: put a project access token with the `api` scope in GITLAB_TOKEN for the review"
-        ));
-        return Ok(out);
+        // A review that was not posted is not a success: the run says so with an error.
+        return Err(HoneError::new(
+            Code::Forge,
+            format!("{CI_JOB_TOKEN} cannot write notes on a merge request: no review was posted"),
+        )
+        .hint("put a project access token with the `api` scope in GITLAB_TOKEN for review mode"));
     }
     let latest = latest_version(gl, iid).await?;
     if !latest.head_sha.eq_ignore_ascii_case(input.head_sha) || latest.head_sha != refs.head_sha {
@@ -234,7 +236,9 @@ async fn nothing_to_change(
 /// The address of note `id` on merge request `iid`.
 async fn note_url(gl: &GitLab, iid: u64, id: u64) -> Result<Option<String>> {
     let mr = gl.get(&gl.project_path(&format!("/merge_requests/{iid}"))).await?;
-    Ok(mr.body["web_url"].as_str().filter(|_| mr.ok()).map(|u| format!("{u}#note_{id}")))
+    // Only a plain https URL from the answer is shown (in the report and the `review-url` output).
+    let plain = |u: &&str| crate::spec::forge::is_server_url(u.trim_end_matches('/'));
+    Ok(mr.body["web_url"].as_str().filter(|_| mr.ok()).filter(plain).map(|u| format!("{u}#note_{id}")))
 }
 
 #[cfg(test)]

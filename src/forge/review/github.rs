@@ -32,6 +32,7 @@ impl Own {
 
 /// Post (or update) hone's review of `input.commit_sha` on PR `input.number`.
 pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>) -> Result<ReviewReport> {
+    still_at_head(gh, input).await?;
     let login = match input.login {
         Some(l) => l.to_string(),
         None => crate::forge::autofix::own_login(gh).await?,
@@ -215,6 +216,26 @@ async fn delete_comments(gh: &GitHub, number: u64, id: u64, login: &str) -> Resu
         if !resp.ok() && resp.status != 404 {
             return Err(refused("deleting a comment of hone's earlier review", number, &resp));
         }
+    }
+    Ok(())
+}
+
+/// The PR's head must still be the commit the change was made on: GitHub would place the
+/// suggestions by another commit's diff, or refuse them, once someone pushed.
+async fn still_at_head(gh: &GitHub, input: &Input<'_>) -> Result<()> {
+    let n = input.number;
+    let pr = gh.get(&gh.repo_path(&format!("/pulls/{n}"))).await?;
+    if !pr.ok() {
+        return Err(HoneError::new(Code::Forge, format!("cannot read PR #{n}: {}", pr.message())));
+    }
+    let head = pr.body["head"]["sha"].as_str().filter(|h| h.len() == 40 && h.bytes().all(|b| b.is_ascii_hexdigit()));
+    let head = head.unwrap_or("(not a commit id)");
+    if !head.eq_ignore_ascii_case(input.head_sha) {
+        return Err(HoneError::new(
+            Code::Forge,
+            format!("PR #{n} moved on while hone worked (its head is now `{}`, the change was made on `{}`): no review was posted", head, input.head_sha),
+        )
+        .hint("run hone again on the new head"));
     }
     Ok(())
 }

@@ -208,7 +208,7 @@ async fn pages_are_counted_by_hone_and_hostile_file_names_stay_inert() {
 }
 
 #[tokio::test]
-async fn a_body_over_githubs_limit_is_cut_and_a_refusal_is_an_error() {
+async fn a_body_over_githubs_limit_is_cut_and_a_moved_head_gets_no_review() {
     let s = setup();
     let commit = hone_commit(&s, |w| {
         usual(w);
@@ -218,14 +218,15 @@ async fn a_body_over_githubs_limit_is_cut_and_a_refusal_is_an_error() {
     publish(&client, &ws, &input(&s, Some(&commit), "x")).await.unwrap();
     let body = gh.reviews(3)[0].0.body.clone();
     assert!(body.chars().count() <= body::GITHUB_MAX_BODY && body.contains("`change.patch` artifact"));
-    // The PR moved on meanwhile: GitHub refuses the review for the old head, and hone says why.
+    // The PR moved on meanwhile: hone posts nothing (GitHub would place the suggestions by another
+    // commit's diff, or refuse them), and says why.
     git(&s.work, &["push", "-q", s.origin.to_str().unwrap(), &format!("{commit}:refs/pull/3/head"), "--force"]);
     gh.open_pr(3, "feature", &commit, "fork/app");
     gh.with(|st| st.reviews.clear());
     let e = publish(&client, &ws, &input(&s, Some(&commit), "y")).await.unwrap_err();
     assert_eq!(e.code, Code::Forge);
-    assert!(e.message.contains("HTTP 422") && e.message.contains("No commit found"), "{}", e.message);
-    assert_eq!(gh.count("POST", "/repos/acme/app/pulls/3/reviews"), 2, "not retried");
+    assert!(e.message.contains("moved on while hone worked"), "{}", e.message);
+    assert_eq!(gh.count("POST", "/repos/acme/app/pulls/3/reviews"), 1, "nothing posted for the old head");
 }
 
 #[test]

@@ -123,6 +123,14 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     // `--continue REPORT_DIR` is read before the report dir is cleared (it may be the same).
     let resume = req.continue_from.as_deref().map(saved::read);
     let (mut job, report_dir, events) = stage_one(req, sinks)?;
+    if let Err(error) = read_only_fits(&job, req) {
+        return Err(Box::new(Failure {
+            error,
+            job: Some(job.name.clone()),
+            report_dir: Some(report_dir),
+            events: Some(events),
+        }));
+    }
     let deadline = tokio::time::Instant::now() + job.limits.max_wall_time;
     let name = job.name.clone();
     let (rd, ev) = (report_dir.clone(), events.clone());
@@ -171,7 +179,11 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     let (jail, jail_report) =
         first_jail(&policy, &ws, paths, events.run_id(), &ignored, &job, &egress).await.map_err(&fail)?;
     let bounds = (deadline, &req.cancel);
-    let work = autofix::decide(&mut job, &ws, req, bounds).await.map_err(&fail)?;
+    // A read-only job answers about the checkout it is given; a PR changes nothing of that.
+    let work = match job.change {
+        spec::answer::Change::None => super::handoff::Work::Do(None),
+        _ => autofix::decide(&mut job, &ws, req, bounds).await.map_err(&fail)?,
+    };
     let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
     let start = Start { work, model, jail, jail_report, ignored, map, saved, history };
     let (shared, cancel) = (req.shared.clone(), req.cancel.clone());
@@ -199,6 +211,26 @@ async fn first_jail(
     setup_policy.read_only_repo = false;
     let id = format!("{run_id}-setup");
     crate::sandbox::start(&setup_policy, ws, paths, &id, &[], ("setup", egress)).await
+}
+
+/// A read-only job (`change: none`) starts from the commit as it is: no uncommitted work it would
+/// have to tell from a change, and no saved work to write into the tree.
+fn read_only_fits(job: &Job, req: &Request) -> Result<(), HoneError> {
+    if job.change != spec::answer::Change::None {
+        return Ok(());
+    }
+    if job.repo.allow_dirty {
+        return Err(HoneError::new(Code::Spec, "a read-only job (`change: none`) cannot use `repo.allow_dirty`")
+            .hint("commit or stash the changes first; a read-only job works on a clean checkout and changes nothing"));
+    }
+    if req.continue_from.is_some() {
+        return Err(HoneError::new(
+            Code::Spec,
+            "`--continue` cannot take up saved work in a read-only job (`change: none`)",
+        )
+        .hint("run it again without `--continue`, or with `--change commit`"));
+    }
+    Ok(())
 }
 
 /// A run that requires a clean work tree refuses a dirty one, naming what is uncommitted.

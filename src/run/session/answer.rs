@@ -25,6 +25,9 @@ impl Loop<'_> {
         let attempt = check.attempts;
         let verdict = match &result {
             None => Err(vec!["`result` is missing: with outcome `done`, give the task's answer as `result`".into()]),
+            Some(v) if depth(v) > MAX_DEPTH => {
+                Err(vec![format!("at /: nested deeper than {MAX_DEPTH} levels; give a flatter answer")])
+            }
             Some(v) => out.check(v),
         };
         match verdict {
@@ -35,6 +38,9 @@ impl Loop<'_> {
                 Ok(Some(v))
             }
             Err(errors) => {
+                // The answer is the last one given: an earlier valid one no longer stands.
+                self.run.record.output = None;
+                let check = self.run.record.output_check.get_or_insert_with(Default::default);
                 let errors: Vec<String> = errors.iter().map(|e| red.apply(e)).collect();
                 (check.valid, check.errors) = (false, errors.clone());
                 check.rejected = result.map(|v| redact_value(red, v));
@@ -93,6 +99,25 @@ impl Loop<'_> {
     }
 }
 
+/// The deepest an answer may nest: reports and `fleet.json` hold it a few levels down, and must
+/// stay readable (serde_json reads 128 levels).
+const MAX_DEPTH: usize = 32;
+
+/// How deep `v` nests (a scalar is 0), counted without recursion.
+fn depth(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        match v {
+            Value::Array(a) => stack.extend(a.iter().map(|x| (x, d + 1))),
+            Value::Object(o) => stack.extend(o.values().map(|x| (x, d + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// `v` with every string (keys too) redacted: the answer reaches reports, outputs and PRs.
 pub fn redact_value(r: &Redactor, v: Value) -> Value {
     match v {
@@ -105,6 +130,16 @@ pub fn redact_value(r: &Redactor, v: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn depth_counts_every_level() {
+        let mut v = serde_json::json!(1);
+        for i in 0..40 {
+            v = if i % 2 == 0 { serde_json::json!([v]) } else { serde_json::json!({"k": v}) };
+        }
+        assert_eq!(super::depth(&v), 40);
+        assert_eq!(super::depth(&serde_json::json!({"a": [1, {"b": 2}], "c": 3})), 3);
+    }
+
     #[test]
     fn every_string_of_an_answer_is_redacted_keys_too() {
         let r = crate::redact::Redactor::new();

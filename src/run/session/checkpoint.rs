@@ -115,7 +115,8 @@ impl Loop<'_> {
         if self.run.machine.state() == State::Planning {
             self.enter(State::Executing, "the model made its plan");
         }
-        if done.is_empty() || self.s.job.verify.is_empty() {
+        // A read-only job keeps no checkpoint and rolls nothing back: it may change nothing.
+        if done.is_empty() || self.s.job.verify.is_empty() || self.s.policy.read_only_repo {
             return ToolOutput::ok(format!("Plan updated:\n{rendered}"));
         }
         let label = format!("step `{}`", done.join("`, `"));
