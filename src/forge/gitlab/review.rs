@@ -11,7 +11,7 @@ pub use diff::{DiffRefs, commentable, latest_version};
 use super::{GitLab, mr::check};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::place::CI_JOB_TOKEN;
-use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker, suggest};
+use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker};
 use notes::Earlier;
 use serde_json::{Value, json};
 
@@ -52,18 +52,11 @@ fn planned_notes(marker: &str, plan: &ReviewPlan, refs: &DiffRefs, body: &str, o
 pub async fn publish(gl: &GitLab, ws: &crate::git::Workspace, input: &Input<'_>) -> Result<ReviewReport> {
     let (lines, refs) = commentable(gl, input.number).await?;
     let plan = match input.commit_sha {
-        Some(commit) => {
-            let (head, commit) = (oid(input.head_sha)?, oid(commit)?);
-            ws.blocking(move |ws| suggest::plan(ws.repository(), head, commit, &lines)).await?
-        }
+        Some(commit) => crate::forge::review::plan_on(ws, (input.head_sha, commit), lines).await?,
         None => ReviewPlan::default(),
     };
     let text = body::render(&plan, input, GITLAB_MAX_BODY);
     publish_plan(gl, input, &plan, &refs, &text).await
-}
-
-fn oid(sha: &str) -> Result<git2::Oid> {
-    git2::Oid::from_str(sha).map_err(|e| HoneError::new(Code::Internal, format!("`{sha}` is not a commit id: {e}")))
 }
 
 /// Post `plan` on merge request `input.number` as one review (`body`: its summary, the marker
@@ -82,7 +75,7 @@ pub async fn publish_plan(
         forge: "gitlab".into(),
         number: iid,
         commit: input.head_sha.to_string(),
-        in_patch: plan.in_patch.iter().map(|(p, why)| format!("{p}: {why}")).collect(),
+        in_patch: plan.in_patch_lines(),
         ..ReviewReport::default()
     };
     if gl.job_token() {

@@ -4,7 +4,7 @@
 //! edited when it already says the same, else superseded (its comments deleted, its body pointing
 //! to the new one). Pages of lists are counted by hone; a `Link` header is never followed.
 
-use super::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker, suggest};
+use super::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::github::{GitHub, Resp};
 use serde_json::{Value, json};
@@ -57,11 +57,10 @@ pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>)
     };
     let (commentable, warning) = commentable(gh, input.number).await?;
     report.warnings.extend(warning);
-    let (head, commit) = (oid(input.head_sha)?, oid(commit_sha)?);
-    let plan = ws.blocking(move |ws| suggest::plan(ws.repository(), head, commit, &commentable)).await?;
+    let plan = super::plan_on(ws, (input.head_sha, commit_sha), commentable).await?;
     let text = body::render(&plan, input, body::GITHUB_MAX_BODY);
     report.suggestions = plan.suggestions.len();
-    report.in_patch = plan.in_patch.iter().map(|(p, why)| format!("{p}: {why}")).collect();
+    report.in_patch = plan.in_patch_lines();
     let same = live.as_ref().filter(|l| {
         l.commit_id == input.head_sha
             && body::digest_of(&l.body).is_some()
@@ -84,10 +83,6 @@ pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>)
     }
     report.url = url;
     Ok(report)
-}
-
-fn oid(sha: &str) -> Result<git2::Oid> {
-    git2::Oid::from_str(sha).map_err(|_| HoneError::new(Code::Git, format!("`{sha}` is not a commit id")))
 }
 
 /// The error for a refused request: GitHub's own message, and what to do.

@@ -49,6 +49,29 @@ pub struct Input<'a> {
     pub login: Option<&'a str>,
 }
 
+impl ReviewPlan {
+    /// Each file in the patch as `path: why`, as the report lists it.
+    pub fn in_patch_lines(&self) -> Vec<String> {
+        self.in_patch.iter().map(|(p, why)| format!("{p}: {why}")).collect()
+    }
+}
+
+/// The plan for hone's `commit` on the PR's `head`, anchored to the lines `commentable` allows
+/// (git work, off the executor).
+pub async fn plan_on(
+    ws: &crate::git::Workspace,
+    (head, commit): (&str, &str),
+    commentable: anchors::Commentable,
+) -> crate::error::Result<ReviewPlan> {
+    let (head, commit) = (oid(head)?, oid(commit)?);
+    ws.blocking(move |ws| suggest::plan(ws.repository(), head, commit, &commentable)).await
+}
+
+fn oid(sha: &str) -> crate::error::Result<git2::Oid> {
+    use crate::error::{Code, HoneError};
+    git2::Oid::from_str(sha).map_err(|_| HoneError::new(Code::Git, format!("`{sha}` is not a commit id")))
+}
+
 /// The marker that starts the body of every review hone writes for `job`.
 pub fn marker(job: &str) -> String {
     format!("<!-- hone:review job={job} -->")

@@ -53,10 +53,7 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         (None, Some(r)) => p.ws.resolve_base(Some(r)).ok().map(|o| o.to_string()),
         _ => None,
     };
-    let patch = match (head.as_deref().map(git2::Oid::from_str), git2::Oid::from_str(&run.record.base_sha)) {
-        (Some(Ok(h)), Ok(base)) => p.ws.blocking(move |ws| ws.diff_commits(base, h)).await.ok(),
-        _ => None,
-    };
+    let patch = change_patch(p, run, head.as_deref()).await;
     let title = pr_text::title(&p.job.pr.title, run);
     let request = forge::PrRequest {
         title: if partial_ref.is_some() { format!("[checks failing] {title}") } else { title },
@@ -104,6 +101,15 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
             run.record.errors.push(p.redactor.error(e));
             Status::Error
         }
+    }
+}
+
+/// The change from the run's base to `head`, as a patch; `None` when there is no head or it
+/// cannot be diffed.
+async fn change_patch(p: &Scope, run: &Run, head: Option<&str>) -> Option<String> {
+    match (head.map(git2::Oid::from_str), git2::Oid::from_str(&run.record.base_sha)) {
+        (Some(Ok(h)), Ok(base)) => p.ws.blocking(move |ws| ws.diff_commits(base, h)).await.ok(),
+        _ => None,
     }
 }
 

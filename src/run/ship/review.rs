@@ -68,13 +68,15 @@ async fn write_patch(
     (number, commit): (u64, Option<&str>),
     body: &str,
 ) -> crate::error::Result<()> {
-    let (Some(head), Ok(base)) = (commit.map(git2::Oid::from_str), git2::Oid::from_str(&run.record.base_sha)) else {
-        return Ok(());
-    };
-    let head = head?;
-    let patch = p.ws.blocking(move |ws| ws.diff_commits(base, head)).await?;
-    let title = format!("hone's review of #{number}");
-    crate::output::write_change(&p.report_dir, &title, body, &p.redactor.apply(&patch))
+    match super::change_patch(p, run, commit).await {
+        Some(patch) => crate::output::write_change(
+            &p.report_dir,
+            &format!("hone's review of #{number}"),
+            body,
+            &p.redactor.apply(&patch),
+        ),
+        None => Ok(()),
+    }
 }
 
 /// The review on the place's forge.
