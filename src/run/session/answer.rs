@@ -40,7 +40,6 @@ impl Loop<'_> {
             Err(errors) => {
                 // The answer is the last one given: an earlier valid one no longer stands.
                 self.run.record.output = None;
-                let check = self.run.record.output_check.get_or_insert_with(Default::default);
                 let errors: Vec<String> = errors.iter().map(|e| red.apply(e)).collect();
                 (check.valid, check.errors) = (false, errors.clone());
                 check.rejected = result.map(|v| redact_value(red, v));
