@@ -28,6 +28,12 @@ pub struct ToolCallRecord {
     pub ok: bool,
     pub code: Option<Code>,
     pub duration_ms: u64,
+    /// `run_cmd`: the command as the model gave it (redacted, at most 400 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// `run_cmd`: its exit code (null when it did not run, was denied or timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
 }
 
 /// One run of a hook (`hooks:` in the job spec).

@@ -59,6 +59,8 @@ impl Loop<'_> {
             ok: out.ok,
             code: out.code,
             duration_ms,
+            command: command_of(call).map(|c| self.tools.redactor.apply(&c).chars().take(400).collect()),
+            exit_code: out.exit_code,
         });
         if out.code == Some(Code::InvalidArgs) {
             self.fault(crate::protocol::FaultKind::InvalidToolCall);
@@ -93,4 +95,13 @@ impl Loop<'_> {
             });
         }
     }
+}
+
+/// The command of a `run_cmd` call, as the model gave it.
+fn command_of(call: &ToolCall) -> Option<String> {
+    if call.name != "run_cmd" {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+    v["command"].as_str().map(str::to_string)
 }
