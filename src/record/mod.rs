@@ -3,6 +3,8 @@
 //! `docs/report.schema.json`, is generated from it.
 
 pub mod answer;
+pub mod memory;
+mod calls;
 mod models;
 pub mod network;
 mod status;
@@ -13,48 +15,11 @@ use crate::error::{Code, HoneError};
 use crate::git::FileChange;
 use crate::protocol::{FaultClass, FaultKind, ModelErrorKind, SCHEMA_VERSION, Usage};
 use crate::verify::CheckResult;
+pub use calls::{HookRecord, ToolCallRecord};
 pub use models::ModelUse;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct ToolCallRecord {
-    pub turn: u32,
-    pub id: String,
-    pub name: String,
-    /// The arguments, shortened for the report.
-    pub args: String,
-    pub ok: bool,
-    pub code: Option<Code>,
-    pub duration_ms: u64,
-    /// `run_cmd`: the command as the model gave it (redacted, at most 400 characters).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub command: Option<String>,
-    /// `run_cmd`: its exit code (null when it did not run, was denied or timed out).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exit_code: Option<i32>,
-}
-
-/// One run of a hook (`hooks:` in the job spec).
-#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct HookRecord {
-    /// `after_edit` or `before_verify`.
-    pub kind: String,
-    pub name: String,
-    /// The turn it followed (for `before_verify`, the turn that ended in verification).
-    pub turn: u32,
-    /// The command as run, with `{files}` substituted.
-    pub command: String,
-    pub passed: bool,
-    pub exit_code: Option<i32>,
-    pub timed_out: bool,
-    pub duration_ms: u64,
-    /// Files it was given that it changed.
-    pub changed: Vec<String>,
-    /// The policy rule that refused it, when it was not run.
-    pub denied: Option<String>,
-}
 
 /// How the model said its work ended (the `finish` tool).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -251,6 +216,9 @@ pub struct RunRecord {
     pub output_check: Option<answer::OutputCheck>,
     /// Review mode: the review posted on the PR (null when none was).
     pub review: Option<crate::protocol::ReviewReport>,
+    /// hone's memory of the repository: the entries the model was given and what the run recorded.
+    #[serde(default)]
+    pub memory: memory::MemoryReport,
 }
 
 impl RunRecord {
@@ -310,6 +278,7 @@ impl RunRecord {
             output: None,
             output_check: None,
             review: None,
+            memory: Default::default(),
         }
     }
 

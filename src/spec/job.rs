@@ -39,6 +39,8 @@ pub struct Job {
     pub change: super::answer::Change,
     /// The schema the job's answer must satisfy (`output:`).
     pub output: Option<super::answer::OutputSpec>,
+    /// Whether the run reads and adds to hone's memory of the repository (`memory:`).
+    pub memory: super::memory::MemorySpec,
 }
 
 #[derive(Debug, Clone, Serialize)]

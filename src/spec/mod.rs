@@ -8,6 +8,7 @@ pub mod duration;
 pub mod forge;
 pub mod job;
 pub mod mcp;
+pub mod memory;
 mod model;
 pub mod pricing;
 pub mod raw;
@@ -218,6 +219,7 @@ impl Checker<'_> {
             forge,
             change: raw.change.unwrap_or_default(),
             output,
+            memory: raw.memory.map(memory::MemorySpec::from).unwrap_or_default(),
         }
     }
 

@@ -48,6 +48,8 @@ pub struct RawJob {
     pub change: Option<super::answer::Change>,
     /// The JSON Schema the job's answer (the model's `result`) must satisfy.
     pub output: Option<super::answer::RawOutput>,
+    /// hone's memory of this repository: facts it observed in earlier runs (on by default).
+    pub memory: Option<super::memory::RawMemory>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
