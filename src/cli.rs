@@ -197,6 +197,13 @@ pub struct RunArgs {
     /// `refs/hone/<name>/failed`), applied after the baseline.
     #[arg(long = "continue", value_name = "REF")]
     pub continue_from: Option<String>,
+    /// Where hone keeps its memory of repositories (default: `HONE_MEMORY_DIR`, else
+    /// `$XDG_STATE_HOME/hone/memory`, else `~/.local/state/hone/memory`).
+    #[arg(long, value_name = "DIR")]
+    pub memory_dir: Option<PathBuf>,
+    /// Neither read nor record memory in this run (as `memory: {enabled: false}`).
+    #[arg(long)]
+    pub no_memory: bool,
 }
 
 #[derive(Debug, clap::Args)]

@@ -62,6 +62,12 @@ fn check(id: &str) -> Result<()> {
     }
 }
 
+/// The fleet's memory of its repositories (`hone memory --dir`): kept in the workspace, so a
+/// fleet that keeps its workspace between runs keeps what it learned.
+pub fn memory_dir(workspace: &Path) -> PathBuf {
+    workspace.join("memory")
+}
+
 /// `workspace/reports/<id>`.
 pub fn report_dir(workspace: &Path, id: &str) -> PathBuf {
     workspace.join("reports").join(id)

@@ -154,6 +154,7 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     (req.dry_run, req.env_repo) = (c.dry_run, false);
     req.remote_trusted = matches!(t.source, Source::Url(_));
     req.overrides.base = t.base.clone();
+    req.memory_dir = Some(layout::memory_dir(&c.fleet.workspace));
     // The `--json` stream: `Events` writes it through `ci_text::Out`, neutral for the runner.
     #[allow(clippy::disallowed_methods)]
     let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;

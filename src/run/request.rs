@@ -37,6 +37,8 @@ pub struct Overrides {
     pub base: Option<String>,
     /// `change:` (`--review`, `--change`).
     pub change: Option<crate::spec::answer::Change>,
+    /// `--no-memory`: memory off whatever the job says.
+    pub no_memory: bool,
 }
 
 /// One run's request. Never changed once made: each stage reads what it needs of it.
@@ -65,6 +67,9 @@ pub struct Request {
     pub cancel: CancellationToken,
     /// The process's redactor: the run adds the secrets it finds.
     pub redactor: Redactor,
+    /// Where hone's memory of repositories is kept (`--memory-dir`, a fleet's workspace);
+    /// `None`: the default place for this environment.
+    pub memory_dir: Option<PathBuf>,
 }
 
 impl Request {
@@ -83,6 +88,7 @@ impl Request {
             shared: Shared::default(),
             cancel,
             redactor,
+            memory_dir: None,
         }
     }
 }

@@ -72,7 +72,7 @@ fn load_job(req: &Request) -> Result<Job, HoneError> {
     Ok(with_overrides(job, req))
 }
 
-/// The command line's (or the fleet's) PR number and base branch.
+/// The command line's (or the fleet's) PR number, base branch, change and memory switch.
 fn with_overrides(mut job: Job, req: &Request) -> Job {
     if let Some(n) = req.overrides.pr {
         job.pr.number = Some(n);
@@ -82,6 +82,9 @@ fn with_overrides(mut job: Job, req: &Request) -> Job {
     }
     if let Some(b) = &req.overrides.base {
         job.repo.base = Some(b.clone());
+    }
+    if req.overrides.no_memory {
+        job.memory.enabled = false;
     }
     job
 }
