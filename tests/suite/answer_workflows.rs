@@ -234,7 +234,7 @@ fn the_actions_script_passes_review_and_change_as_hones_arguments() {
     assert_eq!(run["env"]["REVIEW"], "${{ inputs.review }}");
     assert_eq!(run["env"]["CHANGE"], "${{ inputs.change }}");
     let script = run["run"].as_str().unwrap();
-    let base = [("REPO", "/w"), ("REPORT_DIR", "r"), ("TASK", "$(touch pwned); review it")];
+    let base = [("REPO", "/w"), ("REPORT_DIR", "r"), ("TASK", "$(touch pwned); review it"), ("MEMORY", "true")];
     let mut env = base.to_vec();
     env.extend([("PR_NUMBER", "12"), ("REVIEW", "true"), ("CHANGE", "none")]);
     let (out, hone, dir) = run_with_stand_in(script, "hone", &env);
@@ -250,4 +250,34 @@ fn the_actions_script_passes_review_and_change_as_hones_arguments() {
     let (out, hone, _) = run_with_stand_in(script, "hone", &env);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(hone, want);
+}
+
+/// The Action keeps hone's memory across ephemeral runners in the Actions cache, under a key of
+/// the repository's id and the run (never of anything a pull request controls), and restores the
+/// newest of this repository's; `memory: false` gives `--no-memory`.
+#[test]
+fn the_action_keeps_memory_in_the_cache_under_the_repositorys_key() {
+    let action = yaml(&std::fs::read_to_string(root().join("action.yml")).unwrap());
+    assert_eq!(action["inputs"]["memory"]["default"], "true");
+    let all = steps(&action);
+    let uses = |name: &str| all.iter().find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with(name))).cloned();
+    let (restore, save) = (uses("actions/cache/restore@").unwrap(), uses("actions/cache/save@").unwrap());
+    let path = "${{ runner.temp }}/hone-memory";
+    let key = "hone-memory-${{ github.repository_id }}-${{ github.run_id }}-${{ github.run_attempt }}";
+    for step in [&restore, &save] {
+        assert_eq!(step["with"]["path"], path);
+        assert_eq!(step["with"]["key"], key);
+        assert!(step["if"].as_str().unwrap().contains("inputs.memory == 'true'"));
+    }
+    assert_eq!(restore["with"]["restore-keys"], "hone-memory-${{ github.repository_id }}-");
+    assert!(save["if"].as_str().unwrap().starts_with("always()"), "saved even when the run fails");
+    let position = |id: &Value| all.iter().position(|s| s == id).unwrap();
+    let run = all.iter().find(|s| s["id"] == "run").unwrap();
+    assert!(position(&restore) < position(run) && position(run) < position(&save));
+    assert_eq!(run["env"]["HONE_MEMORY_DIR"], path);
+    let script = run["run"].as_str().unwrap();
+    let env = [("REPO", "/w"), ("REPORT_DIR", "r"), ("MEMORY", "false")];
+    let (out, hone, _) = run_with_stand_in(script, "hone", &env);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(hone, ["run", "--repo", "/w", "--report-dir", "r", "--no-memory"]);
 }
