@@ -102,6 +102,9 @@ pub(super) async fn run_hone_at(
             .env_remove("GITHUB_EVENT_PATH")
             .env_remove("GITHUB_EVENT_NAME")
             .env("RUST_LOG", "hone=debug")
+            // Each run remembers on its own unless the test shares a memory on purpose: no run
+            // reads what another test's run left in the home directory's memory.
+            .env("HONE_MEMORY_DIR", fresh_memory_dir())
             .envs(env)
             .timeout(std::time::Duration::from_secs(120))
             .output()
@@ -119,6 +122,11 @@ pub(super) async fn run_hone_at(
     run
 }
 
+/// An empty memory directory of its own for one run.
+pub fn fresh_memory_dir() -> PathBuf {
+    tempfile::Builder::new().prefix("hone-memory-").tempdir().unwrap().keep()
+}
+
 /// Start `bin run job.yaml` in the repository with the test key, output piped, and return at
 /// once (for tests that signal hone, or change its binary, while it runs).
 pub fn spawn_job(bin: &Path, repo: &Path) -> std::process::Child {
@@ -126,6 +134,7 @@ pub fn spawn_job(bin: &Path, repo: &Path) -> std::process::Child {
     cmd.args(["run", SPEC])
         .current_dir(repo)
         .env("HONE_TEST_API_KEY", KEY)
+        .env("HONE_MEMORY_DIR", fresh_memory_dir())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     // A binary just copied can be "busy" for a moment: another test's child, forked while the

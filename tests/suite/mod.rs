@@ -96,3 +96,4 @@ mod spec_errors;
 mod versions;
 mod vertex;
 mod workflow_commands;
+mod memory_run;
