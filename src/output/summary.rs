@@ -167,10 +167,26 @@ fn facts(s: &mut String, r: &RunRecord) {
         let limit = c.limit_usd.map(|l| format!(" of {}", dollars(l))).unwrap_or_default();
         let _ = writeln!(s, "| Cost | {}{limit} |", dollars(c.usd));
     }
+    memory(s, r);
     if r.model_retries.total > 0 {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
+}
+
+/// What hone remembered of the repository: the entries given to the model, what was recorded.
+fn memory(s: &mut String, r: &RunRecord) {
+    let m = &r.memory;
+    let said = match (&m.note, m.enabled) {
+        (Some(note), false) => format!("off: {}", md::text(note)),
+        (_, false) => return,
+        _ => {
+            let ids: Vec<String> = m.used.iter().map(|u| md::code_cell(&u.id)).collect();
+            let given = if ids.is_empty() { String::new() } else { format!(" ({})", ids.join(", ")) };
+            format!("{} of {} entries given{given} · {} fact(s) recorded", m.used.len(), m.entries, m.recorded)
+        }
+    };
+    let _ = writeln!(s, "| Memory | {said} |");
 }
 
 pub fn render(r: &RunRecord) -> String {
