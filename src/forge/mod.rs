@@ -5,6 +5,7 @@
 pub mod app;
 pub mod autofix;
 pub mod credential;
+pub mod feedback;
 pub mod github;
 mod github_pr;
 pub mod gitlab;
