@@ -86,7 +86,7 @@ fn refused(what: &str, pr: u64, resp: &Resp) -> HoneError {
 
 /// The reviewer of `v` when GitHub says they have a say on the repository and they are neither
 /// a bot nor hone (`own`, compared as GitHub compares logins).
-pub(crate) fn trusted_author(v: &Value, own: &str) -> Option<String> {
+fn trusted_author(v: &Value, own: &str) -> Option<String> {
     let login = v["user"]["login"].as_str()?;
     let association = v["author_association"].as_str()?;
     let trusted = TRUSTED.contains(&association)
@@ -120,7 +120,7 @@ fn comment(c: &Value, pr: u64, own: &str) -> Option<(OffsetDateTime, Feedback)> 
 
 /// The newest `MAX_ITEMS` of `all`, newest first (ties in the order given).
 pub(crate) fn newest(mut all: Vec<(OffsetDateTime, Feedback)>) -> Vec<Feedback> {
-    all.sort_by(|a, b| b.0.cmp(&a.0));
+    all.sort_by_key(|a| std::cmp::Reverse(a.0));
     all.into_iter().take(MAX_ITEMS).map(|(_, f)| f).collect()
 }
 
@@ -151,4 +151,4 @@ pub(crate) fn bounded(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 #[path = "feedback_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -7,7 +7,7 @@ use standin::{GH_SELF, GH_TOKEN, GhItem, MockFeedback};
 
 #[path = "../../tests/common/mock_feedback.rs"]
 #[allow(dead_code)]
-mod standin;
+pub(crate) mod standin;
 
 fn item(login: &str, association: &str, state: &str, body: &str, at: &str) -> GhItem {
     GhItem {
