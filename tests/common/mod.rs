@@ -17,6 +17,7 @@
 //! - `mermaid`: Mermaid's own parser (in Node), for the charts in the reports;
 //! - `processes`: marker files and surviving processes; `require`: what a test needs;
 //! - `git_http`: a git server over HTTP(S) that records credentials; `tls`: its HTTPS listener;
+//! - `mock_feedback`: GitHub's reviews and review comments, GitLab's notes and members, for feedback;
 //! - `mock_gitlab`: a GitLab instance (REST API and git over HTTPS) checked against GitLab's API description.
 //! - `connect_proxy`: a recording HTTP proxy, a CA the test makes and TLS in front of a stand-in.
 
@@ -41,6 +42,7 @@ pub mod hone;
 pub mod mermaid;
 pub mod mock_azure;
 pub mod mock_bedrock;
+pub mod mock_feedback;
 pub mod mock_github;
 pub mod mock_github_app;
 pub mod mock_github_review;

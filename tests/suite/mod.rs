@@ -35,6 +35,7 @@ mod egress_attacks;
 mod end_to_end;
 mod examples;
 mod fallback;
+mod feedback;
 mod first_runs;
 mod fleet;
 mod fleet_clone_base;
