@@ -87,10 +87,7 @@ async fn find_own_note(gl: &GitLab, iid: u64, me: u64, marker: &str) -> Result<O
 pub async fn upsert_note(gl: &GitLab, iid: u64, job: &str, text: &str) -> Result<Option<String>> {
     let marker = comment_marker(job);
     let body = format!("{marker}\n{text}");
-    let me = gl.get("/user").await?;
-    let me = me.body["id"].as_u64().filter(|_| me.ok()).ok_or_else(|| {
-        HoneError::new(Code::Forge, format!("GitLab would not say who the token's user is: {}", me.message()))
-    })?;
+    let me = super::whoami(gl).await?;
     let a = match find_own_note(gl, iid, me, &marker).await? {
         Some(id) => {
             gl.put(&gl.project_path(&format!("/merge_requests/{iid}/notes/{id}")), &json!({"body": body})).await?

@@ -24,7 +24,7 @@ const PER_PAGE: usize = 100;
 pub async fn gitlab(gl: &GitLab, iid: u64, own_user: Option<u64>) -> Result<Vec<Feedback>> {
     let own = match own_user {
         Some(id) => id,
-        None => whoami(gl).await?,
+        None => super::whoami(gl).await?,
     };
     let a = gl.get(&gl.project_path(&format!("/merge_requests/{iid}/notes?sort=desc&per_page={PER_PAGE}"))).await?;
     check(&a, || format!("reading the notes of merge request !{iid}"))?;
@@ -44,15 +44,6 @@ pub async fn gitlab(gl: &GitLab, iid: u64, own_user: Option<u64>) -> Result<Vec<
         }
     }
     Ok(newest(kept))
-}
-
-/// The user the token acts as.
-async fn whoami(gl: &GitLab) -> Result<u64> {
-    let me = gl.get("/user").await?;
-    me.body["id"].as_u64().filter(|_| me.ok()).ok_or_else(|| {
-        HoneError::new(Code::Forge, format!("GitLab would not say who the token's user is: {}", me.message()))
-            .hint("pass hone's own user, or give the token a scope that reads the user (`api` or `read_user`)")
-    })
 }
 
 /// A note that could be feedback, with its author's id: a note a person wrote (not a system

@@ -268,3 +268,12 @@ pub fn refusal(a: &Answer, token: &Token, what: &str) -> Option<HoneError> {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+/// The user the token acts as (its id): hone's own notes and reviews are the ones it wrote.
+pub async fn whoami(gl: &GitLab) -> Result<u64> {
+    let me = gl.get("/user").await?;
+    me.body["id"].as_u64().filter(|_| me.ok()).ok_or_else(|| {
+        HoneError::new(Code::Forge, format!("GitLab would not say who the token's user is: {}", me.message()))
+            .hint("give the token a scope that reads its user (`api` or `read_user`); a CI job token cannot")
+    })
+}

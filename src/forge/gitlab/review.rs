@@ -97,7 +97,7 @@ pub async fn publish_plan(
         )
         .hint("run hone again on the merge request's new head"));
     }
-    let (me, mark) = (notes::whoami(gl).await?, marker(input.job));
+    let (me, mark) = (super::whoami(gl).await?, marker(input.job));
     let earlier = notes::earlier(gl, iid, me, &mark).await?;
     let others = notes::clear_drafts(gl, iid, &mark).await?;
     if input.commit_sha.is_none() {

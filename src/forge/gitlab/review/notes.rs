@@ -3,7 +3,7 @@
 //! earlier review's notes once a new one is up.
 
 use super::super::{GitLab, mr::check};
-use crate::error::{Code, HoneError, Result};
+use crate::error::Result;
 use serde_json::{Value, json};
 
 /// The most pages of discussions read (100 a page).
@@ -20,14 +20,6 @@ pub struct Earlier {
     /// Someone else wrote in the discussion: it is resolved, not deleted.
     pub replied: bool,
     pub resolved: bool,
-}
-
-/// The user the token acts as.
-pub async fn whoami(gl: &GitLab) -> Result<u64> {
-    let me = gl.get("/user").await?;
-    me.body["id"].as_u64().filter(|_| me.ok()).ok_or_else(|| {
-        HoneError::new(Code::Forge, format!("GitLab would not say who the token's user is: {}", me.message()))
-    })
 }
 
 /// A discussion id as GitLab writes one (it goes into a request's path).
