@@ -3,6 +3,7 @@
 //! `docs/report.schema.json`, is generated from it.
 
 pub mod answer;
+pub mod instructions;
 mod models;
 pub mod network;
 mod status;
@@ -251,6 +252,9 @@ pub struct RunRecord {
     pub output_check: Option<answer::OutputCheck>,
     /// Review mode: the review posted on the PR (null when none was).
     pub review: Option<crate::protocol::ReviewReport>,
+    /// The repository's instruction files the model was given (`context.instructions`).
+    #[serde(default)]
+    pub instructions: Vec<instructions::InstructionFile>,
 }
 
 impl RunRecord {
@@ -310,6 +314,7 @@ impl RunRecord {
             output: None,
             output_check: None,
             review: None,
+            instructions: vec![],
         }
     }
 
