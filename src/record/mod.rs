@@ -3,8 +3,9 @@
 //! `docs/report.schema.json`, is generated from it.
 
 pub mod answer;
-pub mod memory;
 mod calls;
+pub mod instructions;
+pub mod memory;
 mod models;
 pub mod network;
 mod status;
@@ -219,6 +220,9 @@ pub struct RunRecord {
     /// hone's memory of the repository: the entries the model was given and what the run recorded.
     #[serde(default)]
     pub memory: memory::MemoryReport,
+    /// The repository's instruction files the model was given (`context.instructions`).
+    #[serde(default)]
+    pub instructions: Vec<instructions::InstructionFile>,
 }
 
 impl RunRecord {
@@ -279,6 +283,7 @@ impl RunRecord {
             output_check: None,
             review: None,
             memory: Default::default(),
+            instructions: vec![],
         }
     }
 

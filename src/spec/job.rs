@@ -33,6 +33,8 @@ pub struct Job {
     pub plan: bool,
     /// Token budget of the repo map in the system prompt (0: no map).
     pub repo_map_tokens: usize,
+    /// The repository's instruction files the model is given (`context.instructions`).
+    pub instructions: InstructionsSpec,
     pub pr: PrSpec,
     pub forge: super::forge::ForgeSpec,
     /// What the job does with its change (`change:`).
@@ -41,6 +43,18 @@ pub struct Job {
     pub output: Option<super::answer::OutputSpec>,
     /// Whether the run reads and adds to hone's memory of the repository (`memory:`).
     pub memory: super::memory::MemorySpec,
+}
+
+/// `context.instructions*`: which instruction files, and how much of them.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstructionsSpec {
+    /// Paths from the repository root; the plain file names among them are also looked for in
+    /// every directory between the root and a file the model works on.
+    pub files: Vec<String>,
+    /// At most this many bytes of each file.
+    pub max_bytes: usize,
+    /// The budget of all of them over the run, in tokens (4 bytes each).
+    pub tokens: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]

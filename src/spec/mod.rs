@@ -3,6 +3,7 @@
 pub mod adhoc;
 pub mod answer;
 pub mod cloud;
+mod context;
 pub mod diag;
 pub mod duration;
 pub mod forge;
@@ -195,7 +196,7 @@ impl Checker<'_> {
         let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
         let tools = self.tools(raw.tools.unwrap_or_default());
         let policy = raw.policy.map(|p| resolve(dir, &p));
-        let repo_map_tokens = raw.context.and_then(|c| c.repo_map_tokens).unwrap_or(1500);
+        let (repo_map_tokens, instructions) = self.context(raw.context.unwrap_or_default());
         let output = self.output(raw.output, dir);
         Job {
             spec_path: spec_path.to_path_buf(),
@@ -215,6 +216,7 @@ impl Checker<'_> {
             tools,
             plan: raw.plan.unwrap_or(true),
             repo_map_tokens,
+            instructions,
             pr,
             forge,
             change: raw.change.unwrap_or_default(),

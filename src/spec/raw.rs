@@ -55,7 +55,18 @@ pub struct RawJob {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawContext {
+    /// The token budget of the repo map in the system prompt (default 1500; 0: no map).
     pub repo_map_tokens: Option<usize>,
+    /// The repository's instruction files for agents, relative to the root, read from the base
+    /// commit; a plain file name is also looked for in each directory the model works in.
+    /// Default: AGENTS.md, CLAUDE.md, .github/copilot-instructions.md, .goosehints,
+    /// .openhands/microagents/repo.md. `[]`: none.
+    pub instructions: Option<Vec<String>>,
+    /// At most this many bytes of each instruction file are given (default 16384).
+    #[schemars(range(min = 1, max = 1048576))]
+    pub instructions_max_bytes: Option<usize>,
+    /// The token budget of all the instruction files a run gives (default 4000; 0: none).
+    pub instructions_tokens: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

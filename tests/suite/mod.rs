@@ -58,6 +58,7 @@ mod harness;
 mod hooks;
 mod init;
 mod install;
+mod instructions;
 #[cfg(target_os = "linux")]
 mod jail_files;
 #[cfg(target_os = "macos")]

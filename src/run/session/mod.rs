@@ -9,6 +9,7 @@ mod checkpoint;
 mod context;
 mod history;
 mod hooks;
+mod instructions;
 mod models;
 mod plan;
 mod prompt;
@@ -71,13 +72,16 @@ async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
     let mut messages = vec![Message::system(prompt::system(job, s.ws.root(), &map, &s.policy))];
     // A second attempt from a report dir goes on with the failed run's conversation.
+    let continued = !opening.history.is_empty();
     let start = match opening.note {
-        Some(n) if !opening.history.is_empty() => n,
+        Some(n) if continued => n,
         Some(n) => format!("{start}\n\n{n}"),
         None => start.to_string(),
     };
+    // The repository's guidance comes before the start text, as quoted data.
+    let first: Vec<String> = [lp.instructions_opening(continued), Some(start)].into_iter().flatten().collect();
     messages.extend(opening.history);
-    messages.push(Message::user(start));
+    messages.push(Message::user(first.join("\n\n")));
     lp.start(messages);
     if job.plan {
         lp.enter(State::Planning, "waiting for the model's plan");

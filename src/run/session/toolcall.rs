@@ -40,6 +40,11 @@ impl Loop<'_> {
                 out.content.push_str(&note);
             }
         }
+        if out.ok
+            && let Some(guidance) = self.instructions_along(turn, call)
+        {
+            out.content.push_str(&guidance);
+        }
         let duration_ms = started.elapsed().as_millis() as u64;
         self.audit(turn, call);
         self.s.events.emit(Event::ToolCallCompleted {

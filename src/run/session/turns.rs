@@ -40,6 +40,8 @@ pub struct Loop<'a> {
     forced_compactions: u32,
     /// The answer's attempts (`output.max_attempts`) are used up without a valid one.
     pub(super) answer_exhausted: bool,
+    /// The repository's instruction files given so far, and the budget left.
+    pub(super) instructions: super::instructions::Instructions,
 }
 
 /// What to do after a model reply.
@@ -73,6 +75,7 @@ impl<'a> Loop<'a> {
             sizing: Default::default(),
             forced_compactions: 0,
             answer_exhausted: false,
+            instructions: super::instructions::Instructions::new(&s.job.instructions, base),
         }
     }
 
