@@ -89,8 +89,16 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
     let mut req = Request::new(source, env, cancel, redactor);
     let change = if a.review { Some(crate::spec::answer::Change::Review) } else { a.change };
     let no_memory = a.no_memory;
-    req.overrides =
-        Overrides { task: a.task, model: a.model, name: a.name, verify: a.verify, pr: a.pr, base: None, change, no_memory };
+    req.overrides = Overrides {
+        task: a.task,
+        model: a.model,
+        name: a.name,
+        verify: a.verify,
+        pr: a.pr,
+        base: None,
+        change,
+        no_memory,
+    };
     req.memory_dir = a.memory_dir;
     (req.repo, req.report_dir, req.dry_run, req.continue_from) = (a.repo, a.report_dir, a.dry_run, a.continue_from);
     let events = EventSinks {

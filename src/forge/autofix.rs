@@ -15,6 +15,10 @@ pub struct Target {
     pub head_ref: String,
     pub head_sha: String,
     pub base_ref: String,
+    /// Trusted reviewers' feedback on the PR (filled in at intake for hone's memory).
+    pub feedback: Vec<super::feedback::Feedback>,
+    /// Why the feedback could not be read (the run goes on without it).
+    pub feedback_unread: Option<String>,
 }
 
 /// Why autofix decided not to act.
@@ -65,6 +69,8 @@ pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Deci
         head_ref: field("head", "ref")?,
         head_sha: field("head", "sha")?,
         base_ref: field("base", "ref")?,
+        feedback: Vec::new(),
+        feedback_unread: None,
     }))
 }
 

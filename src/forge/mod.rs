@@ -5,7 +5,6 @@
 pub mod app;
 pub mod autofix;
 pub mod credential;
-#[allow(dead_code)] // called by the run once memory is wired in (issue 29); remove then
 pub mod feedback;
 pub mod github;
 mod github_pr;

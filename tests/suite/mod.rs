@@ -75,6 +75,7 @@ mod mcp;
 mod mcp_attacks;
 #[cfg(target_os = "linux")]
 mod mcp_secrets;
+mod memory_run;
 mod model_faults;
 mod outcomes;
 mod plan;
@@ -98,4 +99,3 @@ mod spec_errors;
 mod versions;
 mod vertex;
 mod workflow_commands;
-mod memory_run;

@@ -50,6 +50,8 @@ fn decide(b: &Value, iid: u64, forks_ok: bool) -> Result<Decision> {
         head_ref: branch("source_branch")?,
         head_sha: sha?,
         base_ref: branch("target_branch")?,
+        feedback: Vec::new(),
+        feedback_unread: None,
     }))
 }
 

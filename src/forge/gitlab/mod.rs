@@ -5,7 +5,6 @@
 //! token kind it needs.
 
 pub mod autofix;
-#[allow(dead_code)] // called by the run once memory is wired in (issue 29); remove then
 pub mod feedback;
 pub mod mr;
 pub mod review;

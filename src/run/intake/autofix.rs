@@ -117,18 +117,43 @@ async fn inspect(
         let var = place.token_source(job.git.token_env.as_deref());
         return Err(HoneError::new(Code::Forge, format!("{var} is not set; autofix needs a token")));
     };
-    match place.kind {
+    // Reviewers' feedback is for hone's memory, which a review of someone else's PR never writes.
+    let remember = !review && job.memory.enabled;
+    let (deadline, cancel) = bounds;
+    let within = |f| async move {
+        tokio::select! {
+            r = tokio::time::timeout_at(deadline, f) => r.unwrap_or_else(|_| Err(HoneError::new(Code::Budget, "the wall-time budget ran out"))),
+            () = cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled")),
+        }
+    };
+    let (mut decision, feedback) = match place.kind {
         crate::spec::forge::ForgeKind::Github => {
             let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
                 HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
             })?;
             let gh = github::GitHub::new(&place.api, token.secret(), owner, repo, queue)?;
             // Review mode pushes nothing, so a fork's PR is as good as any.
-            autofix::inspect(&gh, number, job.pr.allow_forks || review).await
+            let decision = autofix::inspect(&gh, number, job.pr.allow_forks || review).await?;
+            let fixing = matches!(decision, autofix::Decision::Fix(_)) && remember;
+            let feedback =
+                if fixing { Some(within(crate::forge::feedback::github(&gh, number, None)).await) } else { None };
+            (decision, feedback)
         }
         crate::spec::forge::ForgeKind::Gitlab => {
             let gl = gitlab::GitLab::new(place, queue, bounds)?;
-            gitlab::autofix::inspect(&gl, number, review).await
+            let decision = gitlab::autofix::inspect(&gl, number, review).await?;
+            let fixing = matches!(decision, autofix::Decision::Fix(_)) && remember;
+            let feedback = if fixing { Some(gitlab::feedback::gitlab(&gl, number, None).await) } else { None };
+            (decision, feedback)
+        }
+    };
+    if let (autofix::Decision::Fix(t), Some(read)) = (&mut decision, feedback) {
+        match read {
+            Ok(items) => t.feedback = items,
+            Err(e) => {
+                t.feedback_unread = Some(format!("reviewers' feedback on the PR was not read: {}", e.headline(200)))
+            }
         }
     }
+    Ok(decision)
 }
