@@ -73,6 +73,7 @@ mod mcp;
 mod mcp_attacks;
 #[cfg(target_os = "linux")]
 mod mcp_secrets;
+mod memory_cli;
 mod model_faults;
 mod outcomes;
 mod plan;
