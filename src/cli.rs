@@ -145,6 +145,12 @@ pub enum Command {
         #[arg(long)]
         allow_sandbox_off: bool,
     },
+    /// What hone remembers of earlier runs, per repository (docs/memory.md): list it, show a
+    /// repository's entries, forget some, or clear it.
+    Memory {
+        #[command(subcommand)]
+        action: MemoryAction,
+    },
     /// Print the JSON Schema of a job spec, a fleet file or a policy file, for editors (the same
     /// as docs/schemas/*.schema.json).
     Schema {
@@ -152,6 +158,60 @@ pub enum Command {
         #[arg(value_enum)]
         which: crate::schema::Which,
     },
+}
+
+/// `hone memory …`: the memory store.
+#[derive(Debug, Subcommand)]
+pub enum MemoryAction {
+    /// Every repository with a memory: its key, entries, when it was last seen, its file.
+    List {
+        /// The memory dir (default: HONE_MEMORY_DIR, else $XDG_STATE_HOME/hone/memory, else
+        /// ~/.local/state/hone/memory).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A repository's entries, one line each with its id.
+    Show {
+        #[command(flatten)]
+        at: MemoryRepo,
+        /// Print JSON (the entries as stored).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove entries by id (as `show` lists them).
+    Forget {
+        /// The entries' ids.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        #[command(flatten)]
+        at: MemoryRepo,
+    },
+    /// Remove a repository's memory, or with `--all` every memory in the dir.
+    Clear {
+        #[command(flatten)]
+        at: MemoryRepo,
+        /// Every repository's memory in the dir.
+        #[arg(long, conflicts_with = "repo")]
+        all: bool,
+    },
+}
+
+/// Which repository's memory, and where memories are kept.
+#[derive(Debug, clap::Args)]
+pub struct MemoryRepo {
+    /// The repository (default: the one that contains the current directory).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+    /// The remote whose URL identifies the repository (without one: its first commit).
+    #[arg(long, value_name = "NAME", default_value = "origin")]
+    pub remote: String,
+    /// The memory dir (default: HONE_MEMORY_DIR, else $XDG_STATE_HOME/hone/memory, else
+    /// ~/.local/state/hone/memory).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -291,65 +351,5 @@ impl std::str::FromStr for Shard {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shards_parse_or_say_how_to_write_them() {
-        assert_eq!("2/8".parse::<Shard>(), Ok(Shard { index: Some(2), count: 8 }));
-        assert_eq!("1/1".parse::<Shard>(), Ok(Shard { index: Some(1), count: 1 }));
-        assert_eq!("auto/4".parse::<Shard>(), Ok(Shard { index: None, count: 4 }));
-        for bad in ["0/3", "4/3", "2", "a/b", "/3", "2/", "-1/3", "", "auto/0", "auto/x"] {
-            let e = bad.parse::<Shard>().unwrap_err();
-            assert!(e.contains("i/N"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn the_command_line_is_checked_by_clap() {
-        let ok = Cli::try_parse_from(["hone", "fleet", "f.yaml", "--shard", "2/3", "--only", "failed"]).unwrap();
-        let Command::Fleet { args, .. } = ok.command else { panic!("not fleet") };
-        assert_eq!(args.shard, Some(Shard { index: Some(2), count: 3 }));
-        assert_eq!(args.only, Some(Only::Failed));
-        let prs = Cli::try_parse_from(["hone", "fleet", "prs", "merge", "f.yaml", "--dry-run", "--method", "squash"]);
-        let Command::Fleet {
-            action: Some(FleetAction::Prs { action: PrsAction::Merge { args, dry_run, method } }),
-            ..
-        } = prs.unwrap().command
-        else {
-            panic!("not fleet prs merge")
-        };
-        assert_eq!((args.file.to_str(), dry_run, method), (Some("f.yaml"), true, crate::fleet::prs::Method::Squash));
-        let m = Cli::try_parse_from(["hone", "fleet", "merge", "a", "b", "--out", "o"]).unwrap();
-        assert!(matches!(m.command, Command::Fleet { action: Some(FleetAction::Merge { .. }), .. }), "shard merge");
-        let s =
-            Cli::try_parse_from(["hone", "-q", "fleet", "prs", "status", "f.yaml", "--resume", "--concurrency", "8"]);
-        let Command::Fleet { action: Some(FleetAction::Prs { action: PrsAction::Status(a) }), .. } = s.unwrap().command
-        else {
-            panic!("not fleet prs status")
-        };
-        assert_eq!((a.resume, a.concurrency), (true, Some(8)));
-        for bad in [
-            &["hone", "fleet", "prs", "merge", "f.yaml", "--method", "force"][..],
-            &["hone", "fleet", "prs", "status", "f.yaml", "--concurrency", "0"],
-            &["hone", "fleet", "f.yaml", "--shard", "4/3"],
-            &["hone", "fleet", "f.yaml", "--only", "passed"],
-            &["hone", "fleet", "f.yaml", "--emit-matrix", "0"],
-        ] {
-            let e = Cli::try_parse_from(bad).unwrap_err();
-            use clap::error::ErrorKind::{InvalidValue, ValueValidation};
-            assert!(matches!(e.kind(), InvalidValue | ValueValidation), "{bad:?}: {e}");
-        }
-    }
-
-    #[test]
-    fn auto_shards_come_from_the_indexed_jobs_completion_index() {
-        let auto = Shard { index: None, count: 4 };
-        assert_eq!(auto.resolve(Some("0")), Ok((1, 4)));
-        assert_eq!(auto.resolve(Some("3")), Ok((4, 4)));
-        assert!(auto.resolve(Some("4")).unwrap_err().contains("from 0 to 3"));
-        assert!(auto.resolve(Some("x")).is_err());
-        assert!(auto.resolve(None).unwrap_err().contains("JOB_COMPLETION_INDEX"));
-        assert_eq!(Shard { index: Some(2), count: 4 }.resolve(Some("0")), Ok((2, 4)), "a given index wins");
-    }
-}
+#[path = "cli_tests.rs"]
+mod tests;

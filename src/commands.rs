@@ -73,6 +73,7 @@ pub fn main(cli: Cli) -> i32 {
                 print!("{}", crate::schema::generate(which));
                 exit::SUCCESS
             }
+            Command::Memory { action } => memory(action),
             Command::Fleet { action, args } => fleet(action, args, quiet, redactor).await,
             Command::Run(args) => run(args, quiet, redactor).await,
         }
@@ -288,6 +289,23 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i3
         Err(e) => {
             eprintln!("hone: {}", HoneError::new(Code::Io, format!("cannot write the files: {e}")).render());
             exit::INFRA_FAILURE
+        }
+    }
+}
+
+/// `hone memory …`: its result on stdout, warnings and errors on stderr.
+fn memory(action: crate::cli::MemoryAction) -> i32 {
+    match crate::memory::cli::run(action, &RunEnv::from_process()) {
+        Ok(out) => {
+            for w in &out.warnings {
+                eprintln!("hone: warning: {w}");
+            }
+            println!("{}", out.stdout);
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hone: {}", e.render());
+            if e.code == Code::Io { exit::INFRA_FAILURE } else { exit::INVALID_INPUT }
         }
     }
 }

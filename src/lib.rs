@@ -47,6 +47,7 @@ pub(crate) mod jwt;
 mod logging;
 pub(crate) mod markdown;
 pub(crate) mod mcp;
+pub mod memory;
 pub(crate) mod model;
 #[doc(hidden)]
 pub mod net;

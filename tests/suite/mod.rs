@@ -75,6 +75,7 @@ mod mcp;
 mod mcp_attacks;
 #[cfg(target_os = "linux")]
 mod mcp_secrets;
+mod memory_cli;
 mod memory_run;
 mod model_faults;
 mod outcomes;

@@ -1,0 +1,226 @@
+//! Where memories live: one JSON file per repository, `<dir>/<16 hex of sha256(key)>.json`,
+//! written atomically (a temp file renamed), never through a symlink; a file that is too large,
+//! unreadable, of another version, for another key or not JSON is ignored with a warning.
+
+use super::{Memory, RepoKey, VERSION};
+use crate::env::RunEnv;
+use crate::error::{Code, HoneError, Result};
+use sha2::{Digest, Sha256};
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+
+/// The largest memory file read.
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// The directory memories live in, and why a setting was ignored: `HONE_MEMORY_DIR` (absolute),
+/// else `$XDG_STATE_HOME/hone/memory` (absolute), else `$HOME/.local/state/hone/memory`.
+pub fn default_dir_checked(env: &RunEnv) -> (Option<PathBuf>, Vec<String>) {
+    let mut warnings = vec![];
+    for (var, tail) in [("HONE_MEMORY_DIR", ""), ("XDG_STATE_HOME", "hone/memory")] {
+        match env.var(var).map(PathBuf::from) {
+            Some(p) if p.is_absolute() => return (Some(if tail.is_empty() { p } else { p.join(tail) }), warnings),
+            Some(p) => warnings.push(format!("{var} is not an absolute path (`{}`): ignored", p.display())),
+            None => {}
+        }
+    }
+    (env.home().map(|h| h.join(".local/state/hone/memory")), warnings)
+}
+
+/// [`default_dir_checked`], its warnings logged.
+pub fn default_dir(env: &RunEnv) -> Option<PathBuf> {
+    let (dir, warnings) = default_dir_checked(env);
+    for w in warnings {
+        tracing::warn!("memory: {w}");
+    }
+    dir
+}
+
+/// The file name of `key`'s memory.
+pub fn file_name(key: &RepoKey) -> String {
+    let digest = Sha256::digest(key.as_str().as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}.json")
+}
+
+fn is_memory_file(name: &str) -> bool {
+    name.len() == 21
+        && name.ends_with(".json")
+        && name[..16].bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// One repository in the store, for `hone memory list`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub key: String,
+    pub entries: usize,
+    pub last_seen: Option<String>,
+    pub file: PathBuf,
+}
+
+/// The memories in one directory.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+/// The first line of a memory file, read before the rest.
+#[derive(serde::Deserialize)]
+struct Head {
+    version: u32,
+    key: String,
+}
+
+impl Store {
+    pub fn at(dir: PathBuf) -> Store {
+        Store { dir }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where `key`'s memory is kept.
+    pub fn path_of(&self, key: &RepoKey) -> PathBuf {
+        self.dir.join(file_name(key))
+    }
+
+    /// `key`'s memory, empty when there is none; a file that cannot be used is ignored, with a
+    /// warning that says why. Never fails.
+    pub fn load(&self, key: &RepoKey) -> (Memory, Vec<String>) {
+        let name = file_name(key);
+        let dir = match File::open(&self.dir) {
+            Ok(d) => OwnedFd::from(d),
+            Err(e) if e.kind() == ErrorKind::NotFound => return (Memory::new(key), vec![]),
+            Err(e) => {
+                return (Memory::new(key), vec![format!("cannot open the memory dir {}: {e}", self.dir.display())]);
+            }
+        };
+        match self.read(&dir, &name, Some(key)) {
+            Ok(Some(m)) => (m, vec![]),
+            Ok(None) => (Memory::new(key), vec![]),
+            Err(why) => (Memory::new(key), vec![why]),
+        }
+    }
+
+    /// Read `name` in `dir`: `None` when it does not exist, an error (a warning's text) when it
+    /// cannot be used. With `key`, the file must be that key's; without, its name must match the
+    /// key it holds.
+    fn read(&self, dir: &OwnedFd, name: &str, key: Option<&RepoKey>) -> std::result::Result<Option<Memory>, String> {
+        let path = self.dir.join(name);
+        let ignored = |why: String| {
+            format!("memory file {}: {why}; ignored (start afresh with `hone memory clear`)", path.display())
+        };
+        let bytes = match crate::safe_fs::read_regular_at(dir, name, MAX_FILE_BYTES + 1) {
+            Ok(b) => b,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(ignored("it is a symlink".into())),
+            Err(e) => return Err(ignored(format!("cannot read it ({e})"))),
+        };
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ignored(format!("it is larger than {} KiB", MAX_FILE_BYTES / 1024)));
+        }
+        let head: Head =
+            serde_json::from_slice(&bytes).map_err(|e| ignored(format!("it is not a memory file ({e})")))?;
+        if head.version != VERSION {
+            return Err(ignored(format!("it has version {}, this hone reads {VERSION}", head.version)));
+        }
+        let stored = RepoKey::from_stored(&head.key).ok_or_else(|| ignored("its key is not one".into()))?;
+        match key {
+            Some(k) if *k != stored => return Err(ignored(format!("it is for another repository (`{}`)", head.key))),
+            None if file_name(&stored) != name => return Err(ignored("its key does not match its name".into())),
+            _ => {}
+        }
+        let m: Memory =
+            serde_json::from_slice(&bytes).map_err(|e| ignored(format!("it is not a memory file ({e})")))?;
+        Ok(Some(m.sanitized()))
+    }
+
+    /// Write `m` as its key's file (the dir made 0700, the file 0600, atomically); its path.
+    pub fn save(&self, m: &Memory) -> Result<PathBuf> {
+        let key = RepoKey::from_stored(&m.key)
+            .ok_or_else(|| HoneError::new(Code::Io, format!("`{}` is not a memory key", m.key)))?;
+        let path = self.path_of(&key);
+        let io = |e: std::io::Error| {
+            HoneError::new(Code::Io, format!("cannot write the memory file {}: {e}", path.display()))
+                .hint("check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`")
+        };
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io)?;
+        let dir = OwnedFd::from(File::open(&self.dir).map_err(io)?);
+        let mut m = m.clone();
+        m.evict();
+        let mut bytes = serde_json::to_vec(&m).map_err(|e| io(std::io::Error::other(e)))?;
+        bytes.push(b'\n');
+        crate::safe_fs::write_at(&dir, &file_name(&key), &bytes, 0o600).map_err(io)?;
+        Ok(path)
+    }
+
+    /// Remove `key`'s memory; whether there was one.
+    pub fn remove(&self, key: &RepoKey) -> Result<bool> {
+        let path = self.path_of(key);
+        let existed = std::fs::symlink_metadata(&path).is_ok();
+        match File::open(&self.dir) {
+            Ok(d) => crate::safe_fs::remove_at(&OwnedFd::from(d), &file_name(key)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot remove {}: {e}", path.display())))?;
+        Ok(existed)
+    }
+
+    /// Every memory file's name in the store (others are left alone), sorted.
+    fn names(&self) -> Result<Vec<String>> {
+        let read = match std::fs::read_dir(&self.dir) {
+            Ok(r) => r,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(HoneError::new(Code::Io, format!("cannot read {}: {e}", self.dir.display()))),
+        };
+        let mut names: Vec<String> =
+            read.filter_map(|e| e.ok()?.file_name().into_string().ok()).filter(|n| is_memory_file(n)).collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Every repository in the store, by key, and the warnings of the files that were ignored.
+    pub fn list(&self) -> Result<(Vec<Summary>, Vec<String>)> {
+        let names = self.names()?;
+        if names.is_empty() {
+            return Ok((vec![], vec![]));
+        }
+        let dir = OwnedFd::from(
+            File::open(&self.dir)
+                .map_err(|e| HoneError::new(Code::Io, format!("cannot open {}: {e}", self.dir.display())))?,
+        );
+        let (mut out, mut warnings) = (vec![], vec![]);
+        for name in names {
+            match self.read(&dir, &name, None) {
+                Ok(Some(m)) => out.push(Summary {
+                    last_seen: m.entries.iter().map(|e| e.last_seen.clone()).max(),
+                    key: m.key,
+                    entries: m.entries.len(),
+                    file: self.dir.join(&name),
+                }),
+                Ok(None) => {}
+                Err(w) => warnings.push(w),
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((out, warnings))
+    }
+
+    /// Remove every memory file in the store; how many there were.
+    pub fn clear_all(&self) -> Result<usize> {
+        let names = self.names()?;
+        if names.is_empty() {
+            return Ok(0);
+        }
+        let err = |e: std::io::Error| HoneError::new(Code::Io, format!("cannot clear {}: {e}", self.dir.display()));
+        let dir = OwnedFd::from(File::open(&self.dir).map_err(err)?);
+        for n in &names {
+            crate::safe_fs::remove_at(&dir, n).map_err(err)?;
+        }
+        Ok(names.len())
+    }
+}
