@@ -21,6 +21,12 @@ impl RepoKey {
         root_commit(repo).map(|sha| RepoKey(format!("root/{sha}")))
     }
 
+    /// The key of a repository named by its URL (the forge's name for it, when the environment
+    /// or a fleet file says it).
+    pub fn from_url(url: &str, base: &Path) -> Option<RepoKey> {
+        normalize(url, base).map(RepoKey)
+    }
+
     /// A key as written in a memory file (`hone memory` checks it against the file's name).
     pub fn from_stored(key: &str) -> Option<RepoKey> {
         let ok = !key.is_empty() && key.len() <= 1000 && !key.chars().any(char::is_control);

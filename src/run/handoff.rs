@@ -36,6 +36,8 @@ pub struct Scope {
     pub report_dir: ReportDir,
     /// Every connection through the jails' proxies (policies that list hosts).
     pub egress: Ledger,
+    /// Where the repository's memory is (or why the run has none).
+    pub memory: super::remember::Settled,
 }
 
 /// What intake found to do.

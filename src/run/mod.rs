@@ -9,6 +9,7 @@ mod environment;
 mod handoff;
 pub mod intake;
 mod land;
+mod remember;
 pub mod request;
 mod session;
 mod ship;
@@ -102,7 +103,8 @@ async fn work_on(
                     handoff::Ended { status, touched }
                 }
                 None => {
-                    let opening = session::Opening { map, history: o.history, note, touched };
+                    let memory = if o.history.is_empty() { recall(s, pr, run) } else { None };
+                    let opening = session::Opening { map, history: o.history, note, touched, memory };
                     session::run(s, (model, &tools, checks), opening, checkout.base, run).await
                 }
             };
@@ -112,6 +114,21 @@ async fn work_on(
     land::restore(s, checkout, run).await;
     drop(setup_jail);
     Ok(status)
+}
+
+/// What hone remembers of the repository, for the session's first message: reviewers'
+/// feedback on the PR (autofix) is remembered first, then the entries for the task retrieved.
+fn recall(s: &Scope, pr: Option<&crate::forge::autofix::Target>, run: &mut Run) -> Option<String> {
+    if let Some(t) = pr {
+        run.record.warnings.extend(t.feedback_unread.clone());
+        if let Err(e) = remember::feedback(s, &s.memory, &t.feedback, &run.record) {
+            run.record.warnings.push(format!("memory: {e}"));
+        }
+    }
+    let recalled = remember::recall(s, &s.memory, &run.record);
+    run.record.warnings.extend(recalled.warnings.into_iter().map(|w| format!("memory: {w}")));
+    (run.record.memory.used, run.record.memory.entries) = (recalled.used, recalled.entries);
+    recalled.block
 }
 
 /// An intake failure still ends with reports (where a report dir is known) that say why.
@@ -167,6 +184,7 @@ fn begin_record(s: &Scope, start: &Start, started_at: String) -> RunRecord {
     r.policy.sandbox = start.jail_report.clone();
     r.policy.network = crate::record::network::NetworkReport::of(&s.policy);
     r.change = job.change;
+    r.memory = s.memory.report();
     if job.verify.is_empty() && job.change != crate::spec::answer::Change::None {
         r.warnings.push("no verify commands are configured: the change is not verified".into());
     }
@@ -190,6 +208,10 @@ fn conclude(s: &Scope, run: &mut Run, status: Status) -> RunRecord {
     run.record.status = status;
     if run.record.summary.is_empty() {
         run.record.summary = s.redactor.apply(&summarize::write(run, status));
+    }
+    match remember::record(s, &s.memory, &run.record) {
+        Ok(n) => run.record.memory.recorded = n,
+        Err(e) => run.record.warnings.push(format!("memory: {e}")),
     }
     run.record.warnings.extend(s.events.write_errors());
     run.record.policy.network.hosts = s.egress.tally();

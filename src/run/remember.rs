@@ -11,6 +11,7 @@ use crate::record::RunRecord;
 use crate::record::memory::{MemoryReport, MemoryUsed};
 use crate::spec::Job;
 use crate::spec::answer::Change;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// Where the run's memory is, or why the run has none.
@@ -34,7 +35,7 @@ impl Settled {
             Settled::On { store, key, .. } => MemoryReport {
                 enabled: true,
                 key: key.as_str().to_string(),
-                file: store.file_of(key).display().to_string(),
+                file: store.path_of(key).display().to_string(),
                 ..Default::default()
             },
             Settled::Off(why) => MemoryReport { enabled: false, note: Some(why.clone()), ..Default::default() },
@@ -52,8 +53,9 @@ pub fn settle(job: &Job, req: &Request, ws: &Workspace) -> Settled {
     let Some(dir) = req.memory_dir.clone().or_else(|| memory::default_dir(&req.env)) else {
         return Settled::Off("no place for memory: set HONE_MEMORY_DIR, XDG_STATE_HOME or HOME".into());
     };
-    let dir = if dir.is_absolute() { dir } else { crate::run::intake::locate_cwd().join(dir) };
-    if let Err(e) = crate::safe_fs::create_private_dir(&dir) {
+    let dir = crate::safe_fs::absolute(&dir);
+    // Made now, before any jail is built: a directory made later would not be hidden from it.
+    if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
         return Settled::Off(format!("cannot use {} for memory: {e}", dir.display()));
     }
     let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
@@ -83,7 +85,8 @@ fn key_for(job: &Job, req: &Request, ws: &Workspace) -> Option<RepoKey> {
         remote_trusted: req.remote_trusted,
     });
     if let (true, Some(repo)) = (place.repo_trusted, &place.repo) {
-        if let Some(key) = RepoKey::from_url(&format!("{}/{repo}", place.server.web_url())) {
+        let url = place.server.as_ref().map(|f| format!("{}/{repo}", f.url()));
+        if let Some(key) = url.and_then(|u| RepoKey::from_url(&u, ws.root())) {
             return Some(key);
         }
     }
@@ -124,8 +127,36 @@ pub fn record(s: &Scope, settled: &Settled, record: &RunRecord) -> Result<usize,
     let (mut memory, _) = store.load(key);
     let seen = memory::observed(record);
     let n = seen.len();
-    let stamp = RunStamp { run_id: record.run_id.clone(), at: record.started_at.clone() };
-    memory.observe(seen, &stamp, &s.redactor);
+    memory.observe(seen, &RunStamp::of(record), &s.redactor);
     store.save(&memory).map_err(|e| e.render())?;
     Ok(n)
+}
+
+/// Reviewers' feedback on the PR autofix works on, remembered at once (so this run's retrieval
+/// sees it too). Only a run that records memory keeps it.
+pub fn feedback(
+    s: &Scope,
+    settled: &Settled,
+    items: &[crate::forge::feedback::Feedback],
+    record: &RunRecord,
+) -> Result<(), String> {
+    let Settled::On { store, key, .. } = settled else { return Ok(()) };
+    if items.is_empty() || s.job.change != Change::Commit {
+        return Ok(());
+    }
+    let (mut memory, _) = store.load(key);
+    let seen = items
+        .iter()
+        .map(|f| memory::Observed {
+            fact: memory::Fact::Review {
+                pr: f.pr,
+                reviewer: f.reviewer.clone(),
+                state: f.state.clone(),
+                body: f.body.clone(),
+            },
+            files: f.path.iter().cloned().collect(),
+        })
+        .collect();
+    memory.observe(seen, &RunStamp::of(record), &s.redactor);
+    store.save(&memory).map(drop).map_err(|e| e.render())
 }

@@ -169,6 +169,10 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
+    let memory = super::remember::settle(&job, req, &ws);
+    if let Some(dir) = memory.dir() {
+        policy.hide_file(dir, ws.root(), "hidden: hone's memory of repositories");
+    }
     hide_credentials(&mut policy, &env, &model, &ws);
     let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
     // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
@@ -190,7 +194,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
     let start = Start { work, model, jail, jail_report, ignored, map, saved, history };
     let (shared, cancel) = (req.shared.clone(), req.cancel.clone());
-    let scope = Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress };
+    let scope = Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress, memory };
     Ok((scope, start))
 }
 

@@ -41,6 +41,8 @@ pub struct Opening {
     pub note: Option<String>,
     /// The model's work is already in the tree (saved work taken up).
     pub touched: bool,
+    /// What hone remembered of the repository: the data block for the first message.
+    pub memory: Option<String>,
 }
 
 /// Run the session from the baseline to an outcome.
@@ -78,8 +80,9 @@ async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
         Some(n) => format!("{start}\n\n{n}"),
         None => start.to_string(),
     };
-    // The repository's guidance comes before the start text, as quoted data.
-    let first: Vec<String> = [lp.instructions_opening(continued), Some(start)].into_iter().flatten().collect();
+    // The repository's guidance and hone's memory come before the start text, as quoted data.
+    let memory = opening.memory.filter(|_| !continued);
+    let first: Vec<String> = [lp.instructions_opening(continued), memory, Some(start)].into_iter().flatten().collect();
     messages.extend(opening.history);
     messages.push(Message::user(first.join("\n\n")));
     lp.start(messages);
