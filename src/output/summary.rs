@@ -167,11 +167,25 @@ fn facts(s: &mut String, r: &RunRecord) {
         let limit = c.limit_usd.map(|l| format!(" of {}", dollars(l))).unwrap_or_default();
         let _ = writeln!(s, "| Cost | {}{limit} |", dollars(c.usd));
     }
+    instructions(s, r);
     memory(s, r);
     if r.model_retries.total > 0 {
         let kinds: Vec<String> = r.model_retries.by_kind.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
         let _ = writeln!(s, "| Model retries | {} ({}) |", r.model_retries.total, kinds.join(", "));
     }
+}
+
+/// The repository's instruction files the model was given (those cut short say so).
+fn instructions(s: &mut String, r: &RunRecord) {
+    if r.instructions.is_empty() {
+        return;
+    }
+    let files: Vec<String> = r
+        .instructions
+        .iter()
+        .map(|f| format!("{}{}", md::code_cell(&f.path), if f.truncated { " (cut)" } else { "" }))
+        .collect();
+    let _ = writeln!(s, "| Instructions | {} |", files.join(", "));
 }
 
 /// What hone remembered of the repository: the entries given to the model, what was recorded.

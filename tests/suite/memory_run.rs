@@ -86,6 +86,9 @@ async fn what_a_run_observed_reaches_the_next_run_on_the_same_repository_and_not
     }
     assert!(used.iter().any(|u| u["line"].as_str().unwrap().contains("sh check.sh")), "{used:?}");
     assert_eq!(r2["memory"]["key"], r1["memory"]["key"]);
+    let summary = second.read("summary.md");
+    let row = summary.lines().find(|l| l.starts_with("| Memory |")).unwrap_or_else(|| panic!("{summary}"));
+    assert!(row.contains(&format!("{} of ", used.len())) && row.contains(used[0]["id"].as_str().unwrap()), "{row}");
 
     // Another repository, the same memory directory: nothing of the first's.
     let served = mock.requests().len();
