@@ -134,6 +134,7 @@ def run_once(hone, work, bare, port, memory_dir, label, extra):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--hone", default=str(ROOT / "target" / "release" / "hone"))
+    ap.add_argument("--show", action="store_true", help="print the second run's first user message (with memory)")
     a = ap.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Mock)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -141,11 +142,14 @@ def main():
     work = Path(tempfile.mkdtemp(prefix="hone-memory-bench-"))
     bare = origin(work)
     rows = []
-    for mode, extra in (("with memory", []), ("without memory", ["--no-memory"])):
-        memory_dir = work / f"memory-{mode.replace(' ', '-')}"
-        first = run_once(a.hone, work, bare, port, memory_dir, f"{mode[:4]}-1", extra)
-        second = run_once(a.hone, work, bare, port, memory_dir, f"{mode[:4]}-2", extra)
+    for mode, label, extra in (("with memory", "mem", []), ("without memory", "nomem", ["--no-memory"])):
+        memory_dir = work / f"memory-{label}"
+        first = run_once(a.hone, work, bare, port, memory_dir, f"{label}-1", extra)
+        second = run_once(a.hone, work, bare, port, memory_dir, f"{label}-2", extra)
         rows.append((mode, first, second))
+        if a.show and label == "mem":
+            body = Mock.requests[-second["requests"]]
+            print(next(m["content"] for m in body["messages"] if m["role"] == "user"), file=sys.stderr)
     print("| runs | run | turns | prompt tokens | completion tokens | memory entries given |")
     print("|---|---|---|---|---|---|")
     for mode, first, second in rows:

@@ -7,6 +7,7 @@ use super::handoff::Scope;
 use super::request::Request;
 use crate::git::Workspace;
 use crate::memory::{self, Query, RepoKey, RunStamp, Store};
+use crate::policy::Policy;
 use crate::record::RunRecord;
 use crate::record::memory::{MemoryReport, MemoryUsed};
 use crate::spec::Job;
@@ -16,24 +17,33 @@ use std::path::{Path, PathBuf};
 
 /// Where the run's memory is, or why the run has none.
 pub enum Settled {
-    On { store: Store, key: RepoKey, dir: PathBuf },
+    On {
+        store: Store,
+        key: RepoKey,
+        /// The directory as given and its real path (the same, unless a link leads to it).
+        dirs: Vec<PathBuf>,
+        /// A review or read-only job: it reads memory and records nothing.
+        reads_only: bool,
+    },
     Off(String),
 }
 
 impl Settled {
-    /// The directory every jail hides (it exists by now: a later one would not be hidden).
-    pub fn dir(&self) -> Option<&Path> {
+    /// The paths every jail hides (the directory exists by now: a later one would not be).
+    pub fn dirs(&self) -> &[PathBuf] {
         match self {
-            Settled::On { dir, .. } => Some(dir),
-            Settled::Off(_) => None,
+            Settled::On { dirs, .. } => dirs,
+            Settled::Off(_) => &[],
         }
     }
 
     /// The report's start: on, of which repository, in which file; or off, and why.
     pub fn report(&self) -> MemoryReport {
         match self {
-            Settled::On { store, key, .. } => MemoryReport {
+            Settled::On { store, key, reads_only, .. } => MemoryReport {
                 enabled: true,
+                note: reads_only
+                    .then(|| "this job reads memory and records nothing (review and read-only jobs)".into()),
                 key: key.as_str().to_string(),
                 file: store.path_of(key).display().to_string(),
                 ..Default::default()
@@ -44,31 +54,47 @@ impl Settled {
 }
 
 /// Settle the memory for this run: off when the job or the command line says so; else the
-/// directory (`--memory-dir`, a fleet's workspace, or the environment's default), which must lie
-/// outside the work tree, and the repository's key.
-pub fn settle(job: &Job, req: &Request, ws: &Workspace) -> Settled {
+/// directory (`--memory-dir`, a fleet's workspace, or the environment's default), which no
+/// command may be able to write: never in or above the work tree, never under a tree the policy
+/// makes writable, never with the sandbox off. Both its path as given and its real path are
+/// hidden from every jail (a home reached through a link shows the former).
+pub fn settle(job: &Job, req: &Request, ws: &Workspace, policy: &Policy) -> Settled {
     if !job.memory.enabled {
         return Settled::Off("memory is off for this job (`memory: {enabled: false}` or `--no-memory`)".into());
+    }
+    if !policy.sandbox {
+        return Settled::Off("memory is off: with `sandbox: off` the model's commands could write it".into());
     }
     let Some(dir) = req.memory_dir.clone().or_else(|| memory::default_dir(&req.env)) else {
         return Settled::Off("no place for memory: set HONE_MEMORY_DIR, XDG_STATE_HOME or HOME".into());
     };
-    let dir = crate::safe_fs::absolute(&dir);
-    // Made now, before any jail is built: a directory made later would not be hidden from it.
-    if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir) {
-        return Settled::Off(format!("cannot use {} for memory: {e}", dir.display()));
+    let given = crate::safe_fs::lexical(&dir);
+    let root = ws.root();
+    let reachable = |p: &Path| {
+        p.starts_with(root) || root.starts_with(p) || policy.sandbox_writable.iter().any(|w| p.starts_with(w))
+    };
+    let refuse = |p: &Path| {
+        Settled::Off(format!(
+            "the memory directory {} is in, above or under a tree the model's commands can write (the work tree, `paths.sandbox_writable`): memory is off",
+            p.display()
+        ))
+    };
+    if reachable(&given) {
+        return refuse(&given);
     }
-    let real = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-    if real.starts_with(ws.root()) {
-        return Settled::Off(format!(
-            "the memory directory {} is inside the work tree, where the repository could write it: memory is off",
-            dir.display()
-        ));
+    // Made now, before any jail is built: a directory made later would not be hidden from it.
+    if let Err(e) = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&given) {
+        return Settled::Off(format!("cannot use {} for memory: {e}", given.display()));
+    }
+    let real = given.canonicalize().unwrap_or_else(|_| given.clone());
+    if reachable(&real) {
+        return refuse(&real);
     }
     let Some(key) = key_for(job, req, ws) else {
         return Settled::Off("the repository has no remote and no commit to name it by: memory is off".into());
     };
-    Settled::On { store: Store::at(real.clone()), key, dir: real }
+    let reads_only = job.change != Change::Commit;
+    Settled::On { store: Store::at(real.clone()), key, dirs: vec![given, real], reads_only }
 }
 
 /// The repository's name for its memory: the forge's name for it where the environment or a
@@ -120,13 +146,11 @@ pub fn recall(s: &Scope, settled: &Settled, record: &RunRecord) -> Recalled {
 /// Record what the run observed. Only a run that may change the repository records: a review of
 /// someone's pull request and a read-only job (whose task may be anyone's issue) only read.
 pub fn record(s: &Scope, settled: &Settled, record: &RunRecord) -> Result<usize, String> {
-    let Settled::On { store, key, .. } = settled else { return Ok(0) };
-    if s.job.change != Change::Commit {
-        return Ok(0);
-    }
+    let Settled::On { store, key, reads_only: false, .. } = settled else { return Ok(0) };
     let (mut memory, _) = store.load(key);
     let seen = memory::observed(record);
-    let n = seen.len();
+    // Entries added or updated: one per distinct fact.
+    let n = seen.iter().map(|o| o.fact.id()).collect::<std::collections::BTreeSet<_>>().len();
     memory.observe(seen, &RunStamp::of(record), &s.redactor);
     store.save(&memory).map_err(|e| e.render())?;
     Ok(n)
@@ -140,8 +164,8 @@ pub fn feedback(
     items: &[crate::forge::feedback::Feedback],
     record: &RunRecord,
 ) -> Result<(), String> {
-    let Settled::On { store, key, .. } = settled else { return Ok(()) };
-    if items.is_empty() || s.job.change != Change::Commit {
+    let Settled::On { store, key, reads_only: false, .. } = settled else { return Ok(()) };
+    if items.is_empty() {
         return Ok(());
     }
     let (mut memory, _) = store.load(key);

@@ -75,7 +75,9 @@ mod mcp;
 mod mcp_attacks;
 #[cfg(target_os = "linux")]
 mod mcp_secrets;
+mod memory_attacks;
 mod memory_cli;
+mod memory_feedback;
 mod memory_run;
 mod model_faults;
 mod outcomes;

@@ -169,8 +169,8 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
     protect_instructions(&mut policy, &job, &ws);
-    let memory = super::remember::settle(&job, req, &ws);
-    if let Some(dir) = memory.dir() {
+    let memory = super::remember::settle(&job, req, &ws, &policy);
+    for dir in memory.dirs() {
         policy.hide_file(dir, ws.root(), "hidden: hone's memory of repositories");
     }
     hide_credentials(&mut policy, &env, &model, &ws);
@@ -274,8 +274,12 @@ fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
 /// `gha-creds-*.json`), and no tool reads them.
 fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, models: &Models, ws: &Workspace) {
     let files = env.credential_files().into_iter().chain(models.secret_files());
-    for file in files.filter_map(|f| f.canonicalize().ok()) {
-        policy.hide_file(&file, ws.root(), "hidden: credentials of hone's model client or GitHub App");
+    // Its path as named and its real path: a jail shows a home reached through a link at the former.
+    for file in files {
+        let Ok(real) = file.canonicalize() else { continue };
+        for path in [crate::safe_fs::lexical(&file), real] {
+            policy.hide_file(&path, ws.root(), "hidden: credentials of hone's model client or GitHub App");
+        }
     }
 }
 
