@@ -71,6 +71,10 @@ pub struct Checkout {
     pub before: Option<git2::Oid>,
     pub base: git2::Oid,
     pub ignored: Vec<String>,
+    /// Where the repository's instruction files are read: the base, or for a PR's head (autofix,
+    /// review) the commit hone was started on, which the PR's author and hone's own earlier
+    /// commits on its branch cannot have changed.
+    pub guidance: git2::Oid,
 }
 
 /// The environment stage's result: the tools in the run's jail, the checks with the baseline

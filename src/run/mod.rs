@@ -104,7 +104,8 @@ async fn work_on(
                 }
                 None => {
                     let memory = if o.history.is_empty() { recall(s, pr, run) } else { None };
-                    let opening = session::Opening { map, history: o.history, note, touched, memory };
+                    let guidance = checkout.guidance;
+                    let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
                     session::run(s, (model, &tools, checks), opening, checkout.base, run).await
                 }
             };

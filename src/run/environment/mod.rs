@@ -42,6 +42,7 @@ pub async fn check_out(
     let (job, ws) = (&s.job, &s.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
+    let guidance = if pr.is_some() { ws.resolve_base(None)? } else { base };
     run.record.base_sha = base.to_string();
     run.record.base_branch = match (&job.repo.base, &original, pr) {
         (_, _, Some(t)) => t.base_ref.clone(),
@@ -52,7 +53,7 @@ pub async fn check_out(
     };
     let (branch, keep, hones) = (job.git.branch.clone(), job.repo.allow_dirty, hones_commit(job));
     let before = ws.blocking(move |ws| ws.start_branch(&branch, base, keep, &hones)).await?;
-    Ok(Checkout { original, before, base, ignored })
+    Ok(Checkout { original, before, base, ignored, guidance })
 }
 
 /// The saved work a failed run left, if any, to take up after the baseline.

@@ -53,7 +53,7 @@ pub async fn land(
 /// paths removed. Not cut short by a cancel: this is what leaves the repo known.
 pub async fn restore(s: &Scope, checkout: Checkout, run: &mut Run) {
     let (job, ws) = (&s.job, &s.ws);
-    let Checkout { original, before, base, ignored } = checkout;
+    let Checkout { original, before, base, ignored, .. } = checkout;
     if job.repo.allow_dirty {
         run.record.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
     } else {

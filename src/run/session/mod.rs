@@ -43,11 +43,13 @@ pub struct Opening {
     pub touched: bool,
     /// What hone remembered of the repository: the data block for the first message.
     pub memory: Option<String>,
+    /// The commit the repository's instruction files are read from (`Checkout::guidance`).
+    pub guidance: git2::Oid,
 }
 
 /// Run the session from the baseline to an outcome.
 pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid, run: &mut Run) -> Ended {
-    let mut lp = turns::Loop::new(s, parts, run, base);
+    let mut lp = turns::Loop::new(s, parts, run, (base, opening.guidance));
     lp.touched = opening.touched;
     begin(&mut lp, opening).await;
     let budget_note =

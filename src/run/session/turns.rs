@@ -52,7 +52,13 @@ pub(super) enum Next {
 }
 
 impl<'a> Loop<'a> {
-    pub fn new(s: &'a Scope, (model, tools, checks): super::Parts<'a>, run: &'a mut Run, base: git2::Oid) -> Self {
+    /// The loop from the baseline at `base`, the instruction files read at `guidance`.
+    pub fn new(
+        s: &'a Scope,
+        (model, tools, checks): super::Parts<'a>,
+        run: &'a mut Run,
+        (base, guidance): (git2::Oid, git2::Oid),
+    ) -> Self {
         let read_only = s.policy.read_only_repo;
         let specs = tools::specs()
             .into_iter()
@@ -75,7 +81,7 @@ impl<'a> Loop<'a> {
             sizing: Default::default(),
             forced_compactions: 0,
             answer_exhausted: false,
-            instructions: super::instructions::Instructions::new(&s.job.instructions, base),
+            instructions: super::instructions::Instructions::new(&s.job.instructions, guidance),
         }
     }
 
