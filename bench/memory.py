@@ -2,7 +2,8 @@
 """What memory across runs saves (issue 29): a task whose first attempt fails on a learnable fact.
 
 The repository's tests run with `make test`, which fails unless `FIXTURES=1` is given (its error
-says so). The task is to fix a bug that the tests catch. The model is a scripted stand-in in this
+says so). The job's check is `sh ci.sh`, a script that passes the flag, so the fact is in no
+prompt hone writes: only the memory can carry it. The task is to fix a bug that the tests catch. The model is a scripted stand-in in this
 process that acts on what its context says, as a careful model would:
 
   - if a user message (never the system prompt, never a tool result) tells it that
@@ -97,6 +98,8 @@ def origin(work):
     src.mkdir()
     (src / "Makefile").write_text(MAKEFILE)
     (src / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    # The job's check runs the tests through a script, so the flag is in no prompt hone writes.
+    (src / "ci.sh").write_text("make test FIXTURES=1\n")
     git(src, "init", "-q", "-b", "main")
     git(src, "add", "-A")
     git(src, "commit", "-qm", "init")
@@ -113,7 +116,7 @@ def run_once(hone, work, bare, port, memory_dir, label, extra):
         "version: 1\nname: memory-bench\ntask: add(2, 2) returns 0; fix it.\n"
         f"model: {{ provider: openai-compatible, name: mock, base_url: 'http://127.0.0.1:{port}/v1', "
         "api_key_env: BENCH_KEY, stream: false }\n"
-        "verify:\n  - { name: tests, run: 'make test FIXTURES=1' }\n"
+        "verify:\n  - { name: tests, run: 'sh ci.sh' }\n"
         "plan: false\ngit: { push: false }\nlimits: { max_turns: 20 }\n")
     policy = work / "policy.yaml"
     policy.write_text("version: 1\ncommands:\n  default: allow\n")

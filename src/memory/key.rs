@@ -86,8 +86,8 @@ pub fn normalize(url: &str, base: &Path) -> Option<String> {
     }
 }
 
-/// `host/path` from a URL's authority (credentials and a default port dropped, host lowercased)
-/// and its path (trailing `/` and `.git` dropped).
+/// `host/path` from a URL's authority (credentials and a default port dropped) and its path
+/// (trailing `/` and `.git` dropped), lowercased.
 fn network(authority: &str, path: &str, default_port: Option<&str>) -> Option<String> {
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let (host, port) = match host_port.rsplit_once(':') {
@@ -103,7 +103,9 @@ fn network(authority: &str, path: &str, default_port: Option<&str>) -> Option<St
         Some(p) if !p.is_empty() && Some(p) != default_port => format!("{host}:{p}"),
         _ => host,
     };
-    let path = trim_repo_path(path.trim_start_matches('/'));
+    // Forges name repositories case-insensitively (`GITHUB_REPOSITORY=Acme/Widgets` is the clone
+    // of `github.com/acme/widgets`), so the path is lowercased too.
+    let path = trim_repo_path(path.trim_start_matches('/')).to_lowercase();
     Some(if path.is_empty() { host } else { format!("{host}/{path}") })
 }
 
@@ -138,6 +140,7 @@ mod tests {
             "https://github.com/acme/widgets.git",
             "https://x-access-token:ghs_secret123456@github.com/acme/widgets",
             "https://GitHub.com:443/acme/widgets/",
+            "https://github.com/Acme/Widgets",
             "git@github.com:acme/widgets.git",
             "ssh://git@github.com:22/acme/widgets.git",
             "ssh://github.com/acme/widgets",
