@@ -59,7 +59,8 @@ fn list(dir: Option<PathBuf>, json: bool, env: &RunEnv) -> Result<Out> {
     let (repos, warnings) = store.list()?;
     out.warnings.extend(warnings);
     out.stdout = if json {
-        serde_json::to_string_pretty(&repos).unwrap_or_default()
+        // One line of JSON whose every character the runner could read as markup is a `\u` escape.
+        crate::ci_text::json(&serde_json::to_string(&repos).unwrap_or_default())
     } else if repos.is_empty() {
         format!("hone: no memories in {}", store.dir().display())
     } else {
@@ -84,7 +85,7 @@ fn show(at: MemoryRepo, json: bool, env: &RunEnv) -> Result<Out> {
     let file = store.path_of(&key);
     out.stdout = if json {
         let v = serde_json::json!({ "key": m.key, "file": file, "entries": m.entries });
-        serde_json::to_string_pretty(&v).unwrap_or_default()
+        crate::ci_text::json(&serde_json::to_string(&v).unwrap_or_default())
     } else if m.entries.is_empty() {
         format!("hone: no memory of {key} ({})", file.display())
     } else {

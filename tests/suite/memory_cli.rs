@@ -143,3 +143,23 @@ async fn a_file_for_another_repository_or_a_symlink_is_ignored_with_a_warning() 
     assert_eq!(outside.code, 2, "{}", outside.stderr);
     assert!(outside.stderr.contains("not in a git repository"), "{}", outside.stderr);
 }
+
+/// `--json` is one line of JSON whatever a memory holds: a character the runner would show as an
+/// escape (a bidirectional override in a remote's name, say) is a JSON `\u` escape, so the output
+/// still parses and says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_output_parses_whatever_the_memory_holds() {
+    let repo = TestRepo::new(&[("a.txt", "a\n")]);
+    repo.git(&["remote", "set-url", "origin", "https://github.com/acme/w\u{202e}gpj.exe"]);
+    let store = repo.dir.path().join("store");
+    let d = store.to_str().unwrap();
+    let key = key_of(&repo);
+    write_memory(&store, &key);
+    for args in [vec!["show", "--json", "--dir", d], vec!["list", "--json", "--dir", d]] {
+        let out = memory(&repo, &args, &[]).await;
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: serde_json::Value =
+            serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", out.stdout));
+        assert!(v.to_string().contains('\u{202e}'), "the same text: {v}");
+    }
+}
