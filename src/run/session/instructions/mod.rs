@@ -111,20 +111,26 @@ impl Instructions {
                 }
                 continue;
             }
-            let (text, bytes, lossy) = match read::read(repo, &tree, path) {
+            if tree.get_path(std::path::Path::new(path)).is_err() {
+                continue;
+            }
+            // The budget is looked at before the blob is read: a spent one reads nothing.
+            if self.left < MIN_LEFT {
+                found.warnings.push(left_out("the budget (`context.instructions_tokens`) is spent"));
+                continue;
+            }
+            let limit = self.spec.max_bytes.min(self.left);
+            let (text, bytes, lossy, whole) = match read::read(repo, &tree, path, limit) {
                 Blob::Absent => continue,
                 Blob::Refused(why) => {
                     found.warnings.push(left_out(&why));
                     continue;
                 }
                 Blob::Text { text, .. } if text.trim().is_empty() => continue,
-                Blob::Text { text, bytes, lossy } => (text, bytes, lossy),
+                Blob::Text { text, bytes, lossy, whole } => (text, bytes, lossy, whole),
             };
-            if self.left < MIN_LEFT {
-                found.warnings.push(left_out("the budget (`context.instructions_tokens`) is spent"));
-                continue;
-            }
-            let (given, truncated) = read::cut(&text, self.spec.max_bytes.min(self.left));
+            let (given, cut_short) = read::cut(&text, limit);
+            let truncated = cut_short || !whole;
             self.left -= given.len();
             if lossy {
                 found.warnings.push(format!(

@@ -15,12 +15,14 @@ pub(super) enum Blob {
     Absent,
     /// Something that is not read, and why.
     Refused(String),
-    /// A regular file's text; `bytes` its size; `lossy` when it was not UTF-8.
-    Text { text: String, bytes: u64, lossy: bool },
+    /// A regular file's text (its start, when `whole` is false); `bytes` its size; `lossy` when
+    /// it was not UTF-8.
+    Text { text: String, bytes: u64, lossy: bool, whole: bool },
 }
 
-/// The blob at `path` in `tree`.
-pub(super) fn read(repo: &Repository, tree: &Tree<'_>, path: &str) -> Blob {
+/// The blob at `path` in `tree`, decoded up to what `limit` bytes of text can need (twice that
+/// of raw bytes, for CRLF line ends): a large file is never copied whole.
+pub(super) fn read(repo: &Repository, tree: &Tree<'_>, path: &str, limit: usize) -> Blob {
     let Ok(entry) = tree.get_path(Path::new(path)) else { return Blob::Absent };
     match entry.filemode() {
         0o100644 | 0o100755 => {}
@@ -39,13 +41,39 @@ pub(super) fn read(repo: &Repository, tree: &Tree<'_>, path: &str) -> Blob {
         Ok(b) => b,
         Err(e) => return Blob::Refused(format!("it cannot be read: {}", e.message())),
     };
-    let bytes = blob.content();
+    let all = blob.content();
+    let bytes = &all[..all.len().min(limit.saturating_mul(2).saturating_add(4))];
     if bytes.contains(&0) {
         return Blob::Refused("it is binary (it holds a NUL byte)".into());
     }
-    let text = String::from_utf8_lossy(bytes);
+    let whole = bytes.len() == all.len();
+    // A prefix may end inside a character: only what is valid before that counts as lossy.
+    let end = if whole { bytes.len() } else { utf8_end(bytes) };
+    let text = String::from_utf8_lossy(&bytes[..end]);
     let lossy = matches!(text, std::borrow::Cow::Owned(_));
-    Blob::Text { text: text.replace("\r\n", "\n"), bytes: size as u64, lossy }
+    Blob::Text { text: text.replace("\r\n", "\n"), bytes: size as u64, lossy, whole }
+}
+
+/// Where `bytes` ends without a character cut short (at most three bytes before its end).
+fn utf8_end(bytes: &[u8]) -> usize {
+    let n = bytes.len();
+    for back in 1..=3.min(n) {
+        let b = bytes[n - back];
+        if b & 0xC0 != 0x80 {
+            // The start of the last character: complete if its length fits in what is left.
+            let len = if b < 0x80 {
+                1
+            } else if b >= 0xF0 {
+                4
+            } else if b >= 0xE0 {
+                3
+            } else {
+                2
+            };
+            return if len <= back { n } else { n - back };
+        }
+    }
+    n
 }
 
 /// `text` cut to at most `limit` bytes, at a character boundary; whether it was cut.

@@ -60,13 +60,28 @@ fn only_regular_blobs_of_the_base_commit_are_read() {
     let tree = head.tree().unwrap();
     // The work tree says otherwise: only the commit counts.
     std::fs::write(dir.path().join("AGENTS.md"), "edited").unwrap();
-    assert_eq!(read::read(&r, &tree, "AGENTS.md"), Blob::Text { text: "base\ntext\n".into(), bytes: 11, lossy: false });
-    assert!(matches!(read::read(&r, &tree, "link.md"), Blob::Refused(w) if w.contains("symbolic link")));
-    assert!(matches!(read::read(&r, &tree, "sub.md"), Blob::Refused(w) if w.contains("not a file")));
-    assert!(matches!(read::read(&r, &tree, "bin.md"), Blob::Refused(w) if w.contains("binary")));
-    assert!(matches!(read::read(&r, &tree, "latin.md"), Blob::Text { lossy: true, .. }));
-    assert_eq!(read::read(&r, &tree, "link.md/x"), Blob::Absent);
-    assert_eq!(read::read(&r, &tree, "none.md"), Blob::Absent);
+    assert_eq!(
+        read::read(&r, &tree, "AGENTS.md", 100),
+        Blob::Text { text: "base\ntext\n".into(), bytes: 11, lossy: false, whole: true }
+    );
+    assert!(matches!(read::read(&r, &tree, "link.md", 100), Blob::Refused(w) if w.contains("symbolic link")));
+    assert!(matches!(read::read(&r, &tree, "sub.md", 100), Blob::Refused(w) if w.contains("not a file")));
+    assert!(matches!(read::read(&r, &tree, "bin.md", 100), Blob::Refused(w) if w.contains("binary")));
+    assert!(matches!(read::read(&r, &tree, "latin.md", 100), Blob::Text { lossy: true, .. }));
+    assert_eq!(read::read(&r, &tree, "link.md/x", 100), Blob::Absent);
+    assert_eq!(read::read(&r, &tree, "none.md", 100), Blob::Absent);
+}
+
+/// A large file is decoded only as far as the limit needs, never cutting a character in two.
+#[test]
+fn a_large_file_is_read_only_as_far_as_its_limit() {
+    let big = "é".repeat(100_000);
+    let (_d, r, base) = repo(&[("AGENTS.md", big.as_bytes())]);
+    let tree = r.find_commit(base).unwrap().tree().unwrap();
+    let Blob::Text { text, bytes, lossy, whole } = read::read(&r, &tree, "AGENTS.md", 5) else { panic!() };
+    assert_eq!((bytes, lossy, whole), (200_000, false, false));
+    assert!(text.len() <= 14 && text.chars().all(|c| c == 'é'), "{text}");
+    assert_eq!(read::cut(&text, 5), ("éé", true));
 }
 
 #[test]
