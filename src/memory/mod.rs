@@ -3,7 +3,6 @@
 //! feedback), stored per repository outside the work tree, bounded and redacted, and retrieved
 //! into the next run's first message as data. See docs/memory.md.
 
-pub mod cli;
 mod fact;
 mod key;
 mod observe;

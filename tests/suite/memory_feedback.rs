@@ -9,6 +9,23 @@ use serde_json::json;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+/// Autofix of PR #3 (its head already mounted on `gh`): hone's comment expected, the model
+/// fixes the check; the run with `extra` environment, and the model it asked.
+async fn fix_pr(repo: &crate::common::repo::TestRepo, gh: &MockServer, extra: &[(&str, &str)]) -> (Run, MockModel) {
+    let marker = "<!-- hone:autofix job=autofix -->";
+    expect_comment_written(gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", marker)).await;
+    let model = MockModel::start().await;
+    model
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Restored status.txt."), false);
+    let uri = gh.uri();
+    let mut env = vec![("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
+    env.extend_from_slice(extra);
+    let run = run_job_with(repo, &job_yaml("autofix", &model.base_url, false), &["--pr", "3"], &env).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    (run, model)
+}
+
 fn review(id: u64, login: &str, association: &str, state: &str, body: &str) -> serde_json::Value {
     json!({"id": id, "user": {"login": login, "type": "User"}, "author_association": association,
            "state": state, "body": body, "submitted_at": "2026-11-20T10:00:00Z"})
@@ -33,23 +50,9 @@ async fn autofix_remembers_trusted_reviewers_feedback_and_never_an_outsiders() {
         .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
         .mount(&gh)
         .await;
-    let marker = "<!-- hone:autofix job=autofix -->";
-    expect_comment_written(&gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", marker)).await;
-    let model = MockModel::start().await;
-    model
-        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
-        .turn(text("Restored status.txt."), false);
     let memory = tempfile::tempdir().unwrap();
-    let uri = gh.uri();
-    let env = [
-        ("GITHUB_TOKEN", TOKEN),
-        ("GITHUB_REPOSITORY", "acme/app"),
-        ("GITHUB_SERVER_URL", "https://github.com"),
-        ("GITHUB_API_URL", uri.as_str()),
-        ("HONE_MEMORY_DIR", memory.path().to_str().unwrap()),
-    ];
-    let run = run_job_with(&repo, &job_yaml("autofix", &model.base_url, false), &["--pr", "3"], &env).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let extra = [("GITHUB_SERVER_URL", "https://github.com"), ("HONE_MEMORY_DIR", memory.path().to_str().unwrap())];
+    let (run, model) = fix_pr(&repo, &gh, &extra).await;
     let report = run.report();
     assert_eq!(report["memory"]["key"], "github.com/acme/app", "the environment names the repository");
     let used: Vec<String> =
@@ -86,16 +89,7 @@ async fn in_autofix_the_instruction_files_come_from_the_checkout_not_the_prs_hea
     repo.git(&["checkout", "-q", "main"]);
     let gh = MockServer::start().await;
     mount_pr(&gh, &origin_head(&repo), "acme/app").await;
-    let marker = "<!-- hone:autofix job=autofix -->";
-    expect_comment_written(&gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", marker)).await;
-    let model = MockModel::start().await;
-    model
-        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
-        .turn(text("Restored status.txt."), false);
-    let uri = gh.uri();
-    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
-    let run = run_job_with(&repo, &job_yaml("autofix", &model.base_url, false), &["--pr", "3"], &env).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (_run, model) = fix_pr(&repo, &gh, &[]).await;
     let first = model.requests()[0].body["messages"].to_string();
     assert!(first.contains("GUIDANCE FROM MAIN"), "{first}");
     assert!(!first.contains("GUIDANCE FROM THE PR"), "{first}");

@@ -4,12 +4,13 @@
 //! job can turn it off.
 
 use crate::common::mock_model::{MockModel, call, text};
+use crate::common::repo::TestRepo;
 use crate::common::*;
 use serde_json::{Value, json};
 use std::path::Path;
 
 /// The model's first request's first user message: where the memory goes.
-fn first_user_message(mock: &MockModel, request: usize) -> String {
+pub(super) fn first_user_message(mock: &MockModel, request: usize) -> String {
     let reqs = mock.requests();
     let msgs = reqs[request].body["messages"].as_array().unwrap().clone();
     let user = msgs.iter().find(|m| m["role"] == "user").unwrap();
@@ -22,7 +23,7 @@ fn system_message(mock: &MockModel, request: usize) -> String {
 }
 
 /// Everything stored in the memory directory.
-fn stored(dir: &Path) -> String {
+pub(super) fn stored(dir: &Path) -> String {
     let mut all = String::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         all.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
@@ -40,9 +41,18 @@ fn learning_turns(mock: &MockModel) {
     mock.turn(text("Set status.txt to fixed."), false);
 }
 
-fn fixing_turns(mock: &MockModel) {
+pub(super) fn fixing_turns(mock: &MockModel) {
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false);
     mock.turn(text("Set status.txt to fixed."), false);
+}
+
+/// The next run on `repo` (the model fixes the check): its first user message.
+pub(super) async fn next_runs_opening(mock: &MockModel, repo: &TestRepo, yaml: &str, env: &[(&str, &str)]) -> String {
+    let served = mock.requests().len();
+    fixing_turns(mock);
+    let run = run_job_with(repo, yaml, &[], env).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    first_user_message(mock, served)
 }
 
 fn repo_with_open_policy(mock: &MockModel, name: &str, tail: &str) -> (crate::common::repo::TestRepo, String) {

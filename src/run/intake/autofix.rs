@@ -135,8 +135,10 @@ async fn inspect(
             // Review mode pushes nothing, so a fork's PR is as good as any.
             let decision = autofix::inspect(&gh, number, job.pr.allow_forks || review).await?;
             let fixing = matches!(decision, autofix::Decision::Fix(_)) && remember;
+            // A GitHub App's bot login is known without asking `/user`.
+            let own = place.login.as_deref();
             let feedback =
-                if fixing { Some(within(crate::forge::feedback::github(&gh, number, None)).await) } else { None };
+                if fixing { Some(within(crate::forge::feedback::github(&gh, number, own)).await) } else { None };
             (decision, feedback)
         }
         crate::spec::forge::ForgeKind::Gitlab => {

@@ -106,6 +106,7 @@ fn permission(method: &str, rest: &[&str]) -> Option<Vec<(&'static str, &'static
         ("GET", ["pulls"]) | ("GET", ["pulls", _]) | ("GET", ["issues", _, "comments"]) => {
             vec![("pull_requests", "read"), ("issues", "read")]
         }
+        ("GET", ["pulls", _, "reviews"]) | ("GET", ["pulls", _, "comments"]) => vec![("pull_requests", "read")],
         ("POST", ["issues", _, "comments"]) | ("PATCH", ["issues", "comments", _]) => {
             vec![("pull_requests", "write"), ("issues", "write")]
         }
@@ -144,6 +145,8 @@ fn pull_requests(s: &State, method: &str, (owner, repo): (&str, &str), rest: &[&
             body["base"] = json!({"ref": "main"});
             answer(200, body)
         }
+        // Nobody has reviewed the stand-in's PRs.
+        ("GET", ["pulls", _, "reviews"]) | ("GET", ["pulls", _, "comments"]) => answer(200, json!([])),
         ("GET", ["issues", _, "comments"]) => {
             let list: Vec<Value> =
                 s.comments.lock().unwrap().iter().map(|(id, login, body)| comment(*id, login, body)).collect();

@@ -89,6 +89,7 @@ enum Route {
     ResolveDiscussion,
     Users,
     Me,
+    Member,
     TokenSelf,
 }
 
@@ -121,6 +122,7 @@ fn route_of(op: &Op) -> Route {
         ("PUT", t) if t == format!("{mr}/discussions/{{discussion_id}}") => Route::ResolveDiscussion,
         ("GET", "/api/v4/users") => Route::Users,
         ("GET", "/api/v4/user") => Route::Me,
+        ("GET", "/api/v4/projects/{id}/members/all/{user_id}") => Route::Member,
         ("GET", "/api/v4/personal_access_tokens/self") => Route::TokenSelf,
         (m, t) => panic!("the description has {m} {t}, which the stand-in does not serve"),
     }
@@ -237,6 +239,7 @@ fn answer(
         Route::ResolveDiscussion => review::resolve_discussion(&mut ctx),
         Route::Users => users(&ctx),
         Route::Me => me(&ctx),
+        Route::Member => member(&ctx),
         Route::TokenSelf => token_self(&ctx),
     };
     result.unwrap_or_else(|refused| refused)
@@ -306,6 +309,21 @@ fn users(ctx: &Ctx) -> Result<Reply, Reply> {
 fn me(ctx: &Ctx) -> Result<Reply, Reply> {
     let user = ctx.user()?;
     Ok(Reply::json(200, entities::user_public(ctx.st, user, ctx.base)))
+}
+
+/// `GET /projects/:id/members/all/:user_id`: every user of the stand-in is a Developer (30) of
+/// every project it can see, and a user it does not know is GitLab's 404.
+fn member(ctx: &Ctx) -> Result<Reply, Reply> {
+    ctx.project()?;
+    let id: u64 = ctx.path.get("user_id").and_then(|u| u.parse().ok()).unwrap_or_default();
+    let u = ctx.st.user(id).ok_or_else(|| Reply::message(404, "404 Not found"))?;
+    let web = format!("{}/{}", ctx.base, u.username);
+    Ok(Reply::json(
+        200,
+        serde_json::json!({"id": u.id, "username": u.username, "name": u.username, "state": "active",
+            "avatar_url": "", "web_url": web, "access_level": 30, "created_at": u.created_at,
+            "expires_at": null, "membership_state": "active"}),
+    ))
 }
 
 fn token_self(ctx: &Ctx) -> Result<Reply, Reply> {

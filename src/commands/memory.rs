@@ -1,10 +1,10 @@
 //! `hone memory list|show|forget|clear`: what the store holds, per repository, and removing it.
-//! Each returns the text for stdout and the warnings for stderr; `commands.rs` prints them.
+//! Each returns the text for stdout and the warnings for stderr; `commands` prints them.
 
-use super::{RepoKey, Store, default_dir_checked};
 use crate::cli::{MemoryAction, MemoryRepo};
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError, Result};
+use crate::memory::{RepoKey, Store, default_dir_checked};
 use std::path::PathBuf;
 
 /// What a `hone memory` command prints: its result (stdout) and warnings (stderr).

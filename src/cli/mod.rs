@@ -351,5 +351,4 @@ impl std::str::FromStr for Shard {
 }
 
 #[cfg(test)]
-#[path = "cli_tests.rs"]
 mod tests;

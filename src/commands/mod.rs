@@ -10,6 +10,8 @@ macro_rules! print {
     ($($arg:tt)*) => { ::std::print!("{}", crate::ci_text::lines(&format!($($arg)*))) };
 }
 
+mod memory;
+
 use crate::cli::{Cli, Command, FleetAction, FleetArgs, PrsAction, RunArgs};
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
@@ -295,7 +297,7 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i3
 
 /// `hone memory …`: its result on stdout, warnings and errors on stderr.
 fn memory(action: crate::cli::MemoryAction) -> i32 {
-    match crate::memory::cli::run(action, &RunEnv::from_process()) {
+    match memory::run(action, &RunEnv::from_process()) {
         Ok(out) => {
             for w in &out.warnings {
                 eprintln!("hone: warning: {w}");
