@@ -55,7 +55,7 @@ pub(super) async fn next_runs_opening(mock: &MockModel, repo: &TestRepo, yaml: &
     first_user_message(mock, served)
 }
 
-fn repo_with_open_policy(mock: &MockModel, name: &str, tail: &str) -> (crate::common::repo::TestRepo, String) {
+pub(super) fn repo_with_open_policy(mock: &MockModel, name: &str, tail: &str) -> (TestRepo, String) {
     let repo = broken_repo();
     let yaml = with_policy(&repo, &(user_spec(name, &mock.base_url) + tail), OPEN_POLICY);
     (repo, yaml)
