@@ -122,11 +122,11 @@ async fn work_on(
 fn recall(s: &Scope, pr: Option<&crate::forge::autofix::Target>, run: &mut Run) -> Option<String> {
     if let Some(t) = pr {
         run.record.warnings.extend(t.feedback_unread.clone());
-        if let Err(e) = remember::feedback(s, &s.memory, &t.feedback, &run.record) {
-            run.record.warnings.push(format!("memory: {e}"));
+        if let Err(e) = remember::feedback(s, &t.feedback, &run.record) {
+            run.record.warnings.push(format!("memory: {}", e.render()));
         }
     }
-    let recalled = remember::recall(s, &s.memory, &run.record);
+    let recalled = remember::recall(s, &run.record);
     run.record.warnings.extend(recalled.warnings.into_iter().map(|w| format!("memory: {w}")));
     (run.record.memory.used, run.record.memory.entries) = (recalled.used, recalled.entries);
     recalled.block
@@ -210,9 +210,9 @@ fn conclude(s: &Scope, run: &mut Run, status: Status) -> RunRecord {
     if run.record.summary.is_empty() {
         run.record.summary = s.redactor.apply(&summarize::write(run, status));
     }
-    match remember::record(s, &s.memory, &run.record) {
+    match remember::record(s, &run.record) {
         Ok(n) => run.record.memory.recorded = n,
-        Err(e) => run.record.warnings.push(format!("memory: {e}")),
+        Err(e) => run.record.warnings.push(format!("memory: {}", e.render())),
     }
     run.record.warnings.extend(s.events.write_errors());
     run.record.policy.network.hosts = s.egress.tally();

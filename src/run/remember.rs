@@ -130,8 +130,8 @@ pub struct Recalled {
 
 /// The entries relevant to the task (and the checks failing at the baseline) within the job's
 /// token budget.
-pub fn recall(s: &Scope, settled: &Settled, record: &RunRecord) -> Recalled {
-    let Settled::On { store, key, .. } = settled else {
+pub fn recall(s: &Scope, record: &RunRecord) -> Recalled {
+    let Settled::On { store, key, .. } = &s.memory else {
         return Recalled { block: None, used: vec![], entries: 0, warnings: vec![] };
     };
     let (memory, warnings) = store.load(key);
@@ -143,32 +143,18 @@ pub fn recall(s: &Scope, settled: &Settled, record: &RunRecord) -> Recalled {
     Recalled { block, used, entries: memory.entries.len(), warnings }
 }
 
-/// Record what the run observed. Only a run that may change the repository records: a review of
-/// someone's pull request and a read-only job (whose task may be anyone's issue) only read.
-pub fn record(s: &Scope, settled: &Settled, record: &RunRecord) -> Result<usize, String> {
-    let Settled::On { store, key, reads_only: false, .. } = settled else { return Ok(0) };
-    let (mut memory, _) = store.load(key);
+/// Record what the run observed; how many facts (entries added or updated). Only a run that may
+/// change the repository records: a review of someone's pull request and a read-only job (whose
+/// task may be anyone's issue) only read.
+pub fn record(s: &Scope, record: &RunRecord) -> crate::error::Result<usize> {
     let seen = memory::observed(record);
-    // Entries added or updated: one per distinct fact.
     let n = seen.iter().map(|o| o.fact.id()).collect::<std::collections::BTreeSet<_>>().len();
-    memory.observe(seen, &RunStamp::of(record), &s.redactor);
-    store.save(&memory).map_err(|e| e.render())?;
-    Ok(n)
+    keep(s, seen, record).map(|kept| if kept { n } else { 0 })
 }
 
 /// Reviewers' feedback on the PR autofix works on, remembered at once (so this run's retrieval
-/// sees it too). Only a run that records memory keeps it.
-pub fn feedback(
-    s: &Scope,
-    settled: &Settled,
-    items: &[crate::forge::feedback::Feedback],
-    record: &RunRecord,
-) -> Result<(), String> {
-    let Settled::On { store, key, reads_only: false, .. } = settled else { return Ok(()) };
-    if items.is_empty() {
-        return Ok(());
-    }
-    let (mut memory, _) = store.load(key);
+/// sees it too).
+pub fn feedback(s: &Scope, items: &[crate::forge::feedback::Feedback], record: &RunRecord) -> crate::error::Result<()> {
     let seen = items
         .iter()
         .map(|f| memory::Observed {
@@ -181,6 +167,17 @@ pub fn feedback(
             files: f.path.iter().cloned().collect(),
         })
         .collect();
+    keep(s, seen, record).map(drop)
+}
+
+/// Add `seen` to the repository's memory (redacted, merged, bounded) and save it; whether the
+/// run records at all.
+fn keep(s: &Scope, seen: Vec<memory::Observed>, record: &RunRecord) -> crate::error::Result<bool> {
+    let Settled::On { store, key, reads_only: false, .. } = &s.memory else { return Ok(false) };
+    if seen.is_empty() {
+        return Ok(true);
+    }
+    let (mut memory, _) = store.load(key);
     memory.observe(seen, &RunStamp::of(record), &s.redactor);
-    store.save(&memory).map(drop).map_err(|e| e.render())
+    store.save(&memory).map(|_| true)
 }
