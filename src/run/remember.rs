@@ -99,8 +99,12 @@ pub fn settle(job: &Job, req: &Request, ws: &Workspace, policy: &Policy) -> Sett
 
 /// The repository's name for its memory: the forge's name for it where the environment or a
 /// fleet file says it (not a checkout's config a repository-side step could have changed), else
-/// the remote's URL, else its first commit.
+/// the remote's URL, else its first commit; a scratch repository's, its place.
 fn key_for(job: &Job, req: &Request, ws: &Workspace) -> Option<RepoKey> {
+    // A scratch repository is made anew for each run (a new first commit), always at one place.
+    if job.repo.scratch {
+        return RepoKey::from_url(&ws.root().to_string_lossy(), ws.root());
+    }
     let remote_url = ws.remote_url(&job.git.remote);
     let place = crate::forge::place::Place::decide(&crate::forge::place::Input {
         env: &req.env,

@@ -194,3 +194,28 @@ async fn memory_planted_by_the_repository_or_written_by_a_command_is_never_read(
     assert!(m["note"].as_str().unwrap().contains("work tree"), "{m}");
     assert!(!mock.requests()[served].body["messages"].to_string().contains("PLANTED"));
 }
+
+/// A scratch repository (`repo.scratch`) is made anew for each run, with a new first commit: its
+/// memory is filed under its place, so the next run finds it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scratch_repositorys_memory_is_found_by_its_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    std::fs::write(app.join("status.txt"), "broken\n").unwrap();
+    std::fs::write(app.join("check.sh"), CHECK_SH).unwrap();
+    let mock = MockModel::start().await;
+    let spec = dir.path().join("job.yaml");
+    std::fs::write(&spec, user_spec("scratch", &mock.base_url) + "repo: { path: app, scratch: true }\n").unwrap();
+    let memory = tempfile::tempdir().unwrap();
+    let env = [("HONE_MEMORY_DIR", memory.path().to_str().unwrap())];
+    let mut reports = Vec::new();
+    for _ in 0..2 {
+        fixing_turns(&mock);
+        let run = run_hone_env(&["run", spec.to_str().unwrap()], &[], dir.path().join(".hone/reports"), &env).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        reports.push(run.report()["memory"].clone());
+    }
+    assert_eq!(reports[0]["key"], reports[1]["key"], "{reports:?}");
+    assert!(reports[1]["entries"].as_u64().unwrap() > 0, "{reports:?}");
+}
