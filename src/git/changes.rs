@@ -149,6 +149,18 @@ impl Workspace {
         let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
         self.patch_text(&diff)
     }
+
+    /// The paths two commits differ in (a file's new path, else its old one), at most `max`, no
+    /// content read: what a pull request touches, from its base to its head.
+    pub fn paths_between(&self, base: Oid, head: Oid, max: usize) -> Result<Vec<String>> {
+        let a = self.repo.find_commit(base)?.tree()?;
+        let b = self.repo.find_commit(head)?.tree()?;
+        let diff = self.repo.diff_tree_to_tree(Some(&a), Some(&b), None)?;
+        let path = |d: git2::DiffDelta<'_>| {
+            d.new_file().path().or(d.old_file().path()).map(|p| p.to_string_lossy().into_owned())
+        };
+        Ok(diff.deltas().filter_map(path).filter(|p| !self.is_excluded(p)).take(max).collect())
+    }
 }
 
 /// A diff as the unified-diff text `git apply` takes, with only the files whose (new) path
@@ -183,4 +195,33 @@ fn line_stats(p: &git2::Patch<'_>) -> Result<(usize, usize, u64)> {
         }
     }
     Ok((added, removed, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::fixture;
+
+    /// What a pull request touches: new, changed and deleted paths, never an excluded one
+    /// (hone's own directory), at most `max`.
+    #[test]
+    fn the_paths_two_commits_differ_in_are_listed_without_hones_own() {
+        let (dir, ws, base) = fixture(|d| {
+            std::fs::write(d.join("a.txt"), "a\n").unwrap();
+            std::fs::write(d.join("gone.txt"), "g\n").unwrap();
+        });
+        let p = dir.path();
+        std::fs::write(p.join("a.txt"), "changed\n").unwrap();
+        std::fs::remove_file(p.join("gone.txt")).unwrap();
+        std::fs::create_dir_all(p.join("src")).unwrap();
+        std::fs::write(p.join("src/new.rs"), "fn x() {}\n").unwrap();
+        std::fs::create_dir_all(p.join(".hone")).unwrap();
+        std::fs::write(p.join(".hone/x"), "x").unwrap();
+        crate::git::test_git::git(p, &["add", "-A", "-f"]);
+        crate::git::test_git::git(p, &["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "pr"]);
+        let head = ws.resolve_base(None).unwrap();
+        let mut paths = ws.paths_between(base, head, 10).unwrap();
+        paths.sort();
+        assert_eq!(paths, ["a.txt", "gone.txt", "src/new.rs"]);
+        assert_eq!(ws.paths_between(base, head, 2).unwrap().len(), 2);
+    }
 }

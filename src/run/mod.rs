@@ -103,8 +103,9 @@ async fn work_on(
                     handoff::Ended { status, touched }
                 }
                 None => {
-                    let memory = if o.history.is_empty() { recall(s, pr, run) } else { None };
                     let guidance = checkout.guidance;
+                    let memory =
+                        if o.history.is_empty() { recall(s, pr, (guidance, checkout.base), run) } else { None };
                     let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
                     session::run(s, (model, &tools, checks), opening, checkout.base, run).await
                 }
@@ -118,15 +119,25 @@ async fn work_on(
 }
 
 /// What hone remembers of the repository, for the session's first message: reviewers'
-/// feedback on the PR (autofix) is remembered first, then the entries for the task retrieved.
-fn recall(s: &Scope, pr: Option<&crate::forge::autofix::Target>, run: &mut Run) -> Option<String> {
+/// feedback on the PR (autofix) is remembered first, then the entries for the task (and the
+/// files the PR touches, from the commit hone started on to its head) retrieved.
+fn recall(
+    s: &Scope,
+    pr: Option<&crate::forge::autofix::Target>,
+    (started, head): (git2::Oid, git2::Oid),
+    run: &mut Run,
+) -> Option<String> {
+    let files = match pr {
+        Some(_) => s.ws.paths_between(started, head, 50).unwrap_or_default(),
+        None => Vec::new(),
+    };
     if let Some(t) = pr {
         run.record.warnings.extend(t.feedback_unread.clone());
         if let Err(e) = remember::feedback(s, &t.feedback, &run.record) {
             run.record.warnings.push(format!("memory: {}", e.render()));
         }
     }
-    let recalled = remember::recall(s, &run.record);
+    let recalled = remember::recall(s, &run.record, &files);
     run.record.warnings.extend(recalled.warnings.into_iter().map(|w| format!("memory: {w}")));
     (run.record.memory.used, run.record.memory.entries) = (recalled.used, recalled.entries);
     recalled.block

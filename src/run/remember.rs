@@ -132,16 +132,16 @@ pub struct Recalled {
     pub warnings: Vec<String>,
 }
 
-/// The entries relevant to the task (and the checks failing at the baseline) within the job's
-/// token budget.
-pub fn recall(s: &Scope, record: &RunRecord) -> Recalled {
+/// The entries relevant to the task, the checks failing at the baseline and `files` (a pull
+/// request's), within the job's token budget.
+pub fn recall(s: &Scope, record: &RunRecord, files: &[String]) -> Recalled {
     let Settled::On { store, key, .. } = &s.memory else {
         return Recalled { block: None, used: vec![], entries: 0, warnings: vec![] };
     };
     let (memory, warnings) = store.load(key);
     let failing: Vec<String> = record.baseline.iter().filter(|c| !c.passed).map(|c| c.name.clone()).collect();
     let task = format!("{} {}", s.job.task, failing.join(" "));
-    let picked = memory.retrieve(&Query { task: &task, files: &[] }, s.job.memory.tokens);
+    let picked = memory.retrieve(&Query { task: &task, files }, s.job.memory.tokens);
     let used: Vec<MemoryUsed> = picked.iter().map(|e| MemoryUsed { id: e.id.clone(), line: e.line() }).collect();
     let block = (!picked.is_empty()).then(|| memory::render(&picked));
     Recalled { block, used, entries: memory.entries.len(), warnings }
