@@ -165,6 +165,16 @@ async fn gh_user(s: St, uri: Uri, h: HeaderMap) -> Response {
     github_auth(&h).unwrap_or_else(|| axum::Json(gh_user_json(GH_SELF, "User", 1)).into_response())
 }
 
+/// What GitHub checks before it lists a PR's reviews or review comments: the token, then the PR
+/// (404 when there is none); the PR's (reviews, review comments).
+fn pr_lists(s: &St, uri: &Uri, h: &HeaderMap, n: u64) -> Result<(Vec<GhItem>, Vec<GhItem>), Box<Response>> {
+    record(s, uri);
+    if let Some(refused) = github_auth(h) {
+        return Err(Box::new(refused));
+    }
+    s.lock().unwrap().pr(n).ok_or_else(|| Box::new(status(StatusCode::NOT_FOUND, json!({"message": "Not Found"}))))
+}
+
 async fn gh_reviews(
     s: St,
     uri: Uri,
@@ -172,12 +182,9 @@ async fn gh_reviews(
     Path(n): Path<u64>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    record(&s, &uri);
-    if let Some(refused) = github_auth(&h) {
-        return refused;
-    }
-    let Some(list) = s.lock().unwrap().pr(n).map(|(r, _)| r) else {
-        return status(StatusCode::NOT_FOUND, json!({"message": "Not Found"}));
+    let list = match pr_lists(&s, &uri, &h, n) {
+        Ok((reviews, _)) => reviews,
+        Err(refused) => return *refused,
     };
     let items = list.iter().enumerate().map(|(i, r)| {
         let submitted = if r.state == "PENDING" { Value::Null } else { json!(r.at) };
@@ -197,12 +204,9 @@ async fn gh_comments(
     Path(n): Path<u64>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    record(&s, &uri);
-    if let Some(refused) = github_auth(&h) {
-        return refused;
-    }
-    let Some(list) = s.lock().unwrap().pr(n).map(|(_, c)| c) else {
-        return status(StatusCode::NOT_FOUND, json!({"message": "Not Found"}));
+    let list = match pr_lists(&s, &uri, &h, n) {
+        Ok((_, comments)) => comments,
+        Err(refused) => return *refused,
     };
     let mut items: Vec<Value> = list
         .iter()

@@ -61,33 +61,53 @@ pub(super) fn repo_with_open_policy(mock: &MockModel, name: &str, tail: &str) ->
     (repo, yaml)
 }
 
+/// A memory directory of its own, the mock model, and a repository whose job `name` (with `tail`
+/// added to its spec) may run any command.
+pub(super) struct Remembering {
+    pub memory: tempfile::TempDir,
+    pub mock: MockModel,
+    pub repo: TestRepo,
+    pub yaml: String,
+}
+
+impl Remembering {
+    pub async fn start(name: &str, tail: &str) -> Remembering {
+        let mock = MockModel::start().await;
+        let (repo, yaml) = repo_with_open_policy(&mock, name, tail);
+        Remembering { memory: tempfile::tempdir().unwrap(), mock, repo, yaml }
+    }
+
+    /// The environment that points hone at this memory.
+    pub fn env(&self) -> [(&'static str, &str); 1] {
+        [("HONE_MEMORY_DIR", self.memory.path().to_str().unwrap())]
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_run_observed_reaches_the_next_run_on_the_same_repository_and_not_another() {
-    let memory = tempfile::tempdir().unwrap();
-    let env = [("HONE_MEMORY_DIR", memory.path().to_str().unwrap())];
-    let mock = MockModel::start().await;
-    let (repo, yaml) = repo_with_open_policy(&mock, "learn", "");
-    learning_turns(&mock);
-    let first = run_job_with(&repo, &yaml, &[], &env).await;
+    let r = Remembering::start("learn", "").await;
+    let (mock, repo, yaml, env) = (&r.mock, &r.repo, &r.yaml, r.env());
+    learning_turns(mock);
+    let first = run_job_with(repo, yaml, &[], &env).await;
     assert_eq!(first.code, 0, "{}", first.stderr);
     let r1 = first.report();
     assert_eq!(r1["memory"]["enabled"], true, "{}", r1["memory"]);
     assert_eq!(r1["memory"]["entries"], 0);
     assert!(r1["memory"]["recorded"].as_u64().unwrap() >= 2, "{}", r1["memory"]);
-    let kept = stored(memory.path());
+    let kept = stored(r.memory.path());
     assert!(kept.contains("sh check.sh"), "the command and its exit codes are kept: {kept}");
     assert!(!kept.contains("IGNORE ALL PREVIOUS"), "prose the model ran as a command is not kept: {kept}");
     assert!(!stored(&repo.path.join(".hone")).contains("sh check.sh"), "nothing in the work tree");
 
     // The same repository again: the entries are in the first user message, never the system's.
     let served = mock.requests().len();
-    fixing_turns(&mock);
-    let second = run_job_with(&repo, &yaml, &[], &env).await;
+    fixing_turns(mock);
+    let second = run_job_with(repo, yaml, &[], &env).await;
     assert_eq!(second.code, 0, "{}", second.stderr);
     let r2 = second.report();
     let used = r2["memory"]["used"].as_array().unwrap().clone();
     assert!(!used.is_empty(), "{}", r2["memory"]);
-    let (opening, system) = (first_user_message(&mock, served), system_message(&mock, served));
+    let (opening, system) = (first_user_message(mock, served), system_message(mock, served));
     for u in &used {
         let line = u["line"].as_str().unwrap();
         assert!(opening.contains(line), "{line} is given to the model: {opening}");
@@ -102,8 +122,8 @@ async fn what_a_run_observed_reaches_the_next_run_on_the_same_repository_and_not
 
     // Another repository, the same memory directory: nothing of the first's.
     let served = mock.requests().len();
-    let (other, other_yaml) = repo_with_open_policy(&mock, "learn", "");
-    fixing_turns(&mock);
+    let (other, other_yaml) = repo_with_open_policy(mock, "learn", "");
+    fixing_turns(mock);
     let third = run_job_with(&other, &other_yaml, &[], &env).await;
     assert_eq!(third.code, 0, "{}", third.stderr);
     let r3 = third.report();
@@ -111,43 +131,39 @@ async fn what_a_run_observed_reaches_the_next_run_on_the_same_repository_and_not
     assert_eq!(r3["memory"]["entries"], 0, "{}", r3["memory"]);
     assert_eq!(r3["memory"]["used"], json!([]));
     for u in &used {
-        assert!(!first_user_message(&mock, served).contains(u["line"].as_str().unwrap()));
+        assert!(!first_user_message(mock, served).contains(u["line"].as_str().unwrap()));
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_secret_in_a_command_is_redacted_before_it_is_remembered() {
-    let memory = tempfile::tempdir().unwrap();
-    let env = [("HONE_MEMORY_DIR", memory.path().to_str().unwrap())];
-    let mock = MockModel::start().await;
-    let (repo, yaml) = repo_with_open_policy(&mock, "secret", "");
+    let r = Remembering::start("secret", "").await;
+    let (mock, repo, yaml, env) = (&r.mock, &r.repo, &r.yaml, r.env());
     mock.turn(call("run_cmd", json!({"command": format!("sh check.sh --token {KEY}")})), false);
-    fixing_turns(&mock);
-    let run = run_job_with(&repo, &yaml, &[], &env).await;
+    fixing_turns(mock);
+    let run = run_job_with(repo, yaml, &[], &env).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let kept = stored(memory.path());
+    let kept = stored(r.memory.path());
     assert!(kept.contains("sh check.sh --token"), "the command is kept: {kept}");
     assert!(!kept.contains(KEY), "the model's key is not: {kept}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_can_turn_memory_off() {
-    let memory = tempfile::tempdir().unwrap();
-    let env = [("HONE_MEMORY_DIR", memory.path().to_str().unwrap())];
-    let mock = MockModel::start().await;
-    let (repo, yaml) = repo_with_open_policy(&mock, "off", "memory: { enabled: false }\n");
-    learning_turns(&mock);
-    let run = run_job_with(&repo, &yaml, &[], &env).await;
+    let r = Remembering::start("off", "memory: { enabled: false }\n").await;
+    let (mock, repo, yaml, env) = (&r.mock, &r.repo, &r.yaml, r.env());
+    learning_turns(mock);
+    let run = run_job_with(repo, yaml, &[], &env).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.report()["memory"]["enabled"], false);
-    assert_eq!(stored(memory.path()), "", "nothing recorded");
+    assert_eq!(stored(r.memory.path()), "", "nothing recorded");
     // And `--no-memory` does the same for a job that has it on.
-    let (repo, yaml) = repo_with_open_policy(&mock, "flag", "");
-    learning_turns(&mock);
+    let (repo, yaml) = repo_with_open_policy(mock, "flag", "");
+    learning_turns(mock);
     let run = run_job_with(&repo, &yaml, &["--no-memory"], &env).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.report()["memory"]["enabled"], false);
-    assert_eq!(stored(memory.path()), "");
+    assert_eq!(stored(r.memory.path()), "");
 }
 
 /// The repository plants memory where a careless design would look (its own `.hone/`, and a
