@@ -48,12 +48,13 @@ fn message(status: u16, m: &str, used: usize) -> Response {
     )
 }
 
-/// The rate limit to answer with now, if any.
-fn limited(s: &State, n: usize) -> Option<Response> {
+/// The rate limit to answer with for a request that arrived at `arrived` (unix seconds, the
+/// instant recorded in `seen`, so a test comparing the two never sees a request straddle a reset).
+fn limited(s: &State, n: usize, arrived: u64) -> Option<Response> {
     let limit = *s.limit.lock().unwrap();
     let mut until = s.limited_until.lock().unwrap();
     if let Some(u) = *until {
-        if now() < u {
+        if arrived < u {
             return Some(primary(s, u, n));
         }
         *until = None;
@@ -62,7 +63,7 @@ fn limited(s: &State, n: usize) -> Option<Response> {
     }
     match limit {
         Some(Limit::Primary { at, secs }) if n >= at => {
-            let u = now() + secs;
+            let u = arrived + secs;
             *until = Some(u);
             Some(primary(s, u, n))
         }
@@ -93,7 +94,10 @@ fn primary(s: &State, until: u64, n: usize) -> Response {
 async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
     let path = uri.path().to_string();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let n = {
+    let authorized = headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {TOKEN}"));
+    // Arrival and the rate-limit decision happen under one lock, at one instant: the order and
+    // times in `seen` are exactly the ones the limit was judged by.
+    let (n, limit) = {
         let mut seen = s.seen.lock().unwrap();
         seen.push(Seen {
             method: method.to_string(),
@@ -101,14 +105,14 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
             body: body.clone(),
             at: SystemTime::now(),
         });
-        seen.len()
+        let (n, arrived) = (seen.len(), seen[seen.len() - 1].at_unix());
+        (n, if authorized { limited(&s, n, arrived) } else { None })
     };
-    let auth = headers.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or("");
-    if auth != format!("Bearer {TOKEN}") {
+    if !authorized {
         s.refused.lock().unwrap().push(format!("{method} {path} without the token"));
         return message(401, "Bad credentials", n);
     }
-    if let Some(r) = limited(&s, n) {
+    if let Some(r) = limit {
         return r;
     }
     if method == Method::POST && path == "/graphql" {
