@@ -100,22 +100,20 @@ fn forget(ids: &[String], at: MemoryRepo, env: &RunEnv) -> Result<Out> {
     let mut out = Out::default();
     let store = store_of(at.dir.clone(), env, &mut out)?;
     let key = key_of(&at)?;
-    let (mut m, warnings) = store.load(&key);
+    let (n, warnings) = store.update(&key, |m| {
+        let before = m.entries.len();
+        let unknown = m.forget(ids);
+        if !unknown.is_empty() {
+            let list = unknown.iter().map(|s| crate::markdown::code(s)).collect::<Vec<_>>().join(", ");
+            return Err(HoneError::new(
+                Code::NotFound,
+                format!("the memory of {key} has no entry {list}; nothing removed"),
+            )
+            .hint("`hone memory show` lists the entries with their ids"));
+        }
+        Ok(before - m.entries.len())
+    })?;
     out.warnings.extend(warnings);
-    let before = m.clone();
-    let unknown = m.forget(ids);
-    if !unknown.is_empty() {
-        let list = unknown.iter().map(|s| crate::markdown::code(s)).collect::<Vec<_>>().join(", ");
-        return Err(HoneError::new(
-            Code::NotFound,
-            format!("the memory of {key} has no entry {list}; nothing removed"),
-        )
-        .hint("`hone memory show` lists the entries with their ids"));
-    }
-    if m != before {
-        store.save(&m)?;
-    }
-    let n = before.entries.len() - m.entries.len();
     out.stdout = format!("hone: forgot {n} entr{} of {key}", if n == 1 { "y" } else { "ies" });
     Ok(out)
 }

@@ -1,6 +1,8 @@
 //! Where memories live: one JSON file per repository, `<dir>/<16 hex of sha256(key)>.json`,
-//! written atomically (a temp file renamed), never through a symlink; a file that is too large,
-//! unreadable, of another version, for another key or not JSON is ignored with a warning.
+//! written atomically (a temp file renamed), never through a symlink, and changed only under an
+//! exclusive lock on the directory (two runs that finish at once both keep what they saw); a
+//! file that is too large, unreadable, of another version, for another key or not JSON is
+//! ignored with a warning.
 
 use super::{Memory, RepoKey, VERSION};
 use crate::env::RunEnv;
@@ -11,9 +13,14 @@ use std::io::ErrorKind;
 use std::os::fd::OwnedFd;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The largest memory file read.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// How long a change waits for another process (a run, `hone memory`) to finish changing the
+/// store: a change holds the lock only to read, merge and write one file.
+pub const LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// The directory memories live in, and why a setting was ignored: `HONE_MEMORY_DIR` (absolute),
 /// else `$XDG_STATE_HOME/hone/memory` (absolute), else `$HOME/.local/state/hone/memory`.
@@ -64,6 +71,8 @@ pub struct Summary {
 #[derive(Debug, Clone)]
 pub struct Store {
     dir: PathBuf,
+    /// How long a change waits for the lock ([`LOCK_WAIT`]).
+    wait: Duration,
 }
 
 /// The first line of a memory file, read before the rest.
@@ -75,7 +84,13 @@ struct Head {
 
 impl Store {
     pub fn at(dir: PathBuf) -> Store {
-        Store { dir }
+        Store { dir, wait: LOCK_WAIT }
+    }
+
+    /// The same store, whose changes wait at most `wait` for the lock.
+    #[cfg(test)]
+    pub fn waiting(self, wait: Duration) -> Store {
+        Store { wait, ..self }
     }
 
     pub fn dir(&self) -> &Path {
@@ -138,35 +153,90 @@ impl Store {
         Ok(Some(m.sanitized()))
     }
 
-    /// Write `m` as its key's file (the dir made 0700, the file 0600, atomically); its path.
+    /// Write `m` as its key's file (the dir made 0700, the file 0600, atomically), under the
+    /// store's lock; its path. A change to what is stored goes through [`Store::update`].
     pub fn save(&self, m: &Memory) -> Result<PathBuf> {
         let key = RepoKey::from_stored(&m.key)
             .ok_or_else(|| HoneError::new(Code::Io, format!("`{}` is not a memory key", m.key)))?;
-        let path = self.path_of(&key);
+        let dir = self.locked()?;
+        self.write(&dir, &key, m)
+    }
+
+    /// Load `key`'s memory, let `change` edit it and save it when it changed, all under an
+    /// exclusive lock on the store, so what another process saved meanwhile is never lost. What
+    /// `change` returned and the load's warnings; an error from `change` saves nothing.
+    pub fn update<T>(&self, key: &RepoKey, change: impl FnOnce(&mut Memory) -> Result<T>) -> Result<(T, Vec<String>)> {
+        let dir = self.locked()?;
+        let (mut m, warnings) = match self.read(dir.fd(), &file_name(key), Some(key)) {
+            Ok(Some(m)) => (m, vec![]),
+            Ok(None) => (Memory::new(key), vec![]),
+            Err(why) => (Memory::new(key), vec![why]),
+        };
+        let before = m.clone();
+        let out = change(&mut m)?;
+        if m != before {
+            self.write(&dir, key, &m)?;
+        }
+        Ok((out, warnings))
+    }
+
+    /// The store's directory, made (0700) when missing, open and exclusively locked; waits at
+    /// most [`LOCK_WAIT`] for another holder.
+    fn locked(&self) -> Result<Locked> {
+        let io = |e: std::io::Error| {
+            HoneError::new(Code::Io, format!("cannot use the memory dir {}: {e}", self.dir.display()))
+                .hint("check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`")
+        };
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io)?;
+        let dir = File::open(&self.dir).map_err(io)?;
+        let started = Instant::now();
+        loop {
+            match dir.try_lock() {
+                Ok(()) => return Ok(Locked(OwnedFd::from(dir))),
+                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < self.wait => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(HoneError::new(
+                        Code::Conflict,
+                        format!(
+                            "the memory dir {} stayed locked by another hone for {}s; nothing was changed",
+                            self.dir.display(),
+                            self.wait.as_secs_f32()
+                        ),
+                    )
+                    .hint("another run or `hone memory` is changing it; try again when it has finished"));
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+            }
+        }
+    }
+
+    /// Write `m` as `key`'s file in the locked `dir`, bounded first; its path.
+    fn write(&self, dir: &Locked, key: &RepoKey, m: &Memory) -> Result<PathBuf> {
+        let path = self.path_of(key);
         let io = |e: std::io::Error| {
             HoneError::new(Code::Io, format!("cannot write the memory file {}: {e}", path.display()))
                 .hint("check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`")
         };
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io)?;
-        let dir = OwnedFd::from(File::open(&self.dir).map_err(io)?);
         let mut m = m.clone();
         m.evict();
         let mut bytes = serde_json::to_vec(&m).map_err(|e| io(std::io::Error::other(e)))?;
         bytes.push(b'\n');
-        crate::safe_fs::write_at(&dir, &file_name(&key), &bytes, 0o600).map_err(io)?;
+        crate::safe_fs::write_at(dir.fd(), &file_name(key), &bytes, 0o600).map_err(io)?;
         Ok(path)
     }
 
     /// Remove `key`'s memory; whether there was one.
     pub fn remove(&self, key: &RepoKey) -> Result<bool> {
         let path = self.path_of(key);
-        let existed = std::fs::symlink_metadata(&path).is_ok();
-        match File::open(&self.dir) {
-            Ok(d) => crate::safe_fs::remove_at(&OwnedFd::from(d), &file_name(key)),
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(e),
+        if std::fs::symlink_metadata(&self.dir).is_err() {
+            return Ok(false);
         }
-        .map_err(|e| HoneError::new(Code::Io, format!("cannot remove {}: {e}", path.display())))?;
+        let dir = self.locked()?;
+        let existed = std::fs::symlink_metadata(&path).is_ok();
+        crate::safe_fs::remove_at(dir.fd(), &file_name(key))
+            .map_err(|e| HoneError::new(Code::Io, format!("cannot remove {}: {e}", path.display())))?;
         Ok(existed)
     }
 
@@ -217,10 +287,20 @@ impl Store {
             return Ok(0);
         }
         let err = |e: std::io::Error| HoneError::new(Code::Io, format!("cannot clear {}: {e}", self.dir.display()));
-        let dir = OwnedFd::from(File::open(&self.dir).map_err(err)?);
+        let dir = self.locked()?;
         for n in &names {
-            crate::safe_fs::remove_at(&dir, n).map_err(err)?;
+            crate::safe_fs::remove_at(dir.fd(), n).map_err(err)?;
         }
         Ok(names.len())
+    }
+}
+
+/// The store's directory, open and exclusively locked until dropped (the lock is the open
+/// file's, so it goes with the process too).
+struct Locked(OwnedFd);
+
+impl Locked {
+    fn fd(&self) -> &OwnedFd {
+        &self.0
     }
 }

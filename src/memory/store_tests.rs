@@ -98,3 +98,61 @@ fn list_shows_each_repository_and_skips_a_file_whose_name_is_not_its_key() {
     assert_eq!(store.clear_all().unwrap(), 2);
     assert!(tmp.path().join("notes.txt").exists(), "only memory files are cleared");
 }
+
+/// A fact only thread `t`'s `n`th change adds.
+fn command(t: usize, n: usize) -> Observed {
+    let fact = Fact::Command {
+        command: format!("cargo test -p c{t}x{n}"),
+        exit_code: Some(0),
+        timed_out: false,
+        denied: false,
+    };
+    Observed { fact, files: vec![] }
+}
+
+#[test]
+fn changes_made_at_once_by_several_processes_all_survive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let stamp = RunStamp { run_id: "r1".into(), at: "2025-01-01T00:00:00Z".into() };
+    std::thread::scope(|scope| {
+        for t in 0..8 {
+            let (dir, stamp) = (tmp.path().to_path_buf(), stamp.clone());
+            scope.spawn(move || {
+                // Each its own store, as each run is its own process: the lock is the directory's.
+                let store = Store::at(dir);
+                for n in 0..5 {
+                    let add = |m: &mut Memory| {
+                        m.observe(vec![command(t, n)], &stamp, &crate::redact::Redactor::new());
+                        Ok(())
+                    };
+                    store.update(&key(), add).unwrap();
+                }
+            });
+        }
+    });
+    let (m, warnings) = Store::at(tmp.path().to_path_buf()).load(&key());
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(m.entries.len(), 40, "no change was lost to another made at the same time");
+}
+
+#[test]
+fn a_store_locked_too_long_is_a_conflict_and_nothing_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = Store::at(tmp.path().to_path_buf()).waiting(std::time::Duration::from_millis(50));
+    store.save(&one_entry(&key())).unwrap();
+    let before = std::fs::read(store.path_of(&key())).unwrap();
+    let clear = |m: &mut Memory| {
+        m.entries.clear();
+        Ok(())
+    };
+    let holder = std::fs::File::open(tmp.path()).unwrap();
+    holder.lock().unwrap();
+    let err = store.update(&key(), clear).unwrap_err();
+    assert_eq!(err.code, crate::error::Code::Conflict, "{err:?}");
+    assert!(err.render().contains("locked by another hone"), "{}", err.render());
+    assert!(store.remove(&key()).is_err(), "removing waits for the lock too");
+    assert_eq!(std::fs::read(store.path_of(&key())).unwrap(), before, "nothing changed");
+    holder.unlock().unwrap();
+    store.update(&key(), clear).unwrap();
+    assert!(store.load(&key()).0.entries.is_empty(), "changed once the holder let go");
+}

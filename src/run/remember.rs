@@ -181,7 +181,10 @@ fn keep(s: &Scope, seen: Vec<memory::Observed>, record: &RunRecord) -> crate::er
     if seen.is_empty() {
         return Ok(true);
     }
-    let (mut memory, _) = store.load(key);
-    memory.observe(seen, &RunStamp::of(record), &s.redactor);
-    store.save(&memory).map(|_| true)
+    let stamp = RunStamp::of(record);
+    let observe = |memory: &mut memory::Memory| {
+        memory.observe(seen, &stamp, &s.redactor);
+        Ok(())
+    };
+    store.update(key, observe).map(|_| true)
 }
