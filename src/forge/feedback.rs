@@ -1,7 +1,8 @@
 //! Review feedback on a pull request hone made, from reviewers the repository trusts, as typed
 //! and bounded data for hone's memory: GitHub's reviews and review comments by the repository's
-//! owner, members and collaborators (never a drive-by commenter, a bot or hone itself), one page
-//! of each, each text made one short paragraph, the newest `MAX_ITEMS` kept.
+//! owner, members and collaborators (never a drive-by commenter, a bot or hone itself), the
+//! newest comments and up to `REVIEW_PAGES` pages of reviews, each text made one short paragraph,
+//! the newest `MAX_ITEMS` kept.
 
 use super::github::{GitHub, Resp};
 use crate::error::{Code, HoneError, Result};
@@ -16,8 +17,11 @@ pub const MAX_ITEMS: usize = 20;
 pub const MAX_BODY: usize = 500;
 pub const MAX_LOGIN: usize = 100;
 pub const MAX_PATH: usize = 200;
-/// One page of each list, the most the API gives.
+/// One page of a list, the most the API gives.
 const PER_PAGE: usize = 100;
+/// The most pages of reviews read: GitHub lists them oldest first (with no other order), so the
+/// newest are on the last page; 10 pages is 1,000 reviews.
+const REVIEW_PAGES: usize = 10;
 /// The author associations GitHub gives those with a say on the repository.
 const TRUSTED: [&str; 3] = ["OWNER", "MEMBER", "COLLABORATOR"];
 
@@ -46,7 +50,15 @@ pub async fn github(gh: &GitHub, pr: u64, own_login: Option<&str>) -> Result<Vec
         Some(l) => l.to_string(),
         None => super::autofix::own_login(gh).await?,
     };
-    let reviews = list(gh, pr, &format!("/pulls/{pr}/reviews?per_page={PER_PAGE}"), "reviews").await?;
+    let mut reviews = Vec::new();
+    for page in 1..=REVIEW_PAGES {
+        let items = list(gh, pr, &format!("/pulls/{pr}/reviews?per_page={PER_PAGE}&page={page}"), "reviews").await?;
+        let last = items.len() < PER_PAGE;
+        reviews.extend(items);
+        if last {
+            break;
+        }
+    }
     let comments = list(
         gh,
         pr,

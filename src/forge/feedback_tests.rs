@@ -113,7 +113,7 @@ async fn a_review_comment_keeps_its_path_and_logins_and_paths_are_bounded() {
 }
 
 #[tokio::test]
-async fn at_most_twenty_items_newest_first_from_one_page_of_each_list() {
+async fn at_most_twenty_items_newest_first_from_the_newest_reviews_and_comments() {
     let m = MockFeedback::start().await;
     for i in 0..150 {
         let at = format!("2024-05-01T10:{:02}:{:02}Z", i / 60, i % 60);
@@ -125,16 +125,21 @@ async fn at_most_twenty_items_newest_first_from_one_page_of_each_list() {
     let got = read(&m, 6).await;
     assert_eq!(got.len(), MAX_ITEMS);
     assert!(got.windows(2).all(|w| w[0].at >= w[1].at), "{got:#?}");
-    // GitHub lists reviews oldest first (one page: the first 100) and comments newest first.
-    assert_eq!(got[0].body, "comment 149");
-    assert!(got.iter().all(|f| f.body.starts_with("comment 1")), "{got:#?}");
+    // GitHub lists reviews oldest first, so the newest of 150 are on the second page; comments
+    // are asked for newest first.
+    let mut newest: Vec<&str> = got[..2].iter().map(|f| f.body.as_str()).collect();
+    newest.sort();
+    assert_eq!(newest, ["comment 149", "review 149"], "{got:#?}");
+    assert!(got.iter().all(|f| f.body.ends_with(|c: char| c.is_ascii_digit()) && f.body.contains(" 14")), "{got:#?}");
     let asked = m.requests();
     assert_eq!(
         asked,
         [
-            "GET /repos/acme/app/pulls/6/reviews?per_page=100",
+            "GET /repos/acme/app/pulls/6/reviews?per_page=100&page=1",
+            "GET /repos/acme/app/pulls/6/reviews?per_page=100&page=2",
             "GET /repos/acme/app/pulls/6/comments?sort=created&direction=desc&per_page=100"
-        ]
+        ],
+        "a short page is the last one"
     );
 }
 
