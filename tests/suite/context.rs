@@ -112,3 +112,29 @@ async fn definitions_from_read_denied_files_never_reach_the_model() {
     assert!(system.contains("visible_function"), "{system}");
     assert!(system.contains("leaked_definition_name"), "without the rule the definition is in the map: {system}");
 }
+
+/// A directory's instruction file came with the first tool result under it; compaction later
+/// summarizes that result away, and the summary restates the file, so every later request still
+/// carries it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_keeps_a_directorys_instructions_once_given() {
+    let repo = big_repo();
+    std::fs::create_dir(repo.path.join("sub")).unwrap();
+    std::fs::write(repo.path.join("sub/AGENTS.md"), "NESTED-MARKER-77: use the sub tool\n").unwrap();
+    std::fs::write(repo.path.join("sub/x.txt"), "x\n").unwrap();
+    repo.git(&["add", "-A"]);
+    repo.git(&["commit", "-qm", "nested instructions"]);
+    let mock = MockModel::start().await;
+    mock.turn(call("read_file", json!({"path": "sub/x.txt"})), false);
+    for i in 0..30 {
+        mock.turn(call("read_file", json!({"path": "big.txt", "start_line": 1 + i * 40})), false);
+    }
+    mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false).turn(text("done"), false);
+    let run = run_job(&repo, &yaml("nested", &mock.base_url), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.report()["compactions"].as_u64().unwrap() >= 1, "the test needs a compaction");
+    for (i, r) in mock.requests().iter().enumerate().skip(1) {
+        let carried = r.body["messages"].to_string().matches("NESTED-MARKER-77").count();
+        assert_eq!(carried, 1, "request {i} carries the nested instructions {carried} times");
+    }
+}

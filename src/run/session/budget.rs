@@ -24,6 +24,7 @@ impl Loop<'_> {
         let plan = self.run.record.plan.as_ref().map(|p| p.render());
         if let Some(c) = context::compact(&self.messages, target_raw, plan.as_deref()) {
             self.messages = c;
+            self.instructions_restate();
             let after = self.sizing.tokens(&self.messages);
             self.run.record.compactions += 1;
             self.s.events.emit(Event::Compacted {

@@ -39,7 +39,31 @@ impl Loop<'_> {
         let found = self.instructions.along(s.ws.repository(), &targets, turn, &readable);
         let block: String = found.files.iter().map(nested).collect();
         self.keep(found);
-        (!block.is_empty()).then(|| self.tools.redactor.apply(&block))
+        if block.is_empty() {
+            return None;
+        }
+        let block = self.tools.redactor.apply(&block);
+        self.instructions.given.push(block.clone());
+        Some(block)
+    }
+
+    /// After a compaction: the directories' files whose tool results it summarized away, restated
+    /// at the end of its summary (the third message), so compacting never takes back what the
+    /// repository said. Bounded as they were when given: by the run's instruction budget.
+    pub(in crate::run::session) fn instructions_restate(&mut self) {
+        let messages = &self.messages;
+        let lost: String = self
+            .instructions
+            .given()
+            .iter()
+            .filter(|b| !messages.iter().any(|m| m.content.contains(b.as_str())))
+            .map(String::as_str)
+            .collect();
+        if !lost.is_empty()
+            && let Some(summary) = self.messages.get_mut(2)
+        {
+            summary.content.push_str(&lost);
+        }
     }
 
     /// Put what a look-up found into the report.

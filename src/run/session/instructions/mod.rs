@@ -26,6 +26,9 @@ pub struct Instructions {
     tried: HashSet<String>,
     /// Bytes of the run's budget left.
     left: usize,
+    /// The blocks given after tool results, as the model got them (a compaction restates those
+    /// it summarized away).
+    given: Vec<String>,
 }
 
 /// One file to give: its text (as bounded) and its line in the report.
@@ -49,7 +52,13 @@ impl Instructions {
             seen: HashSet::new(),
             tried: HashSet::new(),
             left: spec.tokens.saturating_mul(4),
+            given: Vec::new(),
         }
+    }
+
+    /// The blocks given after tool results so far, in order.
+    pub(super) fn given(&self) -> &[String] {
+        &self.given
     }
 
     /// The listed files, at their paths from the root (turn 0).
