@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 const TEMPLATE: &str = "workflows/gitlab/hone.gitlab-ci.yml";
 
 /// The spec header and the job, parsed.
-fn template() -> (Value, Value) {
+pub(crate) fn template() -> (Value, Value) {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(TEMPLATE)).unwrap();
     let (head, body) = text.split_once("\n---\n").expect("a spec header, then `---`");
     let head: Value = serde_saphyr::from_str(head).unwrap();
@@ -88,23 +88,25 @@ fn merge_requests_schedules_and_people_start_it_but_forks_and_hones_own_branches
 
 /// A scratch place for one run of the job's script: a `bin` dir first on PATH, and where the
 /// fake `hone` writes what it was given.
-struct Job {
-    dir: tempfile::TempDir,
+pub(crate) struct Job {
+    pub(crate) dir: tempfile::TempDir,
     env: Vec<(String, String)>,
 }
 
 impl Job {
     /// The job's variables with the inputs' defaults (and `inputs`), as GitLab would give them.
-    fn new(inputs: &[(&str, &str)]) -> Job {
+    pub(crate) fn new(inputs: &[(&str, &str)]) -> Job {
         let (declared, job) = template();
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("bin")).unwrap();
         let value = |name: &str| {
-            inputs
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, v)| v.to_string())
-                .unwrap_or_else(|| declared[name]["default"].as_str().map(str::to_string).unwrap_or_default())
+            inputs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()).unwrap_or_else(|| {
+                match &declared[name]["default"] {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                }
+            })
         };
         let mut env = Vec::new();
         for (k, v) in job["variables"].as_object().unwrap() {
@@ -121,21 +123,21 @@ impl Job {
         Job { dir, env }
     }
 
-    fn set(&mut self, k: &str, v: &str) -> &mut Job {
+    pub(crate) fn set(&mut self, k: &str, v: &str) -> &mut Job {
         self.env.retain(|(n, _)| n != k);
         self.env.push((k.into(), v.into()));
         self
     }
 
     /// Put an executable script in the job's `bin`.
-    fn program(&self, name: &str, body: &str) {
+    pub(crate) fn program(&self, name: &str, body: &str) {
         let p = self.dir.path().join("bin").join(name);
         std::fs::write(&p, body).unwrap();
         std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     }
 
     /// Run the job's script in `cwd` with `sh`, as one script with `set -e`, as the runner does.
-    fn run(&self, cwd: &Path) -> std::process::Output {
+    pub(crate) fn run(&self, cwd: &Path) -> std::process::Output {
         let (_, job) = template();
         let lines: Vec<&str> = job["script"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
         let script = format!("set -e\n{}", lines.join("\n"));

@@ -54,6 +54,7 @@ mod gitlab;
 mod gitlab_fleet;
 mod gitlab_standin;
 mod gitlab_template;
+mod gitlab_template_memory;
 mod harness;
 mod hooks;
 mod init;
