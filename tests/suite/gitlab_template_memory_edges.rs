@@ -44,7 +44,7 @@ fn a_fleet_file_in_the_jobs_directory_has_its_memory_kept() {
     );
     let second = checkout(&[(FLEET, "version: 1\njob: job.yaml\nrepos: []\n")]);
     restore_cache(&first, &second);
-    let mut job = memory_job(&second, &[("fleet", FLEET)]);
+    let job = memory_job(&second, &[("fleet", FLEET)]);
     job.program("hone", FLEET_HONE);
     let out = job.run(&second.path);
     assert!(out.status.success(), "{}", stderr(&out));
