@@ -8,9 +8,9 @@ use crate::common::repo::TestRepo;
 use std::path::Path;
 
 /// Where the job keeps the memory in the checkout for GitLab's cache.
-const CACHE: &str = ".hone/memory-cache";
+pub(crate) const CACHE: &str = ".hone/memory-cache";
 /// A memory file's name, as hone writes them.
-const FILE: &str = "0123456789abcdef.json";
+pub(crate) const FILE: &str = "0123456789abcdef.json";
 
 /// A hone that says what memory it was given and writes some: its memory dir (HONE_MEMORY_DIR,
 /// or a fleet's `<workspace>/memory`), whether that is in the checkout, whether the cached path
@@ -38,14 +38,14 @@ exit "${HONE_TEST_EXIT:-0}"
 "#;
 
 /// A project checked out as a job has it (with the files the test adds to it).
-fn checkout(files: &[(&str, &str)]) -> TestRepo {
+pub(crate) fn checkout(files: &[(&str, &str)]) -> TestRepo {
     let mut all = vec![(".gitlab/hone/job.yaml", "name: t\n"), ("src/app.py", "x = 1\n")];
     all.extend_from_slice(files);
     TestRepo::new(&all)
 }
 
 /// The job (hone from the image, `MEMORY_HONE`) on `repo`, with `inputs`.
-fn memory_job(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
+pub(crate) fn memory_job(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
     let mut all = vec![("install", "image")];
     all.extend_from_slice(inputs);
     let mut job = Job::new(&all);
@@ -55,14 +55,14 @@ fn memory_job(repo: &TestRepo, inputs: &[(&str, &str)]) -> Job {
 }
 
 /// What the fake hone said about its memory.
-struct Seen {
-    dir: String,
+pub(crate) struct Seen {
+    pub(crate) dir: String,
     inside: bool,
     cache_in_checkout: bool,
-    entries: Vec<String>,
+    pub(crate) entries: Vec<String>,
 }
 
-fn seen(job: &Job) -> Seen {
+pub(crate) fn seen(job: &Job) -> Seen {
     let text = std::fs::read_to_string(job.dir.path().join("hone-was-given")).expect("hone ran");
     let lines: Vec<&str> = text.lines().collect();
     Seen {
@@ -74,7 +74,7 @@ fn seen(job: &Job) -> Seen {
 }
 
 /// The names (and contents, for regular files) in `dir`, sorted; none when it is missing.
-fn listing(dir: &Path) -> Vec<String> {
+pub(crate) fn listing(dir: &Path) -> Vec<String> {
     let Ok(read) = std::fs::read_dir(dir) else { return vec![] };
     let mut out: Vec<String> = read
         .map(|e| {
@@ -91,12 +91,12 @@ fn listing(dir: &Path) -> Vec<String> {
     out
 }
 
-fn stderr(out: &std::process::Output) -> String {
+pub(crate) fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// GitLab's cache restore: the cached path of `from`'s checkout, into `to`'s.
-fn restore_cache(from: &TestRepo, to: &TestRepo) {
+pub(crate) fn restore_cache(from: &TestRepo, to: &TestRepo) {
     std::fs::create_dir_all(to.path.join(CACHE)).unwrap();
     for e in std::fs::read_dir(from.path.join(CACHE)).unwrap() {
         let e = e.unwrap();

@@ -55,6 +55,7 @@ mod gitlab_fleet;
 mod gitlab_standin;
 mod gitlab_template;
 mod gitlab_template_memory;
+mod gitlab_template_memory_edges;
 mod harness;
 mod hooks;
 mod init;
