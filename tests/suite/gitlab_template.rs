@@ -224,7 +224,7 @@ fn scheduled_runs_take_the_spec_from_the_checkout_or_run_the_fleet() {
     fleet.program("hone", FAKE_HONE);
     fleet.set("CI_PROJECT_DIR", &root);
     assert!(fleet.run(&repo.path).status.success());
-    assert_eq!(fleet.hone_was_given().unwrap().0, ["fleet", ".gitlab/hone/fleet.yaml"]);
+    assert_eq!(fleet.hone_was_given().unwrap().0, ["fleet", ".gitlab/hone/fleet.yaml", "--workspace", ".hone/fleet"]);
 }
 
 #[test]
