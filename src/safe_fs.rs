@@ -182,6 +182,16 @@ pub fn create_fresh_at(dir: &impl AsRawFd, name: &str) -> Result<File> {
     openat(dir, name, flags, 0o644).map(File::from)
 }
 
+/// Open the regular file `name` in `dir` to read and write, made (`mode`) when missing: the same
+/// file however often it is opened, as a lock file must be. A symlink in its place is an error,
+/// never followed, and so is anything but a regular file (a FIFO is not even opened).
+pub fn open_or_create_at(dir: &impl AsRawFd, name: &str, mode: u32) -> Result<File> {
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let f = File::from(openat(dir, name, flags, mode)?);
+    regular(&f, name)?;
+    Ok(f)
+}
+
 /// Write `bytes` to `name` in `dir` only when nothing has that name yet (a symlink there counts
 /// and is left alone). Whether it was written.
 pub fn write_new_at(dir: &impl AsRawFd, name: &str, bytes: &[u8]) -> Result<bool> {

@@ -100,7 +100,7 @@ fn forget(ids: &[String], at: MemoryRepo, env: &RunEnv) -> Result<Out> {
     let mut out = Out::default();
     let store = store_of(at.dir.clone(), env, &mut out)?;
     let key = key_of(&at)?;
-    let (n, warnings) = store.update(&key, |m| {
+    let forget_in = |m: &mut crate::memory::Memory| {
         let before = m.entries.len();
         let unknown = m.forget(ids);
         if !unknown.is_empty() {
@@ -112,7 +112,13 @@ fn forget(ids: &[String], at: MemoryRepo, env: &RunEnv) -> Result<Out> {
             .hint("`hone memory show` lists the entries with their ids"));
         }
         Ok(before - m.entries.len())
-    })?;
+    };
+    // No store yet: nothing to forget, and no directory made to say so.
+    let (n, warnings) = if std::fs::symlink_metadata(store.dir()).is_ok() {
+        store.update(&key, forget_in)?
+    } else {
+        (forget_in(&mut crate::memory::Memory::new(&key))?, vec![])
+    };
     out.warnings.extend(warnings);
     out.stdout = format!("hone: forgot {n} entr{} of {key}", if n == 1 { "y" } else { "ies" });
     Ok(out)

@@ -50,15 +50,7 @@ pub async fn github(gh: &GitHub, pr: u64, own_login: Option<&str>) -> Result<Vec
         Some(l) => l.to_string(),
         None => super::autofix::own_login(gh).await?,
     };
-    let mut reviews = Vec::new();
-    for page in 1..=REVIEW_PAGES {
-        let items = list(gh, pr, &format!("/pulls/{pr}/reviews?per_page={PER_PAGE}&page={page}"), "reviews").await?;
-        let last = items.len() < PER_PAGE;
-        reviews.extend(items);
-        if last {
-            break;
-        }
-    }
+    let mut all = reviews(gh, pr, &own).await?;
     let comments = list(
         gh,
         pr,
@@ -66,10 +58,32 @@ pub async fn github(gh: &GitHub, pr: u64, own_login: Option<&str>) -> Result<Vec
         "review comments",
     )
     .await?;
-    let mut all: Vec<(OffsetDateTime, Feedback)> = Vec::new();
-    all.extend(reviews.iter().filter_map(|r| review(r, pr, &own)));
     all.extend(comments.iter().filter_map(|c| comment(c, pr, &own)));
     Ok(newest(all))
+}
+
+/// The newest `MAX_ITEMS` reviews worth keeping, with their times. GitHub lists reviews oldest
+/// first, so the pages are read until a short one (at most `REVIEW_PAGES`), each made feedback as
+/// it comes (never more than one page's answer held); a page that brings no review not seen
+/// before (a server that ignores `page`) ends the reading.
+async fn reviews(gh: &GitHub, pr: u64, own: &str) -> Result<Vec<(OffsetDateTime, Feedback)>> {
+    let mut kept: Vec<(OffsetDateTime, Feedback)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for page in 1..=REVIEW_PAGES {
+        let items = list(gh, pr, &format!("/pulls/{pr}/reviews?per_page={PER_PAGE}&page={page}"), "reviews").await?;
+        let fresh: Vec<&Value> =
+            items.iter().filter(|r| r["id"].is_null() || seen.insert(r["id"].to_string())).collect();
+        if fresh.is_empty() {
+            break;
+        }
+        kept.extend(fresh.into_iter().filter_map(|r| review(r, pr, own)));
+        kept.sort_by_key(|a| std::cmp::Reverse(a.0));
+        kept.truncate(MAX_ITEMS);
+        if items.len() < PER_PAGE {
+            break;
+        }
+    }
+    Ok(kept)
 }
 
 /// One page of the list at `rest` (under the repository), or the error GitHub's answer is.

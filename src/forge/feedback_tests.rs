@@ -163,3 +163,19 @@ fn bounds_cut_at_a_character_boundary() {
     assert_eq!(bounded("日本語のテキスト", 3), "日本…");
     assert_eq!(bounded("\u{0}\u{7}", 5), "");
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_the_page_is_read_once_without_repeats() {
+    let m = MockFeedback::start().await;
+    for i in 0..100 {
+        let at = format!("2024-05-01T10:{:02}:{:02}Z", i / 60, i % 60);
+        m.review(5, item("maint", "MEMBER", "CHANGES_REQUESTED", &format!("review {i}"), &at));
+    }
+    m.state.lock().unwrap().ignores_page = true;
+    let got = read(&m, 5).await;
+    let mut bodies: Vec<&str> = got.iter().map(|f| f.body.as_str()).collect();
+    bodies.dedup();
+    assert_eq!(bodies.len(), MAX_ITEMS, "no review given twice: {got:#?}");
+    let pages = m.requests().iter().filter(|r| r.contains("/reviews")).count();
+    assert_eq!(pages, 2, "a page with nothing new ends the reading");
+}

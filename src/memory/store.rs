@@ -1,6 +1,6 @@
 //! Where memories live: one JSON file per repository, `<dir>/<16 hex of sha256(key)>.json`,
 //! written atomically (a temp file renamed), never through a symlink, and changed only under an
-//! exclusive lock on the directory (two runs that finish at once both keep what they saw); a
+//! exclusive lock (`.lock`, so two runs that finish at once both keep what they saw); a
 //! file that is too large, unreadable, of another version, for another key or not JSON is
 //! ignored with a warning.
 
@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// The largest memory file read.
 pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// The lock file in the store's directory (not a memory file: `list` and `clear` leave it).
+const LOCK_FILE: &str = ".lock";
 
 /// How long a change waits for another process (a run, `hone memory`) to finish changing the
 /// store: a change holds the lock only to read, merge and write one file.
@@ -167,11 +170,12 @@ impl Store {
     /// `change` returned and the load's warnings; an error from `change` saves nothing.
     pub fn update<T>(&self, key: &RepoKey, change: impl FnOnce(&mut Memory) -> Result<T>) -> Result<(T, Vec<String>)> {
         let dir = self.locked()?;
-        let (mut m, warnings) = match self.read(dir.fd(), &file_name(key), Some(key)) {
+        let (mut m, mut warnings) = match self.read(dir.fd(), &file_name(key), Some(key)) {
             Ok(Some(m)) => (m, vec![]),
             Ok(None) => (Memory::new(key), vec![]),
             Err(why) => (Memory::new(key), vec![why]),
         };
+        warnings.extend(dir.warning.clone());
         let before = m.clone();
         let out = change(&mut m)?;
         if m != before {
@@ -180,19 +184,22 @@ impl Store {
         Ok((out, warnings))
     }
 
-    /// The store's directory, made (0700) when missing, open and exclusively locked; waits at
-    /// most [`LOCK_WAIT`] for another holder.
+    /// The store's directory, made (0700) when missing, open, and locked: an exclusive lock on
+    /// its `.lock` file (a regular file, which NFS can lock too), waiting at most [`LOCK_WAIT`]
+    /// for another holder. Where the file system cannot lock at all, it is used unlocked, with a
+    /// warning.
     fn locked(&self) -> Result<Locked> {
         let io = |e: std::io::Error| {
             HoneError::new(Code::Io, format!("cannot use the memory dir {}: {e}", self.dir.display()))
                 .hint("check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`")
         };
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io)?;
-        let dir = File::open(&self.dir).map_err(io)?;
+        let dir = OwnedFd::from(File::open(&self.dir).map_err(io)?);
+        let lock = crate::safe_fs::open_or_create_at(&dir, LOCK_FILE, 0o600).map_err(io)?;
         let started = Instant::now();
         loop {
-            match dir.try_lock() {
-                Ok(()) => return Ok(Locked(OwnedFd::from(dir))),
+            match lock.try_lock() {
+                Ok(()) => return Ok(Locked { dir, _lock: Some(lock), warning: None }),
                 Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < self.wait => {
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -206,6 +213,13 @@ impl Store {
                         ),
                     )
                     .hint("another run or `hone memory` is changing it; try again when it has finished"));
+                }
+                Err(std::fs::TryLockError::Error(e)) if cannot_lock(&e) => {
+                    let warning = format!(
+                        "the memory dir {} cannot be locked ({e}): changed without a lock, so a run finishing at the same time may lose what it saw",
+                        self.dir.display()
+                    );
+                    return Ok(Locked { dir, _lock: None, warning: Some(warning) });
                 }
                 Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
             }
@@ -295,12 +309,22 @@ impl Store {
     }
 }
 
-/// The store's directory, open and exclusively locked until dropped (the lock is the open
-/// file's, so it goes with the process too).
-struct Locked(OwnedFd);
+/// The store's directory, open, and its lock file, held until dropped (the lock is the open
+/// file's, so it goes with the process too); `None` and a warning where it cannot be locked.
+struct Locked {
+    dir: OwnedFd,
+    _lock: Option<File>,
+    warning: Option<String>,
+}
 
 impl Locked {
     fn fd(&self) -> &OwnedFd {
-        &self.0
+        &self.dir
     }
+}
+
+/// Whether `e` says the file system cannot lock (NFS without a lock manager, FUSE), not that
+/// the lock is taken.
+fn cannot_lock(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::ENOSYS | libc::EBADF))
 }

@@ -30,8 +30,11 @@ fn a_saved_memory_is_private_and_read_back() {
     assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
     assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(store.load(&key()), (m, vec![]));
-    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names.len(), 1, "no temp file left: {names:?}");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, [".lock".into(), std::ffi::OsString::from(file_name(&key()))], "no temp file left");
+    let lock = std::fs::metadata(dir.join(".lock")).unwrap();
+    assert!(lock.is_file() && lock.permissions().mode() & 0o777 == 0o600, "the lock file is private");
 }
 
 #[test]
@@ -145,7 +148,7 @@ fn a_store_locked_too_long_is_a_conflict_and_nothing_changes() {
         m.entries.clear();
         Ok(())
     };
-    let holder = std::fs::File::open(tmp.path()).unwrap();
+    let holder = std::fs::File::options().read(true).write(true).open(tmp.path().join(".lock")).unwrap();
     holder.lock().unwrap();
     let err = store.update(&key(), clear).unwrap_err();
     assert_eq!(err.code, crate::error::Code::Conflict, "{err:?}");
@@ -155,4 +158,18 @@ fn a_store_locked_too_long_is_a_conflict_and_nothing_changes() {
     holder.unlock().unwrap();
     store.update(&key(), clear).unwrap();
     assert!(store.load(&key()).0.entries.is_empty(), "changed once the holder let go");
+}
+
+#[test]
+fn a_link_in_the_lock_files_place_is_never_followed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("mem");
+    std::fs::create_dir(&dir).unwrap();
+    let target = tmp.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, dir.join(".lock")).unwrap();
+    let store = Store::at(dir.clone());
+    let err = store.save(&one_entry(&key())).unwrap_err();
+    assert!(err.render().contains("cannot use the memory dir"), "{}", err.render());
+    assert!(!target.exists(), "the link was not followed to make its target");
+    assert!(!store.path_of(&key()).exists(), "nothing written without the lock");
 }

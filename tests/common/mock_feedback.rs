@@ -70,6 +70,8 @@ pub struct Inner {
     pub members: HashMap<u64, u64>,
     /// Every request: `METHOD path?query`.
     pub requests: Vec<String>,
+    /// Answer every page of reviews with the first (a server that ignores `page`).
+    pub ignores_page: bool,
 }
 
 impl Inner {
@@ -194,6 +196,10 @@ async fn gh_reviews(
                "pull_request_url": format!("https://api.github.com/repos/acme/app/pulls/{n}"),
                "submitted_at": submitted, "commit_id": "a".repeat(40)})
     });
+    let mut q = q;
+    if s.lock().unwrap().ignores_page {
+        q.remove("page");
+    }
     axum::Json(page(items.collect(), &q)).into_response()
 }
 

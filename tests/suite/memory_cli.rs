@@ -86,6 +86,12 @@ async fn list_show_forget_and_clear_a_repositorys_memory() {
     assert!(!path.exists());
     let empty = memory(&repo, &["show", "--dir", d], &[]).await;
     assert!(empty.stdout.contains("no memory of"), "{}", empty.stdout);
+
+    // A store that does not exist: nothing to forget, and no directory made to say so.
+    let missing = repo.dir.path().join("no-store");
+    let none = memory(&repo, &["forget", &ids[1], "--dir", missing.to_str().unwrap()], &[]).await;
+    assert_eq!(none.code, 2, "{}", none.stderr);
+    assert!(!missing.exists(), "forget made the memory dir");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
