@@ -119,18 +119,20 @@ async fn work_on(
 }
 
 /// What hone remembers of the repository, for the session's first message: reviewers'
-/// feedback on the PR (autofix) is remembered first, then the entries for the task (and the
-/// files the PR touches, from the commit hone started on to its head) retrieved.
+/// feedback on the PR (autofix) is remembered first, then the entries for the task retrieved:
+/// for its text, the checks failing at the baseline, the files the PR touches (from the commit
+/// hone started on to its head) and the files those checks' output names.
 fn recall(
     s: &Scope,
     pr: Option<&crate::forge::autofix::Target>,
     (started, head): (git2::Oid, git2::Oid),
     run: &mut Run,
 ) -> Option<String> {
-    let files = match pr {
+    let pr_files = match pr {
         Some(_) => s.ws.paths_between(started, head, 50).unwrap_or_default(),
         None => Vec::new(),
     };
+    let files = remember::query_files(pr_files, &run.record, s.ws.root());
     if let Some(t) = pr {
         run.record.warnings.extend(t.feedback_unread.clone());
         if let Err(e) = remember::feedback(s, &t.feedback, &run.record) {

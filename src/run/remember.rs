@@ -132,8 +132,29 @@ pub struct Recalled {
     pub warnings: Vec<String>,
 }
 
-/// The entries relevant to the task, the checks failing at the baseline and `files` (a pull
-/// request's), within the job's token budget.
+/// The most files a retrieval is asked about.
+const QUERY_FILES: usize = 50;
+
+/// The files a retrieval is asked about: `pr_files` (the ones a pull request touches), then the
+/// repository's files that the checks failing at the baseline name in their output (`path:line`,
+/// each checked to be a regular file inside `root` reached without a link), without repeats, at
+/// most [`QUERY_FILES`]. So a run with no pull request is still asked about the files its
+/// task is likely to change.
+pub fn query_files(mut pr_files: Vec<String>, record: &RunRecord, root: &Path) -> Vec<String> {
+    for f in crate::output::findings::findings(record, root) {
+        if pr_files.len() >= QUERY_FILES {
+            break;
+        }
+        if !pr_files.contains(&f.path) {
+            pr_files.push(f.path);
+        }
+    }
+    pr_files.truncate(QUERY_FILES);
+    pr_files
+}
+
+/// The entries relevant to the task, the checks failing at the baseline and `files`, within the
+/// job's token budget.
 pub fn recall(s: &Scope, record: &RunRecord, files: &[String]) -> Recalled {
     let Settled::On { store, key, .. } = &s.memory else {
         return Recalled { block: None, used: vec![], entries: 0, warnings: vec![] };
@@ -187,4 +208,36 @@ fn keep(s: &Scope, seen: Vec<memory::Observed>, record: &RunRecord) -> crate::er
         Ok(())
     };
     store.update(key, observe).map(|_| true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_a_failing_baseline_check_names_are_asked_about_after_the_prs() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/calc.py"), "x").unwrap();
+        std::fs::write(root.join("src/pr.py"), "x").unwrap();
+        let mut record = crate::run::state::test_record("j");
+        let tail = "src/calc.py:3: E: bad\n../outside.py:1: no\nsrc/pr.py:9: again\nmissing.py:2: gone";
+        record.baseline.push(crate::verify::CheckResult {
+            attempt: 0,
+            passed: false,
+            accepted: false,
+            output_tail: tail.into(),
+            ..crate::verify::example("lint")
+        });
+        let files = query_files(vec!["src/pr.py".into()], &record, &root);
+        assert_eq!(files, ["src/pr.py", "src/calc.py"]);
+        // A check that is accepted at the baseline names nothing.
+        record.baseline[0].accepted = true;
+        assert_eq!(query_files(vec![], &record, &root), Vec::<String>::new());
+        // Bounded.
+        let many: Vec<String> = (0..60).map(|i| format!("f{i}.py")).collect();
+        record.baseline[0].accepted = false;
+        assert_eq!(query_files(many, &record, &root).len(), QUERY_FILES);
+    }
 }
