@@ -25,6 +25,18 @@ fn client(url: &str, token: &str) -> GitHub {
     GitHub::new(url, token, "acme", "app", std::sync::Arc::new(tokio::sync::Mutex::new(None))).unwrap()
 }
 
+/// The time of the `i`th of a series, a second apart.
+fn nth_second(i: usize) -> String {
+    format!("2024-05-01T10:{:02}:{:02}Z", i / 60, i % 60)
+}
+
+/// `n` maintainer's reviews requesting changes on `pr`, `review 0` the oldest.
+fn many_reviews(m: &MockFeedback, pr: u64, n: usize) {
+    for i in 0..n {
+        m.review(pr, item("maint", "MEMBER", "CHANGES_REQUESTED", &format!("review {i}"), &nth_second(i)));
+    }
+}
+
 async fn read(m: &MockFeedback, pr: u64) -> Vec<Feedback> {
     github(&client(&m.url, GH_TOKEN), pr, Some(GH_SELF)).await.unwrap()
 }
@@ -115,10 +127,9 @@ async fn a_review_comment_keeps_its_path_and_logins_and_paths_are_bounded() {
 #[tokio::test]
 async fn at_most_twenty_items_newest_first_from_the_newest_reviews_and_comments() {
     let m = MockFeedback::start().await;
+    many_reviews(&m, 6, 150);
     for i in 0..150 {
-        let at = format!("2024-05-01T10:{:02}:{:02}Z", i / 60, i % 60);
-        m.review(6, item("maint", "MEMBER", "CHANGES_REQUESTED", &format!("review {i}"), &at));
-        let mut c = item("maint", "MEMBER", "", &format!("comment {i}"), &at);
+        let mut c = item("maint", "MEMBER", "", &format!("comment {i}"), &nth_second(i));
         c.path = Some("src/lib.rs".into());
         m.comment(6, c);
     }
@@ -167,10 +178,7 @@ fn bounds_cut_at_a_character_boundary() {
 #[tokio::test]
 async fn a_server_that_ignores_the_page_is_read_once_without_repeats() {
     let m = MockFeedback::start().await;
-    for i in 0..100 {
-        let at = format!("2024-05-01T10:{:02}:{:02}Z", i / 60, i % 60);
-        m.review(5, item("maint", "MEMBER", "CHANGES_REQUESTED", &format!("review {i}"), &at));
-    }
+    many_reviews(&m, 5, 100);
     m.state.lock().unwrap().ignores_page = true;
     let got = read(&m, 5).await;
     let mut bodies: Vec<&str> = got.iter().map(|f| f.body.as_str()).collect();
