@@ -189,10 +189,7 @@ impl Store {
     /// for another holder. Where the file system cannot lock at all, it is used unlocked, with a
     /// warning.
     fn locked(&self) -> Result<Locked> {
-        let io = |e: std::io::Error| {
-            HoneError::new(Code::Io, format!("cannot use the memory dir {}: {e}", self.dir.display()))
-                .hint("check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`")
-        };
+        let io = |e| unwritable(format!("cannot use the memory dir {}", self.dir.display()), e);
         std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir).map_err(io)?;
         let dir = OwnedFd::from(File::open(&self.dir).map_err(io)?);
         let lock = crate::safe_fs::open_or_create_at(&dir, LOCK_FILE, 0o600).map_err(io)?;
@@ -229,10 +226,7 @@ impl Store {
     /// Write `m` as `key`'s file in the locked `dir`, bounded first; its path.
     fn write(&self, dir: &Locked, key: &RepoKey, m: &Memory) -> Result<PathBuf> {
         let path = self.path_of(key);
-        let io = |e: std::io::Error| {
-            HoneError::new(Code::Io, format!("cannot write the memory file {}: {e}", path.display()))
-                .hint("check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`")
-        };
+        let io = |e| unwritable(format!("cannot write the memory file {}", path.display()), e);
         let mut m = m.clone();
         m.evict();
         let mut bytes = serde_json::to_vec(&m).map_err(|e| io(std::io::Error::other(e)))?;
@@ -321,6 +315,13 @@ impl Locked {
     fn fd(&self) -> &OwnedFd {
         &self.dir
     }
+}
+
+/// `what` failed for `e`, and what to do about a memory dir hone cannot write.
+fn unwritable(what: String, e: std::io::Error) -> HoneError {
+    HoneError::new(Code::Io, format!("{what}: {e}")).hint(
+        "check that the memory dir is writable (HONE_MEMORY_DIR, or `--dir`), or turn memory off with `memory: { enabled: false }`",
+    )
 }
 
 /// Whether `e` says the file system cannot lock (NFS without a lock manager, FUSE), not that

@@ -182,7 +182,7 @@ async fn gh_reviews(
     uri: Uri,
     h: HeaderMap,
     Path(n): Path<u64>,
-    Query(q): Query<HashMap<String, String>>,
+    Query(mut q): Query<HashMap<String, String>>,
 ) -> Response {
     let list = match pr_lists(&s, &uri, &h, n) {
         Ok((reviews, _)) => reviews,
@@ -196,7 +196,6 @@ async fn gh_reviews(
                "pull_request_url": format!("https://api.github.com/repos/acme/app/pulls/{n}"),
                "submitted_at": submitted, "commit_id": "a".repeat(40)})
     });
-    let mut q = q;
     if s.lock().unwrap().ignores_page {
         q.remove("page");
     }
