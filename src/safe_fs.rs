@@ -184,7 +184,8 @@ pub fn create_fresh_at(dir: &impl AsRawFd, name: &str) -> Result<File> {
 
 /// Open the regular file `name` in `dir` to read and write, made (`mode`) when missing: the same
 /// file however often it is opened, as a lock file must be. A symlink in its place is an error,
-/// never followed, and so is anything but a regular file (a FIFO is not even opened).
+/// never followed, and so is anything but a regular file (a FIFO is opened without blocking, then
+/// refused).
 pub fn open_or_create_at(dir: &impl AsRawFd, name: &str, mode: u32) -> Result<File> {
     let flags = libc::O_RDWR | libc::O_CREAT | libc::O_NOFOLLOW | libc::O_NONBLOCK;
     let f = File::from(openat(dir, name, flags, mode)?);

@@ -54,7 +54,7 @@ impl Loop<'_> {
         let messages = &self.messages;
         let lost: String = self
             .instructions
-            .given()
+            .given
             .iter()
             .filter(|b| !messages.iter().any(|m| m.content.contains(b.as_str())))
             .map(String::as_str)

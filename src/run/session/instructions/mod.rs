@@ -56,11 +56,6 @@ impl Instructions {
         }
     }
 
-    /// The blocks given after tool results so far, in order.
-    pub(super) fn given(&self) -> &[String] {
-        &self.given
-    }
-
     /// The listed files, at their paths from the root (turn 0).
     pub(super) fn at_start(&mut self, repo: &git2::Repository, readable: &dyn Fn(&str) -> bool) -> Found {
         self.seen.insert(String::new());
