@@ -69,6 +69,10 @@ pub struct SandboxReport {
     pub masked: usize,
     /// Ignored entries that existed before the run, protected from commands' writes.
     pub protected_ignored: usize,
+    /// What the view holds, built from what commands need (docs/security.md, "What a command
+    /// sees"): nothing of the host outside it is reachable.
+    #[serde(default)]
+    pub view: Vec<crate::jail::plan::Shown>,
 }
 
 /// A command running `program args` in `cwd`, in the jail when there is one.
@@ -170,6 +174,8 @@ pub struct Inputs<'a> {
     /// The `PATH` commands run with.
     pub path_var: String,
     pub home: Option<PathBuf>,
+    /// Where the toolchains may be (`jail::toolchains::candidates`): those that exist are shown.
+    pub toolchains: Vec<PathBuf>,
     pub run_id: &'a str,
 }
 
@@ -185,9 +191,17 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
         PathBuf::new()
     };
     let (hone, hone_copy) = running_binary()?;
+    let toolchains = toolchains(i);
+    let readable: Vec<PathBuf> = i.policy.sandbox_readable.iter().filter(|p| p.exists()).cloned().collect();
     let mut covered: Vec<PathBuf> = crate::jail::plan::SYSTEM_DIRS.iter().map(PathBuf::from).collect();
-    covered.extend(i.home.iter().cloned());
+    covered.extend(toolchains.iter().chain(&readable).cloned());
     covered.push(i.root.to_path_buf());
+    let mut ro_dirs = crate::jail::plan::path_dirs(&i.path_var, &covered, i.home.as_deref());
+    ro_dirs.extend(readable.iter().cloned());
+    let git_configs = crate::jail::gitconfig::files(&i.git_paths)
+        .into_iter()
+        .map(|f| (f.clone(), crate::jail::gitconfig::read(&f)))
+        .collect();
     let mut masks = read_denied(i.policy, i.root);
     masks.extend(i.hone_paths.iter().chain(&i.policy.hidden_files).filter(|p| p.exists()).cloned());
     // A path inside a masked directory is hidden already (and has no mount point to mask).
@@ -217,8 +231,11 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
         snapshot: None,
         read_only_repo: i.policy.read_only_repo,
         git_dirs: i.git_paths.clone(),
-        ro_dirs: crate::jail::plan::path_dirs(&i.path_var, &covered),
+        ro_dirs,
         home: i.home.clone(),
+        toolchains,
+        git_configs,
+        readable,
         masks,
         ignored_files,
         ignored_dirs: ignored_dirs.iter().take(MAX_OVERLAYS).cloned().collect(),
@@ -241,6 +258,14 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     writable.extend(i.home.iter().cloned());
     writable.extend(plan.writable.iter().cloned());
     Ok((plan, writable))
+}
+
+/// The toolchain places that exist, as directories, outside the repository (which the view
+/// holds already) and not holding it.
+fn toolchains(i: &Inputs<'_>) -> Vec<PathBuf> {
+    let fits = |p: &&PathBuf| !p.starts_with(i.root) && !i.root.starts_with(p);
+    let is_dir = |p: &&PathBuf| std::fs::metadata(p).is_ok_and(|m| m.is_dir());
+    i.toolchains.iter().filter(fits).filter(is_dir).cloned().collect()
 }
 
 /// The policy's writable trees, less any that holds the repository: made writable whole, it
@@ -347,6 +372,7 @@ mod tests {
             hone_paths: vec![],
             path_var: String::new(),
             home: None,
+            toolchains: vec![],
             run_id: "r1",
         };
         let (plan, _) = plan(&inputs).unwrap();

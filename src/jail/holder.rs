@@ -91,9 +91,13 @@ fn build(plan: &Plan) -> Result<()> {
     let root = &plan.staging;
     sys::tmpfs(root, "0755", false)?;
     let at = |p: &Path| root.join(p.strip_prefix("/").unwrap_or(p));
-    base(plan, root, &at)?;
+    base(root, &at)?;
     home(plan, &at)?;
+    for d in &plan.ro_dirs {
+        show_read_only(d, &at)?;
+    }
     repo(plan, &at)?;
+    git_configs(plan, &at)?;
     for w in &plan.writable {
         if w.exists() {
             sys::bind(w, &dir_at(&at(w))?, false)?;
@@ -127,7 +131,7 @@ fn file_at(p: &Path) -> Result<PathBuf> {
 }
 
 /// The system trees, `/run` with hone's own files, a minimal `/dev`, private temp dirs, `/proc`.
-fn base(plan: &Plan, root: &Path, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+fn base(root: &Path, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
     let run = dir_at(&at(Path::new("/run")))?;
     sys::tmpfs(&run, "0755", false)?;
     file_at(&at(Path::new(HONE_IN_JAIL)))?;
@@ -135,19 +139,8 @@ fn base(plan: &Plan, root: &Path, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
     dir_at(&run.join("hone/empty.d"))?;
     std::fs::set_permissions(&empty_file, std::os::unix::fs::PermissionsExt::from_mode(0o444))
         .map_err(|e| step("make the empty file read-only", e))?;
-    for d in SYSTEM_DIRS.iter().map(Path::new).chain(plan.ro_dirs.iter().map(PathBuf::as_path)) {
-        match std::fs::symlink_metadata(d) {
-            Ok(m) if m.file_type().is_symlink() => {
-                let target = std::fs::read_link(d).map_err(|e| step(format!("read the link {}", d.display()), e))?;
-                let link = at(d);
-                if let Some(parent) = link.parent() {
-                    dir_at(parent)?;
-                }
-                std::os::unix::fs::symlink(&target, &link).map_err(|e| step(format!("link {}", d.display()), e))?;
-            }
-            Ok(m) if m.is_dir() => sys::bind(d, &dir_at(&at(d))?, true)?,
-            _ => {}
-        }
+    for d in SYSTEM_DIRS.iter().map(Path::new) {
+        show_read_only(d, at)?;
     }
     for f in ETC_MASKS.iter().map(Path::new).filter(|f| f.is_file()) {
         mask(f, &at(f), root)?;
@@ -182,6 +175,25 @@ fn base(plan: &Plan, root: &Path, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
     Ok(())
 }
 
+/// Show the directory `d` read-only at its own path (a link as the same link).
+fn show_read_only(d: &Path, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+    match std::fs::symlink_metadata(d) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = std::fs::read_link(d).map_err(|e| step(format!("read the link {}", d.display()), e))?;
+            let link = at(d);
+            if std::fs::symlink_metadata(&link).is_ok() {
+                return Ok(()); // already in the view (a link inside a shown tree)
+            }
+            if let Some(parent) = link.parent() {
+                dir_at(parent)?;
+            }
+            std::os::unix::fs::symlink(&target, &link).map_err(|e| step(format!("link {}", d.display()), e))
+        }
+        Ok(m) if m.is_dir() => sys::bind(d, &dir_at(&at(d))?, true),
+        _ => Ok(()),
+    }
+}
+
 /// Show `target` (seen at `inside`) empty and read-only: an empty file, or an empty directory.
 /// A symlink is masked where it leads (the link itself then leads to the mask).
 fn mask(target: &Path, inside: &Path, root: &Path) -> Result<()> {
@@ -206,21 +218,50 @@ fn mask(target: &Path, inside: &Path, root: &Path) -> Result<()> {
     }
 }
 
-/// The home directory through an overlay (its writes stay in the jail), credentials masked.
+/// The run's own home at the home's path: a fresh, empty, writable tmpfs, with nothing of the
+/// host's home in it but the toolchain places, each through an overlay whose writes stay in the
+/// jail (read-only where the kernel refuses the overlay). A credential anywhere else in the
+/// host's home is not in the view. The known credential places are masked as a second line,
+/// where a toolchain place shows one.
 fn home(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
-    let Some(home) = plan.home.as_ref().filter(|h| h.is_dir() && h.as_path() != Path::new("/")) else {
-        return Ok(());
-    };
-    let inside = dir_at(&at(home))?;
-    let scratch = at(Path::new("/run/hone/home"));
-    let (upper, work) = (dir_at(&scratch.join("upper"))?, dir_at(&scratch.join("work"))?);
-    if sys::overlay(home, &upper, &work, &inside).is_err() {
-        sys::bind(home, &inside, true)?;
+    if let Some(home) = plan.home.as_ref().filter(|h| h.is_absolute() && h.as_path() != Path::new("/")) {
+        sys::tmpfs(&dir_at(&at(home))?, "0700", false)?;
+    }
+    let scratch = at(Path::new("/run/hone/tools"));
+    for (i, place) in plan.toolchains.iter().enumerate() {
+        let inside = dir_at(&at(place))?;
+        let (upper, work) = (dir_at(&scratch.join(format!("u{i}")))?, dir_at(&scratch.join(format!("w{i}")))?);
+        if sys::overlay(place, &upper, &work, &inside).is_err() {
+            sys::bind(place, &inside, true)?;
+        }
     }
     let root = at(Path::new("/"));
-    for m in super::plan::HOME_MASKS.iter().map(|m| home.join(m)) {
-        if std::fs::symlink_metadata(&m).is_ok() {
-            mask(&m, &at(&m), &root)?;
+    if let Some(home) = &plan.home {
+        for m in super::plan::HOME_MASKS.iter().map(|m| home.join(m)) {
+            if std::fs::symlink_metadata(&m).is_ok() {
+                mask(&m, &at(&m), &root)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The git config files the plan shows in place of the repository's (`gitconfig`): written to a
+/// tmpfs of their own, made read-only, and bound over the originals, read-only.
+fn git_configs(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+    if plan.git_configs.is_empty() {
+        return Ok(());
+    }
+    let dir = dir_at(&at(Path::new("/run/hone/git")))?;
+    sys::tmpfs(&dir, "0755", false)?;
+    for (i, (_, text)) in plan.git_configs.iter().enumerate() {
+        std::fs::write(dir.join(i.to_string()), text).map_err(|e| step("write the jail's git config", e))?;
+    }
+    sys::remount_read_only(&dir)?;
+    for (i, (target, _)) in plan.git_configs.iter().enumerate() {
+        let inside = at(target);
+        if std::fs::symlink_metadata(&inside).is_ok_and(|m| m.is_file()) {
+            sys::bind(&dir.join(i.to_string()), &inside, true)?;
         }
     }
     Ok(())

@@ -5,8 +5,10 @@
 //! Landlock (`linux`), a server seeing a snapshot of the repository (`snapshot`); on macOS, a
 //! Seatbelt profile (`seatbelt`, written by the pure `sbpl`). See docs/security.md.
 
+pub mod gitconfig;
 pub mod plan;
 pub mod sbpl;
+pub mod toolchains;
 
 #[cfg(target_os = "linux")]
 mod holder;

@@ -11,7 +11,10 @@ pub const SYSTEM_DIRS: &[&str] =
 /// Files under `/etc` that hold secrets of the host; an empty file stands in for each.
 pub const ETC_MASKS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"];
 
-/// Places in the home directory that hold credentials or sockets of host processes.
+/// Places in the home directory that hold credentials or sockets of host processes. The jail's
+/// home holds none of the host's home but its toolchain places, so these are a second line: masked
+/// where a toolchain place or the policy shows them after all (and on macOS, whose jail cannot
+/// build a home of its own).
 pub const HOME_MASKS: &[&str] = &[
     ".ssh",
     ".gnupg",
@@ -55,10 +58,23 @@ pub struct Plan {
     pub read_only_repo: bool,
     /// The git directory (and a worktree's common dir): bound read-only.
     pub git_dirs: Vec<PathBuf>,
-    /// Read-only system trees (and directories on `PATH` outside them).
+    /// Read-only trees beyond the system's: directories on `PATH` outside the other places, and
+    /// the policy's `paths.sandbox_readable`.
     pub ro_dirs: Vec<PathBuf>,
-    /// The home directory: visible through an overlay whose writes are private to the run.
+    /// The home directory's path: a fresh, empty, writable home of the run's own is there, with
+    /// nothing of the host's home in it but `toolchains`.
     pub home: Option<PathBuf>,
+    /// Toolchain places (`toolchains::candidates` that exist): each through an overlay whose
+    /// writes are private to the run (read-only where the kernel refuses the overlay).
+    #[serde(default)]
+    pub toolchains: Vec<PathBuf>,
+    /// The git config files the jail shows in place of the repository's (`gitconfig`): where
+    /// each goes, and its text.
+    #[serde(default)]
+    pub git_configs: Vec<(PathBuf, String)>,
+    /// Of `ro_dirs`, those the policy names (`paths.sandbox_readable`), for the report.
+    #[serde(default)]
+    pub readable: Vec<PathBuf>,
     /// Paths shown empty: credentials, read-denied files, hone's own directories.
     pub masks: Vec<PathBuf>,
     /// Ignored files and directories that existed before the run: files read-only; directories
@@ -117,6 +133,9 @@ impl Plan {
             git_dirs: self.git_dirs.iter().filter(|p| shown(p)).cloned().collect(),
             ro_dirs: self.ro_dirs.clone(),
             home: self.home.clone(),
+            toolchains: self.toolchains.clone(),
+            git_configs: self.git_configs.clone(),
+            readable: self.readable.clone(),
             masks,
             ignored_files,
             ignored_dirs,
@@ -132,16 +151,59 @@ impl Plan {
     }
 }
 
+/// One place in a jail's view, as `report.json` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shown {
+    pub path: String,
+    /// `read-only`; `read-write`; `private-writes` (an overlay: the host's copy is never
+    /// written, a command's writes last as long as the run's jail).
+    pub access: String,
+    /// Why the view holds it: `system`, `toolchain`, `path` (a directory on `PATH`), `policy`
+    /// (`paths.sandbox_readable` or `sandbox_writable`), `repository`, `git`, `home` (the run's
+    /// own, empty), `temp`.
+    pub why: String,
+}
+
+impl Plan {
+    /// What the view holds (the system trees that exist on this host, then the rest in the
+    /// order they are mounted); `writable` are Landlock's writable roots.
+    pub fn shown(&self, writable: &[PathBuf]) -> Vec<Shown> {
+        let one = |p: &Path, access: &str, why: &str| Shown {
+            path: p.display().to_string(),
+            access: access.to_string(),
+            why: why.to_string(),
+        };
+        let mut out: Vec<Shown> =
+            SYSTEM_DIRS.iter().map(Path::new).filter(|d| d.exists()).map(|d| one(d, "read-only", "system")).collect();
+        let temp = ["/tmp", "/var/tmp"].map(PathBuf::from);
+        out.extend(temp.iter().map(|t| one(t, "read-write", "temp")));
+        out.extend(self.home.iter().map(|h| one(h, "read-write", "home")));
+        out.extend(self.toolchains.iter().map(|t| one(t, "private-writes", "toolchain")));
+        for d in &self.ro_dirs {
+            out.push(one(d, "read-only", if self.readable.contains(d) { "policy" } else { "path" }));
+        }
+        let repo_access = if self.read_only_repo { "read-only" } else { "read-write" };
+        out.push(one(&self.repo, repo_access, "repository"));
+        out.extend(self.git_dirs.iter().map(|g| one(g, "read-only", "git")));
+        out.extend(self.writable.iter().filter(|w| writable.contains(w)).map(|w| one(w, "read-write", "policy")));
+        out
+    }
+}
+
 /// Whether `p` is `base` or lies beneath it.
 pub fn under(p: &Path, base: &Path) -> bool {
     p.starts_with(base)
 }
 
-/// Directories on `PATH` not already inside a system tree, the home or the repo.
-pub fn path_dirs(path_var: &str, covered: &[PathBuf]) -> Vec<PathBuf> {
+/// Directories on `PATH` not already inside a system tree, a toolchain place or the repo; never
+/// the home itself or a directory above it (that would show the whole home).
+pub fn path_dirs(path_var: &str, covered: &[PathBuf], home: Option<&Path>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for d in std::env::split_paths(path_var) {
         if !d.is_absolute() || covered.iter().any(|c| under(&d, c)) || out.iter().any(|o| under(&d, o)) {
+            continue;
+        }
+        if !super::toolchains::fits(&d, home) || home.is_some_and(|h| h == d) {
             continue;
         }
         // A PATH entry under /tmp, /run or /dev would expose host temp files or sockets.
@@ -203,11 +265,32 @@ mod tests {
         assert_eq!((m.ignored_dirs.len(), m.ignored_files.len()), (2, 1));
     }
 
+    /// The report names what the view holds and why, and nothing of the home but its own.
+    #[test]
+    fn the_view_is_reported_by_what_each_place_is_for() {
+        let mut plan = run_plan();
+        plan.toolchains = vec!["/home/u/.rustup".into()];
+        plan.ro_dirs = vec!["/home/u/bin".into(), "/srv/jdk".into()];
+        plan.readable = vec!["/srv/jdk".into()];
+        let shown = plan.shown(&["/home/u/.cache/pip".into()]);
+        let find = |p: &str| shown.iter().find(|s| s.path == p).map(|s| (s.access.as_str(), s.why.as_str()));
+        assert_eq!(find("/home/u"), Some(("read-write", "home")));
+        assert_eq!(find("/home/u/.rustup"), Some(("private-writes", "toolchain")));
+        assert_eq!(find("/home/u/bin"), Some(("read-only", "path")));
+        assert_eq!(find("/srv/jdk"), Some(("read-only", "policy")));
+        assert_eq!(find("/w/repo"), Some(("read-write", "repository")));
+        assert_eq!(find("/w/repo/.git"), Some(("read-only", "git")));
+        assert_eq!(find("/home/u/.cache/pip"), Some(("read-write", "policy")));
+        assert_eq!(find("/tmp"), Some(("read-write", "temp")));
+        assert!(find("/home/u/.ssh").is_none());
+    }
+
     #[test]
     fn path_dirs_outside_the_system_trees_are_added_once_and_temp_dirs_never() {
-        let covered = vec![PathBuf::from("/usr"), PathBuf::from("/root")];
-        let got =
-            path_dirs("/usr/bin:/root/.cargo/bin:/opt2/tool/bin:/opt2/tool/bin/x:/tmp/evil:rel:/run/user/1", &covered);
-        assert_eq!(got, [PathBuf::from("/opt2/tool/bin")]);
+        let covered = vec![PathBuf::from("/usr"), PathBuf::from("/root/.cargo/bin")];
+        let path =
+            "/usr/bin:/root/.cargo/bin:/opt2/tool/bin:/opt2/tool/bin/x:/tmp/evil:rel:/run/user/1:/root:/:/root/bin";
+        let got = path_dirs(path, &covered, Some(Path::new("/root")));
+        assert_eq!(got, [PathBuf::from("/opt2/tool/bin"), PathBuf::from("/root/bin")]);
     }
 }

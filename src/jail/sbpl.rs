@@ -1,5 +1,5 @@
 //! The Seatbelt profile (SBPL) a run's commands get on macOS, written from the jail's plan: what
-//! they may read (the system, the home, the repository, less every mask), where they may write
+//! they may read (the system, the home's toolchain places, the repository, less every mask), where they may write
 //! (the repository less its git dirs and protected entries, a private temp dir, the policy's
 //! writable trees) and whether they reach the network. Pure text and parameters, so it is tested
 //! on every platform; `seatbelt` runs it with `sandbox-exec`.
@@ -135,7 +135,8 @@ pub fn profile(plan: &Plan, tmp: &Path) -> Result<Profile, NotUtf8> {
     let not_masked = nots(&p.filters("subpath", "MASK", &masks)?);
     let mut readable: Vec<PathBuf> = SYSTEM_DIRS.iter().map(PathBuf::from).collect();
     readable.extend(plan.ro_dirs.iter().cloned());
-    readable.extend(plan.home.iter().cloned());
+    // Of the home, only the toolchain places: Seatbelt cannot give a command a home of its own.
+    readable.extend(plan.toolchains.iter().cloned());
     readable.push(plan.repo.clone());
     readable.push(tmp.to_path_buf());
     readable.extend(plan.writable.iter().cloned());
@@ -237,6 +238,17 @@ mod tests {
         assert!(!values(&p, "WRITE").contains(&"/Users/dev"), "the home is read-only");
     }
 
+    /// Of the home, only its toolchain places are readable: a credential elsewhere in it is not.
+    #[test]
+    fn the_home_is_read_only_by_its_toolchain_places() {
+        let mut pl = plan();
+        pl.toolchains = vec!["/Users/dev/.rustup".into(), "/Users/dev/.cargo/bin".into()];
+        let p = profile(&pl, Path::new("/private/tmp/t")).unwrap();
+        let read = values(&p, "READ");
+        assert!(read.contains(&"/Users/dev/.rustup") && read.contains(&"/Users/dev/.cargo/bin"), "{read:?}");
+        assert!(!read.contains(&"/Users/dev"), "the whole home is readable: {read:?}");
+    }
+
     #[test]
     fn nothing_protected_and_no_directory_above_it_can_be_moved_or_removed() {
         let p = profile(&plan(), Path::new("/private/tmp/t")).unwrap();
@@ -271,8 +283,9 @@ mod tests {
             assert!(r.contains(&format!("(require-not (subpath (param \"MASK_{i}\")))")));
         }
         let reads = values(&p, "READ");
-        assert!(reads.contains(&"/Users/dev/repo") && reads.contains(&"/usr") && reads.contains(&"/Users/dev"));
+        assert!(reads.contains(&"/Users/dev/repo") && reads.contains(&"/usr"));
         assert!(!reads.contains(&"/Users") && !reads.contains(&"/") && !reads.contains(&"/private/var"));
+        assert!(!reads.contains(&"/Users/dev"), "the home is not readable whole");
     }
 
     #[test]

@@ -130,6 +130,7 @@ fn canonical(plan: &Plan) -> Plan {
         git_dirs: both(&plan.git_dirs),
         ro_dirs: one(&plan.ro_dirs),
         home: plan.home.as_ref().map(c),
+        toolchains: one(&plan.toolchains),
         masks: both(&plan.masks),
         ignored_files: both(&plan.ignored_files),
         ignored_dirs: both(&plan.ignored_dirs),

@@ -62,6 +62,8 @@ pub struct Policy {
     pub hidden_files: Vec<PathBuf>,
     /// Extra absolute paths commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
+    /// Extra absolute host paths the jail shows read-only (a toolchain the view does not hold).
+    pub sandbox_readable: Vec<PathBuf>,
     /// Where commands may connect (`network`).
     pub network: network::Egress,
     /// Where setup may connect beyond that (`setup.network`); see `setup_egress`.
@@ -185,6 +187,7 @@ impl Policy {
             write_deny,
             hidden_files: vec![],
             sandbox_writable: vec![],
+            sandbox_readable: vec![],
             network: network::Egress::Off,
             setup_network: network::Egress::Off,
             mcp_network: network::Egress::Off,
@@ -358,11 +361,16 @@ fn path_rules(p: &mut Policy, paths: raw::RawPaths, map: &yaml::SourceMap, error
             }
         }
     }
-    for (i, w) in paths.sandbox_writable.unwrap_or_default().iter().enumerate() {
-        if Path::new(w).is_absolute() {
-            p.sandbox_writable.push(PathBuf::from(w));
-        } else {
-            errors.push(map.at_value(&format!("paths.sandbox_writable[{i}]"), "must be an absolute path", None));
+    let host = [
+        ("sandbox_writable", paths.sandbox_writable, &mut p.sandbox_writable),
+        ("sandbox_readable", paths.sandbox_readable, &mut p.sandbox_readable),
+    ];
+    for (key, list, target) in host {
+        for (i, w) in list.unwrap_or_default().iter().enumerate() {
+            if !Path::new(w).is_absolute() {
+                errors.push(map.at_value(&format!("paths.{key}[{i}]"), "must be an absolute path", None));
+            }
+            target.push(PathBuf::from(w));
         }
     }
 }
@@ -376,16 +384,9 @@ fn check_examples(p: &Policy, ex: raw::RawExamples, map: &yaml::SourceMap, error
             let d = decide_command(p, cmd);
             if d.allowed != want_allow {
                 let verdict = if d.allowed { "allow" } else { "deny" };
-                errors.push(
-                    map.at_value(
-                        &format!("{key}[{i}]"),
-                        format!("the rules {verdict} `{cmd}`, but the example expects the opposite ({})", d.rule),
-                        Some(
-                            "fix the rules or the example: examples are checked like unit tests when the policy loads"
-                                .into(),
-                        ),
-                    ),
-                );
+                let hint = "fix the rules or the example: examples are checked like unit tests when the policy loads";
+                let msg = format!("the rules {verdict} `{cmd}`, but the example expects the opposite ({})", d.rule);
+                errors.push(map.at_value(&format!("{key}[{i}]"), msg, Some(hint.into())));
             }
         }
     }

@@ -130,6 +130,7 @@ pub struct RawPaths {
     pub write_allow: Option<Vec<String>>,
     pub write_deny: Option<Vec<String>>,
     pub sandbox_writable: Option<Vec<String>>,
+    pub sandbox_readable: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

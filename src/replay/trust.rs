@@ -178,12 +178,12 @@ fn offline(s: &mut Settled, allow_sandbox_off: bool) -> Result<(), HoneError> {
 /// defaults, no secrets).
 fn narrow(s: &mut Settled) {
     let p = &mut s.policy;
-    if !p.sandbox_writable.is_empty() {
-        s.notes.push(format!(
-            "a recorded policy opens no host directory: `paths.sandbox_writable` ({}) is dropped",
-            p.sandbox_writable.len()
-        ));
-        p.sandbox_writable.clear();
+    for (key, list) in [("sandbox_writable", &mut p.sandbox_writable), ("sandbox_readable", &mut p.sandbox_readable)] {
+        if !list.is_empty() {
+            s.notes
+                .push(format!("a recorded policy opens no host directory: `paths.{key}` ({}) is dropped", list.len()));
+            list.clear();
+        }
     }
     let extra: Vec<String> = p.env_pass.iter().filter(|v| !DEFAULT_ENV_PASS.contains(&v.as_str())).cloned().collect();
     if !extra.is_empty() || !p.pass_secrets.is_empty() {
@@ -248,16 +248,21 @@ mod tests {
     fn a_recorded_job_gets_no_host_directory_no_extra_variable_and_no_secret() {
         let stdio = "mcp:\n  servers:\n    - { name: s, command: srv, env: [AWS_SECRET_ACCESS_KEY] }\n";
         let p = policy(
-            "paths: { sandbox_writable: [/home/u] }\nenv: { pass: [PATH, HOME, DATABASE_URL], pass_secrets: [GITHUB_TOKEN] }\n",
+            "paths: { sandbox_writable: [/home/u], sandbox_readable: [/opt/x] }\nenv: { pass: [PATH, HOME, DATABASE_URL], pass_secrets: [GITHUB_TOKEN] }\n",
         );
         let mut s = Settled { job: job(stdio), policy: p, notes: vec![] };
         narrow(&mut s);
-        assert!(s.policy.sandbox_writable.is_empty() && s.policy.pass_secrets.is_empty());
+        assert!(
+            s.policy.sandbox_writable.is_empty()
+                && s.policy.sandbox_readable.is_empty()
+                && s.policy.pass_secrets.is_empty()
+        );
         assert_eq!(s.policy.env_pass, ["PATH", "HOME"]);
         let McpTransport::Stdio { env, .. } = &s.job.mcp[0].transport else { panic!() };
         assert!(env.is_empty());
-        assert_eq!(s.notes.len(), 3, "{:?}", s.notes);
-        assert!(s.notes[1].contains("`DATABASE_URL`, `GITHUB_TOKEN` dropped"), "{:?}", s.notes);
+        assert_eq!(s.notes.len(), 4, "{:?}", s.notes);
+        assert!(s.notes[1].contains("`paths.sandbox_readable` (1) is dropped"), "{:?}", s.notes);
+        assert!(s.notes[2].contains("`DATABASE_URL`, `GITHUB_TOKEN` dropped"), "{:?}", s.notes);
     }
 
     #[test]

@@ -72,14 +72,20 @@ pub async fn start(
         return Ok((Sandbox::default(), SandboxReport::default()));
     }
     let command_env = command_env(policy, env, ws.root());
+    let path_var = command_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default();
+    let home = env.home();
+    let mut toolchains = crate::jail::toolchains::candidates(home.as_deref(), &|k| env.var(k).map(String::from));
+    toolchains.extend(crate::jail::toolchains::on_path(&path_var, home.as_deref()));
+    let toolchains = crate::jail::toolchains::outermost(toolchains, home.as_deref());
     let inputs = super::Inputs {
         policy,
         root: ws.root(),
         git_paths: ws.git_paths(),
         ignored,
         hone_paths: vec![ws.root().join(crate::spec::HONE_DIR), report_dir.to_path_buf()],
-        path_var: command_env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.clone()).unwrap_or_default(),
-        home: env.home(),
+        path_var,
+        home,
+        toolchains,
         run_id,
     };
     let fail = |e: crate::jail::StartError| {
@@ -101,6 +107,7 @@ pub async fn start(
         writable: writable.iter().map(|p| p.display().to_string()).collect(),
         masked: plan.masks.len(),
         protected_ignored: plan.ignored_dirs.len() + plan.ignored_files.len(),
+        view: plan.shown(&writable),
     };
     let (egress, purpose, ledger) = (policy.network.clone(), purpose.to_string(), ledger.clone());
     let started = tokio::task::spawn_blocking(move || {
