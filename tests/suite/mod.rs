@@ -14,6 +14,8 @@ mod charts;
 mod cloud_credentials;
 mod code_quality;
 mod context;
+#[cfg(target_os = "linux")]
+mod cred_probe;
 mod deputy_branch;
 mod deputy_fleet_clone;
 mod deputy_github;
@@ -61,6 +63,10 @@ mod hooks;
 mod init;
 mod install;
 mod instructions;
+#[cfg(target_os = "linux")]
+mod jail_credentials;
+#[cfg(target_os = "linux")]
+mod jail_credentials_files;
 #[cfg(target_os = "linux")]
 mod jail_files;
 #[cfg(target_os = "macos")]
