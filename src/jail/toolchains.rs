@@ -34,6 +34,8 @@ const PLACES: &[Place] = &[
     whole(Some("UV_PYTHON_INSTALL_DIR"), ".local/share/uv"),
     whole(Some("POETRY_CACHE_DIR"), ".cache/pypoetry"),
     whole(Some("WORKON_HOME"), ".local/share/virtualenvs"),
+    whole(Some("PIPX_HOME"), ".local/share/pipx"),
+    whole(None, ".local/pipx"),
     whole(None, ".pyenv-win"),
     whole(None, "miniconda3"),
     whole(None, "miniforge3"),

@@ -48,7 +48,7 @@ async fn a_federated_token_in_the_checkout_is_hidden() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_credentials_file_in_the_home_directory_is_masked_in_the_jail() {
+async fn a_credentials_file_in_the_home_directory_is_not_in_the_jails_view() {
     require!(Need::UserNamespaces);
     let home = tempfile::tempdir().unwrap();
     let creds = home.path().join("runner-temp-sa-key.json");
@@ -56,7 +56,7 @@ async fn a_credentials_file_in_the_home_directory_is_masked_in_the_jail() {
     let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH)]);
     let mock = MockModel::start().await;
     // (Not the path itself: the variable's name makes its value a secret the diff guard refuses.)
-    let script = "ls -la \"$HOME\"; for f in \"$HOME\"/*.json; do cat \"$f\"; done\n";
+    let script = "echo LISTED-HOME; ls -la \"$HOME\"; for f in \"$HOME\"/*.json; do cat \"$f\"; done\n";
     mock.turn(write("peek.sh", script), false).turn(cmd("sh peek.sh"), false);
     fix(&mock);
     let yaml = spec(&repo, "homecreds", &mock, OPEN_POLICY, "pr: { enabled: false }\n");
@@ -64,7 +64,9 @@ async fn a_credentials_file_in_the_home_directory_is_masked_in_the_jail() {
     let run = run_job_env(&repo, &yaml, &env).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.report()["errors"]);
     let seen = all_tool_results(&mock);
-    assert!(seen.contains("runner-temp-sa-key.json"), "the home is shown (the listing ran): {seen}");
+    assert!(seen.contains("LISTED-HOME"), "the listing ran: {seen}");
+    // The jail's home is the run's own: the host's files are not in the view at all.
+    assert!(!seen.contains("runner-temp-sa-key.json"), "the host's home is shown: {seen}");
     assert!(!seen.contains("homecanary42"), "the model read the credentials in the home: {seen}");
 }
 
@@ -80,7 +82,7 @@ async fn files_named_in_files(name: &str, fallback: &str, extra: &[(&str, &str)]
     }
     let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH)]);
     let mock = MockModel::start().await;
-    let script = "cd \"$HOME\" && find . -type f -exec wc -c {} + && find . -type f -exec cat {} +\n";
+    let script = "echo LISTED-HOME; cd \"$HOME\" && find . -type f -exec wc -c {} + && find . -type f -exec cat {} +\n";
     mock.turn(write("peek.sh", script), false).turn(cmd("sh peek.sh"), false);
     fix(&mock);
     let yaml = spec(&repo, name, &mock, OPEN_POLICY, "pr: { enabled: false }\n")
@@ -93,13 +95,13 @@ async fn files_named_in_files(name: &str, fallback: &str, extra: &[(&str, &str)]
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.report()["errors"]);
     let seen = all_tool_results(&mock);
     assert!(!seen.contains("tokencanary"), "the model read a credentials file: {seen}");
-    // Shown empty, not read and then redacted (a token hone registered is masked in results too).
-    let empty = format!("0 ./{hidden}");
-    assert!(seen.lines().any(|l| l.trim() == empty), "the file is shown empty: {seen}");
+    // Not in the view at all (the jail's home is the run's own), not read and then redacted.
+    assert!(seen.contains("LISTED-HOME"), "the listing ran: {seen}");
+    assert!(!seen.contains(hidden), "the file is in the jail's view: {seen}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_token_file_an_aws_profile_names_is_masked() {
+async fn a_token_file_an_aws_profile_names_is_not_in_the_view() {
     let config = "[default]\nregion = us-east-1\nrole_arn = arn:aws:iam::123456789012:role/ci\nweb_identity_token_file = $HOME/eks/hidden-token-file\n";
     files_named_in_files(
         "awsprofile",
@@ -112,7 +114,7 @@ async fn a_token_file_an_aws_profile_names_is_masked() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_subject_token_file_a_google_credentials_file_names_is_masked() {
+async fn a_subject_token_file_a_google_credentials_file_names_is_not_in_the_view() {
     let creds = r#"{"type": "external_account", "audience": "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/p/providers/gh",
  "subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": "https://sts.googleapis.com/v1/token",
  "credential_source": {"file": "$HOME/oidc/hidden-token-file"}}"#;
