@@ -256,6 +256,9 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
         writable.push(i.root.to_path_buf());
     }
     writable.extend(i.home.iter().cloned());
+    // A toolchain place is an overlay: its writes (a cache, a lock) stay in the run, wherever it lies.
+    let outside_home = |t: &&PathBuf| i.home.as_ref().is_none_or(|h| !t.starts_with(h));
+    writable.extend(plan.toolchains.iter().filter(outside_home).cloned());
     writable.extend(plan.writable.iter().cloned());
     Ok((plan, writable))
 }
