@@ -70,6 +70,8 @@ mod jail_network;
 #[cfg(target_os = "linux")]
 mod jail_processes;
 #[cfg(target_os = "linux")]
+mod jail_projects;
+#[cfg(target_os = "linux")]
 mod jail_secrets;
 mod jail_support;
 mod layering;
