@@ -21,6 +21,15 @@ pub enum Need {
     /// Mermaid's parser in Node (`HONE_TEST_MERMAID`: a directory whose node_modules has
     /// mermaid, jsdom and marked), to read the charts in the Markdown reports.
     Mermaid,
+    /// `python3` with `venv` and `ensurepip` (Debian: python3-venv), to make a checkout's `.venv`.
+    Python,
+    /// `node` and `npm`.
+    Node,
+    /// `go` (Debian: golang-go; `.ci/run` installs it).
+    Go,
+    /// A Rust toolchain installed by rustup in the home: `~/.cargo/bin/cargo` (rustup's proxy)
+    /// and a toolchain in `~/.rustup/toolchains` (`.ci/run` makes one for the unprivileged pass).
+    Rustup,
 }
 
 impl Need {
@@ -32,6 +41,10 @@ impl Need {
             Need::Landlock => "landlock",
             Need::Xmllint => "xmllint",
             Need::Mermaid => "mermaid",
+            Need::Python => "python",
+            Need::Node => "node",
+            Need::Go => "go",
+            Need::Rustup => "rustup",
         }
     }
 
@@ -76,7 +89,37 @@ impl Need {
                 _ => Err("xmllint is not installed (apt-get install libxml2-utils; .ci/run installs it)".into()),
             },
             Need::Mermaid => super::mermaid::available(),
+            Need::Python => {
+                runs("python3", &["-c", "import ensurepip, venv"], "python3 with venv (apt-get install python3-venv)")
+            }
+            Need::Node => runs("node", &["--version"], "node").and_then(|()| runs("npm", &["--version"], "npm")),
+            Need::Go => runs("go", &["version"], "go (apt-get install golang-go; .ci/run installs it)"),
+            Need::Rustup => rustup_in_home(),
         }
+    }
+}
+
+/// Ok when `program args` runs and succeeds; otherwise that `what` is missing.
+fn runs(program: &str, args: &[&str], what: &str) -> Result<(), String> {
+    match std::process::Command::new(program).args(args).output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("{what} does not work here: {}", String::from_utf8_lossy(&o.stderr).trim())),
+        Err(e) => Err(format!("{what} is not on PATH: {e}")),
+    }
+}
+
+/// Ok when the home holds what rustup installs: its proxy `~/.cargo/bin/cargo` and a toolchain.
+fn rustup_in_home() -> Result<(), String> {
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").ok_or("HOME is not set")?);
+    let proxy = home.join(".cargo/bin/cargo");
+    let toolchains = std::fs::read_dir(home.join(".rustup/toolchains")).map(|d| d.count()).unwrap_or(0);
+    if proxy.exists() && toolchains > 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "no Rust toolchain installed by rustup in {} (~/.cargo/bin/cargo and ~/.rustup/toolchains/*); .ci/run copies one for the unprivileged pass",
+            home.display()
+        ))
     }
 }
 

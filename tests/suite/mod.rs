@@ -76,6 +76,8 @@ mod jail_network;
 #[cfg(target_os = "linux")]
 mod jail_processes;
 #[cfg(target_os = "linux")]
+mod jail_projects;
+#[cfg(target_os = "linux")]
 mod jail_secrets;
 mod jail_support;
 mod layering;

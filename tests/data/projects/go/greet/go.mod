@@ -1,0 +1,3 @@
+module example.com/greet
+
+go 1.19

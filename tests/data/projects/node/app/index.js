@@ -1,0 +1,3 @@
+const greet = require("hone-fixture-greet");
+
+module.exports = () => greet("wrld");

@@ -1,0 +1,5 @@
+import greet
+
+
+def greeting():
+    return greet.hello("wrld")

@@ -1,0 +1,4 @@
+/// Greet `name`.
+pub fn hello(name: &str) -> String {
+    format!("hello, {name}")
+}
