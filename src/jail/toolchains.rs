@@ -136,13 +136,15 @@ pub fn on_path(path_var: &str, home: Option<&Path>) -> Vec<PathBuf> {
 }
 
 /// Whether `p` may be shown as a toolchain place: absolute, lexically plain, not `/`, not the home
-/// or above it, not in a temp, device or runtime tree.
+/// or above it, and, outside the home, not in a temp, device or runtime tree (a home may lie in
+/// one: a CI job's scratch home under `/tmp`).
 pub fn fits(p: &Path, home: Option<&Path>) -> bool {
     use std::path::Component;
     let plain = p.is_absolute() && p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
     let above_home = home.is_some_and(|h| h.starts_with(p));
+    let in_home = home.is_some_and(|h| p.starts_with(h));
     let volatile = ["/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc"].iter().any(|b| p.starts_with(b));
-    plain && p != Path::new("/") && !above_home && !volatile
+    plain && p != Path::new("/") && !above_home && (in_home || !volatile)
 }
 
 #[cfg(test)]
@@ -199,6 +201,9 @@ mod tests {
         }
         assert!(!fits(Path::new("/home/u/../x"), Some(Path::new("/home/u"))));
         assert!(fits(Path::new("/opt/x"), None));
+        // A home under a temp dir (CI's scratch home) has its toolchain places; the temp dir not.
+        let home = Some(Path::new("/tmp/ci/home"));
+        assert!(fits(Path::new("/tmp/ci/home/go"), home) && !fits(Path::new("/tmp/ci/go"), home));
     }
 
     #[test]
