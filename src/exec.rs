@@ -52,6 +52,8 @@ pub async fn run(
     let start = Instant::now();
     let mut command = crate::sandbox::command(sandbox, shell(), &["-c", cmd], cwd)?;
     own_session(&mut command, env, sandbox);
+    // The connections it makes through the jail's proxy are its own, and end with it.
+    let network = sandbox.egress.as_ref().map(|p| p.command());
     let mut child = command
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -82,6 +84,10 @@ pub async fn run(
         Some(s) => s,
         None => child.wait().await?,
     };
+    // Its processes are gone: what it opened through the proxy is cut, and recorded, now.
+    if let Some(n) = network {
+        n.end().await;
+    }
     for r in readers {
         // A process that escaped the group (setsid) could hold a pipe open: do not wait on it forever.
         if tokio::time::timeout(Duration::from_secs(2), r).await.is_err() {

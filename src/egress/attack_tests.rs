@@ -3,8 +3,10 @@
 
 use super::*;
 use crate::policy::network::Rule;
+use crate::policy::network::{Target, address_allowed};
 use std::sync::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 fn rules(texts: &[&str]) -> Vec<Rule> {
     texts.iter().enumerate().map(|(i, t)| Rule::parse(&format!("network.allow[{i}]"), t).unwrap()).collect()
@@ -12,7 +14,10 @@ fn rules(texts: &[&str]) -> Vec<Rule> {
 
 fn proxy(allow: &[&str]) -> Proxy {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    Proxy::start(l, "commands", &rules(allow), Ledger::new(None)).unwrap()
+    let p = Proxy::start(l, "commands", &rules(allow), Ledger::new(None)).unwrap();
+    // A command that runs for the whole test: the proxy serves its connections.
+    std::mem::forget(p.command());
+    p
 }
 
 /// A server on 127.0.0.1 that keeps everything each connection sends (one entry a connection,

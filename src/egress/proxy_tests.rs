@@ -4,6 +4,7 @@
 use super::*;
 use crate::policy::network::Rule;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 fn rules(texts: &[String]) -> Vec<Rule> {
     texts.iter().enumerate().map(|(i, t)| Rule::parse(&format!("network.allow[{i}]"), t).unwrap()).collect()
@@ -27,7 +28,10 @@ async fn server() -> (u16, tokio::task::JoinHandle<()>) {
 
 fn proxy(allow: &[String]) -> Proxy {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    Proxy::start(l, "commands", &rules(allow), Ledger::new(None)).unwrap()
+    let p = Proxy::start(l, "commands", &rules(allow), Ledger::new(None)).unwrap();
+    // A command that runs for the whole test: the proxy serves its connections.
+    std::mem::forget(p.command());
+    p
 }
 
 /// Send `head`, then (once a tunnel is open) `then`; return everything the proxy sends back

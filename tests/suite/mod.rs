@@ -34,6 +34,8 @@ mod deputy_workflow;
 mod egress;
 #[cfg(target_os = "linux")]
 mod egress_attacks;
+#[cfg(target_os = "linux")]
+mod egress_tunnels;
 mod end_to_end;
 mod examples;
 mod fallback;
