@@ -6,6 +6,7 @@
 
 use std::sync::{Arc, RwLock};
 
+pub mod extract;
 pub(crate) mod spaced;
 
 pub const MASK: &str = "[REDACTED]";
@@ -234,7 +235,7 @@ fn encoded_forms(secret: &str) -> Vec<String> {
 
 /// Forms a model (or a command it wrote) can turn a secret into with one line of code: escaped
 /// for JSON once, twice or three times (a JSON file inside an event's arguments inside a report),
-/// hex in either case, the whole value upper- or lower-cased, and reversed.
+/// hex in either case, the whole value upper- or lower-cased, reversed, and rot13'd.
 fn transformed_forms(secret: &str) -> Vec<String> {
     let mut forms = Vec::new();
     let mut escaped = secret.to_string();
@@ -253,7 +254,17 @@ fn transformed_forms(secret: &str) -> Vec<String> {
     forms.push(secret.to_uppercase());
     forms.push(secret.to_lowercase());
     forms.push(secret.chars().rev().collect());
+    forms.push(secret.chars().map(rot13).collect());
     forms
+}
+
+/// `c` rotated 13 places in the Latin alphabet (anything else as it is).
+fn rot13(c: char) -> char {
+    match c {
+        'a'..='m' | 'A'..='M' => char::from(c as u8 + 13),
+        'n'..='z' | 'N'..='Z' => char::from(c as u8 - 13),
+        _ => c,
+    }
 }
 
 /// `%2F` -> `%2f`.

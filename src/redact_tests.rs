@@ -133,3 +133,11 @@ fn a_secret_added_after_thousands_is_masked_and_so_are_they() {
     assert_eq!(r.apply("ghs_latecomer-9876 ghs_token00000xyzw é"), format!("{MASK} {MASK} é"));
     assert!(r.found_in(b"x ghs_token01999xyzw"));
 }
+
+#[test]
+fn masks_the_rot13_form() {
+    let r = Redactor::new();
+    r.add("ghp_Abc123xyzTOKEN");
+    let out = r.apply("leak: tuc_Nop123klmGBXRA end");
+    assert!(!out.contains("tuc_Nop123klmGBXRA"), "{out}");
+}

@@ -107,7 +107,7 @@ impl Workspace {
                 delta.new_file().path().or_else(|| delta.old_file().path()).unwrap_or(std::path::Path::new(""));
             let path = on_disk.to_string_lossy().into_owned();
             let raw = (on_disk.to_str().is_none()).then(|| on_disk.to_path_buf());
-            if self.is_excluded(&path) {
+            if self.is_excluded(&path) || self.is_withheld(&path) {
                 continue;
             }
             if std::time::Instant::now() > until {
@@ -139,7 +139,7 @@ impl Workspace {
 
     /// A diff as unified-diff text, leaving out excluded paths.
     fn patch_text(&self, diff: &git2::Diff<'_>) -> Result<String> {
-        patch_of(diff, |path| !self.is_excluded(path))
+        patch_of(diff, |path| !self.is_excluded(path) && !self.is_withheld(path))
     }
 
     /// The unified diff between two commits.

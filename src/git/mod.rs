@@ -19,8 +19,10 @@ mod scratch;
 pub mod test_git;
 pub mod transport;
 pub mod user_config;
+mod withheld;
 pub use count::Counted;
 pub use saved::Saved;
+pub use withheld::Withheld;
 
 pub use scratch::init_scratch;
 
@@ -93,6 +95,8 @@ pub struct Workspace {
     /// Ignored entries that were there before the run (`keep`): never removed, even inside a
     /// new directory that is otherwise removed whole.
     kept: Arc<Mutex<Vec<String>>>,
+    /// What is never staged (`withheld.rs`): the jail's hidden and read-denied paths.
+    withheld: Arc<std::sync::RwLock<Option<Withheld>>>,
 }
 
 impl Workspace {
@@ -110,7 +114,8 @@ impl Workspace {
             .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
         refuse_indirection(&repo, path, &root)?;
         let excluded = Arc::new(excluded.into_iter().filter(|r| !r.is_empty()).collect());
-        Ok(Workspace { repo, root, excluded, artifacts: Default::default(), kept: Default::default() })
+        let (artifacts, kept, withheld) = Default::default();
+        Ok(Workspace { repo, root, excluded, artifacts, kept, withheld })
     }
 
     /// `open` for a run: refused (an input problem) when another user owns the checkout and git's
@@ -148,6 +153,7 @@ impl Workspace {
             excluded: self.excluded.clone(),
             artifacts: self.artifacts.clone(),
             kept: self.kept.clone(),
+            withheld: self.withheld.clone(),
         };
         Ok(tokio::task::spawn_blocking(move || work(&handle)))
     }
@@ -251,19 +257,9 @@ impl Workspace {
         self.repo.find_branch(name, BranchType::Local).is_ok()
     }
 
-    /// Stage the whole work tree (minus excluded paths) and write it as a tree.
-    fn stage_all(&self) -> Result<Oid> {
-        let mut index = self.repo.index()?;
-        let skip = |p: &Path, _: &[u8]| -> i32 { i32::from(self.is_excluded(&p.to_string_lossy())) };
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
-        index.update_all(["*"], Some(&mut |p: &Path, m: &[u8]| skip(p, m)))?;
-        index.write()?;
-        Ok(index.write_tree()?)
-    }
-
     /// Commit the work tree on the current branch, with `base` as parent.
     pub fn commit(&self, base: Oid, message: &str, name: &str, email: &str) -> Result<Oid> {
-        let tree = self.repo.find_tree(self.stage_all()?)?;
+        let tree = self.repo.find_tree(self.stage_all(base)?)?;
         let sig = Signature::now(name, email)?;
         let parent = self.repo.find_commit(base)?;
         Ok(self.repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &[&parent])?)
@@ -271,7 +267,7 @@ impl Workspace {
 
     /// Save the work tree as a commit under `refname` without touching any branch.
     pub fn snapshot(&self, base: Oid, refname: &str, message: &str, name: &str, email: &str) -> Result<Oid> {
-        let tree = self.repo.find_tree(self.stage_all()?)?;
+        let tree = self.repo.find_tree(self.stage_all(base)?)?;
         let sig = Signature::now(name, email)?;
         let parent = self.repo.find_commit(base)?;
         let oid = self.repo.commit(None, &sig, &sig, message, &tree, &[&parent])?;
@@ -317,7 +313,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// A repository whose first commit holds what `prepare` put in its work tree.
-    pub(super) fn fixture(prepare: impl FnOnce(&Path)) -> (tempfile::TempDir, Workspace, Oid) {
+    pub(crate) fn fixture(prepare: impl FnOnce(&Path)) -> (tempfile::TempDir, Workspace, Oid) {
         let dir = tempfile::tempdir().unwrap();
         let repo = Repository::init(dir.path()).unwrap();
         prepare(dir.path());

@@ -13,6 +13,8 @@ impl Workspace {
     /// left where the commit has a file or directory is removed first, never written through.
     pub fn reset_worktree_to(&self, oid: Oid) -> Result<()> {
         let tree = self.repo.find_commit(oid)?.tree()?;
+        // What no checkpoint saves, no rollback undoes (`withheld.rs`).
+        let held = self.hold_withheld(&tree)?;
         self.unlink_planted(&tree)?;
         self.unstage_all_but(&tree)?;
         self.prune_deep(&tree)?;
@@ -23,6 +25,7 @@ impl Workspace {
         index.read_tree(&tree)?;
         index.write()?;
         self.remove_untracked(&tree, vec![])?;
+        self.put_back(held);
         Ok(())
     }
 

@@ -18,10 +18,18 @@ impl Policy {
     }
 
     /// Keep the credentials file `file` (absolute, its links resolved) from the model: every
-    /// jail masks it, and inside the repository `root` no tool reads or writes it either.
+    /// jail masks it, and inside the repository `root` no tool reads or writes it either (nor,
+    /// when it is a directory, anything in it).
     pub fn hide_file(&mut self, file: &Path, root: &Path, why: &str) {
         if let Some(rel) = file.strip_prefix(root).ok().filter(|r| !r.as_os_str().is_empty()) {
-            self.hide(&rel.to_string_lossy(), why);
+            let rel = rel.to_string_lossy();
+            self.hide(&rel, why);
+            if file.is_dir() {
+                let within = compile_glob(&format!("{}/**", globset::escape(&rel))).ok();
+                let rule = within.map(|matcher| PathRule { key: why.into(), glob: format!("{rel}/**"), matcher });
+                self.read_deny.extend(rule.clone());
+                self.write_deny.extend(rule);
+            }
         }
         if !self.hidden_files.iter().any(|f| f == file) {
             self.hidden_files.push(file.to_path_buf());

@@ -3,6 +3,9 @@
 //! (exit 2) when it fails, and is reported in the report dir as far as intake got.
 
 mod autofix;
+pub mod credentials;
+pub mod found;
+pub mod gitconfig;
 pub mod locate;
 pub mod saved;
 pub mod setup;
@@ -142,6 +145,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     };
     let (redactor, env) = (req.redactor.clone(), req.env.clone());
     setup::collect_secrets(&redactor, &job, &env);
+    credentials::register_named(&redactor, &env);
     let mut policy = match hooks.policy {
         Some(p) => *p,
         None => load_policy(&job).map_err(&fail)?,
@@ -165,6 +169,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
     let ws = Workspace::open_for_run(&root, excluded, &env).map_err(&fail)?;
+    gitconfig::register(&redactor, &ws);
     if let Err(e) = locate::hide_hone_dir(ws.root()) {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
@@ -175,10 +180,10 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     }
     hide_credentials(&mut policy, &env, &model, &ws);
     let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
-    // The map only reads the tree: it is built while intake looks at the tree and builds the jail.
+    let (dirty, ignored) = settle_tree(&mut policy, &ws, &redactor).await.map_err(&fail)?;
+    // The map only reads the tree (what the policy lets the model read, now settled): it is
+    // built while intake builds the jail.
     let map = early_map(&job, &ws, &env).then(|| crate::repomap::spawn(&ws, &job.task, job.repo_map_tokens, &policy));
-    // One walk of the work tree for both what is dirty and what is ignored.
-    let (dirty, ignored) = ws.blocking(|ws| ws.intake_status()).await.map_err(&fail)?;
     refuse_dirty(&job, &ws, &dirty).map_err(&fail)?;
     ws.keep(&ignored);
     let egress = crate::egress::Ledger::new(Some(events.clone()));
@@ -268,19 +273,42 @@ fn protect_instructions(policy: &mut Policy, job: &Job, ws: &Workspace) {
     }
 }
 
-/// The credentials files of hone's model clients (those the environment names, and those the
-/// clients read, as a profile's token file) are hone's alone: every jail masks them wherever
-/// they lie (a home directory, the checkout, where google-github-actions/auth writes its
-/// `gha-creds-*.json`), and no tool reads them.
+/// The credential places the environment names (files, directories, `KUBECONFIG`'s files) and
+/// the credentials files of hone's model clients (as a profile's token file) are hone's alone:
+/// every jail masks them wherever they lie (a home directory, a runner's temp dir, the checkout,
+/// where google-github-actions/auth writes its `gha-creds-*.json`), and no tool reads them.
 fn hide_credentials(policy: &mut Policy, env: &crate::env::RunEnv, models: &Models, ws: &Workspace) {
-    let files = env.credential_files().into_iter().chain(models.secret_files());
-    // Its path as named and its real path: a jail shows a home reached through a link at the former.
-    for file in files {
-        let Ok(real) = file.canonicalize() else { continue };
-        for path in [crate::safe_fs::lexical(&file), real] {
-            policy.hide_file(&path, ws.root(), "hidden: credentials of hone's model client or GitHub App");
-        }
+    credentials::hide_named(policy, env, models.secret_files(), ws.root());
+}
+
+/// One walk of the work tree for what is dirty and what is ignored, and what they hold: the
+/// credentials files among what git does not track are hidden like the named ones; those and
+/// every other read-denied file git does not track are the user's, never removed by a restore
+/// or rollback; and from here on no path the policy denies reading (the jail's hidden ones with
+/// them) is staged in a checkpoint, the saved work or the commit.
+async fn settle_tree(
+    policy: &mut Policy,
+    ws: &Workspace,
+    redactor: &crate::redact::Redactor,
+) -> Result<(Vec<String>, Vec<String>), HoneError> {
+    let r = redactor.clone();
+    let (dirty, ignored, untracked, found) = ws
+        .blocking(move |ws| {
+            let (dirty, ignored) = ws.intake_status()?;
+            let untracked = found::untracked(ws, &dirty);
+            let found = found::scan_paths(ws.root(), &untracked, &ignored, &r);
+            Ok((dirty, ignored, untracked, found))
+        })
+        .await?;
+    for rel in &found {
+        policy.hide_file(&ws.root().join(rel), ws.root(), found::WHY);
     }
+    let denied: Vec<String> =
+        untracked.into_iter().filter(|rel| policy::read_denied_by(policy, rel).is_some()).collect();
+    ws.keep(&denied);
+    let rules = policy.read_deny.clone();
+    ws.withhold(std::sync::Arc::new(move |rel: &str| rules.iter().any(|r| r.matcher.is_match(rel))));
+    Ok((dirty, ignored))
 }
 
 /// Whether the repo map can be built at intake: the run will start from the tree as it is now

@@ -15,10 +15,12 @@ use std::path::PathBuf;
 
 pub use crate::redact::is_secret_name;
 
-/// Register the value of every secret-looking variable (and each model's key) with the redactor.
+/// Register the value of every secret-looking variable, each model's key and the forge token of
+/// `git.token_env` (whatever their names) with the redactor.
 pub fn collect_secrets(redactor: &Redactor, job: &Job, env: &RunEnv) {
     for (k, v) in env.vars() {
-        if is_secret_name(k) || job.model.chain().any(|m| *k == m.api_key_env) {
+        let named = job.model.chain().any(|m| *k == m.api_key_env) || job.git.token_env.as_ref() == Some(k);
+        if is_secret_name(k) || named {
             redactor.add(v);
             // As clients send it: a CI secret often ends in a newline.
             redactor.add(v.trim());
@@ -233,6 +235,26 @@ mod tests {
         for (given, provider, name) in cases {
             assert_eq!(provider_for(given, &env), (provider, name.to_string()), "{given}");
         }
+    }
+
+    fn job(yaml: &str) -> Job {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = format!("version: 1\nname: j\ntask: t\nmodel: {{ provider: openai, name: m }}\n{yaml}");
+        std::fs::write(dir.path().join("j.yaml"), spec).unwrap();
+        crate::spec::load(&dir.path().join("j.yaml")).unwrap()
+    }
+
+    #[test]
+    fn the_token_of_git_token_env_is_a_secret_whatever_its_name() {
+        let vars = [("GH_PAT", "ghp_PatWithPlainName0123\n"), ("EDITOR", "vim-nox-value")];
+        let env = RunEnv::from_vars(vars.map(|(k, v)| (k.to_string(), v.to_string())).into());
+        let redactor = Redactor::new();
+        collect_secrets(&redactor, &job("git: { token_env: GH_PAT }\n"), &env);
+        assert_eq!(redactor.apply("ghp_PatWithPlainName0123"), crate::redact::MASK);
+        use base64::Engine;
+        let header = base64::engine::general_purpose::STANDARD.encode("x-access-token:ghp_PatWithPlainName0123");
+        assert!(!redactor.apply(&header).contains(&header[24..]), "the base64 git sends");
+        assert_eq!(redactor.apply("vim-nox-value"), "vim-nox-value", "other plain names are not secrets");
     }
 
     #[test]
