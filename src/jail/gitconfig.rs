@@ -113,34 +113,64 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// The config files of the git dirs `git_dirs` the jail shows: each one's `config` and
-/// `config.worktree`, its worktrees' `config.worktree`, and its submodules' (`modules/…`, nested)
-/// configs; regular files only, at most 256.
+/// At most so many config files (submodules' included).
+const MAX_FILES: usize = 256;
+/// How deep submodules nest (and submodule names hold `/`) before hone stops looking.
+const MAX_DEPTH: usize = 8;
+
+/// The config files of the git dirs `git_dirs` (a repository's git dir and common dir): each
+/// one's `config` and `config.worktree`, its linked worktrees' `config.worktree`, and each
+/// submodule's `modules/…/config` (nested, and with names that hold `/`); regular files only,
+/// none reached through a link below those dirs, at most 256. The jail shows each rebuilt, and
+/// intake registers the credentials in each with the redactor.
 pub fn files(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut dirs: Vec<(PathBuf, usize)> = git_dirs.iter().filter(|d| d.is_dir()).map(|d| (d.clone(), 0)).collect();
-    while let Some((dir, depth)) = dirs.pop() {
+    for dir in git_dirs.iter().filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir())) {
         for name in ["config", "config.worktree"] {
-            let f = dir.join(name);
-            if std::fs::symlink_metadata(&f).is_ok_and(|m| m.is_file()) && !out.contains(&f) {
-                out.push(f);
-            }
+            push_file(&dir.join(name), &mut out);
         }
-        if depth >= 6 || out.len() >= 256 {
-            continue;
+        for worktree in subdirs(&dir.join("worktrees")) {
+            push_file(&worktree.join("config.worktree"), &mut out);
         }
-        for sub in ["worktrees", "modules"] {
-            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else { continue };
-            for e in rd.flatten().take(256) {
-                if e.file_type().is_ok_and(|t| t.is_dir()) {
-                    dirs.push((e.path(), depth + 1));
-                }
-            }
-        }
+        modules(&dir.join("modules"), 0, &mut out);
     }
-    out.truncate(256);
     out.sort();
     out
+}
+
+/// The config of each submodule's git dir under `dir` (a git dir is a directory with a
+/// `config`; its own `modules` holds its submodules' ones; any other directory is part of a
+/// submodule's name).
+fn modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth >= MAX_DEPTH {
+        return;
+    }
+    for sub in subdirs(dir) {
+        let config = sub.join("config");
+        if std::fs::symlink_metadata(&config).is_ok_and(|m| m.is_file()) {
+            push_file(&config, out);
+            push_file(&sub.join("config.worktree"), out);
+            modules(&sub.join("modules"), depth + 1, out);
+        } else {
+            modules(&sub, depth + 1, out);
+        }
+    }
+}
+
+/// The directories in `dir`, none a link.
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    entries.flatten().take(MAX_FILES).filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
+}
+
+/// `file` into `out`, when it is a regular file (not a link) and `out` is not full.
+fn push_file(file: &Path, out: &mut Vec<PathBuf>) {
+    if out.len() < MAX_FILES
+        && !out.iter().any(|f| f == file)
+        && std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file())
+    {
+        out.push(file.to_path_buf());
+    }
 }
 
 /// The text the jail shows for the config file `path`: its entries through `render`, or the
@@ -243,7 +273,7 @@ mod tests {
     fn the_config_files_of_a_repository_with_worktrees_and_submodules() {
         let dir = tempfile::tempdir().unwrap();
         let g = dir.path().join(".git");
-        for d in ["worktrees/w1", "modules/a/modules/b"] {
+        for d in ["worktrees/w1", "modules/a/modules/b", "modules/lib/one"] {
             std::fs::create_dir_all(g.join(d)).unwrap();
         }
         for f in [
@@ -252,6 +282,7 @@ mod tests {
             "worktrees/w1/config.worktree",
             "modules/a/config",
             "modules/a/modules/b/config",
+            "modules/lib/one/config",
         ] {
             std::fs::write(g.join(f), "").unwrap();
         }
@@ -265,6 +296,7 @@ mod tests {
                 "config.worktree",
                 "modules/a/config",
                 "modules/a/modules/b/config",
+                "modules/lib/one/config",
                 "worktrees/w1/config.worktree"
             ]
         );

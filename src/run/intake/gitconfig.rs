@@ -9,18 +9,15 @@
 
 use crate::git::Workspace;
 use crate::redact::{Redactor, extract};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The largest config file read.
-const MAX_CONFIG: u64 = 1 << 20;
-/// At most so many config files (submodules' included).
-const MAX_FILES: usize = 256;
-/// How deep submodules nest (and submodule names hold `/`) before hone stops looking.
-const MAX_DEPTH: usize = 8;
+const MAX_CONFIG: u64 = crate::jail::gitconfig::MAX_BYTES;
 
-/// Register the secrets of `ws`'s git config files.
+/// Register the secrets of `ws`'s git config files (the same files the jail shows rebuilt).
 pub fn register(redactor: &Redactor, ws: &Workspace) {
-    for file in config_files(&ws.git_dir(), ws.repository().commondir()) {
+    let dirs = [ws.git_dir(), ws.repository().commondir().to_path_buf()];
+    for file in crate::jail::gitconfig::files(&dirs) {
         let Some(text) = read_config(&file) else { continue };
         for secret in secrets_in_config(&text) {
             redactor.add(&secret);
@@ -28,56 +25,7 @@ pub fn register(redactor: &Redactor, ws: &Workspace) {
     }
 }
 
-/// The config files of the repository with git dir `git_dir` and common dir `common` that
-/// exist as regular files, none reached through a link below those dirs.
-pub fn config_files(git_dir: &Path, common: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for dir in [git_dir, common] {
-        for name in ["config", "config.worktree"] {
-            push_file(&dir.join(name), &mut out);
-        }
-    }
-    for worktree in subdirs(&common.join("worktrees")) {
-        push_file(&worktree.join("config.worktree"), &mut out);
-    }
-    modules(&common.join("modules"), 0, &mut out);
-    out
-}
-
-/// The config of each submodule's git dir under `dir` (a git dir is a directory with a
-/// `config`; its own `modules` holds its submodules' ones; any other directory is part of a
-/// submodule's name).
-fn modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    if depth >= MAX_DEPTH {
-        return;
-    }
-    for sub in subdirs(dir) {
-        let config = sub.join("config");
-        if std::fs::symlink_metadata(&config).is_ok_and(|m| m.is_file()) {
-            push_file(&config, out);
-            modules(&sub.join("modules"), depth + 1, out);
-        } else {
-            modules(&sub, depth + 1, out);
-        }
-    }
-}
-
-/// The directories in `dir`, none a link.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries.flatten().take(MAX_FILES).filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
-}
-
-/// `file` into `out`, when it is a regular file (not a link) and `out` is not full.
-fn push_file(file: &Path, out: &mut Vec<PathBuf>) {
-    if out.len() < MAX_FILES
-        && !out.iter().any(|f| f == file)
-        && std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file())
-    {
-        out.push(file.to_path_buf());
-    }
-}
-
+/// The text of the config file `file` (a regular file, not a link, at most `MAX_CONFIG`).
 fn read_config(file: &Path) -> Option<String> {
     crate::safe_fs::read_small(file, MAX_CONFIG).ok().map(|b| String::from_utf8_lossy(&b).into_owned())
 }
