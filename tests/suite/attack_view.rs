@@ -160,3 +160,57 @@ fn rot1(s: &str) -> String {
         })
         .collect()
 }
+
+/// A password in `~/.netrc` (one of the home's masks).
+const NETRC_PASSWORD: &str = "NetrcPasswordCanary0123456789abcd";
+/// gh's token at its default place (`~/.config/gh/hosts.yml`, another mask).
+const GH_TOKEN: &str = "gho_HomeMaskCanary0123456789abcdefgh";
+
+/// The masks of the home are a second line "where a toolchain place or the policy shows them
+/// after all" (plan.rs, `HOME_MASKS`). A policy that shows the home read-only
+/// (`paths.sandbox_readable: [$HOME]`, say for a tool the view lacks) is bound after the masks
+/// were made, over them: `~/.netrc` and `~/.config/gh` are read in full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_home_masks_hold_where_the_policy_shows_the_home() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let home = repo.dir.path().join("home");
+    let netrc = home.join(".netrc");
+    put(&netrc, &format!("machine example.com login ci password {NETRC_PASSWORD}\n"));
+    let gh = home.join(".config/gh/hosts.yml");
+    put(&gh, &format!("github.com:\n    oauth_token: {GH_TOKEN}\n    user: ci\n"));
+    let files = [&netrc, &gh].map(|p| p.display().to_string());
+    let mock = MockModel::start().await;
+    let probe_turn = queue_probe(&mock, 0, &files.each_ref().map(String::as_str), &[]);
+    fix(&mock);
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_readable: [{}]\n", home.display());
+    let yaml = spec(&repo, "homemasks", &mock, &policy, "pr: { enabled: false }\n");
+    let home_var = home.display().to_string();
+    let run = run_job_env(&repo, &yaml, &[("HOME", &home_var)]).await;
+    let sinks = Sinks::of(&run, &mock, &[&repo.path, &repo.origin]);
+    let mut problems = sinks.all_leaks(&[("~/.netrc's password", NETRC_PASSWORD), ("gh's token", GH_TOKEN)]);
+    problems.extend(probe_problems(&mock, probe_turn));
+    assert_none(&problems, &mock, probe_turn);
+}
+
+/// A key file that `GOOGLE_APPLICATION_CREDENTIALS` names is hidden in the work tree; but a CI
+/// step's `git add -A` staged it before the run (`repo.allow_dirty`), so its blob is in the
+/// object store the jail's git reads: `git show :path` prints it. The intake registered its
+/// secrets, so a form the redactor does not know is used.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_file_staged_before_the_run_is_not_read_through_the_index() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let (creds, key) = service_account("eeee");
+    std::fs::write(repo.path.join("gha-creds-eeee.json"), creds).unwrap();
+    repo.git(&["add", "gha-creds-eeee.json"]);
+    let gac = repo.path.join("gha-creds-eeee.json").display().to_string();
+    let mock = MockModel::start().await;
+    mock.turn(cmd("git show :gha-creds-eeee.json | tr 'A-Za-z0-9' 'B-ZAb-za1-90'"), false);
+    fix(&mock);
+    let yaml = spec(&repo, "staged", &mock, OPEN_POLICY, "repo: { allow_dirty: true }\npr: { enabled: false }\n");
+    let run = run_job_env(&repo, &yaml, &[("GOOGLE_APPLICATION_CREDENTIALS", &gac)]).await;
+    let sinks = Sinks::of(&run, &mock, &[&repo.path, &repo.origin]);
+    let problems = sinks.all_leaks(&[("the staged key", &key), ("the staged key shifted by one", &rot1(&key))]);
+    assert!(problems.is_empty(), "{problems:#?}\n`git show :gha-creds-eeee.json` said: {}", result_of(&mock, 0));
+}
