@@ -302,3 +302,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "gitconfig_attack_tests.rs"]
+mod attack_tests;

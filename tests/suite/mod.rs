@@ -3,6 +3,8 @@ mod answers;
 mod anthropic;
 #[cfg(target_os = "linux")]
 mod attack_review;
+#[cfg(target_os = "linux")]
+mod attack_view;
 mod autofix;
 mod azure;
 mod baseline;
