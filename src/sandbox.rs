@@ -5,6 +5,7 @@
 
 mod error;
 mod start;
+pub mod tree;
 pub use start::{command_env, start};
 
 pub use error::Error;
@@ -198,11 +199,10 @@ pub fn plan(i: &Inputs<'_>) -> std::io::Result<(Plan, Vec<PathBuf>)> {
     covered.push(i.root.to_path_buf());
     let mut ro_dirs = crate::jail::plan::path_dirs(&i.path_var, &covered, i.home.as_deref());
     ro_dirs.extend(readable.iter().cloned());
-    let git_configs = crate::jail::gitconfig::files(&i.git_paths)
-        .into_iter()
-        .map(|f| (f.clone(), crate::jail::gitconfig::read(&f)))
-        .collect();
-    let mut masks = read_denied(i.policy, i.root);
+    let tree = tree::walk(i.policy, i.root);
+    let (git_configs, mut masks) = tree::git_configs(&i.git_paths, &tree.nested_git);
+    masks.extend(tree.denied);
+    masks.extend(toolchains.iter().flat_map(|t| crate::jail::toolchains::credential_files(t)));
     masks.extend(i.hone_paths.iter().chain(&i.policy.hidden_files).filter(|p| p.exists()).cloned());
     // A path inside a masked directory is hidden already (and has no mount point to mask).
     masks.sort();
@@ -280,32 +280,6 @@ fn extra_writable(policy: &Policy, root: &Path) -> Vec<PathBuf> {
         tracing::warn!("paths.sandbox_writable `{}` holds the repository; it stays read-only", w.display());
     }
     keep
-}
-
-/// Files and directories in the repository (ignored ones too) that the policy forbids reading;
-/// a denied directory is not searched further. Walked on every core: it sees the whole tree.
-pub fn read_denied(policy: &Policy, root: &Path) -> Vec<PathBuf> {
-    let found = std::sync::Mutex::new(Vec::new());
-    ignore::WalkBuilder::new(root).standard_filters(false).build_parallel().run(|| {
-        let found = &found;
-        Box::new(move |entry| {
-            let Ok(e) = entry else { return ignore::WalkState::Continue };
-            if e.file_name() == ".git" {
-                return ignore::WalkState::Skip;
-            }
-            let rel = e.path().strip_prefix(root).map(|x| x.to_string_lossy().into_owned()).unwrap_or_default();
-            if rel.is_empty() || crate::policy::read_denied_by(policy, &rel).is_none() {
-                return ignore::WalkState::Continue;
-            }
-            if let Ok(mut v) = found.lock() {
-                v.push(e.into_path());
-            }
-            ignore::WalkState::Skip
-        })
-    });
-    let mut out = found.into_inner().unwrap_or_else(|e| e.into_inner());
-    out.sort();
-    out
 }
 
 #[cfg(target_os = "linux")]

@@ -71,6 +71,19 @@ impl Workspace {
     }
 }
 
+impl Workspace {
+    /// The paths whose index entry differs from `HEAD`'s tree (staged before the run: new,
+    /// changed or removed), at most `limit`.
+    pub fn staged(&self, limit: usize) -> Result<Vec<String>> {
+        let head = self.repo.head().ok().and_then(|h| h.peel_to_tree().ok());
+        let diff = self.repo.diff_tree_to_index(head.as_ref(), None, None)?;
+        let path = |d: git2::DiffDelta<'_>| {
+            d.new_file().path().or(d.old_file().path()).map(|p| p.to_string_lossy().into_owned())
+        };
+        Ok(diff.deltas().take(limit).filter_map(path).collect())
+    }
+}
+
 /// The largest withheld file a rollback holds and puts back.
 const MAX_HELD: u64 = 16 << 20;
 

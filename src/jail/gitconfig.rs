@@ -113,63 +113,89 @@ fn escape(s: &str) -> String {
     out
 }
 
-/// At most so many config files (submodules' included).
-const MAX_FILES: usize = 256;
+/// At most so many config files (submodules' included); past it, see `Found::complete`.
+const MAX_FILES: usize = 4096;
 /// How deep submodules nest (and submodule names hold `/`) before hone stops looking.
-const MAX_DEPTH: usize = 8;
+const MAX_DEPTH: usize = 32;
+
+/// The config files of a repository's git dirs, and whether the walk saw all of them.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub files: Vec<PathBuf>,
+    /// False when a bound (`MAX_FILES`, `MAX_DEPTH`) stopped the walk: the jail then shows no
+    /// submodule git dir at all (fail closed), rather than some of them unrebuilt.
+    pub complete: bool,
+}
 
 /// The config files of the git dirs `git_dirs` (a repository's git dir and common dir): each
 /// one's `config` and `config.worktree`, its linked worktrees' `config.worktree`, and each
 /// submodule's `modules/…/config` (nested, and with names that hold `/`); regular files only,
-/// none reached through a link below those dirs, at most 256. The jail shows each rebuilt, and
-/// intake registers the credentials in each with the redactor.
+/// none reached through a link below those dirs. The jail shows each rebuilt, and intake
+/// registers the credentials in each with the redactor.
 pub fn files(git_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
+    walk(git_dirs).files
+}
+
+/// `files`, saying whether the walk was complete.
+pub fn walk(git_dirs: &[PathBuf]) -> Found {
+    let mut found = Found { files: Vec::new(), complete: true };
     for dir in git_dirs.iter().filter(|d| std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir())) {
         for name in ["config", "config.worktree"] {
-            push_file(&dir.join(name), &mut out);
+            push_file(&dir.join(name), &mut found);
         }
-        for worktree in subdirs(&dir.join("worktrees")) {
-            push_file(&worktree.join("config.worktree"), &mut out);
+        for worktree in subdirs(&dir.join("worktrees"), &mut found) {
+            push_file(&worktree.join("config.worktree"), &mut found);
         }
-        modules(&dir.join("modules"), 0, &mut out);
+        modules(&dir.join("modules"), 0, &mut found);
     }
-    out.sort();
-    out
+    found.files.sort();
+    found
 }
 
 /// The config of each submodule's git dir under `dir` (a git dir is a directory with a
 /// `config`; its own `modules` holds its submodules' ones; any other directory is part of a
 /// submodule's name).
-fn modules(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+fn modules(dir: &Path, depth: usize, found: &mut Found) {
     if depth >= MAX_DEPTH {
+        found.complete &= subdirs(dir, found).is_empty();
         return;
     }
-    for sub in subdirs(dir) {
+    for sub in subdirs(dir, found) {
         let config = sub.join("config");
         if std::fs::symlink_metadata(&config).is_ok_and(|m| m.is_file()) {
-            push_file(&config, out);
-            push_file(&sub.join("config.worktree"), out);
-            modules(&sub.join("modules"), depth + 1, out);
+            push_file(&config, found);
+            push_file(&sub.join("config.worktree"), found);
+            modules(&sub.join("modules"), depth + 1, found);
         } else {
-            modules(&sub, depth + 1, out);
+            modules(&sub, depth + 1, found);
         }
     }
 }
 
-/// The directories in `dir`, none a link.
-fn subdirs(dir: &Path) -> Vec<PathBuf> {
+/// The directories in `dir`, none a link (at most `MAX_FILES`).
+fn subdirs(dir: &Path, found: &mut Found) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    entries.flatten().take(MAX_FILES).filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect()
+    let all: Vec<PathBuf> =
+        entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()).collect();
+    found.complete &= all.len() <= MAX_FILES;
+    all.into_iter().take(MAX_FILES).collect()
 }
 
-/// `file` into `out`, when it is a regular file (not a link) and `out` is not full.
-fn push_file(file: &Path, out: &mut Vec<PathBuf>) {
-    if out.len() < MAX_FILES
-        && !out.iter().any(|f| f == file)
-        && std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file())
-    {
-        out.push(file.to_path_buf());
+/// The directories in `dir`, none a link (at most 4096).
+pub fn subdirs_of(dir: &Path) -> Vec<PathBuf> {
+    subdirs(dir, &mut Found::default())
+}
+
+/// `file` into `found`, when it is a regular file (not a link); past `MAX_FILES`, the walk is
+/// incomplete.
+fn push_file(file: &Path, found: &mut Found) {
+    if !std::fs::symlink_metadata(file).is_ok_and(|m| m.is_file()) || found.files.iter().any(|f| f == file) {
+        return;
+    }
+    if found.files.len() < MAX_FILES {
+        found.files.push(file.to_path_buf());
+    } else {
+        found.complete = false;
     }
 }
 

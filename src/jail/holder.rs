@@ -103,6 +103,11 @@ fn build(plan: &Plan) -> Result<()> {
             sys::bind(w, &dir_at(&at(w))?, false)?;
         }
     }
+    // Last, so that no bind above (a toolchain place, a PATH dir, the policy's trees) covers one.
+    masks(plan, &at)?;
+    if plan.read_only_repo {
+        sys::remount_tree_read_only(&at(&plan.repo))?;
+    }
     sys::bind(&plan.hone, &at(Path::new(HONE_IN_JAIL)), true)?;
     // A /proc of the run's PID namespace (this process is its PID 1): hone is not in it.
     sys::proc(&at(Path::new("/proc")))?;
@@ -235,14 +240,6 @@ fn home(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
             sys::bind(place, &inside, true)?;
         }
     }
-    let root = at(Path::new("/"));
-    if let Some(home) = &plan.home {
-        for m in super::plan::HOME_MASKS.iter().map(|m| home.join(m)) {
-            if std::fs::symlink_metadata(&m).is_ok() {
-                mask(&m, &at(&m), &root)?;
-            }
-        }
-    }
     Ok(())
 }
 
@@ -268,9 +265,8 @@ fn git_configs(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
 }
 
 /// The repository read-write (or its snapshot, read-only), its git dirs read-only, ignored
-/// entries that existed before the run protected, and the masks.
+/// entries that existed before the run protected.
 fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
-    let root = at(Path::new("/"));
     let shown = plan.snapshot.as_deref().unwrap_or(&plan.repo);
     sys::bind(shown, &dir_at(&at(&plan.repo))?, false)?;
     for (i, d) in plan.ignored_dirs.iter().enumerate() {
@@ -300,13 +296,18 @@ fn repo(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
             sys::bind(g, &inside, true)?;
         }
     }
-    for m in &plan.masks {
-        if std::fs::symlink_metadata(m).is_ok() {
-            mask(m, &at(m), &root)?;
+    Ok(())
+}
+
+/// The masks: the plan's (read-denied paths, hidden credentials, hone's own directories), and
+/// the home's known credential places wherever a toolchain place or the policy shows one.
+fn masks(plan: &Plan, at: &dyn Fn(&Path) -> PathBuf) -> Result<()> {
+    let root = at(Path::new("/"));
+    let home = plan.home.iter().flat_map(|h| super::plan::HOME_MASKS.iter().map(move |m| h.join(m)));
+    for m in plan.masks.iter().cloned().chain(home) {
+        if std::fs::symlink_metadata(&m).is_ok() {
+            mask(&m, &at(&m), &root)?;
         }
-    }
-    if plan.read_only_repo {
-        sys::remount_tree_read_only(&at(&plan.repo))?;
     }
     Ok(())
 }

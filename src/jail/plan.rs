@@ -9,7 +9,17 @@ pub const SYSTEM_DIRS: &[&str] =
     &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/snap", "/sys"];
 
 /// Files under `/etc` that hold secrets of the host; an empty file stands in for each.
-pub const ETC_MASKS: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers"];
+pub const ETC_MASKS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    // npm's global config (`npm config set --global`) for a Node in /usr or /usr/local.
+    "/etc/npmrc",
+    "/usr/etc/npmrc",
+    "/usr/local/etc/npmrc",
+];
 
 /// Places in the home directory that hold credentials or sockets of host processes. The jail's
 /// home holds none of the host's home but its toolchain places, so these are a second line: masked

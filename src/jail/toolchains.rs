@@ -31,7 +31,9 @@ const PLACES: &[Place] = &[
     whole(None, ".local/lib"),
     whole(Some("PIP_CACHE_DIR"), ".cache/pip"),
     whole(Some("UV_CACHE_DIR"), ".cache/uv"),
-    whole(Some("UV_PYTHON_INSTALL_DIR"), ".local/share/uv"),
+    // uv's data dir also holds its credentials store (`credentials/`): only its Pythons and tools.
+    whole(Some("UV_PYTHON_INSTALL_DIR"), ".local/share/uv/python"),
+    whole(Some("UV_TOOL_DIR"), ".local/share/uv/tools"),
     whole(Some("POETRY_CACHE_DIR"), ".cache/pypoetry"),
     whole(Some("WORKON_HOME"), ".local/share/virtualenvs"),
     whole(Some("PIPX_HOME"), ".local/share/pipx"),
@@ -67,7 +69,8 @@ const PLACES: &[Place] = &[
     // Ruby, version managers for everything, .NET, Lean, Haskell, OCaml.
     whole(Some("RBENV_ROOT"), ".rbenv"),
     whole(None, ".rvm"),
-    whole(Some("GEM_HOME"), ".gem"),
+    // Never `~/.gem/credentials` (rubygems.org's API key).
+    Place { var: Some("GEM_HOME"), default: ".gem", parts: &["ruby", "gems", "bin", "specifications", "extensions"] },
     whole(None, ".local/share/gem"),
     whole(Some("ASDF_DATA_DIR"), ".asdf"),
     whole(Some("MISE_DATA_DIR"), ".local/share/mise"),
@@ -81,6 +84,34 @@ const PLACES: &[Place] = &[
     // Tools that cache what hooks and linters install.
     whole(Some("PRE_COMMIT_HOME"), ".cache/pre-commit"),
 ];
+
+/// Files inside a toolchain place that hold credentials: a Node install's global `npmrc`
+/// (`npm config set --global`, under nvm's and volta's versions too) and a tool's credentials
+/// file. Masked as a second line where a shown place holds one (`credential_files`).
+const SECRET_FILES: &[&str] = &[
+    "etc/npmrc",
+    "versions/node/*/etc/npmrc",
+    "tools/image/node/*/etc/npmrc",
+    "credentials",
+    "credentials.toml",
+    "credentials.json",
+];
+
+/// The credential files (`SECRET_FILES`) that exist inside the toolchain place `place`.
+pub fn credential_files(place: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for pattern in SECRET_FILES {
+        let mut at = vec![place.to_path_buf()];
+        for part in pattern.split('/') {
+            at = match part {
+                "*" => at.iter().flat_map(|d| super::gitconfig::subdirs_of(d)).collect(),
+                name => at.iter().map(|d| d.join(name)).collect(),
+            };
+        }
+        out.extend(at.into_iter().filter(|f| std::fs::symlink_metadata(f).is_ok()));
+    }
+    out
+}
 
 /// The toolchain places for a home `home` and the environment `var`: each ecosystem's root where
 /// its variable puts it (several for a `GOPATH` list), else at its default place in the home;
@@ -213,6 +244,22 @@ mod tests {
         let want = ["/h/.nvm", "/root/.cargo/bin", "/root/.cargo/git", "/root/.cargo/registry", "/root/.pyenv"];
         assert_eq!(got, want.map(PathBuf::from));
         assert!(on_path("/home/u/.pyenv/../x/bin", Some(Path::new("/home/u"))).is_empty());
+    }
+
+    #[test]
+    fn credential_files_inside_a_place_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let nvm = dir.path().join(".nvm");
+        for d in ["versions/node/v20/etc", "versions/node/v22/bin"] {
+            std::fs::create_dir_all(nvm.join(d)).unwrap();
+        }
+        std::fs::write(nvm.join("versions/node/v20/etc/npmrc"), "//r/:_authToken=x\n").unwrap();
+        std::fs::write(nvm.join("credentials"), "k\n").unwrap();
+        let mut got = credential_files(&nvm);
+        got.sort();
+        assert_eq!(got, [nvm.join("credentials"), nvm.join("versions/node/v20/etc/npmrc")]);
+        let home = candidates(Some(Path::new("/home/u")), &with(&[]));
+        assert!(!home.iter().any(|p| p.ends_with(".gem") || p.ends_with(".local/share/uv")), "{home:?}");
     }
 
     #[test]

@@ -213,4 +213,13 @@ async fn a_hidden_file_staged_before_the_run_is_not_read_through_the_index() {
     let sinks = Sinks::of(&run, &mock, &[&repo.path, &repo.origin]);
     let problems = sinks.all_leaks(&[("the staged key", &key), ("the staged key shifted by one", &rot1(&key))]);
     assert!(problems.is_empty(), "{problems:#?}\n`git show :gha-creds-eeee.json` said: {}", result_of(&mock, 0));
+    // Prevented, not redacted: the run stops at intake and says what to unstage.
+    assert_eq!(run.code, 2, "the run should stop at intake: {}", run.stderr);
+    assert!(
+        run.stderr.contains("`gha-creds-eeee.json` is staged in the index")
+            && run.stderr.contains("git restore --staged -- gha-creds-eeee.json"),
+        "{}",
+        run.stderr
+    );
+    assert!(mock.requests().is_empty(), "no model request was made");
 }

@@ -24,8 +24,11 @@ const MAX_ENTRIES: usize = 256;
 /// Of `dirty` (the intake status's dirty paths: untracked files one by one, and changed tracked
 /// ones), the paths the index does not have.
 pub fn untracked(ws: &Workspace, dirty: &[String]) -> Vec<String> {
-    let Ok(index) = ws.repository().index() else { return Vec::new() };
-    dirty.iter().filter(|rel| index.get_path(Path::new(rel.as_str()), 0).is_none()).cloned().collect()
+    // Not in HEAD's tree: a file staged before the run is as much the checkout's own as one
+    // never added (git's status lists it as dirty all the same).
+    let head = ws.repository().head().ok().and_then(|h| h.peel_to_tree().ok());
+    let committed = |rel: &String| head.as_ref().is_some_and(|t| t.get_path(Path::new(rel.as_str())).is_ok());
+    dirty.iter().filter(|rel| !committed(rel)).cloned().collect()
 }
 
 /// Of the repo-relative `untracked` files and `ignored` entries (as the intake status lists

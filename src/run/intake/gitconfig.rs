@@ -25,6 +25,36 @@ pub fn register(redactor: &Redactor, ws: &Workspace) {
     }
 }
 
+/// Register the secrets of the git config files of repositories checked out inside the work
+/// tree `root` (a second `actions/checkout` with `path:`, which persists its own token): those
+/// whose `.git` directory is in one of `entries` (repo-relative untracked or ignored entries) or
+/// one or two levels below it. The jail shows every nested repository's config rebuilt
+/// (`sandbox::tree`); this is the second line.
+pub fn register_nested(redactor: &Redactor, root: &Path, entries: &[String]) {
+    let mut dirs = Vec::new();
+    for e in entries.iter().take(4096) {
+        let top = root.join(e.trim_end_matches('/'));
+        let below = |d: &Path| crate::jail::gitconfig::subdirs_of(d);
+        let mut candidates = vec![top.clone()];
+        for one in below(&top) {
+            candidates.extend(below(&one));
+            candidates.push(one);
+        }
+        dirs.extend(
+            candidates
+                .into_iter()
+                .map(|c| c.join(".git"))
+                .filter(|g| std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir())),
+        );
+    }
+    for file in crate::jail::gitconfig::files(&dirs) {
+        let Some(text) = read_config(&file) else { continue };
+        for secret in secrets_in_config(&text) {
+            redactor.add(&secret);
+        }
+    }
+}
+
 /// The text of the config file `file` (a regular file, not a link, at most `MAX_CONFIG`).
 fn read_config(file: &Path) -> Option<String> {
     crate::safe_fs::read_small(file, MAX_CONFIG).ok().map(|b| String::from_utf8_lossy(&b).into_owned())

@@ -295,6 +295,7 @@ async fn settle_tree(
     let (dirty, ignored, untracked, found) = ws
         .blocking(move |ws| {
             let (dirty, ignored) = ws.intake_status()?;
+            gitconfig::register_nested(&r, ws.root(), &[&dirty[..], &ignored[..]].concat());
             let untracked = found::untracked(ws, &dirty);
             let found = found::scan_paths(ws.root(), &untracked, &ignored, &r);
             Ok((dirty, ignored, untracked, found))
@@ -308,7 +309,21 @@ async fn settle_tree(
     ws.keep(&denied);
     let rules = policy.read_deny.clone();
     ws.withhold(std::sync::Arc::new(move |rel: &str| rules.iter().any(|r| r.matcher.is_match(rel))));
+    refuse_staged_hidden(policy, ws)?;
     Ok((dirty, ignored))
+}
+
+/// A path hone hides from commands (or the policy denies reading) that is staged in the index
+/// before the run: the jail's git would show its blob (`git show :path`), so the run stops.
+fn refuse_staged_hidden(policy: &Policy, ws: &Workspace) -> Result<(), HoneError> {
+    let staged = ws.staged(100_000)?;
+    let hidden: Vec<&String> = staged.iter().filter(|rel| policy::read_denied_by(policy, rel).is_some()).collect();
+    let Some(first) = hidden.first() else { return Ok(()) };
+    Err(HoneError::new(
+        Code::Policy,
+        format!("`{first}` is staged in the index, and commands may not read it (a credentials file, or a path the policy denies reading): the index would show it to them"),
+    )
+    .hint(format!("unstage it before running hone (`git restore --staged -- {first}`)")))
 }
 
 /// Whether the repo map can be built at intake: the run will start from the tree as it is now
