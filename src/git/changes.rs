@@ -7,6 +7,8 @@ use super::{FileChange, Workspace};
 pub struct Measured {
     pub changes: Vec<FileChange>,
     pub text: Option<String>,
+    /// Paths that differ from the base but are withheld (`withheld`): never part of the change.
+    pub withheld: Vec<String>,
 }
 use crate::error::Result;
 use git2::{Oid, Status, StatusOptions};
@@ -101,13 +103,17 @@ impl Workspace {
         opts.include_untracked(true).recurse_untracked_dirs(true).show_untracked_content(true);
         opts.max_size(i64::try_from(max_size).unwrap_or(i64::MAX));
         let diff = self.repo.diff_tree_to_workdir_with_index(Some(&tree), Some(&mut opts))?;
-        let mut out = Measured { changes: Vec::new(), text: text.then(String::new) };
+        let mut out = Measured { changes: Vec::new(), text: text.then(String::new), withheld: Vec::new() };
         for (i, delta) in diff.deltas().enumerate() {
             let on_disk =
                 delta.new_file().path().or_else(|| delta.old_file().path()).unwrap_or(std::path::Path::new(""));
             let path = on_disk.to_string_lossy().into_owned();
             let raw = (on_disk.to_str().is_none()).then(|| on_disk.to_path_buf());
-            if self.is_excluded(&path) || self.is_withheld(&path) {
+            if self.is_excluded(&path) {
+                continue;
+            }
+            if self.is_withheld(&path) {
+                out.withheld.push(path);
                 continue;
             }
             if std::time::Instant::now() > until {

@@ -276,5 +276,9 @@ mod tests {
         let paths: Vec<&str> = measured.changes.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, ["a.txt"]);
         assert!(!measured.text.unwrap_or_default().contains("private_key"));
+        // Said, not silently dropped: the run warns about each.
+        let mut withheld = measured.withheld.clone();
+        withheld.sort();
+        assert_eq!(withheld, ["gha-creds-1.json", "keep.env", "staged.key"]);
     }
 }

@@ -223,3 +223,22 @@ async fn a_hidden_file_staged_before_the_run_is_not_read_through_the_index() {
     );
     assert!(mock.requests().is_empty(), "no model request was made");
 }
+
+/// An outcome is a promise: a file the model's command made where the policy denies reading
+/// (`deploy.pem`) is never committed, and the run says so rather than leave it out in silence.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_denied_file_the_run_made_is_left_out_of_the_change_and_said() {
+    require!(Need::UserNamespaces);
+    let repo = broken_repo();
+    let mock = MockModel::start().await;
+    mock.turn(cmd("printf 'not a key\\n' > deploy.pem"), false);
+    fix(&mock);
+    let yaml = spec(&repo, "leftout", &mock, OPEN_POLICY, "pr: { enabled: false }\n");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(result_of(&mock, 0).starts_with("exit code: 0"), "{}", result_of(&mock, 0));
+    let committed = repo.git(&["show", "--stat", "--format=", "hone/leftout"]);
+    assert!(committed.contains("status.txt") && !committed.contains("deploy.pem"), "{committed}");
+    let warnings = run.report()["warnings"].to_string();
+    assert!(warnings.contains("left out of the change: `deploy.pem`"), "{warnings}");
+}

@@ -106,6 +106,13 @@ async fn measure(p: &Scope, run: &mut Run, base: git2::Oid) -> Result<(Vec<Strin
         return Ok((vec![why.to_string()], false));
     };
     let (changes, diff) = (measured.changes, measured.text);
+    if !measured.withheld.is_empty() {
+        let shown: Vec<String> = measured.withheld.iter().take(10).map(|w| format!("`{w}`")).collect();
+        run.record.warnings.push(format!(
+            "left out of the change: {} (commands may not read it: a credentials file or a path the policy denies reading, which hone never commits)",
+            shown.join(", ")
+        ));
+    }
     run.record.files_changed = changes;
     let mut problems = diff_guard(&p.policy, &run.record.files_changed);
     let out = crate::guard::links_out(p.ws.root(), &run.record.files_changed);
