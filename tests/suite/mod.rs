@@ -4,6 +4,8 @@ mod anthropic;
 #[cfg(target_os = "linux")]
 mod attack_review;
 #[cfg(target_os = "linux")]
+mod attack_review2;
+#[cfg(target_os = "linux")]
 mod attack_view;
 mod autofix;
 mod azure;

@@ -104,3 +104,7 @@ fn read_beneath(root: &Path, rel: &str, budget: &mut super::credentials::Budget)
 #[cfg(test)]
 #[path = "found_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "found_attack_tests.rs"]
+mod attack_tests;
