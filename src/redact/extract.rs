@@ -44,7 +44,61 @@ pub fn is_credential(text: &str) -> bool {
     if has_private_key(text) {
         return true;
     }
-    serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| is_credential_json(&v, 0))
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => is_credential_json(&v, 0) || docker_auths(&v),
+        Err(_) => credential_lines(text) || token_file(text),
+    }
+}
+
+/// Keys that name a credential in a `key = value` or `key: value` file whatever else it holds:
+/// AWS's credentials file, npm's and pip's upload config, a kubeconfig's client key.
+const CREDENTIAL_LINE_KEYS: &[&str] =
+    &["aws_secret_access_key", "aws_session_token", "_authtoken", "_auth", "_password", "client-key-data"];
+
+/// Whether a text file is a credentials file by its lines: a key of `CREDENTIAL_LINE_KEYS` (npm's
+/// `//registry/:_authToken=` too), a kubeconfig's `token:`, or a `.pypirc`'s `password`.
+fn credential_lines(text: &str) -> bool {
+    let kubeconfig = text.lines().any(|l| l.trim() == "kind: Config");
+    let pypirc = text.lines().any(|l| matches!(l.trim(), "[distutils]" | "[pypi]" | "[testpypi]"));
+    text.lines().filter_map(|l| key_value(l.trim())).any(|(key, value)| {
+        let key = key.to_ascii_lowercase();
+        !value.is_empty()
+            && (CREDENTIAL_LINE_KEYS.contains(&key.as_str())
+                || (kubeconfig && key == "token")
+                || (pypirc && key == "password"))
+    })
+}
+
+/// Whether a file is one token alone: a JWT (`eyJ…` in three parts), or a word with the prefix
+/// of a forge's, registry's or chat service's token.
+fn token_file(text: &str) -> bool {
+    const PREFIXES: &[&str] =
+        &["ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_", "glpat-", "glcbt-", "npm_", "pypi-", "xoxb-", "xoxp-"];
+    let word = text.trim();
+    if word.is_empty() || word.contains(char::is_whitespace) || word.len() > 16 << 10 {
+        return false;
+    }
+    let jwt = word.starts_with("eyJ") && word.split('.').count() == 3;
+    jwt || PREFIXES.iter().any(|p| word.starts_with(p) && word.len() >= p.len() + 16)
+}
+
+/// Docker's `config.json`: an `auths` object whose entries hold an `auth`.
+fn docker_auths(v: &serde_json::Value) -> bool {
+    v.get("auths").and_then(serde_json::Value::as_object).is_some_and(|a| {
+        a.values().any(|e| e.get("auth").and_then(serde_json::Value::as_str).is_some_and(|s| !s.is_empty()))
+    })
+}
+
+/// Whether `bytes` are a PKCS#12 bundle (a `.p12`/`.pfx`, a keystore): DER `SEQUENCE { INTEGER 3,
+/// SEQUENCE … }`, whatever the file is called.
+pub fn is_pkcs12(bytes: &[u8]) -> bool {
+    let Some((&0x30, rest)) = bytes.split_first() else { return false };
+    let skip = match rest.first() {
+        Some(n) if *n < 0x80 => 1,
+        Some(n @ 0x81..=0x84) => 1 + usize::from(n - 0x80),
+        _ => return false,
+    };
+    rest.get(skip..skip + 4) == Some(&[0x02, 0x01, 0x03, 0x30])
 }
 
 fn is_credential_json(v: &serde_json::Value, depth: usize) -> bool {
@@ -121,8 +175,7 @@ fn line_values(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for line in text.lines() {
         let line = line.trim_start().trim_start_matches("- ").trim_start_matches("export ").trim_start();
-        let Some(at) = line.find([':', '=']) else { continue };
-        let (key, value) = (line[..at].trim(), line[at + 1..].trim());
+        let Some((key, value)) = key_value(line) else { continue };
         if key.is_empty() || key.contains(char::is_whitespace) || !is_secret_key(key) {
             continue;
         }
@@ -132,6 +185,17 @@ fn line_values(text: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// A `key = value` or `key: value` line's key and value; for npm's
+/// `//registry.example/:_authToken=…` the key is what comes before the `=`, less the registry.
+fn key_value(line: &str) -> Option<(&str, &str)> {
+    let at = match line.find('=') {
+        Some(eq) if line.starts_with("//") => eq,
+        _ => line.find([':', '='])?,
+    };
+    let key = line[..at].trim().rsplit(':').next().unwrap_or("").trim();
+    Some((key, line[at + 1..].trim()))
 }
 
 /// The `"key": "value"` pairs under a secret's key in text that is not JSON as a whole (JSON

@@ -50,7 +50,7 @@ pub fn scan_paths(root: &Path, untracked: &[String], ignored: &[String], redacto
     let (mut found, mut rest) = (Vec::new(), Vec::new());
     for (rel, bytes) in read {
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        if extract::is_credential(&text) {
+        if extract::is_credential(&text) || extract::is_pkcs12(&bytes) {
             extract::secrets_in(&text).iter().for_each(|s| redactor.add(s));
             found.push(rel);
         } else {
@@ -71,21 +71,44 @@ pub fn scan_paths(root: &Path, untracked: &[String], ignored: &[String], redacto
 /// ignored directory; none a link.
 fn candidates(root: &Path, untracked: &[String], ignored: &[String]) -> Vec<String> {
     let mut out = Vec::new();
+    let mut left = MAX_DIR_ENTRIES;
     for rel in untracked.iter().chain(ignored) {
         match std::fs::symlink_metadata(root.join(rel)) {
             Ok(m) if m.is_file() => out.push(rel.clone()),
-            Ok(m) if m.is_dir() && ignored.contains(rel) => {
-                let Ok(entries) = std::fs::read_dir(root.join(rel)) else { continue };
-                for e in entries.flatten().take(MAX_ENTRIES) {
-                    if e.file_type().is_ok_and(|t| t.is_file()) {
-                        out.push(format!("{rel}/{}", e.file_name().to_string_lossy()));
-                    }
-                }
-            }
+            Ok(m) if m.is_dir() && ignored.contains(rel) => ignored_dir(root, rel, 0, &mut out, &mut left),
             _ => {}
         }
     }
     out
+}
+
+/// How deep an ignored directory is looked into (`.secrets/gcp/key.json` is 2 deep).
+const MAX_DIR_DEPTH: usize = 3;
+/// At most so many entries of ignored directories are looked at in all.
+const MAX_DIR_ENTRIES: usize = 4096;
+
+/// Directories of build outputs, dependencies and caches: looked at only by their top files
+/// (their bulk is what a build makes, not what CI leaves).
+const BULK: &[&str] = &["node_modules", "target", ".venv", "venv", "__pycache__", ".tox", ".gradle", "dist", "build"];
+
+/// The files in the ignored directory `rel` and, unless it is a bulk directory, in its
+/// subdirectories `MAX_DIR_DEPTH` deep; never through a link; at most `MAX_ENTRIES` of each
+/// directory and `left` entries in all the ignored directories.
+fn ignored_dir(root: &Path, rel: &str, depth: usize, out: &mut Vec<String>, left: &mut usize) {
+    let Ok(entries) = std::fs::read_dir(root.join(rel)) else { return };
+    let bulk = rel.rsplit('/').next().is_some_and(|name| BULK.contains(&name));
+    for e in entries.flatten().take(MAX_ENTRIES) {
+        let Some(l) = left.checked_sub(1) else { return };
+        *left = l;
+        let child = format!("{rel}/{}", e.file_name().to_string_lossy());
+        match e.file_type() {
+            Ok(t) if t.is_file() => out.push(child),
+            Ok(t) if t.is_dir() && !bulk && depth + 1 < MAX_DIR_DEPTH => {
+                ignored_dir(root, &child, depth + 1, out, left)
+            }
+            _ => {}
+        }
+    }
 }
 
 /// The regular file `rel` beneath `root`, reached without following a link, when it is at most
