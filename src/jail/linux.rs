@@ -1,6 +1,6 @@
 //! The Linux jail: new user, mount, IPC, PID and network namespaces plus Landlock. The run's
 //! namespaces and file system view are made once by a holder process; each command joins them
-//! with a mount and PID namespace of its own, as PID 1, so nothing it starts outlives it. An MCP
+//! with a mount and PID namespace of its own under hone's init, so nothing it starts outlives it. An MCP
 //! server gets a jail of its own (`service`), made the same way from the run's plan.
 
 use super::{StartError, holder, init, plan, sys};
