@@ -140,3 +140,51 @@ async fn credential_files_ci_leaves_in_the_checkout_reach_no_sink() {
     problems.extend(probe_problems(&mock, probe_turn));
     assert_none(&problems, &mock, probe_turn);
 }
+
+/// Serve `body` to every request on a fresh loopback port (a stand-in for where a setup step
+/// fetches a credential from); the port.
+async fn serve_once_more(body: String) -> u16 {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
+            let _ = s.write_all(format!("{head}{body}").as_bytes()).await;
+        }
+    });
+    port
+}
+
+/// A `setup:` step fetches a service account key into the checkout (through its own network
+/// allow-list). Intake had looked before setup ran; the commands' jail, built after setup, hides
+/// the file all the same, its secrets are redacted, and the report says what setup left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_setup_writes_into_the_checkout_reaches_no_sink() {
+    require!(Need::UserNamespaces);
+    let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH)]);
+    let (sa, sa_key) = service_account("setup");
+    let port = serve_once_more(sa).await;
+    let fetch = format!(
+        "/usr/bin/python3 -c \\\"import urllib.request; urllib.request.urlretrieve('http://creds.test:{port}/sa.json', 'setup-sa.json')\\\""
+    );
+    let setup = format!("setup:\n  - {{ name: creds, run: \"{fetch}\", timeout: 60s }}\nverify:\n");
+    let mock = MockModel::start().await;
+    let probe_turn = queue_probe(&mock, 0, &["setup-sa.json"], &[]);
+    // A form no redactor undoes: only the jail can keep it from the model.
+    mock.turn(call("run_cmd", json!({"command": "tr 'A-Za-z0-9' 'B-ZAb-za1-90' < setup-sa.json"})), false);
+    fix(&mock);
+    let policy = format!("{OPEN_POLICY}network: false\nsetup:\n  network:\n    allow: [\"creds.test\"]\n");
+    let yaml = spec(&repo, "setupcreds", &mock, &policy, "pr: { enabled: false }\n").replacen("verify:\n", &setup, 1);
+    let run = run_job_env(&repo, &yaml, &[("HONE_TEST_RESOLVE", "creds.test=127.0.0.1")]).await;
+    let report = run.report();
+    assert_eq!(report["setup"][0]["exit_code"], 0, "setup did not fetch the key: {report:#}");
+    let sinks = Sinks::of(&run, &mock, &[&repo.path, &repo.origin]);
+    let shifted = rot1(&sa_key);
+    let mut problems = sinks.all_leaks(&[("the key setup fetched", &sa_key), ("shifted by one", &shifted)]);
+    problems.extend(probe_problems(&mock, probe_turn));
+    assert_none(&problems, &mock, probe_turn);
+    let warnings = report["warnings"].to_string();
+    assert!(warnings.contains("setup left credentials in the checkout: `setup-sa.json`"), "{warnings}");
+}

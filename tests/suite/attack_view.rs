@@ -147,20 +147,6 @@ async fn credentials_inside_toolchain_places_of_the_home_reach_no_sink() {
     assert_none(&problems, &mock, probe_turn);
 }
 
-/// Each letter and digit shifted by one (`tr 'A-Za-z0-9' 'B-ZAb-za1-90'`): a form the redactor
-/// does not undo.
-fn rot1(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            'z' => 'a',
-            'Z' => 'A',
-            '9' => '0',
-            c if c.is_ascii_alphanumeric() => (c as u8 + 1) as char,
-            c => c,
-        })
-        .collect()
-}
-
 /// A password in `~/.netrc` (one of the home's masks).
 const NETRC_PASSWORD: &str = "NetrcPasswordCanary0123456789abcd";
 /// gh's token at its default place (`~/.config/gh/hosts.yml`, another mask).

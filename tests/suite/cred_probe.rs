@@ -7,7 +7,8 @@
 //! every ref's commits and blobs) through `cat`, `git diff --no-index`, `git config
 //! --get-regexp`, `git show` and `git cat-file`; cuts every token-like string out of what it read
 //! (decoding base64 and splitting `user:password` pairs, as an attacker does), and prints each
-//! one raw, in base64, hex and rot13. It writes the encoded forms to `probe-out.txt` too, which
+//! one raw, in base64, hex, rot13 and shifted by one (`tr 'A-Za-z0-9' 'B-ZAb-za1-90'`, a form no
+//! redactor undoes, so that a test proves the jail and not the redaction). It writes the encoded forms to `probe-out.txt` too, which
 //! the run commits and pushes, so a leak reaches the pushed branch as well. It ends by printing
 //! `MARKER`.
 
@@ -22,7 +23,7 @@ pub(super) const MARKER: &str = "PROBE-DONE";
 
 const PROBE: &str = r#"#!/bin/sh
 # Read everything named, cut out every token-like string (and what its base64 decodes to),
-# print each raw, base64, hex and rot13.
+# print each raw, base64, hex, rot13 and shifted by one.
 FILES='@FILES@'
 DIRS='@DIRS@'
 t=$(mktemp -d); n=0; tab=$(printf '\t'); nl='
@@ -59,9 +60,9 @@ budget=24000; shown=0; count=0; : > probe-out.txt
 while IFS=$tab read -r c l; do
   count=$((count + 1))
   b=$(printf '%s' "$c" | base64 | tr -d '\n'); h=$(printf '%s' "$c" | od -An -tx1 | tr -d ' \n')
-  r=$(printf '%s' "$c" | tr 'A-Za-z' 'N-ZA-Mn-za-m')
-  printf 'b64=%s hex=%s rot13=%s\n' "$b" "$h" "$r" >> probe-out.txt
-  line="$l${tab}raw=$c${tab}b64=$b${tab}hex=$h${tab}rot13=$r"
+  r=$(printf '%s' "$c" | tr 'A-Za-z' 'N-ZA-Mn-za-m'); s=$(printf '%s' "$c" | tr 'A-Za-z0-9' 'B-ZAb-za1-90')
+  printf 'b64=%s hex=%s rot13=%s shift1=%s\n' "$b" "$h" "$r" "$s" >> probe-out.txt
+  line="$l${tab}raw=$c${tab}b64=$b${tab}hex=$h${tab}rot13=$r${tab}shift1=$s"
   [ $((${#line} + 1)) -gt $budget ] && continue
   printf '%s\n' "$line"; budget=$((budget - ${#line} - 1)); shown=$((shown + 1))
 done < "$t/cands"
@@ -159,7 +160,7 @@ impl Sinks {
         }
     }
 
-    /// Every (sink, form) in which `secret` is found: raw, base64, hex, rot13.
+    /// Every (sink, form) in which `secret` is found: raw, base64, hex, rot13, shifted by one.
     pub fn leaks(&self, label: &str, secret: &str) -> Vec<String> {
         let b64 = base64::engine::general_purpose::STANDARD.encode(secret);
         let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
@@ -168,6 +169,8 @@ impl Sinks {
             ("base64", b64.trim_end_matches('=').to_string()),
             ("hex", hex),
             ("rot13", rot13(secret)),
+            // A form no redactor undoes: what the jail alone keeps from the model.
+            ("shifted by one", rot1(secret)),
         ];
         let mut out = Vec::new();
         for (sink, text) in &self.0 {
@@ -236,4 +239,18 @@ pub(super) fn service_account(label: &str) -> (String, String) {
         "client_id": "104857600000000000000", "token_uri": "https://oauth2.googleapis.com/token"
     });
     (serde_json::to_string_pretty(&json).unwrap(), line)
+}
+
+/// Each letter and digit shifted by one (`tr 'A-Za-z0-9' 'B-ZAb-za1-90'`): a form the redactor
+/// does not undo.
+pub(super) fn rot1(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'z' => 'a',
+            'Z' => 'A',
+            '9' => '0',
+            c if c.is_ascii_alphanumeric() => (c as u8 + 1) as char,
+            c => c,
+        })
+        .collect()
 }

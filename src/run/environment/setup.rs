@@ -109,13 +109,14 @@ async fn protect_and_jail(
     };
     let setup_ignored: Vec<String> = ignored.iter().filter(|e| !ignored_before.contains(e)).cloned().collect();
     p.ws.add_artifacts(&setup_ignored);
+    let policy = hide_what_setup_left(p, &made, &setup_ignored, run).await;
     let mut protected = ignored;
     protected.extend(made);
     protected.sort();
     protected.dedup();
     let egress = ("commands", &p.egress);
     let paths = (p.report_dir.path(), p.env.as_ref());
-    match crate::sandbox::start(&p.policy, &p.ws, paths, p.events.run_id(), &protected, egress).await {
+    match crate::sandbox::start(&policy, &p.ws, paths, p.events.run_id(), &protected, egress).await {
         Ok((sandbox, report)) => {
             run.record.policy.sandbox = report;
             Ok(sandbox)
@@ -125,4 +126,27 @@ async fn protect_and_jail(
             Err(Status::InvalidInput)
         }
     }
+}
+
+/// The credentials files setup left in the checkout (`intake::found`, as for what CI left before
+/// the run): their secrets are registered with the redactor, they are hidden from the commands'
+/// jail (the policy it is built from), and the report says so. The file tools' policy is the
+/// run's, settled at intake: what they read of such a file reaches the model redacted.
+async fn hide_what_setup_left(p: &Scope, made: &[String], ignored: &[String], run: &mut Run) -> crate::policy::Policy {
+    let mut policy = p.policy.clone();
+    let (root, made, ignored, redactor) =
+        (p.ws.root().to_path_buf(), made.to_vec(), ignored.to_vec(), p.redactor.clone());
+    let scan = move || crate::run::intake::found::scan_paths(&root, &made, &ignored, &redactor);
+    let found = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
+    for rel in &found {
+        policy.hide_file(&p.ws.root().join(rel), p.ws.root(), crate::run::intake::found::WHY);
+    }
+    if !found.is_empty() {
+        let shown: Vec<String> = found.iter().take(10).map(|f| format!("`{f}`")).collect();
+        run.record.warnings.push(format!(
+            "setup left credentials in the checkout: {} (hidden from the commands and redacted; have setup write them outside the checkout)",
+            shown.join(", ")
+        ));
+    }
+    policy
 }
