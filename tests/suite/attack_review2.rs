@@ -7,7 +7,6 @@ use crate::common::mock_model::{MockModel, call};
 use crate::common::repo::TestRepo;
 use crate::common::*;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A listed host that accepts every connection and never answers or closes one.
 async fn silent() -> u16 {
@@ -17,22 +16,6 @@ async fn silent() -> u16 {
         let mut held = Vec::new();
         while let Ok((s, _)) = listener.accept().await {
             held.push(s);
-        }
-    });
-    port
-}
-
-/// A listed host that answers every request `answered`, and closes.
-async fn answering() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf).await;
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nanswered").await;
-            });
         }
     });
     port
@@ -85,7 +68,7 @@ else:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_killed_by_its_timeout_leaves_nothing_running() {
     require!(Need::UserNamespaces);
-    let (silent, answers) = (silent().await, answering().await);
+    let (silent, answers) = (silent().await, crate::common::answer::answering().await);
     let repo = broken_repo();
     let mock = MockModel::start().await;
     let stay = format!("exec python3 esc.py stay {silent}");
@@ -141,22 +124,6 @@ async fn credential_files_ci_leaves_in_the_checkout_reach_no_sink() {
     assert_none(&problems, &mock, probe_turn);
 }
 
-/// Serve `body` to every request on a fresh loopback port (a stand-in for where a setup step
-/// fetches a credential from); the port.
-async fn serve_once_more(body: String) -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = listener.accept().await {
-            let mut buf = vec![0u8; 4096];
-            let _ = s.read(&mut buf).await;
-            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", body.len());
-            let _ = s.write_all(format!("{head}{body}").as_bytes()).await;
-        }
-    });
-    port
-}
-
 /// A `setup:` step fetches a service account key into the checkout (through its own network
 /// allow-list). Intake had looked before setup ran; the commands' jail, built after setup, hides
 /// the file all the same, its secrets are redacted, and the report says what setup left.
@@ -165,7 +132,7 @@ async fn a_credential_setup_writes_into_the_checkout_reaches_no_sink() {
     require!(Need::UserNamespaces);
     let repo = TestRepo::new(&[("status.txt", "broken\n"), ("check.sh", CHECK_SH)]);
     let (sa, sa_key) = service_account("setup");
-    let port = serve_once_more(sa).await;
+    let port = crate::common::answer::answering_with(&sa).await;
     let fetch = format!(
         "/usr/bin/python3 -c \\\"import urllib.request; urllib.request.urlretrieve('http://creds.test:{port}/sa.json', 'setup-sa.json')\\\""
     );

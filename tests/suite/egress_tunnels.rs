@@ -9,7 +9,6 @@ use crate::common::mock_model::MockModel;
 use crate::common::*;
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A listed host that accepts every connection and never answers or closes one. Counts them.
 async fn silent() -> (u16, Arc<Mutex<usize>>) {
@@ -25,22 +24,6 @@ async fn silent() -> (u16, Arc<Mutex<usize>>) {
         }
     });
     (port, count)
-}
-
-/// A listed host that answers every request `answered`, and closes.
-async fn answering() -> u16 {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut buf = [0u8; 4096];
-                let _ = s.read(&mut buf).await;
-                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nanswered").await;
-            });
-        }
-    });
-    port
 }
 
 const RESOLVE: &str = "silent.test=127.0.0.1,answers.test=127.0.0.1";
@@ -101,7 +84,7 @@ else:
 async fn a_commands_tunnels_end_with_it_and_the_next_command_has_the_network() {
     require!(Need::UserNamespaces);
     let (silent, reached) = silent().await;
-    let answers = answering().await;
+    let answers = crate::common::answer::answering().await;
     let repo = broken_repo();
     let mock = MockModel::start().await;
     mock.turn(write("net.py", NET), false)
