@@ -46,7 +46,7 @@ pub fn is_credential(text: &str) -> bool {
     }
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(v) => is_credential_json(&v, 0) || docker_auths(&v),
-        Err(_) => credential_lines(text) || token_file(text),
+        Err(_) => credential_lines(text) || token_file(text) || !netrc_values(text).is_empty(),
     }
 }
 
@@ -134,7 +134,7 @@ pub fn secrets_in(text: &str) -> Vec<String> {
     }
     let valued = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(v) => json_values(&v, 0),
-        Err(_) => line_values(text).into_iter().chain(quoted_pairs(text)).collect(),
+        Err(_) => line_values(text).into_iter().chain(quoted_pairs(text)).chain(netrc_values(text)).collect(),
     };
     for (key, value) in valued {
         decoded(&key, &value, &mut out);
@@ -185,6 +185,17 @@ fn line_values(text: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The passwords of a `.netrc` (`machine HOST login USER password SECRET`, in any layout):
+/// the word after each `password` (or `account`), in a text that names a `machine` or `default`.
+fn netrc_values(text: &str) -> Vec<(String, String)> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if !words.iter().any(|w| *w == "machine" || *w == "default") {
+        return Vec::new();
+    }
+    let pairs = words.windows(2).filter(|w| w[0] == "password" || w[0] == "account");
+    pairs.map(|w| ("password".to_string(), w[1].to_string())).collect()
 }
 
 /// A `key = value` or `key: value` line's key and value; for npm's

@@ -103,3 +103,12 @@ fn a_credential_deep_in_an_ignored_directory_is_found() {
     let found = scan_paths(ws.root(), &untracked(&ws, &dirty), &ignored, &Redactor::new());
     assert_eq!(found, [".secrets/gcp/key.json"]);
 }
+
+/// A `.netrc` (a policy's own `read_deny` may drop the default glob that hides it): found by its
+/// form, its password registered.
+#[test]
+fn a_netrc_is_found() {
+    let secret = "netrcSecretPassword0123456789";
+    let netrc = format!("machine github.com\n  login ci-bot\n  password {secret}\n");
+    assert_eq!(found_and_registered(".netrc", netrc.as_bytes(), secret), (true, true));
+}
