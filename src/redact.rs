@@ -7,6 +7,7 @@
 use std::sync::{Arc, RwLock};
 
 pub mod extract;
+pub mod found;
 pub(crate) mod spaced;
 
 pub const MASK: &str = "[REDACTED]";

@@ -128,7 +128,7 @@ async fn protect_and_jail(
     }
 }
 
-/// The credentials files setup left in the checkout (`intake::found`, as for what CI left before
+/// The credentials files setup left in the checkout (`redact::found`, as for what CI left before
 /// the run): their secrets are registered with the redactor, they are hidden from the commands'
 /// jail (the policy it is built from), and the report says so. The file tools' policy is the
 /// run's, settled at intake: what they read of such a file reaches the model redacted.
@@ -136,10 +136,10 @@ async fn hide_what_setup_left(p: &Scope, made: &[String], ignored: &[String], ru
     let mut policy = p.policy.clone();
     let (root, made, ignored, redactor) =
         (p.ws.root().to_path_buf(), made.to_vec(), ignored.to_vec(), p.redactor.clone());
-    let scan = move || crate::run::intake::found::scan_paths(&root, &made, &ignored, &redactor);
+    let scan = move || crate::redact::found::scan_paths(&root, &made, &ignored, &redactor);
     let found = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
     for rel in &found {
-        policy.hide_file(&p.ws.root().join(rel), p.ws.root(), crate::run::intake::found::WHY);
+        policy.hide_file(&p.ws.root().join(rel), p.ws.root(), crate::redact::found::WHY);
     }
     if !found.is_empty() {
         let shown: Vec<String> = found.iter().take(10).map(|f| format!("`{f}`")).collect();

@@ -15,24 +15,7 @@ const WHY: &str = "hidden: credentials the environment names";
 /// In a named directory: how deep hone looks (gcloud keeps `legacy_credentials/ACCOUNT/adc.json`).
 const MAX_DEPTH: usize = 3;
 
-/// What hone reads for the secrets of named places: at most so many files, and bytes.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    pub files: usize,
-    pub bytes: u64,
-}
-
-impl Budget {
-    /// Take one file of `len` bytes from the budget; false when it would go past it.
-    pub fn take(&mut self, len: u64) -> bool {
-        if self.files == 0 || len > self.bytes {
-            return false;
-        }
-        self.files -= 1;
-        self.bytes -= len;
-        true
-    }
-}
+pub use crate::redact::found::Budget;
 
 /// Hide every credential place the environment names, and the files hone's model clients read
 /// (`model_files`), from every jail and tool: at its path as named (a home reached through a

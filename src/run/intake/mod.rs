@@ -4,7 +4,6 @@
 
 mod autofix;
 pub mod credentials;
-pub mod found;
 pub mod gitconfig;
 pub mod locate;
 pub mod saved;
@@ -296,13 +295,13 @@ async fn settle_tree(
         .blocking(move |ws| {
             let (dirty, ignored) = ws.intake_status()?;
             gitconfig::register_nested(&r, ws.root(), &[&dirty[..], &ignored[..]].concat());
-            let untracked = found::untracked(ws, &dirty);
-            let found = found::scan_paths(ws.root(), &untracked, &ignored, &r);
+            let untracked = crate::redact::found::untracked(ws, &dirty);
+            let found = crate::redact::found::scan_paths(ws.root(), &untracked, &ignored, &r);
             Ok((dirty, ignored, untracked, found))
         })
         .await?;
     for rel in &found {
-        policy.hide_file(&ws.root().join(rel), ws.root(), found::WHY);
+        policy.hide_file(&ws.root().join(rel), ws.root(), crate::redact::found::WHY);
     }
     let denied: Vec<String> =
         untracked.into_iter().filter(|rel| policy::read_denied_by(policy, rel).is_some()).collect();

@@ -1,7 +1,7 @@
 //! Tests of the credentials found among the files git does not track.
 use super::*;
 
-const KEY: &str = include_str!("../../../tests/data/github_app/app-key.pem");
+const KEY: &str = include_str!("../../tests/data/github_app/app-key.pem");
 
 fn sa(key_id: &str) -> String {
     serde_json::json!({"type": "service_account", "private_key_id": key_id, "private_key": KEY}).to_string()

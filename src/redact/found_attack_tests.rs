@@ -6,7 +6,7 @@
 use super::*;
 use base64::Engine;
 
-const KEY: &str = include_str!("../../../tests/data/github_app/app-key.pem");
+const KEY: &str = include_str!("../../tests/data/github_app/app-key.pem");
 
 fn write(root: &Path, rel: &str, bytes: &[u8]) {
     let p = root.join(rel);

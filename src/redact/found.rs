@@ -35,7 +35,7 @@ pub fn untracked(ws: &Workspace, dirty: &[String]) -> Vec<String> {
 /// them) under `root`, the files that hold a credential, their secrets registered with
 /// `redactor`.
 pub fn scan_paths(root: &Path, untracked: &[String], ignored: &[String], redactor: &Redactor) -> Vec<String> {
-    let mut budget = super::credentials::Budget { files: 2048, bytes: 16 << 20 };
+    let mut budget = Budget { files: 2048, bytes: 16 << 20 };
     let mut read: Vec<(String, Vec<u8>)> = Vec::new();
     for rel in candidates(root, untracked, ignored) {
         if let Some(bytes) = read_beneath(root, &rel, &mut budget) {
@@ -111,9 +111,28 @@ fn ignored_dir(root: &Path, rel: &str, depth: usize, out: &mut Vec<String>, left
     }
 }
 
+/// What hone reads when it looks for credentials: at most so many files, and bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub files: usize,
+    pub bytes: u64,
+}
+
+impl Budget {
+    /// Take one file of `len` bytes from the budget; false when it would go past it.
+    pub fn take(&mut self, len: u64) -> bool {
+        if self.files == 0 || len > self.bytes {
+            return false;
+        }
+        self.files -= 1;
+        self.bytes -= len;
+        true
+    }
+}
+
 /// The regular file `rel` beneath `root`, reached without following a link, when it is at most
 /// `extract::MAX_FILE` bytes and fits `budget`.
-fn read_beneath(root: &Path, rel: &str, budget: &mut super::credentials::Budget) -> Option<Vec<u8>> {
+fn read_beneath(root: &Path, rel: &str, budget: &mut Budget) -> Option<Vec<u8>> {
     let (parent, name) = rel.rsplit_once('/').unwrap_or(("", rel));
     let len = std::fs::symlink_metadata(root.join(rel)).ok().filter(|m| m.is_file())?.len();
     if len > extract::MAX_FILE || !budget.take(len) {
