@@ -94,21 +94,6 @@ impl RunEnv {
         self.vars.iter()
     }
 
-    /// The files of credentials the environment names (`CREDENTIAL_FILES`) that exist, by their
-    /// real paths: for hone's own clients only, hidden from every command and tool.
-    pub fn credential_files(&self) -> Vec<PathBuf> {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let mut out: Vec<PathBuf> = CREDENTIAL_FILES
-            .iter()
-            .filter_map(|var| self.var(var))
-            .filter_map(|p| cwd.join(p).canonicalize().ok())
-            .filter(|p| p.is_file())
-            .collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-
     /// Every credential place the environment names (`CREDENTIAL_FILES`, `CREDENTIAL_DIRS`, each
     /// file of `KUBECONFIG`), whether or not it exists, sorted by path.
     pub fn credential_places(&self) -> Vec<CredentialPlace> {

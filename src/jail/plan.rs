@@ -213,11 +213,9 @@ pub fn path_dirs(path_var: &str, covered: &[PathBuf], home: Option<&Path>) -> Ve
         if !d.is_absolute() || covered.iter().any(|c| under(&d, c)) || out.iter().any(|o| under(&d, o)) {
             continue;
         }
+        // Never the home itself, `/`, or (outside the home) a temp, device or runtime tree, which
+        // would expose host temp files or sockets: the rule of toolchain places.
         if !super::toolchains::fits(&d, home) || home.is_some_and(|h| h == d) {
-            continue;
-        }
-        // A PATH entry under /tmp, /run or /dev would expose host temp files or sockets.
-        if ["/tmp", "/var/tmp", "/run", "/var/run", "/dev", "/proc"].iter().any(|b| under(&d, Path::new(b))) {
             continue;
         }
         out.push(d);

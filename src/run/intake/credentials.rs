@@ -15,7 +15,7 @@ const WHY: &str = "hidden: credentials the environment names";
 /// In a named directory: how deep hone looks (gcloud keeps `legacy_credentials/ACCOUNT/adc.json`).
 const MAX_DEPTH: usize = 3;
 
-pub use crate::redact::found::Budget;
+use crate::redact::found::Budget;
 
 /// Hide every credential place the environment names, and the files hone's model clients read
 /// (`model_files`), from every jail and tool: at its path as named (a home reached through a

@@ -16,13 +16,7 @@ const MAX_CONFIG: u64 = crate::jail::gitconfig::MAX_BYTES;
 
 /// Register the secrets of `ws`'s git config files (the same files the jail shows rebuilt).
 pub fn register(redactor: &Redactor, ws: &Workspace) {
-    let dirs = [ws.git_dir(), ws.repository().commondir().to_path_buf()];
-    for file in crate::jail::gitconfig::files(&dirs) {
-        let Some(text) = read_config(&file) else { continue };
-        for secret in secrets_in_config(&text) {
-            redactor.add(&secret);
-        }
-    }
+    register_dirs(redactor, &[ws.git_dir(), ws.repository().commondir().to_path_buf()]);
 }
 
 /// Register the secrets of the git config files of repositories checked out inside the work
@@ -47,7 +41,12 @@ pub fn register_nested(redactor: &Redactor, root: &Path, entries: &[String]) {
                 .filter(|g| std::fs::symlink_metadata(g).is_ok_and(|m| m.is_dir())),
         );
     }
-    for file in crate::jail::gitconfig::files(&dirs) {
+    register_dirs(redactor, &dirs);
+}
+
+/// Register the secrets of the config files of the git dirs `dirs` (`jail::gitconfig::files`).
+fn register_dirs(redactor: &Redactor, dirs: &[std::path::PathBuf]) {
+    for file in crate::jail::gitconfig::files(dirs) {
         let Some(text) = read_config(&file) else { continue };
         for secret in secrets_in_config(&text) {
             redactor.add(&secret);
