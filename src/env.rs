@@ -1,5 +1,5 @@
 //! What a run gets from outside, read once at the edge (`main`): the process environment
-//! (`RunEnv`: GitHub Actions or not, the repository, the API URL, the event, the variables
+//! (`RunEnv`: GitHub Actions or not, the repository, the event, the variables
 //! that hold keys and tokens) and what the runs of one process share (`Shared`: one queue for
 //! the forges' mutating requests, an optional cap on model requests). Nothing below `main` reads
 //! `std::env` for these.
@@ -10,16 +10,12 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, Semaphore};
 use tokio::time::Instant;
 
-pub const DEFAULT_GITHUB_API: &str = "https://api.github.com";
-
 #[derive(Debug, Clone, Default)]
 pub struct RunEnv {
     /// Running as a GitHub Actions step (`GITHUB_ACTIONS=true`).
     pub actions: bool,
     /// `GITHUB_REPOSITORY` (`owner/repo`).
     pub github_repository: Option<String>,
-    /// `GITHUB_API_URL`, else api.github.com.
-    pub github_api_url: String,
     pub github_event_name: Option<String>,
     pub github_event_path: Option<PathBuf>,
     pub github_output: Option<PathBuf>,
@@ -75,7 +71,6 @@ impl RunEnv {
         RunEnv {
             actions: vars.get("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
             github_repository: get("GITHUB_REPOSITORY"),
-            github_api_url: get("GITHUB_API_URL").unwrap_or_else(|| DEFAULT_GITHUB_API.into()),
             github_event_name: get("GITHUB_EVENT_NAME"),
             github_event_path: get("GITHUB_EVENT_PATH").map(PathBuf::from),
             github_output: get("GITHUB_OUTPUT").map(PathBuf::from),
@@ -153,7 +148,6 @@ mod tests {
         ]));
         assert!(env.actions);
         assert_eq!(env.github_repository, None);
-        assert_eq!(env.github_api_url, DEFAULT_GITHUB_API);
         assert_eq!(env.home(), None);
         assert_eq!(env.var("TOKEN"), Some("t"));
     }

@@ -208,7 +208,7 @@ async fn list(
     let queue = cx.shared.forge_queue.clone();
     let listing = match kind {
         crate::spec::forge::ForgeKind::Github => {
-            let gh = crate::forge::github::GitHub::account(&place.api, token.secret(), queue)?;
+            let gh = crate::forge::github::GitHub::account(place.api()?, token.secret(), queue)?;
             listing::list(Client::GitHub(&gh), &q.source()).await?
         }
         crate::spec::forge::ForgeKind::Gitlab => {

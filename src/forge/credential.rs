@@ -23,7 +23,7 @@ impl Forge {
         if let Some(server) = env.var("GITHUB_SERVER_URL") {
             return Forge::from_url(server);
         }
-        let api = Forge::from_url(&env.github_api_url)?;
+        let api = Forge::from_url(&super::github_api::of(env).ok()?)?;
         Some(if api.authority == "api.github.com" { Forge { authority: "github.com".into() } } else { api })
     }
 

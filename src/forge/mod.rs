@@ -7,6 +7,7 @@ pub mod autofix;
 pub mod credential;
 pub mod feedback;
 pub mod github;
+pub mod github_api;
 mod github_pr;
 pub mod gitlab;
 pub mod listing;
@@ -102,7 +103,7 @@ impl Ship<'_> {
             return Ok(());
         };
         let token = self.place.token.as_ref().map(|t| t.secret()).unwrap_or_default();
-        let gh = GitHub::new(&self.place.api, token, owner, repo, self.shared.forge_queue.clone())?;
+        let gh = GitHub::new(self.place.api()?, token, owner, repo, self.shared.forge_queue.clone())?;
         let result = match self.autofix {
             Some(t) => {
                 let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);

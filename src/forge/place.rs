@@ -5,6 +5,7 @@
 //! anywhere else (`credential.rs` holds git to the server).
 
 use super::credential::{Forge, Token};
+use super::github_api::ApiUnknown;
 use crate::env::RunEnv;
 use crate::spec::forge::{ForgeKind, ForgeSpec};
 
@@ -27,8 +28,9 @@ pub struct Place {
     pub kind: ForgeKind,
     /// The HTTPS server the token may go to (its git and its API); None: the token goes nowhere.
     pub server: Option<Forge>,
-    /// The REST API's base URL, without a trailing `/`: `GITHUB_API_URL`, or GitLab's `/api/v4`.
-    pub api: String,
+    /// The REST API's base URL, without a trailing `/` (`github_api.rs`, or GitLab's `/api/v4`),
+    /// or why none may be used.
+    api: Result<String, ApiUnknown>,
     /// `owner/repo` on GitHub, `group/sub/project` on GitLab.
     pub repo: Option<String>,
     pub token: Option<Token>,
@@ -76,15 +78,15 @@ impl Place {
                 let repo = from_env.or_else(from_url);
                 let var = token_env.unwrap_or("GITHUB_TOKEN");
                 let token = env.var(var).map(|t| Token::new(t, var, GITHUB_USER));
-                let api = env.github_api_url.trim_end_matches('/').to_string();
+                let api = super::github_api::of(env);
                 Place { kind, server: github, api, repo, token, login: None, repo_trusted }
             }
             ForgeKind::Gitlab => {
                 let ci_server = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
                 let on_ci_server = ci_server.as_deref() == Some(gitlab.as_str());
                 let api = match env.var("CI_API_V4_URL") {
-                    Some(api) if on_ci_server => api.trim_end_matches('/').to_string(),
-                    _ => format!("{gitlab}/api/v4"),
+                    Some(api) if on_ci_server => Ok(api.trim_end_matches('/').to_string()),
+                    _ => Ok(format!("{gitlab}/api/v4")),
                 };
                 // The project: the remote's path on this very server; else, for a checkout whose
                 // remote names no host (a local path), CI's project.
@@ -98,6 +100,11 @@ impl Place {
                 Place { kind, server: Forge::from_url(&gitlab), api, repo, token, login: None, repo_trusted }
             }
         }
+    }
+
+    /// The REST API's base URL, or the error that says why the token may go to none.
+    pub fn api(&self) -> crate::error::Result<&str> {
+        self.api.as_deref().map_err(ApiUnknown::error)
     }
 
     /// The forge's name for messages.

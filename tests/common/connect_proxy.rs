@@ -59,7 +59,7 @@ impl Pki {
 }
 
 /// A task that is stopped when dropped.
-pub struct Task(tokio::task::JoinHandle<()>);
+pub struct Task(pub tokio::task::JoinHandle<()>);
 
 impl Drop for Task {
     fn drop(&mut self) {

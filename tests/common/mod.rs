@@ -50,6 +50,7 @@ pub mod mock_github_review;
 pub mod mock_gitlab;
 pub mod mock_model;
 pub mod mock_vertex;
+pub mod path_router;
 pub mod processes;
 pub mod repo;
 pub mod require;

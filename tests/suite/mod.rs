@@ -56,6 +56,7 @@ mod fleet_prs_gitlab;
 mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;
+mod ghes;
 mod github_app;
 mod github_app_autofix;
 mod gitlab;

@@ -80,12 +80,12 @@ impl Ctx {
                 .hint(format!("set {var} to a token that may read (and for close/merge, write) pull requests")));
         };
         self.plan_opts.redactor.add(token.secret());
-        let key = (place.api.clone(), token.secret().to_string());
+        let key = (place.api()?.to_string(), token.secret().to_string());
         let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = clients.get(&key) {
             return c.with_repo(owner, repo);
         }
-        let c = GitHub::new(&place.api, token.secret(), owner, repo, self.shared.forge_queue.clone())?;
+        let c = GitHub::new(place.api()?, token.secret(), owner, repo, self.shared.forge_queue.clone())?;
         let mine = c.with_repo(owner, repo)?;
         clients.insert(key, c);
         Ok(mine)

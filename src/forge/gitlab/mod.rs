@@ -91,19 +91,20 @@ impl GitLab {
             HoneError::new(Code::Forge, "no GitLab token")
                 .hint("set GITLAB_TOKEN to a project access token with the `api` scope")
         })?;
-        if !crate::model::http::https_or_loopback(&place.api) {
+        let api = place.api()?;
+        if !crate::model::http::https_or_loopback(api) {
             return Err(HoneError::new(
                 Code::Forge,
-                format!("the GitLab API `{}` is not HTTPS: the token is not sent there", place.api),
+                format!("the GitLab API `{api}` is not HTTPS: the token is not sent there"),
             )
             .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
         }
-        let http = crate::net::builder(&place.api)?
+        let http = crate::net::builder(api)?
             .build()
             .map_err(|e| HoneError::new(Code::Forge, format!("cannot build the GitLab client: {e}")))?;
         let cancel = cancel.clone();
         let project = String::new();
-        Ok(GitLab { http, api: place.api.clone(), project, token, retries: AtomicU32::new(0), queue, deadline, cancel })
+        Ok(GitLab { http, api: api.to_string(), project, token, retries: AtomicU32::new(0), queue, deadline, cancel })
     }
 
     /// Whether the token is GitLab CI's job token, which cannot use most of the API.

@@ -32,6 +32,11 @@ pub async fn decide(
         env_repo: req.env_repo,
         remote_trusted: req.remote_trusted,
     });
+    // A GitHub token whose API is unknown (a server's token and github.com's API) stops the run
+    // before any work, naming the variable to set.
+    if place.kind == ForgeKind::Github && place.token.is_some() {
+        place.api()?;
+    }
     // A GitHub App's token is minted here, at intake, and its bot made the author (`forge::app`).
     let (env, shared, redactor) = (req.env.as_ref(), &req.shared, &req.redactor);
     let cx = app::Context { env, shared, redactor, deadline, cancel };
@@ -131,7 +136,7 @@ async fn inspect(
             let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
                 HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
             })?;
-            let gh = github::GitHub::new(&place.api, token.secret(), owner, repo, queue)?;
+            let gh = github::GitHub::new(place.api()?, token.secret(), owner, repo, queue)?;
             // Review mode pushes nothing, so a fork's PR is as good as any.
             let decision = autofix::inspect(&gh, number, job.pr.allow_forks || review).await?;
             let fixing = matches!(decision, autofix::Decision::Fix(_)) && remember;

@@ -108,7 +108,7 @@ async fn post(
             let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
                 HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
             })?;
-            let gh = forge::github::GitHub::new(&place.api, token.secret(), owner, repo, queue)?;
+            let gh = forge::github::GitHub::new(place.api()?, token.secret(), owner, repo, queue)?;
             review::github::publish(&gh, &p.ws, &input).await
         }
         ForgeKind::Gitlab => {
