@@ -30,7 +30,7 @@ pub struct Place {
     pub server: Option<Forge>,
     /// The REST API's base URL, without a trailing `/` (`github_api.rs`, or GitLab's `/api/v4`),
     /// or why none may be used.
-    api: Result<String, ApiUnknown>,
+    pub api: Result<String, ApiUnknown>,
     /// `owner/repo` on GitHub, `group/sub/project` on GitLab.
     pub repo: Option<String>,
     pub token: Option<Token>,

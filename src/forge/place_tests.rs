@@ -29,18 +29,18 @@ fn the_remotes_host_picks_among_known_servers() {
     let none = ForgeSpec::default();
     let gh = place(&[("GITHUB_TOKEN", "ghp_x")], &none, "https://github.com/acme/app.git");
     assert_eq!((gh.kind, gh.repo.as_deref()), (ForgeKind::Github, Some("acme/app")));
-    assert_eq!(gh.api, "https://api.github.com");
+    assert_eq!(gh.api().unwrap(), "https://api.github.com");
     assert_eq!(gh.token.as_ref().map(|t| (t.secret(), t.user)), Some(("ghp_x", GITHUB_USER)));
     let gl = place(&[("GITLAB_TOKEN", "glpat-x")], &none, "git@gitlab.com:group/sub/app.git");
     assert_eq!((gl.kind, gl.repo.as_deref()), (ForgeKind::Gitlab, Some("group/sub/app")));
-    assert_eq!(gl.api, "https://gitlab.com/api/v4");
+    assert_eq!(gl.api().unwrap(), "https://gitlab.com/api/v4");
     assert_eq!(gl.server.as_ref().map(Forge::url).as_deref(), Some("https://gitlab.com"));
     assert_eq!(gl.token.as_ref().map(|t| (t.secret(), t.user)), Some(("glpat-x", GITLAB_USER)));
     // A self-managed GitLab named by the spec.
     let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
     let corp = place(&[], &spec, "https://git.corp.example/team/app.git");
     assert_eq!(corp.kind, ForgeKind::Gitlab);
-    assert_eq!(corp.api, "https://git.corp.example/api/v4");
+    assert_eq!(corp.api().unwrap(), "https://git.corp.example/api/v4");
     // An unknown host with a GitLab server named: GitLab (the token stays with that server).
     assert_eq!(place(&[], &spec, "https://git.unknown.example/a/b").kind, ForgeKind::Gitlab);
     // An unknown host: GitHub outside GitLab CI, as before.
@@ -53,7 +53,7 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     let none = ForgeSpec::default();
     let p = place(&GITLAB_CI, &none, "https://gitlab.example.com/group/sub/app.git");
     assert_eq!(p.kind, ForgeKind::Gitlab);
-    assert_eq!(p.api, "https://gitlab.example.com/api/v4");
+    assert_eq!(p.api().unwrap(), "https://gitlab.example.com/api/v4");
     assert_eq!(p.repo.as_deref(), Some("group/sub/app"));
     assert_eq!(
         p.token.as_ref().map(|t| (t.secret(), t.user, t.var.as_str())),
@@ -66,11 +66,11 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     assert_eq!(p.token.as_ref().map(|t| t.user), Some(GITLAB_USER));
     // A local remote in GitLab CI: still GitLab, on the CI server.
     let p = place(&GITLAB_CI, &none, "/builds/group/sub/app");
-    assert_eq!((p.kind, p.api.as_str()), (ForgeKind::Gitlab, "https://gitlab.example.com/api/v4"));
+    assert_eq!((p.kind, p.api().unwrap()), (ForgeKind::Gitlab, "https://gitlab.example.com/api/v4"));
     // In a self-managed instance's CI, a remote on gitlab.com is not this server's: no project
     // is taken from it, and the job token (CI's server's) is not offered there.
     let p = place(&GITLAB_CI, &none, "https://gitlab.com/other/proj.git");
-    assert_eq!((p.api.as_str(), p.repo.as_deref()), ("https://gitlab.example.com/api/v4", None));
+    assert_eq!((p.api().unwrap(), p.repo.as_deref()), ("https://gitlab.example.com/api/v4", None));
     assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some("https://gitlab.example.com"));
     // The spec's word wins.
     let spec = ForgeSpec { kind: Some(ForgeKind::Github), gitlab_url: None };
@@ -148,7 +148,7 @@ fn a_gitlab_under_a_path_of_its_own() {
     let spec = ForgeSpec { kind: None, gitlab_url: Some("https://h.example/gitlab".into()) };
     let p = place(&[], &spec, "https://h.example/gitlab/g/sub/p.git");
     assert_eq!((p.kind, p.repo.as_deref()), (ForgeKind::Gitlab, Some("g/sub/p")));
-    assert_eq!(p.api, "https://h.example/gitlab/api/v4");
+    assert_eq!(p.api().unwrap(), "https://h.example/gitlab/api/v4");
 }
 
 #[test]
@@ -180,11 +180,14 @@ fn a_request_about_no_one_repository_goes_only_to_the_server_named() {
     assert_eq!(server_url(&ci_http, &named, ForgeKind::Gitlab).as_deref(), Some("https://gl.example/gl/"));
     let nothing_named = env(&[("GITLAB_TOKEN", "t")]);
     let p = forge_wide(&nothing_named, &spec, None, ForgeKind::Gitlab).unwrap();
-    assert_eq!((p.api.as_str(), p.repo.is_none()), ("https://gitlab.com/api/v4", true));
+    assert_eq!((p.api().unwrap(), p.repo.is_none()), ("https://gitlab.com/api/v4", true));
     assert_eq!(p.token.unwrap().var, "GITLAB_TOKEN");
     // The job's forge is the other one: no place, rather than the job's token on the other forge.
     let github_job = ForgeSpec { kind: Some(ForgeKind::Github), ..Default::default() };
     assert!(forge_wide(&nothing_named, &github_job, Some("GH_BOT"), ForgeKind::Gitlab).is_none());
     let gh = forge_wide(&env(&[("GITHUB_TOKEN", "g")]), &spec, None, ForgeKind::Github).unwrap();
-    assert_eq!((gh.api.as_str(), gh.token.unwrap().var.as_str()), ("https://api.github.com", "GITHUB_TOKEN"));
+    assert_eq!(
+        (gh.api().unwrap(), gh.token.as_ref().unwrap().var.as_str()),
+        ("https://api.github.com", "GITHUB_TOKEN")
+    );
 }

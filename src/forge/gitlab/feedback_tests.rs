@@ -11,7 +11,7 @@ fn client(api: &str, token: &str) -> GitLab {
     let place = Place {
         kind: crate::spec::forge::ForgeKind::Gitlab,
         server: None,
-        api: api.into(),
+        api: Ok(api.into()),
         repo: Some("acme/app".into()),
         token: Some(Token::new(token, "GITLAB_TOKEN", "oauth2")),
         login: None,
