@@ -57,6 +57,7 @@ pub(crate) mod progress;
 pub(crate) mod protocol;
 pub mod record;
 pub(crate) mod redact;
+pub(crate) mod references;
 pub(crate) mod replay;
 pub(crate) mod repomap;
 pub(crate) mod run;

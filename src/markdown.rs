@@ -50,19 +50,39 @@ fn language(info: &str) -> CowStr<'static> {
     if plain && !rendered { word.to_string().into() } else { "text".into() }
 }
 
-/// The model's events with images, raw HTML, reference links and rendered blocks made inert.
+/// What became of an open link: kept, dropped (inside an image's text), or shown as text with
+/// its destination in a code span after it (a link to an issue, pull or merge request, which the
+/// forge would take as a reference; an autolink's text is its URL already).
+enum Open<'a> {
+    Kept,
+    Dropped,
+    AsText(Option<CowStr<'a>>),
+}
+
+/// The model's events with images, raw HTML, reference links, rendered blocks and references to
+/// people and issues made inert. Consecutive text is joined first, so that a mention the parser
+/// split in two is still found.
 fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
     let mut out = Vec::new();
-    // Per open link: whether it was kept (a link inside an image's text is dropped).
-    let mut links: Vec<bool> = Vec::new();
-    // Per open image: whether it became a link (not inside a link or another image).
+    // Per open link, what became of it; per open image, whether it became a link (not inside a
+    // link or another image).
+    let mut links: Vec<Open> = Vec::new();
     let mut images: Vec<bool> = Vec::new();
+    let (mut text, mut in_code) = (String::new(), false);
     for e in parser {
+        if let Event::Text(t) = &e {
+            text.push_str(&visible(t));
+            continue;
+        }
+        flush(&mut out, &mut text, in_code);
         match e {
             Event::Start(Tag::Link { link_type, dest_url, title, .. }) => {
-                let keep = images.is_empty();
-                links.push(keep);
-                if keep {
+                if !images.is_empty() {
+                    links.push(Open::Dropped);
+                } else if crate::references::is_issue_url(&dest_url) {
+                    links.push(Open::AsText((link_type != LinkType::Autolink).then_some(dest_url)));
+                } else {
+                    links.push(Open::Kept);
                     let link_type = match link_type {
                         LinkType::Autolink | LinkType::Email => link_type,
                         _ => LinkType::Inline,
@@ -70,13 +90,17 @@ fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
                     out.push(Event::Start(Tag::Link { link_type, dest_url, title, id: "".into() }));
                 }
             }
-            Event::End(TagEnd::Link) => {
-                if links.pop().unwrap_or(false) {
-                    out.push(Event::End(TagEnd::Link));
+            Event::End(TagEnd::Link) => match links.pop() {
+                Some(Open::Kept) => out.push(Event::End(TagEnd::Link)),
+                Some(Open::AsText(Some(url))) => {
+                    out.extend([Event::Text(" (".into()), Event::Code(visible(&url).into()), Event::Text(")".into())])
                 }
-            }
+                _ => {}
+            },
             Event::Start(Tag::Image { dest_url, title, .. }) => {
-                let as_link = images.is_empty() && !links.iter().any(|k| *k);
+                let as_link = images.is_empty()
+                    && !links.iter().any(|k| matches!(k, Open::Kept))
+                    && !crate::references::is_issue_url(&dest_url);
                 if as_link {
                     out.push(Event::Start(Tag::Link { link_type: LinkType::Inline, dest_url, title, id: "".into() }));
                 }
@@ -89,27 +113,74 @@ fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
                 }
             }
             Event::Start(Tag::HtmlBlock) => {
+                in_code = true;
                 out.push(Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced("html".into()))))
             }
-            Event::End(TagEnd::HtmlBlock) => out.push(Event::End(TagEnd::CodeBlock)),
-            Event::Html(h) => out.push(Event::Text(visible(&h).into())),
-            Event::InlineHtml(h) => out.push(Event::Text(visible(&h).into())),
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
-                out.push(Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(language(&info)))))
+            Event::End(TagEnd::HtmlBlock) => {
+                in_code = false;
+                out.push(Event::End(TagEnd::CodeBlock))
+            }
+            Event::Html(h) | Event::InlineHtml(h) if in_code => out.push(Event::Text(visible(&h).into())),
+            Event::Html(h) | Event::InlineHtml(h) => {
+                text.push_str(&visible(&h));
+            }
+            Event::Start(Tag::CodeBlock(kind)) => {
+                in_code = true;
+                let kind = match kind {
+                    CodeBlockKind::Fenced(info) => CodeBlockKind::Fenced(language(&info)),
+                    indented => indented,
+                };
+                out.push(Event::Start(Tag::CodeBlock(kind)))
+            }
+            Event::End(TagEnd::CodeBlock) => {
+                in_code = false;
+                out.push(Event::End(TagEnd::CodeBlock))
             }
             Event::InlineMath(m) | Event::DisplayMath(m) => out.push(Event::Code(visible(&m).into())),
-            Event::Text(t) => out.push(Event::Text(visible(&t).into())),
             Event::Code(t) => out.push(Event::Code(visible(&t).into())),
             other => out.push(other),
         }
     }
+    flush(&mut out, &mut text, in_code);
     out
 }
 
-/// Whether `md` renders no image and no raw HTML.
+/// The text gathered so far as events: in a code block as it is, elsewhere with each mention
+/// and reference as a code span.
+fn flush<'a>(out: &mut Vec<Event<'a>>, text: &mut String, in_code: bool) {
+    if text.is_empty() {
+        return;
+    }
+    let t = std::mem::take(text);
+    if in_code {
+        return out.push(Event::Text(t.into()));
+    }
+    for (reference, part) in crate::references::split(&t) {
+        let part = part.to_string().into();
+        out.push(if reference { Event::Code(part) } else { Event::Text(part) });
+    }
+}
+
+/// Whether `md` renders no image, no raw HTML and no mention or reference (outside code).
 pub fn is_inert(md: &str) -> bool {
-    Parser::new_ext(md, options())
-        .all(|e| !matches!(e, Event::Start(Tag::Image { .. }) | Event::Html(_) | Event::InlineHtml(_)))
+    let (mut text, mut in_code) = (String::new(), false);
+    for e in Parser::new_ext(md, options()) {
+        match e {
+            Event::Start(Tag::Image { .. }) | Event::Html(_) | Event::InlineHtml(_) => return false,
+            Event::Start(Tag::Link { dest_url, .. }) if crate::references::is_issue_url(&dest_url) => return false,
+            Event::Start(Tag::CodeBlock(_)) => in_code = true,
+            Event::End(TagEnd::CodeBlock) => in_code = false,
+            Event::Text(t) if !in_code => {
+                text.push_str(&t);
+                continue;
+            }
+            _ => {}
+        }
+        if crate::references::any(&std::mem::take(&mut text)) {
+            return false;
+        }
+    }
+    !crate::references::any(&text)
 }
 
 /// The model's markdown, readable and inert: no image (each is a link to its URL, or text), no
@@ -126,29 +197,36 @@ pub fn inert(md: &str) -> String {
 
 /// Plain text as one line of markdown text: what could be markup is backslash-escaped (the
 /// characters that open inline markup anywhere, and those that open a block at the start), a
-/// line end is shown as `⏎`, controls as escapes.
+/// line end is shown as `⏎`, controls as escapes, and each mention or reference is a code span.
 pub fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     let (mut start, mut digits) = (true, true);
-    for c in s.chars() {
-        let escape = match c {
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '&' | '|' | '~' | '$' => true,
-            '-' | '+' | '=' | '#' | '>' => start,
-            // `1.` or `1)` at the start would be a list.
-            '.' | ')' => digits && !start,
-            _ => false,
-        };
-        match c {
-            '\n' => out.push_str(" ⏎ "),
-            c if hidden(c) => out.extend(c.escape_default()),
-            c if escape => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
+    for (reference, part) in crate::references::split(s) {
+        if reference {
+            out.push_str(&code(part));
+            (start, digits) = (false, false);
+            continue;
         }
-        digits = (digits || start) && c.is_ascii_digit();
-        start = start && c.is_whitespace();
+        for c in part.chars() {
+            let escape = match c {
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '&' | '|' | '~' | '$' => true,
+                '-' | '+' | '=' | '#' | '>' => start,
+                // `1.` or `1)` at the start would be a list.
+                '.' | ')' => digits && !start,
+                _ => false,
+            };
+            match c {
+                '\n' => out.push_str(" ⏎ "),
+                c if hidden(c) => out.extend(c.escape_default()),
+                c if escape => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+            digits = (digits || start) && c.is_ascii_digit();
+            start = start && c.is_whitespace();
+        }
     }
     out
 }

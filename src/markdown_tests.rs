@@ -100,6 +100,15 @@ fn hostile() -> impl Strategy<Value = String> {
         Just("[r]: http://a.example/r.png\n".into()),
         Just("$".into()),
         Just("*".into()),
+        Just("@octocat".into()),
+        Just("@acme/team".into()),
+        Just("fixes #12".into()),
+        Just("acme/app#3".into()),
+        Just("GH-4".into()),
+        Just("!5".into()),
+        Just("https://github.com/a/b/issues/1".into()),
+        Just("<https://github.com/a/b/pull/2>".into()),
+        Just("[x](https://gitlab.com/g/p/-/merge_requests/3)".into()),
         "[a-z ]{0,6}",
         "\\PC{0,3}",
     ];
@@ -120,7 +129,7 @@ proptest! {
         // After a prefix (as in a list item or a table cell), it is nothing but text.
         let line = format!("x {t}");
         let plain = Parser::new_ext(&line, options())
-            .all(|e| matches!(e, Event::Start(Tag::Paragraph) | Event::End(TagEnd::Paragraph) | Event::Text(_)));
+            .all(|e| matches!(e, Event::Start(Tag::Paragraph) | Event::End(TagEnd::Paragraph) | Event::Text(_) | Event::Code(_)));
         prop_assert!(plain, "{:?} -> {:?}", s, t);
         // A code span and a code block show exactly the text (one line for a span).
         let one = s.replace('\n', " ");

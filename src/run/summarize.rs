@@ -129,7 +129,8 @@ pub fn intake_failed(errors: &[crate::error::HoneError]) -> String {
     s
 }
 
-/// First line: a summary of the change; body: the run's summary and the trailers.
+/// First line: a summary of the change; body: the run's summary and the trailers. Nothing in
+/// it mentions anyone or references an issue (`references::plain`).
 pub fn commit_message(job: &Job, report: &Run) -> String {
     let first = report.record.final_message.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     let first = md::visible(first.trim_start_matches(['#', '*', '-', ' ']));
@@ -144,13 +145,11 @@ pub fn commit_message(job: &Job, report: &Run) -> String {
         .map(|c| format!("- {}: {}: {}", md::text(&c.name), md::code(&c.command), verdict(c)))
         .collect();
     let task = job.task.trim().lines().next().unwrap_or("");
-    format!(
-        "{subject}\n\n{}\nChecks:\n{}\n\nTask: {task}\n\nHone-Job: {}\nHone-Run: {}\n",
-        report.record.summary.trim_end(),
-        checks.join("\n"),
-        job.name,
-        report.record.run_id
-    )
+    // A commit message is plain text to the forge: its mentions and references are broken, so
+    // that the commit, once merged, notifies and closes nothing.
+    let said =
+        format!("{subject}\n\n{}\nChecks:\n{}\n\nTask: {task}", report.record.summary.trim_end(), checks.join("\n"));
+    format!("{}\n\nHone-Job: {}\nHone-Run: {}\n", crate::references::plain(&said), job.name, report.record.run_id)
 }
 
 #[cfg(test)]

@@ -133,8 +133,9 @@ pub async fn publish_plan(
     Ok(out)
 }
 
-/// Create a draft note per planned note and publish them together (or one by one, when the
-/// token's user has other pending draft notes there, which a bulk publish would post too).
+/// Create a draft note per planned note, then publish each by its id: never GitLab's bulk
+/// publish, which would also post any draft the token's user has pending or writes meanwhile
+/// (a person reviewing with the same account) under hone's review.
 async fn post_review(gl: &GitLab, iid: u64, planned: &[Planned], others: usize, out: &mut ReviewReport) -> Result<()> {
     let mut drafts = Vec::new();
     for p in planned {
@@ -157,14 +158,11 @@ async fn post_review(gl: &GitLab, iid: u64, planned: &[Planned], others: usize, 
             }
         }
     }
-    if others == 0 {
-        let a =
-            gl.post(&gl.project_path(&format!("/merge_requests/{iid}/draft_notes/bulk_publish")), &json!({})).await?;
-        return check(&a, || format!("publishing hone's review on merge request !{iid}"));
+    if others > 0 {
+        out.warnings.push(format!(
+            "the token's user has {others} other pending draft note(s) on !{iid}: hone published only its own and left those unpublished"
+        ));
     }
-    out.warnings.push(format!(
-        "the token's user has {others} other pending draft note(s) on !{iid}: hone published its own one by one and left those unpublished"
-    ));
     for id in drafts {
         let a =
             gl.put(&gl.project_path(&format!("/merge_requests/{iid}/draft_notes/{id}/publish")), &json!({})).await?;

@@ -28,7 +28,8 @@ pub fn title(template: &str, r: &Run) -> String {
         .replace("{summary_title}", &md::visible(summary_title))
         .replace("{branch}", &r.record.branch)
         .replace("{status}", r.record.status.as_str());
-    let t = t.trim();
+    let t = crate::references::plain(t.trim());
+    let t = t.as_str();
     if t.chars().count() > 200 { t.chars().take(197).collect::<String>() + "..." } else { t.to_string() }
 }
 

@@ -71,8 +71,12 @@ pub fn create_draft(ctx: &mut Ctx) -> Result<Reply, Reply> {
     let position = ctx.params.values.get("position").filter(|p| p.is_object()).cloned();
     let id = ctx.st.next_id();
     ctx.st.drafts.push(Draft { id, project, iid, author: user, note, position });
-    let d = ctx.st.drafts.last().expect("just made");
-    Ok(Reply::json(201, draft_entity(ctx.st, d)))
+    let answer = Reply::json(201, draft_entity(ctx.st, ctx.st.drafts.last().expect("just made")));
+    if let Some(note) = ctx.st.draft_meanwhile.take() {
+        let id = ctx.st.next_id();
+        ctx.st.drafts.push(Draft { id, project, iid, author: user, note, position: None });
+    }
+    Ok(answer)
 }
 
 /// The caller's draft `:draft_note_id` on the merge request (another's is not found, as GitLab).

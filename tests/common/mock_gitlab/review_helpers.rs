@@ -39,6 +39,11 @@ impl MockGitLab {
         st.drafts.iter().filter(|d| d.project == id && d.iid == iid).cloned().collect()
     }
 
+    /// The caller writes a draft note `note` right after its next draft over the API.
+    pub fn draft_meanwhile(&self, note: &str) {
+        self.state().draft_meanwhile = Some(note.into());
+    }
+
     /// A draft note by `author` (created when missing) on merge request `iid`.
     pub fn add_draft(&self, project: &str, iid: u64, author: &str, note: &str) -> u64 {
         let mut st = self.state();

@@ -155,6 +155,9 @@ pub struct State {
     pub mrs: Vec<Mr>,
     pub notes: Vec<Note>,
     pub drafts: Vec<Draft>,
+    /// A draft note the caller writes, by hand, right after its next draft over the API: the
+    /// token's user reviewing while hone prepares its review.
+    pub draft_meanwhile: Option<String>,
     /// Paths whose diff the stand-in leaves out as GitLab does for large files (`too_large`).
     pub too_large: Vec<String>,
     pub seen: Vec<Seen>,
