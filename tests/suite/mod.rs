@@ -94,6 +94,7 @@ mod mcp_secrets;
 mod memory_attacks;
 mod memory_cli;
 mod memory_feedback;
+mod memory_messages;
 mod memory_run;
 mod model_faults;
 mod outcomes;
