@@ -17,6 +17,9 @@ pub const MAX_BODY: usize = 500;
 /// The most paths (or check names) an entry keeps.
 pub const MAX_FILES: usize = 20;
 
+/// The states of a review, as the forges give them: a review in another is not remembered.
+pub const REVIEW_STATES: &[&str] = &["CHANGES_REQUESTED", "COMMENTED", "APPROVED"];
+
 /// A fact hone observed. No field holds the model's prose or a command's output.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
@@ -43,6 +46,15 @@ impl Fact {
             Fact::Baseline { .. } => "baseline",
             Fact::Outcome { .. } => "outcome",
             Fact::Review { .. } => "review",
+        }
+    }
+
+    /// Whether the fact may be remembered: a review's state is one the forges give (its other
+    /// strings are a trusted reviewer's, and hone's own).
+    pub(crate) fn is_rememberable(&self) -> bool {
+        match self {
+            Fact::Review { state, .. } => REVIEW_STATES.iter().any(|s| s.eq_ignore_ascii_case(state)),
+            _ => true,
         }
     }
 

@@ -4,8 +4,10 @@
 use std::path::Path;
 
 /// Which repository a memory belongs to: `github.com/acme/widgets` (a remote URL without
-/// scheme, credentials, default port or `.git`), `file/srv/git/x` (a local remote) or
-/// `root/<sha>` (no remote: the first root commit of HEAD).
+/// scheme, credentials, default port or `.git`), `file:///srv/git/x` (a local remote) or
+/// `root:<sha>` (no remote: the first root commit of HEAD). A network key's first part is a
+/// host and perhaps a port (digits), so it never begins with `file:/` or `root:`: a remote on a
+/// host named `file` or `root` is never keyed as a local or remote-less repository.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RepoKey(String);
 
@@ -18,7 +20,7 @@ impl RepoKey {
         if let Some(key) = url.as_deref().and_then(|u| normalize(u, base)) {
             return Some(RepoKey(key));
         }
-        root_commit(repo).map(|sha| RepoKey(format!("root/{sha}")))
+        root_commit(repo).map(|sha| RepoKey(format!("root:{sha}")))
     }
 
     /// The key of a repository named by its URL (the forge's name for it, when the environment
@@ -63,8 +65,9 @@ fn default_port(scheme: &str) -> Option<&'static str> {
     }
 }
 
-/// `url` as a key: `host[:port]/path` for a network URL, `file/<absolute path>` for a local one;
-/// local paths are taken relative to `base` (the repository's directory). `None` when empty.
+/// `url` as a key: `host[:port]/path` for a network URL, `file://<absolute path>` for a local one;
+/// local paths are taken relative to `base` (the repository's directory). `None` when empty or
+/// when its authority is no host (and port).
 pub fn normalize(url: &str, base: &Path) -> Option<String> {
     let url = url.trim();
     if url.is_empty() || url.chars().any(char::is_control) {
@@ -87,21 +90,25 @@ pub fn normalize(url: &str, base: &Path) -> Option<String> {
 }
 
 /// `host/path` from a URL's authority (credentials and a default port dropped) and its path
-/// (trailing `/` and `.git` dropped), lowercased.
+/// (trailing `/` and `.git` dropped), lowercased. `None` for an authority that is no host (and
+/// port): so no network key begins with `file:` or `root:`, which name a local repository and
+/// one without a remote.
 fn network(authority: &str, path: &str, default_port: Option<&str>) -> Option<String> {
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let (host, port) = match host_port.rsplit_once(':') {
         // An IPv6 literal `[::1]` keeps its colons.
-        Some((h, p)) if !p.contains(']') && p.chars().all(|c| c.is_ascii_digit()) => (h, Some(p)),
+        Some((h, p)) if !p.contains(']') => (h, Some(p)),
         _ => (host_port, None),
     };
     let host = host.to_ascii_lowercase();
-    if host.is_empty() {
+    if !is_host(&host) {
         return None;
     }
     let host = match port {
-        Some(p) if !p.is_empty() && Some(p) != default_port => format!("{host}:{p}"),
-        _ => host,
+        None | Some("") => host,
+        Some(p) if p.parse::<u16>().is_err() => return None,
+        Some(p) if Some(p) == default_port => host,
+        Some(p) => format!("{host}:{p}"),
     };
     // Forges name repositories case-insensitively (`GITHUB_REPOSITORY=Acme/Widgets` is the clone
     // of `github.com/acme/widgets`), so the path is lowercased too.
@@ -109,14 +116,24 @@ fn network(authority: &str, path: &str, default_port: Option<&str>) -> Option<St
     Some(if path.is_empty() { host } else { format!("{host}/{path}") })
 }
 
-/// A local path as `file/<absolute path>`, through symlinks when it exists.
+/// A host name (letters, digits, `.`, `-`, `_`, `~`, `%`) or an IPv6 literal in brackets: never
+/// a colon outside brackets.
+fn is_host(host: &str) -> bool {
+    let name = |c: char| c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | '~' | '%');
+    match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => !v6.is_empty() && v6.chars().all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.' | '%')),
+        None => !host.is_empty() && host.chars().all(name),
+    }
+}
+
+/// A local path as `file://<absolute path>` (`file:///srv/git/x`), through symlinks when it exists.
 fn local(path: &str, base: &Path) -> Option<String> {
     let p = Path::new(path);
     let joined = if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
     let abs = crate::safe_fs::absolute(&joined);
     let text = abs.to_string_lossy();
     let trimmed = trim_repo_path(text.trim_start_matches('/'));
-    Some(format!("file/{trimmed}"))
+    Some(format!("file:///{trimmed}"))
 }
 
 /// A repository path without trailing `/`, `.git` or `/.git`.
@@ -164,11 +181,49 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let real = tmp.path().canonicalize().unwrap();
         std::fs::create_dir_all(real.join("x.git")).unwrap();
-        let want = format!("file/{}/x", real.to_string_lossy().trim_start_matches('/'));
+        let want = format!("file:///{}/x", real.to_string_lossy().trim_start_matches('/'));
         assert_eq!(normalize(&format!("{}/x.git", real.display()), Path::new("/")).unwrap(), want);
         assert_eq!(normalize(&format!("file://{}/x.git/", real.display()), Path::new("/")).unwrap(), want);
         assert_eq!(normalize("../x.git", &real.join("work")).unwrap(), want, "relative to the repository");
         assert_eq!(normalize("", &real), None);
+    }
+
+    #[test]
+    fn a_url_whose_host_is_file_or_root_never_shares_a_key_with_a_local_or_remote_less_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().canonicalize().unwrap();
+        git(&real, &["init", "-q"]);
+        std::fs::write(real.join("a"), "1").unwrap();
+        git(&real, &["add", "a"]);
+        git(&real, &["commit", "-q", "-m", "one"]);
+        let root = git(&real, &["rev-parse", "HEAD"]);
+        let repo = git2::Repository::open(&real).unwrap();
+        let remote_less = RepoKey::of(&repo, "origin").unwrap();
+        // (Lowercase, as a network key's path is.)
+        let local = normalize("/srv/git/x.git", Path::new("/")).unwrap();
+        let abs = "srv/git";
+        let urls = [
+            format!("https://file/{abs}/x"),
+            format!("ssh://git@file/{abs}/x.git"),
+            format!("git@file:{abs}/x"),
+            format!("file:/{abs}/x"),
+            format!("https://FILE:443/{abs}/x"),
+            format!("https://file::/{abs}/x"),
+            format!("https://file:/{abs}/x"),
+            format!("https://root/{root}"),
+            format!("git@root:{root}"),
+            format!("ssh://root/{root}.git"),
+            format!("https://root:/{root}"),
+            format!("https://root::/{root}"),
+        ];
+        for url in &urls {
+            let key = normalize(url, &real);
+            assert_ne!(key.as_deref(), Some(local.as_str()), "{url} is keyed as the local remote");
+            assert_ne!(key.as_deref(), Some(remote_less.as_str()), "{url} is keyed as the remote-less repository");
+        }
+        // A repository whose remote is such a URL is not the remote-less one either.
+        git(&real, &["remote", "add", "origin", &format!("https://root/{root}")]);
+        assert_ne!(RepoKey::of(&repo, "origin").unwrap(), remote_less);
     }
 
     #[test]
@@ -184,9 +239,9 @@ mod tests {
         std::fs::write(tmp.path().join("a"), "2").unwrap();
         git(tmp.path(), &["commit", "-q", "-am", "two"]);
         let key = RepoKey::of(&repo, "origin").unwrap();
-        assert_eq!(key.as_str(), format!("root/{root}"));
+        assert_eq!(key.as_str(), format!("root:{root}"));
         git(tmp.path(), &["remote", "add", "upstream", "git@github.com:acme/widgets.git"]);
         assert_eq!(RepoKey::of(&repo, "upstream").unwrap().as_str(), "github.com/acme/widgets");
-        assert_eq!(RepoKey::of(&repo, "origin").unwrap().as_str(), format!("root/{root}"), "only the remote named");
+        assert_eq!(RepoKey::of(&repo, "origin").unwrap().as_str(), format!("root:{root}"), "only the remote named");
     }
 }

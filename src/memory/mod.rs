@@ -8,19 +8,24 @@ mod key;
 mod observe;
 mod retrieve;
 mod store;
+mod vocabulary;
+mod words;
 
 pub use fact::{Entry, Fact, MAX_BODY, MAX_COMMAND, MAX_FILES, MAX_NAME, MAX_PATH, Observed};
 pub use key::RepoKey;
-pub use observe::{TOOLS, observed, rememberable};
+pub use observe::{observed, rememberable};
 pub use retrieve::{Query, render, tokens_of};
 pub use store::{MAX_FILE_BYTES, Store, Summary, default_dir, default_dir_checked, file_name};
+pub use vocabulary::{ELIDED, Vocabulary};
+pub use words::is_tool;
 
 use crate::redact::Redactor;
 use fact::{Field, bound, bounded_list};
 use serde::{Deserialize, Serialize};
 
-/// The version of the memory file's format.
-pub const VERSION: u32 = 1;
+/// The version of the memory file's format. 2: a command is told in hone's vocabulary (issue
+/// 41); a file of version 1 may hold words a model chose, and is not read.
+pub const VERSION: u32 = 2;
 /// The most entries a repository keeps (the least recently seen go first).
 pub const MAX_ENTRIES: usize = 200;
 /// The most outcomes (why earlier runs failed) kept.
@@ -63,7 +68,7 @@ impl Memory {
     pub fn observe(&mut self, seen: Vec<Observed>, run: &RunStamp, redactor: &Redactor) {
         let at = bound(&run.at, Field::Name);
         let run_id = bound(&run.run_id, Field::Name);
-        for o in seen {
+        for o in seen.into_iter().filter(|o| o.fact.is_rememberable()) {
             let mut fact = o.fact;
             fact.map_strings(&|s, _| redactor.apply(s));
             fact.map_strings(&|s, f| bound(s, f));
@@ -154,7 +159,7 @@ impl Memory {
                 *s = bound(s, Field::Name);
             }
             e.id = e.fact.id();
-            seen.insert(e.id.clone())
+            e.fact.is_rememberable() && seen.insert(e.id.clone())
         });
         self.evict();
         self

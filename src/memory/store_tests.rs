@@ -45,12 +45,16 @@ fn a_corrupt_large_or_foreign_file_is_ignored_with_a_warning() {
     let other = RepoKey::from_stored("github.com/evil/planted").unwrap();
     let foreign = serde_json::to_string(&one_entry(&other)).unwrap();
     let mut future = one_entry(&key());
-    future.version = 2;
+    future.version = VERSION + 1;
+    // Version 1 remembered commands as the model typed them (issue 41): never read.
+    let mut old = one_entry(&key());
+    old.version = 1;
     let cases = [
         ("{not json".to_string(), "not a memory file"),
-        (format!("{{\"version\":1,\"key\":\"{}\",\"entries\":[{{\"id\":1}}]}}", key()), "not a memory file"),
+        (format!("{{\"version\":{VERSION},\"key\":\"{}\",\"entries\":[{{\"id\":1}}]}}", key()), "not a memory file"),
         (foreign, "another repository"),
-        (serde_json::to_string(&future).unwrap(), "version 2"),
+        (serde_json::to_string(&future).unwrap(), "version 3"),
+        (serde_json::to_string(&old).unwrap(), "version 1"),
         (" ".repeat(MAX_FILE_BYTES as usize + 1), "larger than 256 KiB"),
     ];
     for (text, why) in cases {
@@ -85,7 +89,7 @@ fn a_symlink_in_the_files_place_is_never_followed_read_or_written_through() {
 fn list_shows_each_repository_and_skips_a_file_whose_name_is_not_its_key() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Store::at(tmp.path().to_path_buf());
-    let b = RepoKey::from_stored("file/srv/git/b").unwrap();
+    let b = RepoKey::from_stored("file:///srv/git/b").unwrap();
     store.save(&one_entry(&key())).unwrap();
     store.save(&one_entry(&b)).unwrap();
     // A copy of b's file under another name: its key is not its name.
@@ -93,7 +97,7 @@ fn list_shows_each_repository_and_skips_a_file_whose_name_is_not_its_key() {
     std::fs::write(tmp.path().join("notes.txt"), "not ours").unwrap();
     let (repos, warnings) = store.list().unwrap();
     let keys: Vec<&str> = repos.iter().map(|r| r.key.as_str()).collect();
-    assert_eq!(keys, ["file/srv/git/b", "github.com/acme/widgets"]);
+    assert_eq!(keys, ["file:///srv/git/b", "github.com/acme/widgets"]);
     assert_eq!((repos[0].entries, repos[0].last_seen.as_deref()), (1, Some("2025-01-01T00:00:00Z")));
     assert!(warnings.len() == 1 && warnings[0].contains("does not match its name"), "{warnings:?}");
     assert!(store.remove(&b).unwrap());

@@ -28,6 +28,11 @@ fn cmd(command: &str, exit: Option<i32>, code: Option<Code>) -> ToolCallRecord {
     }
 }
 
+/// What a run observed, in a repository that tracks `src/`.
+fn seen(r: &RunRecord) -> Vec<Observed> {
+    observed(r, &Vocabulary::of(r, |p: &str| p == "src" || p.starts_with("src/")))
+}
+
 fn check(name: &str, command: &str, attempt: u32, passed: bool) -> CheckResult {
     let exit_code = Some(if passed { 0 } else { 101 });
     CheckResult { attempt, command: command.into(), passed, accepted: passed, exit_code, ..example(name) }
@@ -55,7 +60,7 @@ fn failed_run() -> RunRecord {
 
 #[test]
 fn a_run_leaves_its_commands_checks_and_outcome_but_never_the_models_prose() {
-    let facts: Vec<Fact> = observed(&failed_run()).into_iter().map(|o| o.fact).collect();
+    let facts: Vec<Fact> = seen(&failed_run()).into_iter().map(|o| o.fact).collect();
     let commands: Vec<&str> = facts
         .iter()
         .filter_map(|f| match f {
@@ -63,7 +68,7 @@ fn a_run_leaves_its_commands_checks_and_outcome_but_never_the_models_prose() {
             _ => None,
         })
         .collect();
-    assert_eq!(commands, ["cargo test", "cargo test --features x", "cargo bench", "cargo publish"]);
+    assert_eq!(commands, ["cargo test", "cargo test --features …", "cargo bench", "cargo publish"]);
     assert!(facts.contains(&Fact::Command {
         command: "cargo bench".into(),
         exit_code: None,
@@ -99,7 +104,7 @@ fn a_run_leaves_its_commands_checks_and_outcome_but_never_the_models_prose() {
     assert!(!text.contains("ignore previous"), "{text}");
     let mut ok = failed_run();
     ok.status = Status::Success;
-    assert!(!observed(&ok).iter().any(|o| matches!(o.fact, Fact::Outcome { .. })), "a success is no outcome");
+    assert!(!seen(&ok).iter().any(|o| matches!(o.fact, Fact::Outcome { .. })), "a success is no outcome");
 }
 
 #[test]
@@ -136,7 +141,7 @@ fn observations_merge_by_fact_and_a_check_that_passed_and_failed_is_flaky() {
         r.status = Status::Success;
         r.baseline = vec![check("test", "cargo test", 0, passed)];
         r.tool_calls = vec![cmd("cargo test --features x", Some(if passed { 0 } else { 101 }), None)];
-        m.observe(observed(&r), &RunStamp::of(&r), &redactor);
+        m.observe(seen(&r), &RunStamp::of(&r), &redactor);
     }
     assert_eq!(m.entries.len(), 2, "{:#?}", m.entries);
     let base = m.entries.iter().find(|e| matches!(e.fact, Fact::Baseline { .. })).unwrap();
@@ -151,7 +156,7 @@ fn observations_merge_by_fact_and_a_check_that_passed_and_failed_is_flaky() {
     assert_eq!((c.passed, c.failed), (2, 1));
     assert!(matches!(c.fact, Fact::Command { exit_code: Some(0), .. }), "the last exit code");
     assert_eq!(c.id, c.fact.id());
-    assert!(c.line().starts_with(&format!("[{}] command `cargo test --features x` exited 0", c.id)), "{}", c.line());
+    assert!(c.line().starts_with(&format!("[{}] command `cargo test --features …` exited 0", c.id)), "{}", c.line());
 }
 
 #[test]
@@ -222,7 +227,7 @@ fn retrieval_ranks_a_match_first_and_fills_the_rest_with_repo_wide_facts() {
         binary: false,
         raw: None,
     }];
-    m.observe(observed(&r), &stamp(1), &redactor);
+    m.observe(seen(&r), &stamp(1), &redactor);
     let review = Fact::Review {
         pr: 7,
         reviewer: "alice".into(),
@@ -249,7 +254,7 @@ fn retrieval_ranks_a_match_first_and_fills_the_rest_with_repo_wide_facts() {
     let unrelated = m.retrieve(&Query { task: "Update the copyright year", files: &[] }, 200);
     let lines: Vec<String> = unrelated.iter().map(|e| e.line()).collect();
     assert!(lines[0].contains("failing at the baseline"), "{lines:#?}");
-    assert!(lines[1].contains("`cargo test --features x` exited 0"), "{lines:#?}");
+    assert!(lines[1].contains("`cargo test --features …` exited 0"), "{lines:#?}");
     let spent: usize = lines.iter().map(|l| l.chars().count().div_ceil(4)).sum();
     assert!(spent <= 200 && unrelated.len() < m.entries.len(), "the budget holds: {spent}");
     assert!(m.retrieve(&Query { task: "lexer", files: &files }, 0).is_empty(), "budget 0: none");

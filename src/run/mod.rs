@@ -50,6 +50,8 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
         model: run.record.model.clone(),
     });
     let Start { work, model, jail, map, saved, history, ignored, .. } = start;
+    // The commit hone was started on (the checkout has not moved yet).
+    let started_on = scope.ws.resolve_base(None).ok();
     let status = match &work {
         Work::Skip(reason) => {
             run.record.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
@@ -67,7 +69,13 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
     let orders =
         ship::Orders { dry_run: req.dry_run, env_repo: req.env_repo, remote_trusted: req.remote_trusted, autofix: pr };
     let status = ship::ship_if_verified(&scope, orders, status, &mut run).await;
-    let record = conclude(&scope, &mut run, status);
+    // The paths memory may name are the base's; in autofix, those of the commit hone was started
+    // on, not of the PR's head (hone's own earlier work, with files a model named).
+    let paths_at = match pr {
+        Some(_) => started_on,
+        None => git2::Oid::from_str(&run.record.base_sha).ok(),
+    };
+    let record = conclude(&scope, &mut run, status, paths_at);
     publish(&scope, run, record, commands.as_mut())
 }
 
@@ -135,7 +143,7 @@ fn recall(
     let files = remember::query_files(pr_files, &run.record, s.ws.root());
     if let Some(t) = pr {
         run.record.warnings.extend(t.feedback_unread.clone());
-        if let Err(e) = remember::feedback(s, &t.feedback, &run.record) {
+        if let Err(e) = remember::feedback(s, &t.feedback, &run.record, started) {
             run.record.warnings.push(format!("memory: {}", e.render()));
         }
     }
@@ -210,7 +218,7 @@ fn begin_record(s: &Scope, start: &Start, started_at: String) -> RunRecord {
 
 /// The end of every run that got past intake: the final state and the summary; then the record,
 /// sealed once.
-fn conclude(s: &Scope, run: &mut Run, status: Status) -> RunRecord {
+fn conclude(s: &Scope, run: &mut Run, status: Status, paths_at: Option<git2::Oid>) -> RunRecord {
     let end = match status {
         Status::Success | Status::NoChange | Status::Skipped => State::Done,
         Status::Cancelled => State::Aborted,
@@ -223,7 +231,7 @@ fn conclude(s: &Scope, run: &mut Run, status: Status) -> RunRecord {
     if run.record.summary.is_empty() {
         run.record.summary = s.redactor.apply(&summarize::write(run, status));
     }
-    match remember::record(s, &run.record) {
+    match remember::record(s, &run.record, paths_at) {
         Ok(n) => run.record.memory.recorded = n,
         Err(e) => run.record.warnings.push(format!("memory: {}", e.render())),
     }

@@ -168,18 +168,35 @@ pub fn recall(s: &Scope, record: &RunRecord, files: &[String]) -> Recalled {
     Recalled { block, used, entries: memory.entries.len(), warnings }
 }
 
+/// The paths the repository had at `at`, as a test on a path (relative to its root); with no
+/// commit, none.
+fn tracked_at(ws: &Workspace, at: Option<git2::Oid>) -> impl Fn(&str) -> bool + '_ {
+    let tree = at.and_then(|oid| ws.repository().find_commit(oid).ok()).and_then(|c| c.tree().ok());
+    move |p: &str| tree.as_ref().is_some_and(|t| t.get_path(Path::new(p)).is_ok())
+}
+
 /// Record what the run observed; how many facts (entries added or updated). Only a run that may
 /// change the repository records: a review of someone's pull request and a read-only job (whose
-/// task may be anyone's issue) only read.
-pub fn record(s: &Scope, record: &RunRecord) -> crate::error::Result<usize> {
-    let seen = memory::observed(record);
+/// task may be anyone's issue) only read. The commands are told in hone's vocabulary, whose
+/// paths are those the repository had at `paths_at`: the run's base, or in autofix the commit
+/// hone was started on (the PR's head is hone's own earlier work, with files a model named).
+pub fn record(s: &Scope, record: &RunRecord, paths_at: Option<git2::Oid>) -> crate::error::Result<usize> {
+    let vocab = memory::Vocabulary::of(record, tracked_at(&s.ws, paths_at));
+    let seen = memory::observed(record, &vocab);
     let n = seen.iter().map(|o| o.fact.id()).collect::<std::collections::BTreeSet<_>>().len();
     keep(s, seen, record).map(|kept| if kept { n } else { 0 })
 }
 
-/// Reviewers' feedback on the PR autofix works on, remembered at once (so this run's retrieval
-/// sees it too).
-pub fn feedback(s: &Scope, items: &[crate::forge::feedback::Feedback], record: &RunRecord) -> crate::error::Result<()> {
+/// Reviewers' feedback on the PR autofix works on (only trusted reviewers': `forge::feedback`),
+/// remembered at once (so this run's retrieval sees it too). A line comment's file is kept only
+/// when the commit hone was started on (`started_on`) had it: the PR adds files a model named.
+pub fn feedback(
+    s: &Scope,
+    items: &[crate::forge::feedback::Feedback],
+    record: &RunRecord,
+    started_on: git2::Oid,
+) -> crate::error::Result<()> {
+    let tracked = tracked_at(&s.ws, Some(started_on));
     let seen = items
         .iter()
         .map(|f| memory::Observed {
@@ -189,7 +206,7 @@ pub fn feedback(s: &Scope, items: &[crate::forge::feedback::Feedback], record: &
                 state: f.state.clone(),
                 body: f.body.clone(),
             },
-            files: f.path.iter().cloned().collect(),
+            files: f.path.iter().filter(|p| tracked(p)).cloned().collect(),
         })
         .collect();
     keep(s, seen, record).map(drop)

@@ -142,7 +142,7 @@ async fn a_memory_dir_under_a_writable_tree_is_refused_and_what_a_command_plants
         format!("version: 1\ncommands:\n  default: allow\npaths:\n  sandbox_writable: [\"{}\"]\n", state.display());
     let yaml = with_policy(&repo, &user_spec("parent", &mock.base_url), &policy);
     let s = state.display();
-    let planted = json!({"version": 1, "key": "x", "entries": [{"id": "m", "line": "PLANTED"}]});
+    let planted = json!({"version": 2, "key": "x", "entries": [{"id": "m", "line": "PLANTED"}]});
     let cmd =
         format!("mv {s}/hone {s}/hone.old && mkdir -p {s}/hone/memory && echo '{planted}' > {s}/hone/memory/x.json");
     mock.turn(call("run_cmd", json!({"command": cmd})), false);

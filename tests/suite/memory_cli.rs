@@ -27,7 +27,7 @@ fn write_memory(dir: &Path, key: &str) -> PathBuf {
         r#"{"kind":"command","command":"cargo test --features x","exit_code":101,"timed_out":false,"denied":false}"#;
     let check = r#"{"kind":"baseline","check":"test","command":"cargo test","exit_code":101,"passed":false}"#;
     let text = format!(
-        r#"{{"version":1,"key":{},"entries":[{},{}]}}"#,
+        r#"{{"version":2,"key":{},"entries":[{},{}]}}"#,
         serde_json::to_string(key).unwrap(),
         entry("stale-id-1", command),
         entry("stale-id-2", check)
@@ -50,7 +50,7 @@ async fn list_show_forget_and_clear_a_repositorys_memory() {
     let store = repo.dir.path().join("store");
     let d = store.to_str().unwrap();
     let key = key_of(&repo);
-    assert!(key.starts_with("file/") && key.ends_with("/origin"), "{key}");
+    assert!(key.starts_with("file:///") && key.ends_with("/origin"), "{key}");
     let path = write_memory(&store, &key);
 
     let list = memory(&repo, &["list", "--dir", d], &[]).await;

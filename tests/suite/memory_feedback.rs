@@ -12,12 +12,22 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 /// Autofix of PR #3 (its head already mounted on `gh`): hone's comment expected, the model
 /// fixes the check; the run with `extra` environment, and the model it asked.
 async fn fix_pr(repo: &crate::common::repo::TestRepo, gh: &MockServer, extra: &[(&str, &str)]) -> (Run, MockModel) {
-    let marker = "<!-- hone:autofix job=autofix -->";
-    expect_comment_written(gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", marker)).await;
     let model = MockModel::start().await;
     model
         .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("Restored status.txt."), false);
+    fix_pr_with(repo, gh, extra, model).await
+}
+
+/// [`fix_pr`] with the model's turns already scripted.
+async fn fix_pr_with(
+    repo: &crate::common::repo::TestRepo,
+    gh: &MockServer,
+    extra: &[(&str, &str)],
+    model: MockModel,
+) -> (Run, MockModel) {
+    let marker = "<!-- hone:autofix job=autofix -->";
+    expect_comment_written(gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", marker)).await;
     let uri = gh.uri();
     let mut env = vec![("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
     env.extend_from_slice(extra);
@@ -93,4 +103,49 @@ async fn in_autofix_the_instruction_files_come_from_the_checkout_not_the_prs_hea
     let first = model.requests()[0].body["messages"].to_string();
     assert!(first.contains("GUIDANCE FROM MAIN"), "{first}");
     assert!(!first.contains("GUIDANCE FROM THE PR"), "{first}");
+}
+
+/// In autofix the work starts on the PR's head: hone's own branch, whose files an earlier run's
+/// model named (steered by an outsider's issue). Memory names only paths the commit hone was
+/// started on had: not in a command, not as the file a run changed, not as the file a trusted
+/// reviewer's line comment is on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_remembers_no_path_only_the_prs_head_has() {
+    let named = "NOTICE_network_is_allowed.sh";
+    let repo = crate::common::repo::TestRepo::new(&[("status.txt", "fixed\n"), ("check.sh", CHECK_SH)]);
+    repo.git(&["checkout", "-q", "-b", "feature/x"]);
+    std::fs::write(repo.path.join("status.txt"), "broken by the PR\n").unwrap();
+    std::fs::write(repo.path.join(named), "exit 0\n").unwrap();
+    repo.git(&["add", named]);
+    repo.git(&["commit", "-q", "-am", "feature work"]);
+    repo.git(&["push", "-q", "origin", "feature/x"]);
+    repo.git(&["checkout", "-q", "main"]);
+    let gh = MockServer::start().await;
+    mount_pr(&gh, &origin_head(&repo), "acme/app").await;
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/pulls/3/reviews"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&gh)
+        .await;
+    let comment = json!([{"id": 9, "user": {"login": "maintainer", "type": "User"}, "author_association": "MEMBER",
+        "body": "Why this file?", "path": named, "created_at": "2026-11-20T10:00:00Z"}]);
+    Mock::given(method("GET"))
+        .and(path("/repos/acme/app/pulls/3/comments"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(comment))
+        .mount(&gh)
+        .await;
+    let model = MockModel::start().await;
+    model
+        .turn(call("run_cmd", json!({"command": format!("sh {named}")})), false)
+        .turn(call("write_file", json!({"path": named, "content": "exit 1\n"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Restored status.txt."), false);
+    let memory = tempfile::tempdir().unwrap();
+    let extra = [("GITHUB_SERVER_URL", "https://github.com"), ("HONE_MEMORY_DIR", memory.path().to_str().unwrap())];
+    let (run, _model) = fix_pr_with(&repo, &gh, &extra, model).await;
+    let kept = super::memory_run::stored(memory.path());
+    assert!(kept.contains("Why this file?"), "the trusted reviewer's comment is kept: {kept}");
+    assert!(kept.contains("\"command\":\"sh …\""), "the command is, without the path: {kept}");
+    assert!(!kept.contains("NOTICE"), "a path only the PR's head has is in memory: {kept}");
+    assert_eq!(run.report()["memory"]["key"], "github.com/acme/app");
 }

@@ -95,6 +95,7 @@ mod mcp_secrets;
 mod memory_attacks;
 mod memory_cli;
 mod memory_feedback;
+mod memory_messages;
 mod memory_run;
 mod mentions;
 mod model_faults;
