@@ -15,6 +15,11 @@ pub struct Target {
     pub head_ref: String,
     pub head_sha: String,
     pub base_ref: String,
+    /// The PR's base commit as the forge names it (GitHub's `base.sha`, GitLab's
+    /// `diff_refs.base_sha`), where the repository's instruction files are read: never the
+    /// head's, which the PR's author wrote. `Err`: why there is none (the forge named none, or,
+    /// once intake has looked, hone could not fetch it).
+    pub base_sha: std::result::Result<String, String>,
     /// Trusted reviewers' feedback on the PR (filled in at intake for hone's memory).
     pub feedback: Vec<super::feedback::Feedback>,
     /// Why the feedback could not be read (the run goes on without it).
@@ -69,9 +74,17 @@ pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Deci
         head_ref: field("head", "ref")?,
         head_sha: field("head", "sha")?,
         base_ref: field("base", "ref")?,
+        base_sha: commit_id(&b["base"]["sha"])
+            .ok_or_else(|| format!("GitHub's answer for PR #{number} names no base commit")),
         feedback: Vec::new(),
         feedback_unread: None,
     }))
+}
+
+/// `v` when it is a full commit id (40 hex digits, as a forge writes them): nothing else goes on
+/// to git as a commit.
+pub fn commit_id(v: &serde_json::Value) -> Option<String> {
+    v.as_str().filter(|s| s.len() == 40 && s.bytes().all(|c| c.is_ascii_hexdigit())).map(str::to_ascii_lowercase)
 }
 
 /// Who made a commit: (name, email) of its author and of its committer.

@@ -104,10 +104,20 @@ impl Local {
         })
     }
 
-    /// Copy `branch` into `ours` as `into` (libgit2's local transport, in process); returns
-    /// its commit.
+    /// Copy `src_ref` (a ref, or a full commit id) into `ours` as `into` (libgit2's local
+    /// transport, in process); returns its commit.
     pub fn fetch(&self, ours: &Path, src_ref: &str, into: &str, stop: Stop) -> Result<String> {
         let ours = Repository::open_bare(ours).map_err(|e| err("open hone's repository", e))?;
+        let is_id = src_ref.len() == 40 && src_ref.bytes().all(|c| c.is_ascii_hexdigit());
+        if let Some(oid) = is_id.then(|| Oid::from_str(src_ref).ok()).flatten() {
+            // The local transport copies only what the remote's refs name: a commit named by its
+            // id (reachable or not) is copied object by object, as a push copies.
+            let theirs = self.open()?;
+            theirs.find_commit(oid).map_err(|e| err(&format!("fetch `{src_ref}`"), e))?;
+            copy_objects(&theirs, &ours, oid, &stop)?;
+            ours.reference(into, oid, true, "hone: fetch").map_err(|e| err("record the fetched commit", e))?;
+            return Ok(oid.to_string());
+        }
         let url =
             self.path.to_str().ok_or_else(|| HoneError::new(Code::Git, "the local remote's path is not UTF-8"))?;
         let mut remote = ours.remote_anonymous(url).map_err(|e| err("open the local remote", e))?;
@@ -243,6 +253,22 @@ mod tests {
         let got = local.fetch(ours.path(), "refs/heads/main", "refs/hone/fetched", never()).unwrap();
         assert_eq!(got, their_main.to_string());
         assert!(ours.find_commit(their_main).is_ok());
+    }
+
+    #[test]
+    fn a_fetch_copies_a_commit_named_by_its_id_that_no_ref_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (ours, _) = repo_with_commit(&tmp.path().join("ours.git"), true);
+        let (theirs, their_main) = repo_with_commit(&tmp.path().join("theirs.git"), true);
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let (parent, tree) = (theirs.find_commit(their_main).unwrap(), theirs.find_commit(their_main).unwrap().tree());
+        let orphan = theirs.commit(None, &sig, &sig, "no ref", &tree.unwrap(), &[&parent]).unwrap();
+        let local = Local::new(&tmp.path().join("theirs.git"), "theirs", &tmp.path().join("work")).unwrap();
+        let got = local.fetch(ours.path(), &orphan.to_string(), "refs/hone/fetched", never()).unwrap();
+        assert_eq!(got, orphan.to_string());
+        assert!(ours.find_commit(orphan).is_ok() && ours.find_commit(their_main).is_ok(), "with its history");
+        let missing = "0".repeat(39) + "1";
+        assert!(local.fetch(ours.path(), &missing, "refs/hone/x", never()).is_err());
     }
 
     #[test]

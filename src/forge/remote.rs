@@ -178,8 +178,8 @@ impl Remote {
         Ok(())
     }
 
-    /// Fetch `src_ref` (a full ref: `refs/heads/…`, `refs/pull/N/head`) into hone's repository;
-    /// returns the commit. The objects are then copied
+    /// Fetch `src_ref` (a full ref: `refs/heads/…`, `refs/pull/N/head`; or a full commit id)
+    /// into hone's repository; returns the commit. The objects are then copied
     /// into the work tree's repository in process (libgit2), under `local_ref`.
     pub async fn fetch(&self, ws: &Workspace, src_ref: &str, local_ref: &str) -> Result<String> {
         let sha = if let Some(l) = self.local.clone() {

@@ -175,7 +175,8 @@ fn facts(s: &mut String, r: &RunRecord) {
     }
 }
 
-/// The repository's instruction files the model was given (those cut short say so).
+/// The repository's instruction files the model was given (those cut short say so), and the
+/// commit they were read from.
 fn instructions(s: &mut String, r: &RunRecord) {
     if r.instructions.is_empty() {
         return;
@@ -185,7 +186,9 @@ fn instructions(s: &mut String, r: &RunRecord) {
         .iter()
         .map(|f| format!("{}{}", md::code_cell(&f.path), if f.truncated { " (cut)" } else { "" }))
         .collect();
-    let _ = writeln!(s, "| Instructions | {} |", files.join(", "));
+    let short = |c: &str| c.chars().take(12).collect::<String>();
+    let at = r.instructions_commit.as_deref().map(|c| format!(" at {}", md::code_cell(&short(c))));
+    let _ = writeln!(s, "| Instructions | {}{} |", files.join(", "), at.unwrap_or_default());
 }
 
 /// What hone remembered of the repository: the entries given to the model, what was recorded.

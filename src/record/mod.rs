@@ -223,6 +223,11 @@ pub struct RunRecord {
     /// The repository's instruction files the model was given (`context.instructions`).
     #[serde(default)]
     pub instructions: Vec<instructions::InstructionFile>,
+    /// The commit the instruction files were read from: the run's base, or for a pull request
+    /// (autofix, review) its base commit as the forge names it, never its head. Null when none
+    /// were read (no such commit could be had, or `context.instructions` is off).
+    #[serde(default)]
+    pub instructions_commit: Option<String>,
 }
 
 impl RunRecord {
@@ -284,6 +289,7 @@ impl RunRecord {
             review: None,
             memory: Default::default(),
             instructions: vec![],
+            instructions_commit: None,
         }
     }
 

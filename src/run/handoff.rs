@@ -72,9 +72,10 @@ pub struct Checkout {
     pub base: git2::Oid,
     pub ignored: Vec<String>,
     /// Where the repository's instruction files are read: the base, or for a PR's head (autofix,
-    /// review) the commit hone was started on, which the PR's author and hone's own earlier
-    /// commits on its branch cannot have changed.
-    pub guidance: git2::Oid,
+    /// review) the PR's base commit as the forge names it, which the PR's author and hone's own
+    /// earlier commits on its branch cannot have changed. `Err`: why there is none (the run goes
+    /// on without them, never with the head's).
+    pub guidance: Result<git2::Oid, String>,
 }
 
 /// The environment stage's result: the tools in the run's jail, the checks with the baseline

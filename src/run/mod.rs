@@ -111,9 +111,10 @@ async fn work_on(
                     handoff::Ended { status, touched }
                 }
                 None => {
-                    let guidance = checkout.guidance;
-                    let memory =
-                        if o.history.is_empty() { recall(s, pr, (guidance, checkout.base), run) } else { None };
+                    let guidance = checkout.guidance.clone();
+                    // The files the PR touches are those from its base (when known) to its head.
+                    let started = guidance.clone().unwrap_or(checkout.base);
+                    let memory = if o.history.is_empty() { recall(s, pr, (started, checkout.base), run) } else { None };
                     let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
                     session::run(s, (model, &tools, checks), opening, checkout.base, run).await
                 }

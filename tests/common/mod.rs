@@ -34,6 +34,7 @@ macro_rules! require {
     };
 }
 
+pub mod actions;
 pub mod answer;
 pub mod commits;
 pub mod connect_proxy;

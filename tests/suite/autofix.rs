@@ -20,12 +20,22 @@ pub(crate) fn repo_with_pr_branch() -> crate::common::repo::TestRepo {
     repo
 }
 
-fn pr(head_sha: &str, head_repo: &str) -> Value {
+/// PR #3 as GitHub answers it; `base_sha`: its base commit (none: an answer without one).
+fn pr(head_sha: &str, head_repo: &str, base_sha: Option<&str>) -> Value {
+    let mut base = json!({"ref": "main"});
+    if let Some(sha) = base_sha {
+        base["sha"] = json!(sha);
+    }
     json!({"number": 3, "state": "open", "html_url": "https://github.example/acme/app/pull/3",
-           "head": {"ref": "feature/x", "sha": head_sha, "repo": {"full_name": head_repo}}, "base": {"ref": "main"}})
+           "head": {"ref": "feature/x", "sha": head_sha, "repo": {"full_name": head_repo}}, "base": base})
 }
 
 pub(crate) async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
+    mount_pr_on(gh, head_sha, head_repo, None).await;
+}
+
+/// `mount_pr`, GitHub naming `base_sha` as the PR's base commit.
+pub(crate) async fn mount_pr_on(gh: &MockServer, head_sha: &str, head_repo: &str, base_sha: Option<&str>) {
     // As GitHub answers an installation token (`GITHUB_TOKEN`): it may not read `/user` (a test
     // that names the token's user mounts its own answer, which wins).
     Mock::given(method("GET"))
@@ -38,7 +48,7 @@ pub(crate) async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
         .await;
     Mock::given(method("GET"))
         .and(path("/repos/acme/app/pulls/3"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(pr(head_sha, head_repo)))
+        .respond_with(ResponseTemplate::new(200).set_body_json(pr(head_sha, head_repo, base_sha)))
         .mount(gh)
         .await;
 }

@@ -2,7 +2,7 @@
 //! (a drive-by commenter's never is), and the instruction files come from the checkout hone was
 //! started on, not from the PR's head.
 
-use super::autofix::{TOKEN, expect_comment_written, mount_pr, origin_head, repo_with_pr_branch};
+use super::autofix::{TOKEN, expect_comment_written, mount_pr, mount_pr_on, origin_head, repo_with_pr_branch};
 use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
 use serde_json::json;
@@ -82,10 +82,10 @@ async fn autofix_remembers_trusted_reviewers_feedback_and_never_an_outsiders() {
 }
 
 /// In autofix the work starts from the PR's head, which its author (or hone's own earlier run on
-/// its branch) may have given an `AGENTS.md` of its own: the instruction files come from the
-/// checkout hone was started on instead.
+/// its branch) may have given an `AGENTS.md` of its own: the instruction files come from the PR's
+/// base commit as GitHub names it instead (`suite::instructions_pr` has the shipped workflow).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_autofix_the_instruction_files_come_from_the_checkout_not_the_prs_head() {
+async fn in_autofix_the_instruction_files_come_from_the_prs_base_not_its_head() {
     let repo = crate::common::repo::TestRepo::new(&[
         ("status.txt", "fixed\n"),
         ("check.sh", CHECK_SH),
@@ -98,7 +98,8 @@ async fn in_autofix_the_instruction_files_come_from_the_checkout_not_the_prs_hea
     repo.git(&["push", "-q", "origin", "feature/x"]);
     repo.git(&["checkout", "-q", "main"]);
     let gh = MockServer::start().await;
-    mount_pr(&gh, &origin_head(&repo), "acme/app").await;
+    let base = repo.git(&["rev-parse", "main"]);
+    mount_pr_on(&gh, &origin_head(&repo), "acme/app", Some(&base)).await;
     let (_run, model) = fix_pr(&repo, &gh, &[]).await;
     let first = model.requests()[0].body["messages"].to_string();
     assert!(first.contains("GUIDANCE FROM MAIN"), "{first}");

@@ -63,6 +63,7 @@ mod gitlab;
 mod gitlab_fleet;
 mod gitlab_standin;
 mod gitlab_template;
+mod gitlab_template_instructions;
 mod gitlab_template_memory;
 mod gitlab_template_memory_edges;
 mod harness;
@@ -70,6 +71,7 @@ mod hooks;
 mod init;
 mod install;
 mod instructions;
+mod instructions_pr;
 #[cfg(target_os = "linux")]
 mod jail_credentials;
 #[cfg(target_os = "linux")]

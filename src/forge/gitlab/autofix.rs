@@ -4,7 +4,7 @@
 
 use super::GitLab;
 use crate::error::{Code, HoneError, Result};
-use crate::forge::autofix::{Decision, Target, comment_marker};
+use crate::forge::autofix::{Decision, Target, comment_marker, commit_id};
 use serde_json::{Value, json};
 
 /// Read merge request `iid` and decide whether hone may fix it.
@@ -40,16 +40,16 @@ fn decide(b: &Value, iid: u64, forks_ok: bool) -> Result<Decision> {
             .map(str::to_string)
             .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no valid {k}")))
     };
-    let sha = b["sha"]
-        .as_str()
-        .filter(|s| s.len() == 40 && s.bytes().all(|c| c.is_ascii_hexdigit()))
-        .map(str::to_string)
+    let sha = commit_id(&b["sha"])
         .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no valid sha")));
+    let base_sha = commit_id(&b["diff_refs"]["base_sha"])
+        .ok_or_else(|| format!("GitLab's answer for merge request !{iid} names no base commit (`diff_refs.base_sha`)"));
     Ok(Decision::Fix(Target {
         number: iid,
         head_ref: branch("source_branch")?,
         head_sha: sha?,
         base_ref: branch("target_branch")?,
+        base_sha,
         feedback: Vec::new(),
         feedback_unread: None,
     }))
@@ -108,12 +108,22 @@ mod tests {
     #[test]
     fn forks_closed_and_own_merge_requests() {
         let sha = "a".repeat(40);
-        let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": sha, "target_branch": "main"});
+        let base = "B".repeat(40);
+        let own = json!({"state": "opened", "source_project_id": 7, "target_project_id": 7, "source_branch": "fix", "sha": sha, "target_branch": "main",
+            "diff_refs": {"base_sha": base, "start_sha": "c".repeat(40), "head_sha": sha}});
         let Decision::Fix(t) = decide(&own, 5, false).unwrap() else { panic!("own MR is fixed") };
         assert_eq!(
             (t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()),
             (5, "fix", sha.as_str(), "main")
         );
+        assert_eq!(t.base_sha, Ok(base.to_ascii_lowercase()), "the base commit as GitLab names it");
+        // A base that is no full commit id is none: the run reads no instruction files.
+        for bad in [json!(null), json!("HEAD"), json!("-uhelp"), json!("b".repeat(39))] {
+            let mut odd = own.clone();
+            odd["diff_refs"]["base_sha"] = bad.clone();
+            let Decision::Fix(t) = decide(&odd, 5, false).unwrap() else { panic!("still fixed") };
+            assert!(t.base_sha.is_err_and(|e| e.contains("no base commit")), "{bad}");
+        }
         let mut fork = own.clone();
         fork["source_project_id"] = json!(99);
         assert!(matches!(decide(&fork, 5, false).unwrap(), Decision::Skip(m) if m.contains("fork")));

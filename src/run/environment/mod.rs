@@ -42,7 +42,11 @@ pub async fn check_out(
     let (job, ws) = (&s.job, &s.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
-    let guidance = if pr.is_some() { ws.resolve_base(None)? } else { base };
+    // A PR's instruction files are its base commit's (intake fetched it), never its head's.
+    let guidance = match pr {
+        Some(t) => t.base_sha.clone().and_then(|sha| git2::Oid::from_str(&sha).map_err(|e| e.message().to_string())),
+        None => Ok(base),
+    };
     run.record.base_sha = base.to_string();
     run.record.base_branch = match (&job.repo.base, &original, pr) {
         (_, _, Some(t)) => t.base_ref.clone(),

@@ -71,7 +71,7 @@ pub async fn decide(
     })?;
     let queue = req.shared.forge_queue.clone();
     let decision = inspect(&place, number, (job, review), queue, (deadline, cancel)).await;
-    let target = match decision.map_err(|e| fail(e.message))? {
+    let mut target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
     };
@@ -90,12 +90,33 @@ pub async fn decide(
             job.name
         )));
     }
+    target.base_sha = fetch_base(ws, &remote, target.base_sha.clone()).await;
     job.repo.base = Some(fetched);
     if !review {
         // Review mode commits on the job's own local branch and pushes nothing.
         job.git.branch = target.head_ref.clone();
     }
     Ok(Work::Do(Some(target)))
+}
+
+/// The PR's base commit (`base`, as the forge named it) in the repository: the checkout's own
+/// when it has it, else fetched from the remote by its id, as the head is. Where the instruction
+/// files are read, so the PR's head is never a stand-in for it: `Err` says why there is none.
+async fn fetch_base(
+    ws: &Workspace,
+    remote: &crate::forge::remote::Remote,
+    base: Result<String, String>,
+) -> Result<String, String> {
+    let sha = base?;
+    let present = git2::Oid::from_str(&sha).is_ok_and(|oid| ws.repository().find_commit(oid).is_ok());
+    if present {
+        return Ok(sha);
+    }
+    match remote.fetch(ws, &sha, "refs/hone/autofix/base").await {
+        Ok(got) if got == sha => Ok(sha),
+        Ok(got) => Err(format!("fetching the pull request's base commit {sha} gave {got}")),
+        Err(e) => Err(format!("the pull request's base commit {sha} could not be fetched: {}", e.message)),
+    }
 }
 
 /// The ref the PR's head is fetched from. Review mode reads the base repository's own ref for

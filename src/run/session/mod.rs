@@ -43,13 +43,14 @@ pub struct Opening {
     pub touched: bool,
     /// What hone remembered of the repository: the data block for the first message.
     pub memory: Option<String>,
-    /// The commit the repository's instruction files are read from (`Checkout::guidance`).
-    pub guidance: git2::Oid,
+    /// The commit the repository's instruction files are read from, or why there is none
+    /// (`Checkout::guidance`).
+    pub guidance: Result<git2::Oid, String>,
 }
 
 /// Run the session from the baseline to an outcome.
 pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid, run: &mut Run) -> Ended {
-    let mut lp = turns::Loop::new(s, parts, run, (base, opening.guidance));
+    let mut lp = turns::Loop::new(s, parts, run, (base, opening.guidance.clone()));
     lp.touched = opening.touched;
     begin(&mut lp, opening).await;
     let budget_note =

@@ -57,7 +57,7 @@ impl<'a> Loop<'a> {
         s: &'a Scope,
         (model, tools, checks): super::Parts<'a>,
         run: &'a mut Run,
-        (base, guidance): (git2::Oid, git2::Oid),
+        (base, guidance): (git2::Oid, Result<git2::Oid, String>),
     ) -> Self {
         let read_only = s.policy.read_only_repo;
         let specs = tools::specs()

@@ -53,7 +53,7 @@ async fn handle(With(st): With<Shared>, method: Method, uri: Uri, headers: Heade
     };
     let n = |i: usize| rest.get(i).and_then(|x| x.parse::<u64>().ok()).unwrap_or(0);
     match (method.as_str(), rest.as_slice()) {
-        ("GET", ["pulls", _]) => pr(&mut s, n(1)),
+        ("GET", ["pulls", _]) => pr(&st, &mut s, n(1)),
         ("GET", ["pulls", _, "files"]) => files(&st, &mut s, n(1), &query),
         ("GET", ["pulls", _, "reviews"]) => {
             let list: Vec<Value> = s.reviews.iter().filter(|r| r.pr == n(1)).map(review_json).collect();
@@ -84,13 +84,18 @@ fn page(items: &[Value], query: &str) -> Vec<Value> {
     items.iter().skip((page - 1) * per).take(per).cloned().collect()
 }
 
-fn pr(s: &mut Inner, number: u64) -> Response {
+/// The PR as GitHub answers it; its `base.sha` is the base branch's commit in the origin.
+fn pr(st: &State, s: &mut Inner, number: u64) -> Response {
     let Some(p) = s.prs.get(&number) else { return refuse(s, 404, json!({"message": "Not Found"})) };
+    let base_sha = git2::Repository::open_bare(&st.origin)
+        .and_then(|r| r.refname_to_id(&format!("refs/heads/{}", p.base_ref)))
+        .map(|o| o.to_string())
+        .ok();
     answer(
         200,
         json!({"number": p.number, "state": p.state, "html_url": format!("https://github.example/{REPO}/pull/{}", p.number),
                "head": {"ref": p.head_ref, "sha": p.head_sha, "repo": {"full_name": p.head_repo}},
-               "base": {"ref": p.base_ref, "repo": {"full_name": REPO}}}),
+               "base": {"ref": p.base_ref, "sha": base_sha, "repo": {"full_name": REPO}}}),
     )
 }
 

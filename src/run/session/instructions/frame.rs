@@ -15,6 +15,7 @@ impl Loop<'_> {
     /// The root instruction files as a block for the first user message; `None` when there are
     /// none, or when the conversation goes on from an earlier run (it has them already).
     pub(in crate::run::session) fn instructions_opening(&mut self, continued: bool) -> Option<String> {
+        self.run.record.instructions_commit = self.instructions.commit();
         if continued {
             self.instructions.skip_start();
             return None;

@@ -19,7 +19,8 @@ const MIN_LEFT: usize = 256;
 /// What the run has looked up and given so far, and the budget left.
 pub struct Instructions {
     spec: InstructionsSpec,
-    base: git2::Oid,
+    /// The commit the files are read from, or why there is none.
+    base: Result<git2::Oid, String>,
     /// Directories already looked in (`""`: the root).
     seen: HashSet<String>,
     /// Paths already looked up.
@@ -45,7 +46,7 @@ pub(super) struct Found {
 }
 
 impl Instructions {
-    pub fn new(spec: &InstructionsSpec, base: git2::Oid) -> Self {
+    pub fn new(spec: &InstructionsSpec, base: Result<git2::Oid, String>) -> Self {
         Instructions {
             spec: spec.clone(),
             base,
@@ -56,9 +57,24 @@ impl Instructions {
         }
     }
 
-    /// The listed files, at their paths from the root (turn 0).
+    /// Whether any file is to be read at all (a list, and a budget).
+    fn on(&self) -> bool {
+        !self.spec.files.is_empty() && self.spec.tokens > 0
+    }
+
+    /// The commit the files are read from, for the report; `None` when none are read.
+    pub(super) fn commit(&self) -> Option<String> {
+        self.base.as_ref().ok().filter(|_| self.on()).map(git2::Oid::to_string)
+    }
+
+    /// The listed files, at their paths from the root (turn 0). Without a base commit, none (and
+    /// a warning that says why): nothing else stands in for it.
     pub(super) fn at_start(&mut self, repo: &git2::Repository, readable: &dyn Fn(&str) -> bool) -> Found {
         self.seen.insert(String::new());
+        if let (Err(why), true) = (&self.base, self.on()) {
+            let warning = format!("the instruction files were not read: {why}; the run goes on without them");
+            return Found { files: Vec::new(), warnings: vec![warning] };
+        }
         let paths = self.spec.files.clone();
         self.look(repo, &paths, 0, readable)
     }
@@ -92,10 +108,11 @@ impl Instructions {
 
     fn look(&mut self, repo: &git2::Repository, paths: &[String], turn: u32, readable: &dyn Fn(&str) -> bool) -> Found {
         let mut found = Found::default();
+        let Ok(base) = self.base else { return found };
         if paths.is_empty() || self.spec.tokens == 0 {
             return found;
         }
-        let tree = match repo.find_commit(self.base).and_then(|c| c.tree()) {
+        let tree = match repo.find_commit(base).and_then(|c| c.tree()) {
             Ok(t) => t,
             Err(e) => {
                 found

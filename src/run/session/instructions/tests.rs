@@ -94,7 +94,7 @@ fn nested_files_come_once_per_directory_and_only_for_plain_names() {
         ("a/b/docs/guide.md", b"never: not a plain name"),
         ("c/AGENTS.md", b"c"),
     ]);
-    let mut ins = Instructions::new(&spec(&["AGENTS.md", "docs/guide.md"], 1000, 1000), base);
+    let mut ins = Instructions::new(&spec(&["AGENTS.md", "docs/guide.md"], 1000, 1000), Ok(base));
     assert_eq!(paths(&ins.at_start(&r, &ALL)), ["AGENTS.md", "docs/guide.md"]);
     let found = ins.along(&r, &[("a/b/docs/x".into(), false)], 3, &ALL);
     assert_eq!(paths(&found), ["a/AGENTS.md", "a/b/AGENTS.md"]);
@@ -114,7 +114,7 @@ fn nested_files_come_once_per_directory_and_only_for_plain_names() {
 fn the_bounds_cut_a_file_and_stop_the_next() {
     let big = "x".repeat(3000);
     let (_d, r, base) = repo(&[("AGENTS.md", big.as_bytes()), ("CLAUDE.md", b"claude"), ("a/AGENTS.md", b"a")]);
-    let mut ins = Instructions::new(&spec(&["AGENTS.md", "CLAUDE.md"], 1000, 300), base);
+    let mut ins = Instructions::new(&spec(&["AGENTS.md", "CLAUDE.md"], 1000, 300), Ok(base));
     let found = ins.at_start(&r, &ALL);
     assert_eq!(paths(&found), ["AGENTS.md"]);
     let rec = &found.files[0].record;
@@ -123,13 +123,31 @@ fn the_bounds_cut_a_file_and_stop_the_next() {
     let later = ins.along(&r, &[("a/x".into(), false)], 1, &ALL);
     assert!(later.files.is_empty() && later.warnings.len() == 1, "{:?}", later.warnings);
     // The budget also cuts: 300 tokens are 1200 bytes, less than the file's bound.
-    let mut ins = Instructions::new(&spec(&["AGENTS.md"], 2000, 300), base);
+    let mut ins = Instructions::new(&spec(&["AGENTS.md"], 2000, 300), Ok(base));
     assert_eq!(ins.at_start(&r, &ALL).files[0].record.given_bytes, 1200);
     // No budget, or an empty list: nothing, and nothing to warn about.
     for s in [spec(&["AGENTS.md"], 1000, 0), spec(&[], 1000, 1000)] {
-        let found = Instructions::new(&s, base).at_start(&r, &ALL);
+        let found = Instructions::new(&s, Ok(base)).at_start(&r, &ALL);
         assert!(found.files.is_empty() && found.warnings.is_empty());
     }
+}
+
+#[test]
+fn without_a_base_commit_nothing_is_read_and_a_warning_says_why() {
+    let (_d, r, base) = repo(&[("AGENTS.md", b"head's text"), ("a/AGENTS.md", b"a")]);
+    let why = "the pull request's base commit could not be fetched".to_string();
+    let mut ins = Instructions::new(&spec(&["AGENTS.md"], 1000, 1000), Err(why.clone()));
+    assert_eq!(ins.commit(), None);
+    let found = ins.at_start(&r, &ALL);
+    assert!(found.files.is_empty(), "nothing stands in for the base");
+    assert!(found.warnings.len() == 1 && found.warnings[0].contains(&why), "{:?}", found.warnings);
+    let later = ins.along(&r, &[("a/x".into(), false)], 1, &ALL);
+    assert!(later.files.is_empty() && later.warnings.is_empty());
+    // The feature off: no warning, no commit.
+    let mut off = Instructions::new(&spec(&[], 1000, 1000), Err(why));
+    assert!(off.at_start(&r, &ALL).warnings.is_empty());
+    assert_eq!(Instructions::new(&spec(&["AGENTS.md"], 1000, 1000), Ok(base)).commit(), Some(base.to_string()));
+    assert_eq!(Instructions::new(&spec(&["AGENTS.md"], 1000, 0), Ok(base)).commit(), None);
 }
 
 #[test]
