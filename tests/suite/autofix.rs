@@ -202,7 +202,10 @@ async fn under_actions_the_pr_comes_from_the_event_file() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     // PR #3 was read from the event (it is a fork PR here, so it is refused, not fixed).
     assert_eq!(run.report()["status"], "skipped");
-    assert!(run.report()["summary"].as_str().unwrap().contains("PR `#3` comes from the fork"), "the summary names the PR, as inert text");
+    assert!(
+        run.report()["summary"].as_str().unwrap().contains("PR `#3` comes from the fork"),
+        "the summary names the PR, as inert text"
+    );
     assert_eq!(
         gh.received_requests().await.unwrap().iter().filter(|r| r.url.path() == "/repos/acme/app/pulls/3").count(),
         1
