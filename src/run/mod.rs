@@ -51,7 +51,6 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
     });
     let Start { work, model, jail, map, saved, history, ignored, .. } = start;
     // The commit hone was started on (the checkout has not moved yet).
-    let started_on = scope.ws.resolve_base(None).ok();
     let status = match &work {
         Work::Skip(reason) => {
             run.record.summary = format!("Skipped: {}\n", crate::markdown::inline(reason));
@@ -69,10 +68,11 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
     let orders =
         ship::Orders { dry_run: req.dry_run, env_repo: req.env_repo, remote_trusted: req.remote_trusted, autofix: pr };
     let status = ship::ship_if_verified(&scope, orders, status, &mut run).await;
-    // The paths memory may name are the base's; in autofix, those of the commit hone was started
-    // on, not of the PR's head (hone's own earlier work, with files a model named).
+    // The paths memory may name are the base's; in autofix, those of the PR's base as the forge
+    // names it, never of its head (its author's, or hone's earlier work with files a model
+    // named); none when that base is unknown.
     let paths_at = match pr {
-        Some(_) => started_on,
+        Some(t) => t.base_sha.as_ref().ok().and_then(|sha| git2::Oid::from_str(sha).ok()),
         None => git2::Oid::from_str(&run.record.base_sha).ok(),
     };
     let record = conclude(&scope, &mut run, status, paths_at);
@@ -113,8 +113,8 @@ async fn work_on(
                 None => {
                     let guidance = checkout.guidance.clone();
                     // The files the PR touches are those from its base (when known) to its head.
-                    let started = guidance.clone().unwrap_or(checkout.base);
-                    let memory = if o.history.is_empty() { recall(s, pr, (started, checkout.base), run) } else { None };
+                    let trusted = guidance.clone().ok();
+                    let memory = if o.history.is_empty() { recall(s, pr, (trusted, checkout.base), run) } else { None };
                     let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
                     session::run(s, (model, &tools, checks), opening, checkout.base, run).await
                 }
@@ -129,22 +129,22 @@ async fn work_on(
 
 /// What hone remembers of the repository, for the session's first message: reviewers'
 /// feedback on the PR (autofix) is remembered first, then the entries for the task retrieved:
-/// for its text, the checks failing at the baseline, the files the PR touches (from the commit
-/// hone started on to its head) and the files those checks' output names.
+/// for its text, the checks failing at the baseline, the files the PR touches (from its base as
+/// the forge names it to its head; none when that is unknown) and the files those checks' output names.
 fn recall(
     s: &Scope,
     pr: Option<&crate::forge::autofix::Target>,
-    (started, head): (git2::Oid, git2::Oid),
+    (trusted, head): (Option<git2::Oid>, git2::Oid),
     run: &mut Run,
 ) -> Option<String> {
-    let pr_files = match pr {
-        Some(_) => s.ws.paths_between(started, head, 50).unwrap_or_default(),
-        None => Vec::new(),
+    let pr_files = match (pr, trusted) {
+        (Some(_), Some(base)) => s.ws.paths_between(base, head, 50).unwrap_or_default(),
+        _ => Vec::new(),
     };
     let files = remember::query_files(pr_files, &run.record, s.ws.root());
     if let Some(t) = pr {
         run.record.warnings.extend(t.feedback_unread.clone());
-        if let Err(e) = remember::feedback(s, &t.feedback, &run.record, started) {
+        if let Err(e) = remember::feedback(s, &t.feedback, &run.record, trusted) {
             run.record.warnings.push(format!("memory: {}", e.render()));
         }
     }

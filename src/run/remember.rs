@@ -178,8 +178,8 @@ fn tracked_at(ws: &Workspace, at: Option<git2::Oid>) -> impl Fn(&str) -> bool + 
 /// Record what the run observed; how many facts (entries added or updated). Only a run that may
 /// change the repository records: a review of someone's pull request and a read-only job (whose
 /// task may be anyone's issue) only read. The commands are told in hone's vocabulary, whose
-/// paths are those the repository had at `paths_at`: the run's base, or in autofix the commit
-/// hone was started on (the PR's head is hone's own earlier work, with files a model named).
+/// paths are those the repository had at `paths_at`: the run's base, or in autofix the PR's base
+/// as the forge names it (the PR's head is its author's, or hone's earlier work).
 pub fn record(s: &Scope, record: &RunRecord, paths_at: Option<git2::Oid>) -> crate::error::Result<usize> {
     let vocab = memory::Vocabulary::of(record, tracked_at(&s.ws, paths_at));
     let seen = memory::observed(record, &vocab);
@@ -189,14 +189,15 @@ pub fn record(s: &Scope, record: &RunRecord, paths_at: Option<git2::Oid>) -> cra
 
 /// Reviewers' feedback on the PR autofix works on (only trusted reviewers': `forge::feedback`),
 /// remembered at once (so this run's retrieval sees it too). A line comment's file is kept only
-/// when the commit hone was started on (`started_on`) had it: the PR adds files a model named.
+/// when the PR's base as the forge names it (`trusted`) had it: the PR adds files its author or
+/// a model named; with no known base, no file is kept.
 pub fn feedback(
     s: &Scope,
     items: &[crate::forge::feedback::Feedback],
     record: &RunRecord,
-    started_on: git2::Oid,
+    trusted: Option<git2::Oid>,
 ) -> crate::error::Result<()> {
-    let tracked = tracked_at(&s.ws, Some(started_on));
+    let tracked = tracked_at(&s.ws, trusted);
     let seen = items
         .iter()
         .map(|f| memory::Observed {
