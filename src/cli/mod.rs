@@ -76,6 +76,10 @@ pub struct PrsArgs {
     /// Where fleet.json is read and the prs reports written (default: the fleet file's `out`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Where the fleet's runs left their reports, each saying which commit it pushed (default:
+    /// the fleet file's `workspace`); alone, it is where fleet.json is too, as for `hone fleet`.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
     /// Skip the repositories the last run of this command finished (its report or journal).
     #[arg(long)]
     pub resume: bool,

@@ -205,6 +205,7 @@ async fn fleet_prs(action: PrsAction, quiet: bool, redactor: Redactor) -> i32 {
         file: args.file,
         command,
         out: args.out.clone(),
+        workspace: args.workspace.clone(),
         resume: args.resume,
         concurrency: args.concurrency.map(|n| n as usize),
         cancel,

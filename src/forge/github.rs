@@ -168,14 +168,35 @@ impl GitHub {
         self.send(Method::POST, &url, "/graphql", Some(&body)).await
     }
 
+    /// A GraphQL query that changes nothing: sent at once, not paced as mutations are.
+    pub async fn graphql_query(&self, query: &str, variables: &Value) -> Result<Resp> {
+        let root = self.base.strip_suffix("/v3").unwrap_or(&self.base);
+        let url = format!("{root}/graphql");
+        let body = serde_json::json!({"query": query, "variables": variables});
+        self.send_as(Method::POST, &url, "/graphql", Some(&body), false).await
+    }
+
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Resp> {
         let url = format!("{}{path}", self.base);
         self.send(method, &url, path, body).await
     }
 
     async fn send(&self, method: Method, url: &str, path: &str, body: Option<&Value>) -> Result<Resp> {
+        let mutating = method != Method::GET;
+        self.send_as(method, url, path, body, mutating).await
+    }
+
+    /// A request, in the queue of mutating requests (one at a time, paced) when `mutating`.
+    async fn send_as(
+        &self,
+        method: Method,
+        url: &str,
+        path: &str,
+        body: Option<&Value>,
+        mutating: bool,
+    ) -> Result<Resp> {
         let what = format!("GitHub {method} {path}");
-        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
+        super::pace::paced(&self.queue, mutating, (&self.retries, &what), async || {
             let (status, headers, text) = match tokio::time::timeout(REQUEST_LIMIT, self.once(&method, url, body)).await
             {
                 Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,

@@ -173,7 +173,7 @@ impl Ship<'_> {
                 let local = self.partial_ref.clone().unwrap_or_else(|| format!("refs/heads/{branch}"));
                 let oid = self.ws.resolve_base(Some(&local))?.to_string();
                 remote.push(&oid, branch, expected.as_deref()).await?;
-                out.pushed = true;
+                (out.pushed, out.pushed_sha) = (true, Some(oid));
             }
         }
         Ok(())

@@ -123,6 +123,10 @@ pub struct PrReport {
     pub number: Option<u64>,
     pub url: Option<String>,
     pub pushed: bool,
+    /// The commit the push set the branch to (`hone fleet prs` merges a PR only at this head,
+    /// and deletes its branch only while it is here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_sha: Option<String>,
     pub dry_run: bool,
     /// Why nothing was pushed or opened, when that is the case.
     pub notice: Option<String>,

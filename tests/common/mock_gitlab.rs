@@ -54,6 +54,7 @@
 //!   requests get 429 `Retry later` with `Retry-After: 1` and `RateLimit-Remaining: 0`.
 
 mod api;
+mod approvals;
 mod auth;
 mod entities;
 mod git;

@@ -2,16 +2,33 @@
 //! report, close and merge with and without a dry run, and the attacks on branch deletion and
 //! merging what was not checked.
 
-use crate::common::mock_github::{MockGithub, MockPr};
+use crate::common::mock_github::{MockGithub, MockPr, WRITER, review};
 use crate::common::*;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 pub(crate) const BRANCH: &str = "hone/prsjob";
 
+/// The run's report of repository `id` in the fleet's workspace (`ws`), as `hone fleet` leaves it,
+/// saying its run pushed `sha` to `BRANCH`.
+pub(crate) fn pushed(dir: &Path, id: &str, sha: &str) {
+    let reports = dir.join("ws/reports").join(id);
+    std::fs::create_dir_all(&reports).unwrap();
+    let report = json!({"schema_version": 1, "status": "success", "branch": BRANCH,
+        "commit": {"sha": sha, "branch": BRANCH},
+        "pr": {"forge": "github", "operation": "created", "number": 1, "url": null, "pushed": true,
+            "pushed_sha": sha, "dry_run": false, "notice": null, "warnings": [], "retries": 0}});
+    std::fs::write(reports.join("report.json"), serde_json::to_string_pretty(&report).unwrap()).unwrap();
+}
+
 /// A fleet file naming `https://github.com/acme/<name>` for each of `names`, its job, and a
-/// fleet.json (in `out/`) recording PR `number` on `BRANCH` for each, as `hone fleet` writes it.
+/// fleet.json (in `out/`) recording PR `number` on `BRANCH` for each, as `hone fleet` writes it;
+/// each repository's report (in `ws/reports/<id>`) says its run pushed the stand-in's head of
+/// PR `number` (`MockPr::open`'s).
 pub(crate) fn fleet_with_prs(dir: &Path, prs: &[(&str, u64)]) -> PathBuf {
+    for (n, num) in prs {
+        pushed(dir, &format!("acme__{n}"), &format!("{num:0>40}"));
+    }
     std::fs::write(dir.join("script.yaml"), FIX_SCRIPT).unwrap();
     std::fs::write(
         dir.join("job.yaml"),
@@ -63,8 +80,14 @@ pub(crate) fn entry<'a>(r: &'a Value, name: &str) -> &'a Value {
     r["prs"].as_array().unwrap().iter().find(|p| p["id"] == format!("acme__{name}")).unwrap()
 }
 
-fn mutations(gh: &MockGithub) -> Vec<String> {
-    gh.seen().iter().filter(|s| s.method != "GET").map(|s| format!("{} {}", s.method, s.path)).collect()
+/// The requests that change something, as `METHOD path` (a GraphQL query changes nothing).
+pub(crate) fn mutations(gh: &MockGithub) -> Vec<String> {
+    gh.seen().iter().filter(|s| s.method != "GET" && !query(s)).map(|s| format!("{} {}", s.method, s.path)).collect()
+}
+
+/// Whether a request is a GraphQL query (reading), not a mutation.
+fn query(s: &crate::common::mock_github::Seen) -> bool {
+    s.path == "/graphql" && s.body["query"].as_str().is_some_and(|q| q.starts_with("query"))
 }
 
 /// Eight PRs, one in each state that matters.
@@ -87,7 +110,7 @@ fn seed_every_state(gh: &MockGithub) {
     gh.seed("acme/f-queue", MockPr::open(6, BRANCH));
     gh.with_repo("acme/f-queue", |r| r.merge_queue = true);
     let mut changes = MockPr::open(7, BRANCH);
-    changes.reviews = vec![("x".into(), "APPROVED".into()), ("y".into(), "CHANGES_REQUESTED".into())];
+    changes.reviews = vec![review("x", "APPROVED", WRITER), review("y", "CHANGES_REQUESTED", WRITER)];
     changes.mergeable_state = "blocked".into();
     gh.seed("acme/g-changes", changes);
     let mut unknown = MockPr::open(8, BRANCH);
@@ -119,38 +142,44 @@ async fn status_reports_every_state_checks_reviews_and_the_merge_queue_exactly()
     assert_eq!(run.code, 4, "some PRs are open: {}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.starts_with("hone fleet prs status: 8 PRs:"), "{}", run.stdout);
     let r = report(dir.path(), "status");
-    let open = |n: &str, num: u64, checks: &str, review: &str, m: &str, ms: &str, q: bool| {
+    // Each open PR is hone's (opened by the token's user, on the job's branch, at the commit its
+    // run pushed); its reason is what keeps it from merging.
+    let open = |n: &str, num: u64, checks: &str, review: &str, m: &str, ms: &str, q: bool, why: Value| {
         json!({"id": format!("acme__{n}"), "source": format!("https://github.com/acme/{n}"), "forge": "github",
             "number": num, "url": format!("https://github.example/acme/{n}/pull/{num}"), "state": "open",
             "closed_by_hone": false, "checks": checks, "review": review, "mergeable": m, "mergeable_state": ms,
-            "merge_queue": q, "age_days": 3, "head_sha": format!("{num:0>40}"), "action": null, "reason": null,
+            "merge_queue": q, "age_days": 3, "head_sha": format!("{num:0>40}"), "author": "hone-bot",
+            "pushed_sha": format!("{num:0>40}"), "owned": "hones", "action": null, "reason": why,
             "branch_deleted": null, "code": null, "error": null, "resumed": false, "dry_run": false})
     };
     let shut = |n: &str, num: u64, state: &str| {
         json!({"id": format!("acme__{n}"), "source": format!("https://github.com/acme/{n}"), "forge": "github",
             "number": num, "url": format!("https://github.example/acme/{n}/pull/{num}"), "state": state,
             "closed_by_hone": false, "checks": null, "review": null, "mergeable": null, "mergeable_state": null,
-            "merge_queue": null, "age_days": 3, "head_sha": null, "action": null, "reason": null,
+            "merge_queue": null, "age_days": 3, "head_sha": null, "author": "hone-bot", "pushed_sha": null,
+            "owned": null, "action": null, "reason": null,
             "branch_deleted": null, "code": null, "error": null, "resumed": false, "dry_run": false})
     };
-    let mut draft = open("d-draft", 4, "passing", "approved", "mergeable", "clean", false);
+    let mut draft = open("d-draft", 4, "passing", "approved", "mergeable", "clean", false, json!("a draft"));
     draft["state"] = json!("draft");
     let expected = json!([
         shut("a-merged", 1, "merged"),
         shut("b-closed", 2, "closed"),
-        open("c-ready", 3, "passing", "approved", "mergeable", "clean", false),
+        open("c-ready", 3, "passing", "approved", "mergeable", "clean", false, Value::Null),
         draft,
-        open("e-failing", 5, "failing", "approved", "mergeable", "unstable", false),
-        open("f-queue", 6, "passing", "approved", "mergeable", "clean", true),
-        open("g-changes", 7, "passing", "changes_requested", "mergeable", "blocked", false),
-        open("h-unknown", 8, "pending", "review_required", "unknown", "unknown", false),
+        open("e-failing", 5, "failing", "approved", "mergeable", "unstable", false, json!("checks failing")),
+        open("f-queue", 6, "passing", "approved", "mergeable", "clean", true, Value::Null),
+        open("g-changes", 7, "passing", "changes_requested", "mergeable", "blocked", false, json!("changes requested")),
+        open("h-unknown", 8, "pending", "review_required", "unknown", "unknown", false, json!("checks pending")),
     ]);
     assert_eq!(r["prs"], expected, "{:#}", r["prs"]);
     assert_eq!(r["counts"], json!({"closed": 1, "draft": 1, "merged": 1, "open": 5}));
-    // The fewest requests REST allows: one GET for a merged or closed PR; for an open one, the
-    // PR, its check runs, its statuses, its reviews and its base branch's rules.
-    assert_eq!(r["requests"], 2 + 6 * 5);
-    assert_eq!(gh.seen().len(), 32, "{:#?}", gh.seen());
+    // The fewest requests GitHub allows: one GET for a merged or closed PR; for an open one, the
+    // PR, its check runs, its statuses, its reviews, its review decision (GraphQL) and its base
+    // branch's rules; and once, who the token is.
+    assert_eq!(r["requests"], 2 + 6 * 6 + 1);
+    assert_eq!(gh.seen().len(), 39, "{:#?}", gh.seen());
+    assert_eq!(gh.count("GET", "/user"), 1, "the identity is asked once");
     assert!(mutations(&gh).is_empty(), "status changes nothing: {:?}", mutations(&gh));
     let md = std::fs::read_to_string(dir.path().join("out/prs-status.md")).unwrap();
     assert!(md.contains("| Repository | PR | State | Checks | Review | Mergeable | Age | Action | Note |"), "{md}");
@@ -208,7 +237,7 @@ async fn close_says_why_deletes_hones_branch_and_status_counts_it_closed_by_choi
 async fn close_never_deletes_a_branch_the_api_names_main_or_a_forks() {
     let dir = tempfile::tempdir().unwrap();
     let gh = MockGithub::start().await;
-    // GitHub's answer says the head is `main`: closing is fine, deleting `main` is not.
+    // GitHub's answer says the head is `main`: not the job's branch, so not hone's to close.
     let mut main_head = MockPr::open(21, "main");
     main_head.base_ref = "develop".into();
     gh.seed("acme/main-head", main_head);
@@ -216,18 +245,21 @@ async fn close_never_deletes_a_branch_the_api_names_main_or_a_forks() {
     let mut fork = MockPr::open(22, BRANCH);
     fork.head_repo = Some("mallory/fork-head".into());
     gh.seed("acme/fork-head", fork);
-    gh.with_repo("acme/fork-head", |r| r.branches.insert(BRANCH.to_string()));
+    gh.with_repo("acme/fork-head", |r| r.branches.insert(BRANCH.to_string(), format!("{:0>40}", 22)));
     let fleet = fleet_with_prs(dir.path(), &[("main-head", 21), ("fork-head", 22)]);
     let run = prs(&gh, &fleet, &["close"]).await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert_eq!(gh.count("DELETE", "/"), 0, "no branch deleted: {:?}", mutations(&gh));
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(mutations(&gh).is_empty(), "nothing closed or deleted: {:?}", mutations(&gh));
     assert!(gh.branches("acme/main-head").contains("main"));
     assert!(gh.branches("acme/fork-head").contains(BRANCH));
     let r = report(dir.path(), "close");
-    for (name, why) in [("main-head", "its head is not the branch hone pushed"), ("fork-head", "another repository")] {
+    for (name, why) in [
+        ("main-head", "not the job's branch: its head is `main`"),
+        ("fork-head", "not hone's PR: its head is in another repository (`mallory/fork-head`)"),
+    ] {
         let e = entry(&r, name);
-        assert_eq!((e["action"].clone(), e["branch_deleted"].clone()), (json!("closed"), json!(false)), "{e:#}");
-        assert!(e["reason"].as_str().unwrap().contains(why), "{e:#}");
+        assert_eq!((e["action"].clone(), e["branch_deleted"].clone()), (json!("skipped"), Value::Null), "{e:#}");
+        assert!(e["reason"].as_str().unwrap().starts_with(why), "{e:#}");
     }
 }
 
@@ -269,7 +301,7 @@ async fn merge_dry_run_then_merge_at_the_checked_head_and_queue_where_a_queue_is
         json!({"sha": format!("{:0>40}", 3), "merge_method": "squash"}),
         "held to the head it checked"
     );
-    let gql: Vec<_> = gh.seen().into_iter().filter(|s| s.path == "/graphql").collect();
+    let gql: Vec<_> = gh.seen().into_iter().filter(|s| s.path == "/graphql" && !query(s)).collect();
     assert_eq!(gql.len(), 1);
     assert_eq!(gql[0].body["variables"], json!({"id": "PR_node6", "sha": format!("{:0>40}", 6)}));
     let r = report(dir.path(), "merge");

@@ -3,7 +3,7 @@
 //! (never a fork's, never another branch); merge held to the head it read, refused when the head
 //! moved. Every request is checked against GitLab's API description.
 
-use super::fleet_prs::{BRANCH, entry, report};
+use super::fleet_prs::{BRANCH, entry, pushed, report};
 use crate::common::git_http::test_ca;
 use crate::common::mock_gitlab::{Kind, MockGitLab, Token};
 use crate::common::*;
@@ -11,11 +11,13 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 const TOKEN: &str = "glpat-prscanary0123456789";
+/// The token's user: the campaign's identity, which opens hone's merge requests.
+pub(crate) const BOT: &str = "hone-bot";
 
-struct Lab {
-    dir: tempfile::TempDir,
-    gl: MockGitLab,
-    fleet: PathBuf,
+pub(crate) struct Lab {
+    pub dir: tempfile::TempDir,
+    pub gl: MockGitLab,
+    pub fleet: PathBuf,
 }
 
 /// A repository with `main`, hone's branch and `feature`, each one commit ahead of `main`.
@@ -35,17 +37,20 @@ fn source_repo(dir: &Path) -> PathBuf {
     src
 }
 
-/// The stand-in with project `acme/<name>` for each name, a token that sees them all, and a
-/// fleet file (GitLab URLs) with its job and fleet.json recording merge request `iid` on
-/// `BRANCH` for each of `prs`.
-async fn lab(names: &[&str], prs: &[(&str, u64)]) -> Lab {
+/// The stand-in with project `acme/<name>` for each name, a token (of `BOT`) that sees them all,
+/// and a fleet file (GitLab URLs) with its job and fleet.json recording merge request `iid` on
+/// `BRANCH` for each of `prs`; each project's run report says it pushed `BRANCH`'s head.
+pub(crate) async fn lab(names: &[&str], prs: &[(&str, u64)]) -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let gl = MockGitLab::start(&dir.path().join("gitlab")).await;
     let src = source_repo(dir.path());
     for n in names {
         gl.add_project(&format!("acme/{n}"), &src);
     }
-    gl.add_token(TOKEN, Token { kind: Kind::Personal, scopes: &["api"], user: "hone-bot", project: None });
+    gl.add_token(TOKEN, Token { kind: Kind::Personal, scopes: &["api"], user: BOT, project: None });
+    for n in names {
+        pushed(dir.path(), &format!("acme__{n}"), &gl.head(&format!("acme/{n}"), BRANCH).unwrap());
+    }
     std::fs::write(dir.path().join("script.yaml"), FIX_SCRIPT).unwrap();
     let job = format!(
         "version: 1\nname: prsjob\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\nforge: {{ gitlab_url: \"{}\" }}\ngit: {{ token_env: GL_BOT }}\n",
@@ -77,18 +82,23 @@ async fn lab(names: &[&str], prs: &[(&str, u64)]) -> Lab {
 }
 
 impl Lab {
-    /// An open merge request into `acme/<name>`'s `main` from `branch` (of `from`, a fork, or
-    /// the project itself), opened three days ago; its iid.
-    fn mr(&self, name: &str, branch: &str, from: Option<&str>) -> u64 {
+    /// An open merge request by `BOT` into `acme/<name>`'s `main` from `branch` (of `from`, a
+    /// fork, or the project itself), opened three days ago; its iid.
+    pub fn mr(&self, name: &str, branch: &str, from: Option<&str>) -> u64 {
+        self.mr_by(name, branch, from, BOT)
+    }
+
+    /// The same, opened by `author`.
+    pub fn mr_by(&self, name: &str, branch: &str, from: Option<&str>, author: &str) -> u64 {
         let project = format!("acme/{name}");
-        let iid = self.gl.add_mr(&project, branch, "main", "Fix check.sh", "dev", from);
+        let iid = self.gl.add_mr(&project, branch, "main", "Fix check.sh", author, from);
         let three_days = time::OffsetDateTime::now_utc() - time::Duration::days(3) - time::Duration::hours(1);
         let at = three_days.format(&time::format_description::well_known::Rfc3339).unwrap();
         self.gl.with_mr(&project, iid, |m| m.created_at = at);
         iid
     }
 
-    async fn prs(&self, args: &[&str]) -> Run {
+    pub async fn prs(&self, args: &[&str]) -> Run {
         let mut all = vec!["fleet", "prs"];
         all.extend_from_slice(&args[..1]);
         all.push(self.fleet.to_str().unwrap());
@@ -100,16 +110,16 @@ impl Lab {
         run
     }
 
-    fn report(&self, name: &str) -> Value {
+    pub fn report(&self, name: &str) -> Value {
         report(self.dir.path(), name)
     }
 
     /// The requests that change something, as `METHOD path`.
-    fn mutations(&self) -> Vec<String> {
+    pub fn mutations(&self) -> Vec<String> {
         self.gl.requests().iter().filter(|s| s.method != "GET").map(|s| format!("{} {}", s.method, s.path)).collect()
     }
 
-    fn clean(&self) {
+    pub fn clean(&self) {
         assert!(self.gl.violations().is_empty(), "{:#?}", self.gl.violations());
     }
 }
@@ -137,7 +147,7 @@ async fn every_state() -> Lab {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gitlab_status_reports_every_merge_request_state_exactly_in_one_get_each() {
+async fn gitlab_status_reports_every_merge_request_state_exactly_in_the_fewest_requests() {
     let lab = every_state().await;
     let run = lab.prs(&["status"]).await;
     assert_eq!(run.code, 4, "some are open: {}\n{}", run.stdout, run.stderr);
@@ -146,34 +156,37 @@ async fn gitlab_status_reports_every_merge_request_state_exactly_in_one_get_each
         json!({"id": format!("acme__{n}"), "source": lab.gl.git_url(&format!("acme/{n}")), "forge": "gitlab",
             "number": 1, "url": format!("{base}/acme/{n}/-/merge_requests/1"), "state": state,
             "closed_by_hone": false, "checks": null, "review": null, "mergeable": null, "mergeable_state": null,
-            "merge_queue": null, "age_days": 3, "head_sha": null, "action": null, "reason": null,
+            "merge_queue": null, "age_days": 3, "head_sha": null, "author": BOT, "pushed_sha": null,
+            "owned": null, "action": null, "reason": null,
             "branch_deleted": null, "code": null, "error": null, "resumed": false, "dry_run": false})
     };
-    let open = |n: &str, state: &str, checks: &str, review: &str, m: &str, status: &str| {
+    // Each open one is hone's; its reason is what keeps it from merging.
+    let open = |n: &str, state: &str, checks: &str, review: &str, m: &str, status: &str, why: Value| {
         let mut v = one(n, state);
         let head = lab.gl.head(&format!("acme/{n}"), BRANCH).unwrap();
         for (k, x) in [("checks", checks), ("review", review), ("mergeable", m), ("mergeable_state", status)] {
             v[k] = json!(x);
         }
-        v["head_sha"] = json!(head);
+        (v["head_sha"], v["pushed_sha"], v["owned"], v["reason"]) = (json!(head), json!(head), json!("hones"), why);
         v
     };
     let expected = json!([
         one("a-merged", "merged"),
         one("b-closed", "closed"),
-        open("c-ready", "open", "passing", "none", "mergeable", "mergeable"),
-        open("d-draft", "draft", "passing", "none", "mergeable", "draft_status"),
-        open("e-failing", "open", "failing", "none", "mergeable", "ci_must_pass"),
-        open("f-running", "open", "pending", "none", "mergeable", "ci_still_running"),
-        open("g-approval", "open", "passing", "review_required", "mergeable", "not_approved"),
-        open("h-conflict", "open", "passing", "none", "conflicting", "conflict"),
-        open("i-nopipe", "open", "none", "none", "mergeable", "mergeable"),
+        open("c-ready", "open", "passing", "none", "mergeable", "mergeable", Value::Null),
+        open("d-draft", "draft", "passing", "none", "mergeable", "draft_status", json!("a draft")),
+        open("e-failing", "open", "failing", "none", "mergeable", "ci_must_pass", json!("pipeline failed")),
+        open("f-running", "open", "pending", "none", "mergeable", "ci_still_running", json!("pipeline running")),
+        open("g-approval", "open", "passing", "review_required", "mergeable", "not_approved", json!("review required")),
+        open("h-conflict", "open", "passing", "none", "conflicting", "conflict", json!("conflicts with its target")),
+        open("i-nopipe", "open", "pending", "none", "mergeable", "mergeable", json!("no pipeline for its head")),
     ]);
     let r = lab.report("status");
     assert_eq!(r["prs"], expected, "{:#}", r["prs"]);
     assert_eq!(r["counts"], json!({"closed": 1, "draft": 1, "merged": 1, "open": 6}));
-    assert_eq!(r["requests"], 9, "one GET a merge request");
-    assert_eq!(lab.gl.requests().len(), 9, "{:#?}", lab.gl.requests());
+    // One GET a merge request; an open one's approvals; once, who the token is.
+    assert_eq!(r["requests"], 9 + 7 + 1);
+    assert_eq!(lab.gl.requests().len(), 17, "{:#?}", lab.gl.requests());
     assert!(lab.mutations().is_empty(), "status changes nothing: {:?}", lab.mutations());
     lab.clean();
 }
@@ -230,21 +243,23 @@ async fn gitlab_close_never_deletes_a_forks_branch_or_a_branch_hone_did_not_push
     // A fork's merge request from a branch named like hone's; the project has hone's branch too.
     lab.gl.fork("acme/fork-head", "mallory/app");
     lab.mr("fork-head", BRANCH, Some("mallory/app"));
-    // GitLab's answer names `feature` as the source branch: fleet.json recorded hone's.
+    // GitLab's answer names `feature` as the source branch, not the job's.
     lab.mr("other-branch", "feature", None);
     let run = lab.prs(&["close"]).await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(!lab.mutations().iter().any(|m| m.starts_with("DELETE")), "no branch deleted: {:?}", lab.mutations());
+    assert_eq!(run.code, 4, "{}\n{}", run.stdout, run.stderr);
+    assert!(lab.mutations().is_empty(), "nothing noted, closed or deleted: {:?}", lab.mutations());
     assert!(lab.gl.branches("acme/fork-head").contains(&BRANCH.to_string()));
     assert!(lab.gl.branches("mallory/app").contains(&BRANCH.to_string()));
     assert!(lab.gl.branches("acme/other-branch").contains(&"feature".to_string()));
     let r = lab.report("close");
-    for (name, why) in [("fork-head", "another repository"), ("other-branch", "its head is not the branch hone pushed")]
-    {
+    for (name, why) in [
+        ("fork-head", "not hone's PR: its head is in another repository"),
+        ("other-branch", "not the job's branch: its head is `feature`"),
+    ] {
         let e = entry(&r, name);
-        assert_eq!((e["action"].clone(), e["branch_deleted"].clone()), (json!("closed"), json!(false)), "{e:#}");
-        assert!(e["reason"].as_str().unwrap().contains(why), "{e:#}");
-        assert_eq!(lab.gl.mrs(&format!("acme/{name}"))[0]["state"], "closed");
+        assert_eq!((e["action"].clone(), e["branch_deleted"].clone()), (json!("skipped"), Value::Null), "{e:#}");
+        assert!(e["reason"].as_str().unwrap().starts_with(why), "{e:#}");
+        assert_eq!(lab.gl.mrs(&format!("acme/{name}"))[0]["state"], "opened");
     }
     lab.clean();
 }

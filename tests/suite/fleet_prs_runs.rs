@@ -130,6 +130,11 @@ async fn the_prs_a_real_fleet_opened_are_followed_to_merged() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let created = gh.pr("origins/app", 1);
     assert_eq!(created.head_ref, BRANCH);
+    // The stand-in hosts no git: it learns the head hone pushed from the origin, as GitHub would.
+    let pushed = repo::git(&dir.path().join("origins/app.git"), &["rev-parse", &format!("refs/heads/{BRANCH}")]);
+    gh.push("origins/app", BRANCH, &pushed);
+    let report = std::fs::read_to_string(dir.path().join("ws/reports/origins__app/report.json")).unwrap();
+    assert!(report.contains(&format!("\"pushed_sha\": \"{pushed}\"")), "the run records what it pushed: {report}");
     // The fleet's reports are in its workspace: `--out` points there.
     let out = dir.path().join("ws");
     let out_s = out.display().to_string();

@@ -50,6 +50,8 @@ struct Ctx {
     sent: AtomicU64,
     retries: AtomicU64,
     ledger: Ledger,
+    /// Each token's identity on its forge, asked once.
+    ids: super::own::Identities,
     comment: String,
     done: AtomicUsize,
     total: usize,
@@ -118,14 +120,18 @@ impl Ctx {
 
     /// The forge's client for the place, and the item with its repository as the forge names it.
     fn api(&self, mut place: Place, item: &Item) -> Result<(Api<'_>, Item), HoneError> {
+        // Whose token: the API and the token itself (a key in memory only).
+        let key = format!("{}\n{}", place.api, place.token.as_ref().map(|t| t.secret()).unwrap_or_default());
+        let (sent, ids) = (&self.sent, &self.ids);
         let api = if place.kind == ForgeKind::Gitlab {
             let gl = self.lab_client(&place)?;
             let item = Item { repo: gl.project.clone(), ..item.clone() };
-            (Api::Lab(super::gitlab::Api { gl, sent: &self.sent }), item)
+            (Api::Lab(super::gitlab::Api { gl, sent, ids, key }), item)
         } else {
             let gh = self.client(&place)?;
             let item = Item { repo: format!("{}/{}", gh.owner, gh.repo), ..item.clone() };
-            (Api::Hub(super::github::Api { gh, sent: &self.sent }), item)
+            let login = place.login.clone();
+            (Api::Hub(super::github::Api { gh, sent, login, ids, key }), item)
         };
         place.token = None;
         Ok(api)
@@ -134,10 +140,10 @@ impl Ctx {
     async fn act(&self, place: Result<Place, HoneError>, item: &Item, r: &mut PrResult) -> Result<(), HoneError> {
         let (api, item) = self.api(place?, item)?;
         let res = match &self.plan_opts.command {
-            Command::Status => api.observe(item.number).await.map(|seen| {
-                super::status::fill(r, &seen);
+            Command::Status => {
                 r.closed_by_hone = self.ledger.has(&item.id, item.number);
-            }),
+                super::status::one(&api, &item, r).await
+            }
             Command::Close { dry_run, .. } => {
                 let c = super::close::Close { comment: &self.comment, dry_run: *dry_run, ledger: &self.ledger };
                 super::close::one(&api, &item, &c, r).await
@@ -197,6 +203,7 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
     };
     let ctx = Ctx {
         ledger: Ledger::read(&dir),
+        ids: Default::default(),
         total: items.len(),
         plan_opts: opts,
         job,

@@ -1,6 +1,6 @@
 //! The forge behind one PR of `hone fleet prs`: GitHub's pull request or GitLab's merge request,
-//! asked the same questions (read it, comment, close, delete its branch, merge at a head) so
-//! `status`, `close` and `merge` decide the same way on both.
+//! asked the same questions (who the token is, read it, read its branch, comment, close, delete
+//! its branch, merge at a head) so `status`, `close` and `merge` decide the same way on both.
 
 use super::github::{self, Merged, Pr};
 use super::gitlab;
@@ -30,11 +30,27 @@ impl Api<'_> {
         }
     }
 
-    /// The PR alone (on GitLab the one answer has everything).
+    /// The PR alone.
     pub async fn pull(&self, n: u64) -> Result<Pr> {
         match self {
             Api::Hub(a) => a.pull(n).await,
-            Api::Lab(a) => Ok(a.observe(n).await?.pr),
+            Api::Lab(a) => Ok(a.pull(n).await?.pr),
+        }
+    }
+
+    /// The identity the token acts as (asked once per token).
+    pub async fn me(&self) -> Result<super::own::Me> {
+        match self {
+            Api::Hub(a) => a.me().await,
+            Api::Lab(a) => a.me().await,
+        }
+    }
+
+    /// The commit `branch` is at on the forge now, `None` when it does not exist.
+    pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
+        match self {
+            Api::Hub(a) => a.branch_sha(branch).await,
+            Api::Lab(a) => a.branch_sha(branch).await,
         }
     }
 

@@ -1,7 +1,8 @@
-//! The GitHub requests `hone fleet prs` makes for one pull request: read it, its checks, its
-//! reviews and its base branch's rules; comment, close, delete its branch, merge or enqueue it.
-//! Every path is made from the fleet file's repository and fleet.json's PR number and branch,
-//! encoded; nothing in an answer names where the next request goes.
+//! The GitHub requests `hone fleet prs` makes for one pull request: who the token is, the PR,
+//! its checks, its reviews (REST, and GraphQL's `reviewDecision`), its base branch's rules and
+//! its branch's commit; comment, close, delete its branch, merge or enqueue it. Every path is
+//! made from the fleet file's repository, fleet.json's PR number and the job's branch, encoded;
+//! nothing in an answer names where the next request goes.
 
 use crate::error::{Code, HoneError, Result};
 use crate::forge::github::{GitHub, Resp, encode};
@@ -15,12 +16,29 @@ const MAX_PAGES: u32 = 10;
 pub struct Api<'a> {
     pub gh: GitHub,
     pub sent: &'a AtomicU64,
+    /// The identity a GitHub App's token acts as (`slug[bot]`), known without asking.
+    pub login: Option<String>,
+    /// Each token's identity, asked once (`key` names this client's API and token).
+    pub ids: &'a super::own::Identities,
+    pub key: String,
+}
+
+/// A review: the reviewer's login, its state, and the reviewer's `author_association`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reviewed {
+    pub login: String,
+    pub state: String,
+    pub association: String,
 }
 
 /// A pull request as GitHub describes it: only the fields hone reads.
 #[derive(Debug, Clone, Default)]
 pub struct Pr {
     pub url: String,
+    /// Who opened it: GitHub's `user.login`, GitLab's `author.username`.
+    pub author: String,
+    /// GitLab's `author.id` (none on GitHub).
+    pub author_id: Option<u64>,
     pub node_id: String,
     /// `open` or `closed`.
     pub state: String,
@@ -39,10 +57,12 @@ pub struct Pr {
 }
 
 /// What the base branch's rules ask of a merge (its rulesets, readable with read access).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rules {
     pub merge_queue: bool,
     pub required_reviews: u64,
+    /// The contexts of its `required_status_checks` rules: each must report, and pass.
+    pub required_checks: Vec<String>,
 }
 
 /// How a merge request ended.
@@ -77,6 +97,8 @@ impl Api<'_> {
         let s = |v: &Value| v.as_str().unwrap_or("").to_string();
         Ok(Pr {
             url: s(&b["html_url"]),
+            author: s(&b["user"]["login"]),
+            author_id: None,
             node_id: s(&b["node_id"]),
             state: s(&b["state"]),
             merged: b["merged"].as_bool().unwrap_or(false) || !b["merged_at"].is_null(),
@@ -125,14 +147,58 @@ impl Api<'_> {
         Ok((runs, statuses))
     }
 
-    /// Each review as (reviewer's login, state), oldest first.
-    pub async fn reviews(&self, n: u64) -> Result<Vec<(String, String)>> {
+    /// Each review, oldest first.
+    pub async fn reviews(&self, n: u64) -> Result<Vec<Reviewed>> {
         let path = self.gh.repo_path(&format!("/pulls/{n}/reviews"));
         let all = self.pages(&path, None, "reading the reviews").await?;
+        let s = |v: &Value| v.as_str().unwrap_or("").to_string();
         Ok(all
             .iter()
-            .map(|r| (r["user"]["login"].as_str().unwrap_or("").to_string(), r["state"].as_str().unwrap_or("").into()))
+            .map(|r| Reviewed {
+                login: s(&r["user"]["login"]),
+                state: s(&r["state"]),
+                association: s(&r["author_association"]),
+            })
             .collect())
+    }
+
+    /// GitHub's own review decision (GraphQL `reviewDecision`: the approvals and change requests
+    /// of users with write access, against what the rules require): `APPROVED`,
+    /// `CHANGES_REQUESTED`, `REVIEW_REQUIRED`, or `None` when the rules require no review or
+    /// GitHub does not answer it.
+    pub async fn review_decision(&self, n: u64) -> Result<Option<String>> {
+        self.count();
+        const Q: &str = "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) { reviewDecision } } }";
+        let vars = json!({"owner": self.gh.owner, "name": self.gh.repo, "number": n});
+        let r = self.gh.graphql_query(Q, &vars).await?;
+        let decision = r.body["data"]["repository"]["pullRequest"]["reviewDecision"].as_str();
+        let known = matches!(decision, Some("APPROVED" | "CHANGES_REQUESTED" | "REVIEW_REQUIRED"));
+        Ok(decision.filter(|_| r.ok() && known).map(str::to_string))
+    }
+
+    /// The commit `refs/heads/{branch}` is at, `None` when there is no such branch.
+    pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
+        let name: Vec<String> = branch.split('/').map(encode).collect();
+        let r = self.get(&self.gh.repo_path(&format!("/git/ref/heads/{}", name.join("/")))).await?;
+        match r.status {
+            404 => Ok(None),
+            _ if r.ok() => Ok(r.body["object"]["sha"].as_str().map(str::to_ascii_lowercase)),
+            _ => Err(failed(&format!("reading the branch {branch}"), &r)),
+        }
+    }
+
+    /// The identity the token acts as: a GitHub App's bot, else `GET /user`'s login (once).
+    pub async fn me(&self) -> Result<super::own::Me> {
+        if let Some(login) = &self.login {
+            return Ok(super::own::Me { login: login.clone(), id: None });
+        }
+        self.ids
+            .get(&self.key, async {
+                self.sent.fetch_add(1, Ordering::Relaxed);
+                let login = crate::forge::autofix::own_login(&self.gh).await?;
+                Ok(super::own::Me { login, id: None })
+            })
+            .await
     }
 
     /// The active rules on `branch`; none known when GitHub does not say (an old GitHub
@@ -151,6 +217,11 @@ impl Api<'_> {
         for rule in &rules {
             match rule["type"].as_str() {
                 Some("merge_queue") => out.merge_queue = true,
+                Some("required_status_checks") => {
+                    let checks = rule["parameters"]["required_status_checks"].as_array().cloned().unwrap_or_default();
+                    let names = checks.iter().filter_map(|c| c["context"].as_str()).map(quote);
+                    out.required_checks.extend(names);
+                }
                 Some("pull_request") => {
                     let n = rule["parameters"]["required_approving_review_count"].as_u64().unwrap_or(0);
                     out.required_reviews = out.required_reviews.max(n);
@@ -158,6 +229,8 @@ impl Api<'_> {
                 _ => {}
             }
         }
+        out.required_checks.sort();
+        out.required_checks.dedup();
         Ok(out)
     }
 

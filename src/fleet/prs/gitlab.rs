@@ -1,8 +1,9 @@
-//! The GitLab requests `hone fleet prs` makes for one merge request: read it (state, head,
-//! pipeline and merge status in one answer), add a note, close it, delete its source branch,
-//! merge it at the head it read. Every path is made from the fleet file's project and
-//! fleet.json's merge request number and branch, encoded; nothing in an answer names where the
-//! next request goes.
+//! The GitLab requests `hone fleet prs` makes for one merge request: who the token is, the
+//! merge request (state, author, head, pipeline and merge status in one answer) and its
+//! approvals, its branch's commit; add a note, close it, delete its source branch, merge it at
+//! the head hone pushed. Every path is made from the fleet file's project, fleet.json's merge
+//! request number and the job's branch, encoded; nothing in an answer names where the next
+//! request goes.
 
 use super::github::{Merged, Pr, quote};
 use super::report::{Checks, Review};
@@ -17,6 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub struct Api<'a> {
     pub gl: GitLab,
     pub sent: &'a AtomicU64,
+    /// Each token's identity, asked once (`key` names this client's server and token).
+    pub ids: &'a super::own::Identities,
+    pub key: String,
 }
 
 fn failed(what: &str, a: &Answer) -> HoneError {
@@ -32,14 +36,62 @@ impl Api<'_> {
         self.gl.project_path(&format!("/merge_requests/{n}{rest}"))
     }
 
-    /// Merge request `n` with its head pipeline and merge status: one request.
+    /// Merge request `n` alone: its state, author, head, head pipeline and merge status.
+    pub async fn pull(&self, n: u64) -> Result<Seen> {
+        self.count();
+        let a = self.gl.get(&self.mr_path(n, "")).await?;
+        if !a.ok() {
+            return Err(failed(&format!("reading merge request !{n}"), &a));
+        }
+        Ok(seen(&a.body, &self.gl.project, None))
+    }
+
+    /// Merge request `n` and, when it is open, its approvals (GitLab's approvals API: only
+    /// users GitLab lets approve can, and with approval rules it says whether they are met).
     pub async fn observe(&self, n: u64) -> Result<Seen> {
         self.count();
         let a = self.gl.get(&self.mr_path(n, "")).await?;
         if !a.ok() {
             return Err(failed(&format!("reading merge request !{n}"), &a));
         }
-        Ok(seen(&a.body, &self.gl.project))
+        if !matches!(a.body["state"].as_str(), Some("opened" | "locked")) {
+            return Ok(seen(&a.body, &self.gl.project, None));
+        }
+        self.count();
+        let approvals = self.gl.get(&self.mr_path(n, "/approvals")).await?;
+        if !approvals.ok() {
+            return Err(failed(&format!("reading the approvals of merge request !{n}"), &approvals));
+        }
+        Ok(seen(&a.body, &self.gl.project, Some(&approvals.body)))
+    }
+
+    /// The token's user (`GET /user`): its id decides whose merge request it is.
+    pub async fn me(&self) -> Result<super::own::Me> {
+        self.ids
+            .get(&self.key, async {
+                self.count();
+                let me = self.gl.get("/user").await?;
+                match (me.body["id"].as_u64(), me.body["username"].as_str()) {
+                    (Some(id), Some(name)) if me.ok() => Ok(super::own::Me { login: name.to_string(), id: Some(id) }),
+                    _ => Err(HoneError::new(
+                        Code::Forge,
+                        format!("GitLab would not say who the token's user is: {}", quote(&me.message())),
+                    )
+                    .hint("give the token a scope that reads its user (`api` or `read_user`)")),
+                }
+            })
+            .await
+    }
+
+    /// The commit the project's branch `branch` is at, `None` when there is no such branch.
+    pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
+        self.count();
+        let a = self.gl.get(&self.gl.project_path(&format!("/repository/branches/{}", encode(branch)))).await?;
+        match a.status {
+            404 => Ok(None),
+            _ if a.ok() => Ok(a.body["commit"]["id"].as_str().map(str::to_ascii_lowercase)),
+            _ => Err(failed(&format!("reading the branch {branch}"), &a)),
+        }
     }
 
     /// A note on merge request `n`.
@@ -97,21 +149,29 @@ fn lab_message(a: &Answer) -> String {
     quote(m.strip_prefix(&prefix).unwrap_or(&m))
 }
 
-/// What a merge request's answer says, in the shape the GitHub reading has. The head is this
-/// project's only when GitLab names the same project as source and target (never a fork's).
-pub fn seen(b: &Value, project: &str) -> Seen {
+/// What a merge request's answer (and its approvals, when read) says, in the shape the GitHub
+/// reading has. The head is this project's only when GitLab names the same project as source
+/// and target (never a fork's).
+pub fn seen(b: &Value, project: &str, approvals: Option<&Value>) -> Seen {
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
     let state = s(&b["state"]);
     let status = s(&b["detailed_merge_status"]);
     let same = b["source_project_id"].as_u64().is_some() && b["source_project_id"] == b["target_project_id"];
     let pr = Pr {
         url: s(&b["web_url"]),
+        author: s(&b["author"]["username"]),
+        author_id: b["author"]["id"].as_u64(),
         state: if matches!(state.as_str(), "opened" | "locked") { "open".into() } else { "closed".into() },
         merged: state == "merged",
         draft: b["draft"].as_bool().unwrap_or(false) || b["work_in_progress"].as_bool().unwrap_or(false),
         head_sha: s(&b["sha"]),
         head_ref: s(&b["source_branch"]),
-        head_repo: same.then(|| project.to_string()),
+        // Another project (a fork) is named by its id: GitLab's answer gives no path for it.
+        head_repo: match b["source_project_id"].as_u64() {
+            _ if same => Some(project.to_string()),
+            Some(id) => Some(format!("project {id}")),
+            None => None,
+        },
         base_ref: s(&b["target_branch"]),
         base_repo: Some(project.to_string()),
         mergeable: match status.as_str() {
@@ -123,25 +183,45 @@ pub fn seen(b: &Value, project: &str) -> Seen {
         node_id: String::new(),
     };
     let open = pr.state == "open" && !pr.merged;
+    let (checks, why) = pipeline_checks(&b["head_pipeline"], &pr.head_sha);
     Seen {
-        checks: open.then(|| pipeline_checks(&b["head_pipeline"])),
-        review: open.then_some(match status.as_str() {
-            "not_approved" => Review::ReviewRequired,
-            "requested_changes" => Review::ChangesRequested,
-            _ => Review::None,
-        }),
+        checks: open.then_some(checks),
+        checks_why: why.filter(|_| open),
+        review: open.then(|| approval_review(approvals, &status)),
         rules: None,
         gitlab: true,
         pr,
     }
 }
 
-/// The head pipeline's status as checks: none without a pipeline.
-pub fn pipeline_checks(p: &Value) -> Checks {
-    if p.is_null() {
-        return Checks::None;
+/// What the approvals say: changes requested when GitLab's merge status says so; review required
+/// when the approval rules are not met (`approvals_left`, or the merge status); approved when
+/// someone GitLab let approve did; else none. A note is never an approval.
+fn approval_review(approvals: Option<&Value>, status: &str) -> Review {
+    let a = approvals.unwrap_or(&Value::Null);
+    let left = a["approvals_left"].as_u64().unwrap_or(0);
+    let by = a["approved_by"].as_array().is_some_and(|v| !v.is_empty());
+    if status == "requested_changes" {
+        Review::ChangesRequested
+    } else if left > 0 || status == "not_approved" {
+        Review::ReviewRequired
+    } else if by && a["approved"] == true {
+        Review::Approved
+    } else {
+        Review::None
     }
-    match p["status"].as_str().unwrap_or("") {
+}
+
+/// The head pipeline's status as checks, with why when pending: none yet, or one that ran for
+/// another commit than the head, is pending.
+pub fn pipeline_checks(p: &Value, head: &str) -> (Checks, Option<String>) {
+    if p.is_null() {
+        return (Checks::Pending, Some("no pipeline for its head".into()));
+    }
+    if p["sha"].as_str().is_some_and(|s| !s.eq_ignore_ascii_case(head)) {
+        return (Checks::Pending, Some("its pipeline ran for another commit than its head".into()));
+    }
+    let checks = match p["status"].as_str().unwrap_or("") {
         "success" => Checks::Passing,
         "created"
         | "waiting_for_resource"
@@ -152,16 +232,18 @@ pub fn pipeline_checks(p: &Value) -> Checks {
         | "scheduled"
         | "manual" => Checks::Pending,
         _ => Checks::Failing,
-    }
+    };
+    (checks, None)
 }
 
 /// Why an open merge request cannot be merged now on GitLab, or `None`: its pipeline succeeded
 /// and GitLab's `detailed_merge_status` is `mergeable`.
 pub fn blocker(seen: &Seen) -> Option<String> {
-    match seen.checks {
-        Some(Checks::Failing) => return Some("pipeline failed".into()),
-        Some(Checks::Pending) => return Some("pipeline running".into()),
-        Some(Checks::None) => return Some("no pipeline for its head".into()),
+    match (seen.checks, &seen.checks_why) {
+        (Some(Checks::Failing), _) => return Some("pipeline failed".into()),
+        (Some(Checks::Pending), Some(why)) => return Some(why.clone()),
+        (Some(Checks::Pending), None) => return Some("pipeline running".into()),
+        (None, _) => return Some("checks unknown".into()),
         _ => {}
     }
     let why = match seen.pr.mergeable_state.as_str() {
@@ -192,19 +274,33 @@ mod tests {
             json!({"state": state, "detailed_merge_status": status, "head_pipeline": pipeline, "draft": false,
                 "source_project_id": source, "target_project_id": 7, "source_branch": "hone/x", "sha": "abc"})
         };
-        let s = seen(&mr("opened", "mergeable", json!({"status": "success"}), 7), "g/p");
+        let ok = json!({"status": "success", "sha": "abc"});
+        let s = seen(&mr("opened", "mergeable", ok.clone(), 7), "g/p", None);
         assert_eq!((s.checks, s.review, blocker(&s)), (Some(Checks::Passing), Some(Review::None), None));
         assert_eq!(s.pr.head_repo.as_deref(), Some("g/p"));
-        let fork = seen(&mr("opened", "mergeable", Value::Null, 9), "g/p");
-        assert_eq!((fork.pr.head_repo, fork.checks), (None, Some(Checks::None)));
-        let s = seen(&mr("opened", "not_approved", json!({"status": "success"}), 7), "g/p");
+        let fork = seen(&mr("opened", "mergeable", Value::Null, 9), "g/p", None);
+        assert_eq!((fork.pr.head_repo.as_deref(), fork.checks), (Some("project 9"), Some(Checks::Pending)));
+        assert_eq!(blocker(&fork).as_deref(), Some("no pipeline for its head"));
+        let s = seen(&mr("opened", "not_approved", ok.clone(), 7), "g/p", None);
         assert_eq!((s.review, blocker(&s).as_deref()), (Some(Review::ReviewRequired), Some("review required")));
-        let s = seen(&mr("opened", "ci_still_running", json!({"status": "running"}), 7), "g/p");
+        let s = seen(&mr("opened", "ci_still_running", json!({"status": "running", "sha": "abc"}), 7), "g/p", None);
         assert_eq!(blocker(&s).as_deref(), Some("pipeline running"));
-        let s = seen(&mr("opened", "checking", json!({"status": "success"}), 7), "g/p");
+        let stale = seen(&mr("opened", "mergeable", json!({"status": "success", "sha": "old"}), 7), "g/p", None);
+        assert_eq!(blocker(&stale).as_deref(), Some("its pipeline ran for another commit than its head"));
+        let s = seen(&mr("opened", "checking", ok.clone(), 7), "g/p", None);
         assert_eq!(s.pr.mergeable, None);
-        let s = seen(&mr("merged", "not_open", Value::Null, 7), "g/p");
+        let s = seen(&mr("merged", "not_open", Value::Null, 7), "g/p", None);
         assert!(s.pr.merged && s.checks.is_none());
-        assert_eq!(pipeline_checks(&json!({"status": "canceled"})), Checks::Failing);
+        assert_eq!(pipeline_checks(&json!({"status": "canceled"}), "abc").0, Checks::Failing);
+        let approved = json!({"approved": true, "approved_by": [{"user": {"id": 3}}]});
+        let s = seen(&mr("opened", "mergeable", ok.clone(), 7), "g/p", Some(&approved));
+        assert_eq!(s.review, Some(Review::Approved));
+        let unmet = json!({"approved": false, "approved_by": [], "approvals_required": 1, "approvals_left": 1});
+        assert_eq!(
+            seen(&mr("opened", "mergeable", ok.clone(), 7), "g/p", Some(&unmet)).review,
+            Some(Review::ReviewRequired)
+        );
+        let nobody = json!({"approved": false, "approved_by": []});
+        assert_eq!(seen(&mr("opened", "mergeable", ok, 7), "g/p", Some(&nobody)).review, Some(Review::None));
     }
 }

@@ -1,13 +1,15 @@
-//! `hone fleet prs merge`: merge a PR only when hone's reading of it allows (open, not a draft,
-//! checks passing, reviews allowing, mergeable), held to the head commit it read, never forced;
-//! on a GitHub base branch that requires a merge queue, enqueue it instead. The forge's refusals
-//! (branch protection, a head that moved) are reported, never retried.
+//! `hone fleet prs merge`: merge a PR only when the forge shows it is hone's, at the commit hone
+//! pushed (`own.rs`), and hone's reading of it allows (open, not a draft, checks passing,
+//! reviews allowing, mergeable); the merge is held to that commit, never forced. On a GitHub
+//! base branch that requires a merge queue, enqueue it instead. The forge's refusals (branch
+//! protection, a head that moved) are reported, never retried.
 
 use super::Item;
 use super::forge::Api;
 use super::github::Merged;
+use super::own::{self, short};
 use super::report::{Action, PrResult, State};
-use super::status::{blocker, fill};
+use super::status::{blocker, fill, state_of};
 use crate::error::Result;
 
 /// How to merge: `merge`, `squash` or `rebase` (GitLab: `squash` squashes, `merge` takes the
@@ -33,10 +35,14 @@ impl Method {
 /// Merge (or enqueue) one PR; a dry run says what it would do and why the others wait.
 pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &mut PrResult) -> Result<()> {
     let seen = api.observe(item.number).await?;
-    fill(r, &seen);
+    fill(r, &seen, item);
     let pr = &seen.pr;
-    if let Some(why) = super::close::not_hones_branch(pr, item).filter(|_| !pr.merged && pr.state == "open") {
-        return skip(r, &format!("not hone's PR to merge: {why}"));
+    if matches!(state_of(pr), State::Open | State::Draft) {
+        let (owned, why) = own::judge(pr, item, &api.me().await?);
+        r.owned = Some(owned);
+        if let Some(why) = why {
+            return skip(r, &why);
+        }
     }
     if let Some(why) = blocker(&seen) {
         return skip(r, &why);
@@ -44,18 +50,20 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
     if let (Api::Lab(_), Method::Rebase) = (api, method) {
         return skip(r, "GitLab merges by the project's merge method: use --method merge or squash");
     }
-    let queue = seen.rules.is_some_and(|x| x.merge_queue);
+    // The commit hone pushed, which `judge` found to be the PR's head: what the merge is held to.
+    let Some(at) = item.pushed.as_deref() else { return skip(r, "no commit hone pushed is recorded for it") };
+    let queue = seen.rules.as_ref().is_some_and(|x| x.merge_queue);
     if dry_run {
         r.action = Some(if queue { Action::WouldQueue } else { Action::WouldMerge });
         let how = if queue { "add it to the merge queue".to_string() } else { format!("{} it", method.as_str()) };
-        r.reason = Some(format!("would {how} at {}", short(&pr.head_sha)));
+        r.reason = Some(format!("would {how} at {}", short(at)));
         return Ok(());
     }
     if let (true, Api::Hub(gh)) = (queue, api) {
-        match gh.enqueue(&pr.node_id, &pr.head_sha).await? {
+        match gh.enqueue(&pr.node_id, at).await? {
             Ok(()) => {
                 r.action = Some(Action::Queued);
-                r.reason = Some(format!("added to the merge queue at {}", short(&pr.head_sha)));
+                r.reason = Some(format!("added to the merge queue at {}", short(at)));
             }
             Err(m) => {
                 r.action = Some(Action::Refused);
@@ -64,11 +72,11 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         }
         return Ok(());
     }
-    match api.merge(item.number, &pr.head_sha, method).await? {
+    match api.merge(item.number, at, method).await? {
         Merged::Merged => {
             (r.action, r.state) = (Some(Action::Merged), Some(State::Merged));
             (r.checks, r.review, r.mergeable, r.mergeable_state) = (None, None, None, None);
-            r.reason = Some(format!("merged ({}) at {}", method.as_str(), short(&pr.head_sha)));
+            r.reason = Some(format!("merged ({}) at {}", method.as_str(), short(at)));
         }
         Merged::Refused(status, m) => {
             r.action = Some(Action::Refused);
@@ -76,10 +84,6 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         }
     }
     Ok(())
-}
-
-fn short(sha: &str) -> &str {
-    sha.get(..12).unwrap_or(sha)
 }
 
 fn skip(r: &mut PrResult, why: &str) -> Result<()> {

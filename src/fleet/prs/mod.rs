@@ -1,8 +1,9 @@
 //! `hone fleet prs status|close|merge`: follow the PRs a fleet opened to merged. The PRs are
 //! the ones `fleet.json` records; each repository's forge, path and token come from the fleet
-//! file's target, decided as the fleet decides them (never from a URL a forge answered).
-//! Bounded in concurrency, paced by the forge's rate limits, resumable, stopped by a signal
-//! with the reports written.
+//! file's target, decided as the fleet decides them (never from a URL a forge answered); the
+//! branch is the job's, and the commit hone pushed is its run's report's. A PR is changed only
+//! when the forge shows it is hone's (`own.rs`). Bounded in concurrency, paced by the forge's
+//! rate limits, resumable, stopped by a signal with the reports written.
 
 mod close;
 mod drive;
@@ -10,6 +11,7 @@ mod forge;
 mod github;
 mod gitlab;
 pub mod merge;
+mod own;
 mod report;
 mod state;
 mod status;
@@ -52,6 +54,9 @@ pub struct PrsOptions {
     pub command: Command,
     /// Where `fleet.json` is read and the reports written, instead of the fleet file's `out`.
     pub out: Option<PathBuf>,
+    /// Where the fleet's runs left their reports (`reports/<id>/report.json`), instead of the
+    /// fleet file's `workspace`; alone, it moves `out` with it, as for `hone fleet`.
+    pub workspace: Option<PathBuf>,
     /// Skip the repositories the last run of this command finished.
     pub resume: bool,
     /// At most this many PRs at once, instead of the fleet's `concurrency`.
@@ -69,22 +74,44 @@ pub struct PrsOutcome {
     pub json: String,
 }
 
-/// One PR to follow: fleet.json's number and branch, the fleet file's repository.
+/// One PR to follow: fleet.json's number, the fleet file's repository, the job's branch and the
+/// commit the repository's run pushed.
 #[derive(Debug, Clone)]
 pub struct Item {
     pub id: String,
     /// The target's URL without credentials.
     pub source: String,
     pub number: u64,
-    /// The branch hone pushed, as fleet.json records it.
-    pub branch: Option<String>,
+    /// The job's branch, as the job spec names it (`git.branch`, `hone/{name}`).
+    pub branch: String,
+    /// The commit the run pushed to it, as its `report.json` records it (`pr.pushed_sha`).
+    pub pushed: Option<String>,
+    /// Where that report is, for messages.
+    pub record: String,
     /// `owner/repo` from the fleet file's URL (empty when it names none).
     pub repo: String,
+}
+
+/// The commit the run of repository `id` pushed to `branch`, as its report in the workspace
+/// says (`pr.pushed_sha`, with `pr.pushed` and the report's branch agreeing): read as a regular
+/// file without following a link. A hint to compare with the forge, never proof on its own.
+fn pushed_by_run(workspace: &std::path::Path, id: &str, branch: &str) -> Option<String> {
+    let dir = crate::output::dir::ReportDir::new(&super::layout::report_dir(workspace, id), None).ok()?;
+    let report: serde_json::Value = serde_json::from_slice(&dir.read("report.json").ok()?).ok()?;
+    let sha = report["pr"]["pushed_sha"].as_str()?;
+    let hex = matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit());
+    (hex && report["pr"]["pushed"] == true && report["branch"] == branch).then(|| sha.to_ascii_lowercase())
 }
 
 /// Run one of the commands over every PR fleet.json records.
 pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
     let mut fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
+    if let Some(w) = &opts.workspace {
+        if fleet.out == fleet.workspace {
+            fleet.out = w.clone();
+        }
+        fleet.workspace = w.clone();
+    }
     let out = opts.out.clone().unwrap_or_else(|| fleet.out.clone());
     let fleet_json = super::aggregate::read(&out).map_err(|e| {
         HoneError::new(Code::Io, format!("cannot read {}/fleet.json: {e}", out.display()))
@@ -101,22 +128,27 @@ pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
     let mut lost = Vec::new();
     for r in fleet_json.repos.iter() {
         let Some(number) = r.pr_number else { continue };
-        // The repository is the fleet file's, matched by id; fleet.json gives only the number
-        // and the branch.
+        // The repository is the fleet file's, matched by id; fleet.json gives only the number.
         let target = fleet.targets.iter().find(|t| t.id == r.id);
-        let item = |url: &str| Item {
+        let report = super::layout::report_dir(&fleet.workspace, &r.id).join("report.json");
+        let item = |url: &str, pushed: Option<String>| Item {
             id: r.id.clone(),
             source: crate::forge::credential::without_userinfo(url),
             number,
-            branch: r.branch.clone(),
+            branch: job.git.branch.clone(),
+            pushed,
+            record: report.display().to_string(),
             repo: String::new(),
         };
-        match target.map(|t| &t.source) {
-            Some(Source::Url(u)) => items.push((item(u), u.clone())),
+        match target.map(|t| (&t.source, &t.id)) {
+            // The id is the fleet file's target's (checked when it was made), not fleet.json's.
+            Some((Source::Url(u), id)) => {
+                items.push((item(u, pushed_by_run(&fleet.workspace, id, &job.git.branch)), u.clone()))
+            }
             _ => lost.push(PrResult {
                 code: Some(Code::Spec),
                 error: Some("not a URL target of the fleet file: its forge and repository are unknown".into()),
-                ..drive::result_for(&item(&r.source), r.pr_forge.as_deref().unwrap_or(""))
+                ..drive::result_for(&item(&r.source, None), r.pr_forge.as_deref().unwrap_or(""))
             }),
         }
     }

@@ -16,14 +16,29 @@ pub enum State {
     Closed,
 }
 
-/// The head commit's checks (check runs and commit statuses together).
+/// The head commit's checks (check runs and commit statuses together; GitLab: its head
+/// pipeline). No check reported yet, or a required one missing, is `pending`, never `passing`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Checks {
     Passing,
     Failing,
     Pending,
-    None,
+}
+
+/// Whether an open PR is hone's to change, as hone proved it against the forge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Owned {
+    /// Opened by the campaign's identity, on the job's branch, head and base in the target
+    /// repository, its head the commit hone's run pushed.
+    Hones,
+    /// Opened by someone else, or its head or base is in another repository.
+    NotHonesPr,
+    /// Its head is not the job's branch.
+    NotTheJobsBranch,
+    /// Its head is not the commit hone's run pushed (someone pushed since), or no push is recorded.
+    NotHonesHead,
 }
 
 /// The reviews, the latest of each reviewer, against what the base branch requires.
@@ -78,8 +93,18 @@ pub struct PrResult {
     pub merge_queue: Option<bool>,
     /// Whole days since the PR was opened.
     pub age_days: Option<u64>,
-    /// The head commit the state was read at (what a merge is held to).
+    /// The head commit the state was read at.
     pub head_sha: Option<String>,
+    /// Who opened it (the forge's login or user name).
+    #[serde(default)]
+    pub author: Option<String>,
+    /// The commit hone's run pushed to the job's branch (its `report.json`): the only head hone
+    /// merges, and the only commit at which it deletes the branch.
+    #[serde(default)]
+    pub pushed_sha: Option<String>,
+    /// Whether the PR and its head are hone's (open PRs only); `reason` says why not.
+    #[serde(default)]
+    pub owned: Option<Owned>,
     pub action: Option<Action>,
     /// Why: the action's reason, or what keeps the PR from merging.
     pub reason: Option<String>,
@@ -107,12 +132,15 @@ impl PrResult {
         self.error.is_none() && !self.dry_run
     }
 
-    /// What the counts call it: its action, else its state, else `error`.
+    /// What the counts call it: `not_hones` for a PR left alone as not hone's, else its
+    /// action, else its state, else `error`.
     pub fn label(&self) -> &'static str {
         if self.error.is_some() {
             return "error";
         }
+        let mine = matches!(self.owned, None | Some(Owned::Hones));
         match (self.action, self.state) {
+            (None | Some(Action::Skipped), _) if !mine => "not_hones",
             (Some(a), _) => action_name(a),
             (None, Some(State::Closed)) if self.closed_by_hone => "closed_by_choice",
             (None, Some(s)) => state_name(s),
@@ -265,7 +293,6 @@ pub const fn checks_name(c: Checks) -> &'static str {
         Checks::Passing => "passing",
         Checks::Failing => "failing",
         Checks::Pending => "pending",
-        Checks::None => "none",
     }
 }
 
@@ -315,6 +342,12 @@ mod tests {
         let queued = PrResult { action: Some(Action::Queued), ..pr("a", State::Open) };
         assert_eq!(exit_code("merge", std::slice::from_ref(&queued), false), 0);
         assert_eq!(exit_code("status", &[queued], false), crate::exit::PRS_OPEN);
+        let theirs = PrResult { owned: Some(Owned::NotHonesHead), ..pr("a", State::Open) };
+        assert_eq!((theirs.label(), exit_code("merge", std::slice::from_ref(&theirs), false)), ("not_hones", 4));
+        let skipped = PrResult { action: Some(Action::Skipped), ..theirs.clone() };
+        assert_eq!(skipped.label(), "not_hones");
+        let closed = PrResult { action: Some(Action::Closed), ..theirs };
+        assert_eq!(closed.label(), "closed", "hone's PR, closed with its moved branch kept");
     }
 
     #[test]

@@ -2,23 +2,38 @@
 //! use it, checking what GitHub checks with code independent of hone's:
 //!
 //! - every request carries `Authorization: Bearer <the token>` (else 401, counted as refused);
-//! - repositories hold pull requests in every state, their head commits' check runs and
-//!   statuses, reviews, comments, branches and base-branch rules (a merge queue, required
-//!   approvals);
+//!   `GET /user` says the token's user is `LOGIN`;
+//! - repositories hold pull requests in every state (each with its author, `user.login`, and its
+//!   head and base repositories as full objects), their head commits' check runs and statuses,
+//!   reviews (each with its reviewer's `author_association`), comments, branches (each at a
+//!   commit, readable as `GET …/git/ref/heads/{branch}`) and base-branch rules (a merge queue,
+//!   required approvals, required status checks);
+//! - GraphQL answers a PR's `reviewDecision` as GitHub computes it: null unless the rules
+//!   require approvals, else from the latest review of each reviewer with write access
+//!   (`OWNER`, `MEMBER`, `COLLABORATOR` here);
 //! - a merge (`PUT …/pulls/{n}/merge`) is refused as GitHub refuses it: 409 when `sha` is not
-//!   the head, 405 with GitHub's message when it is a draft, not mergeable, its required checks
-//!   fail, it lacks an approving review, or its base requires the merge queue; GraphQL
-//!   `enqueuePullRequest` queues it on such a base, with `expectedHeadOid` checked;
+//!   the head, 405 with GitHub's message when it is a draft, not mergeable, a check fails or a
+//!   required one has not reported, it lacks the approvals of reviewers with write access, or its
+//!   base requires the merge queue; GraphQL `enqueuePullRequest` queues it on such a base, with
+//!   `expectedHeadOid` checked;
 //! - every answer has GitHub's rate-limit headers (`x-ratelimit-*`), and the test can make it
 //!   answer a primary (403, remaining 0, reset) or secondary (403 with `retry-after`) limit;
 //! - it counts requests, and can hold one PR's GET until the test kills hone.
 
+mod graphql;
 mod routes;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 pub const TOKEN: &str = "ghp_prs_standin_0123456789";
+/// The login of `TOKEN`'s user: the campaign's identity, which opens the seeded PRs.
+pub const LOGIN: &str = "hone-bot";
+
+/// The `author_association` of a reviewer with write access (a member of the organisation).
+pub const WRITER: &str = "MEMBER";
+/// The `author_association` of a stranger to the repository.
+pub const OUTSIDER: &str = "NONE";
 
 /// Now, as GitHub writes times.
 pub fn now_rfc3339() -> String {
@@ -29,12 +44,16 @@ pub fn now_rfc3339() -> String {
 #[derive(Clone, Debug)]
 pub struct MockPr {
     pub number: u64,
+    /// Who opened it (`user.login`).
+    pub author: String,
     /// `open` or `closed`.
     pub state: String,
     pub merged: bool,
     pub draft: bool,
     pub head_ref: String,
     pub head_sha: String,
+    /// Its earlier heads (before pushes), whose checks are still there.
+    pub past_heads: Vec<String>,
     /// `owner/repo` of the head (a fork's differs).
     pub head_repo: Option<String>,
     pub base_ref: String,
@@ -45,24 +64,26 @@ pub struct MockPr {
     pub check_runs: Vec<(String, Option<String>)>,
     /// The state of each commit status on the head.
     pub statuses: Vec<String>,
-    /// (login, state) of each review, oldest first.
-    pub reviews: Vec<(String, String)>,
+    /// (login, state, author_association) of each review, oldest first.
+    pub reviews: Vec<(String, String, String)>,
     pub comments: Vec<String>,
     pub queued: bool,
 }
 
 impl MockPr {
-    /// An open PR from `head_ref` (in its own repository) onto `main`, checks passing, approved,
-    /// mergeable, opened three days ago.
+    /// An open PR by `LOGIN` from `head_ref` (in its own repository) onto `main`, checks passing,
+    /// approved by a member, mergeable, opened three days ago.
     pub fn open(number: u64, head_ref: &str) -> MockPr {
         let created = time::OffsetDateTime::now_utc() - time::Duration::days(3) - time::Duration::hours(1);
         MockPr {
             number,
+            author: LOGIN.into(),
             state: "open".into(),
             merged: false,
             draft: false,
             head_ref: head_ref.into(),
             head_sha: format!("{number:0>40}"),
+            past_heads: vec![],
             head_repo: None,
             base_ref: "main".into(),
             mergeable: Some(true),
@@ -70,20 +91,38 @@ impl MockPr {
             created_at: created.format(&time::format_description::well_known::Rfc3339).unwrap(),
             check_runs: vec![("completed".into(), Some("success".into()))],
             statuses: vec!["success".into()],
-            reviews: vec![("reviewer".into(), "APPROVED".into())],
+            reviews: vec![review("reviewer", "APPROVED", WRITER)],
             comments: vec![],
             queued: false,
         }
     }
 }
 
-/// A repository: its PRs, branches and the rules on `main`.
+/// A review: (reviewer, state, `author_association`).
+pub fn review(login: &str, state: &str, association: &str) -> (String, String, String) {
+    (login.into(), state.into(), association.into())
+}
+
+/// A repository: its PRs, branches (name to commit) and the rules on `main`.
 #[derive(Clone, Debug, Default)]
 pub struct MockRepo {
     pub prs: BTreeMap<u64, MockPr>,
-    pub branches: BTreeSet<String>,
+    pub branches: BTreeMap<String, String>,
     pub merge_queue: bool,
     pub required_reviews: u64,
+    /// The contexts a `required_status_checks` rule names.
+    pub required_checks: Vec<String>,
+}
+
+impl MockRepo {
+    /// Someone pushes `sha` to `branch`: the branch and every PR from it move there.
+    pub fn push(&mut self, branch: &str, sha: &str) {
+        self.branches.insert(branch.into(), sha.into());
+        for p in self.prs.values_mut().filter(|p| p.head_ref == branch && p.head_repo.is_none()) {
+            let old = std::mem::replace(&mut p.head_sha, sha.into());
+            p.past_heads.push(old);
+        }
+    }
 }
 
 /// A request as the stand-in saw it.
@@ -163,9 +202,9 @@ impl MockGithub {
         let mut repos = self.state.repos.lock().unwrap();
         let r = repos.entry(repo.to_lowercase()).or_default();
         if pr.head_repo.is_none() || pr.head_repo.as_deref() == Some(repo) {
-            r.branches.insert(pr.head_ref.clone());
+            r.branches.insert(pr.head_ref.clone(), pr.head_sha.clone());
         }
-        r.branches.insert(pr.base_ref.clone());
+        r.branches.entry(pr.base_ref.clone()).or_insert_with(|| "b".repeat(40));
         r.prs.insert(pr.number, pr);
     }
 
@@ -179,7 +218,17 @@ impl MockGithub {
     }
 
     pub fn branches(&self, repo: &str) -> BTreeSet<String> {
-        self.state.repos.lock().unwrap()[&repo.to_lowercase()].branches.clone()
+        self.state.repos.lock().unwrap()[&repo.to_lowercase()].branches.keys().cloned().collect()
+    }
+
+    /// The commit `branch` of `repo` is at.
+    pub fn branch_sha(&self, repo: &str, branch: &str) -> Option<String> {
+        self.state.repos.lock().unwrap()[&repo.to_lowercase()].branches.get(branch).cloned()
+    }
+
+    /// Someone pushes `sha` to `branch` of `repo` (the branch and its PRs move).
+    pub fn push(&self, repo: &str, branch: &str, sha: &str) {
+        self.with_repo(repo, |r| r.push(branch, sha));
     }
 
     pub fn seen(&self) -> Vec<Seen> {

@@ -1,7 +1,7 @@
 //! The stand-in's answers, as GitHub gives them: pull requests, checks, statuses, reviews,
 //! rules, comments, refs, merges and the merge queue, each with the rate-limit headers.
 
-use super::{Limit, MockPr, MockRepo, Seen, State, TOKEN};
+use super::{LOGIN, Limit, MockPr, MockRepo, Seen, State, TOKEN};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State as With;
@@ -24,7 +24,7 @@ fn now() -> u64 {
 const LIMIT: usize = 5000;
 
 /// An answer with GitHub's rate-limit headers (`used` from the requests so far).
-fn answer(status: u16, body: Value, used: usize, resource: &str) -> Response {
+pub fn answer(status: u16, body: Value, used: usize, resource: &str) -> Response {
     let mut r = (StatusCode::from_u16(status).unwrap(), axum::Json(body)).into_response();
     let h = r.headers_mut();
     let reset = now() + 3600 - now() % 3600;
@@ -116,7 +116,10 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
         return r;
     }
     if method == Method::POST && path == "/graphql" {
-        return graphql(&s, &body, n);
+        return super::graphql::answer_graphql(&s, &body, n);
+    }
+    if method == Method::GET && path == "/user" {
+        return answer(200, json!({"login": LOGIN, "id": 1001, "type": "User", "site_admin": false}), n, "core");
     }
     let segs: Vec<String> = path
         .trim_start_matches('/')
@@ -143,8 +146,8 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
         let mut moving = s.move_after_read.lock().unwrap();
         if moving.as_deref() == Some(&format!("{}#{pr}", full.to_lowercase())) {
             *moving = None;
-            if let Some(p) = pr.parse().ok().and_then(|n: u64| repo.prs.get_mut(&n)) {
-                p.head_sha = "f".repeat(40);
+            if let Some(b) = pr.parse().ok().and_then(|n: u64| repo.prs.get(&n)).map(|p| p.head_ref.clone()) {
+                repo.push(&b, &"f".repeat(40));
             }
         }
     }
@@ -160,9 +163,24 @@ fn msg(m: &str) -> Value {
     json!({"message": m, "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"})
 }
 
+/// A user as GitHub's answers embed it.
+fn user(login: &str) -> Value {
+    let kind = if login.ends_with("[bot]") { "Bot" } else { "User" };
+    json!({"login": login, "id": login.len() as u64 * 1000 + 7, "type": kind, "site_admin": false})
+}
+
+/// A repository as a PR's `head.repo` and `base.repo` give it.
+fn repo_json(full: &str) -> Value {
+    let (owner, name) = full.split_once('/').unwrap_or((full, full));
+    json!({"id": full.len() as u64 * 100 + 3, "name": name, "full_name": full, "owner": user(owner),
+        "private": true, "fork": false, "html_url": format!("https://github.example/{full}")})
+}
+
 /// GitHub's JSON for a PR of `full`.
 fn pr_json(full: &str, p: &MockPr) -> Value {
     let head_repo = p.head_repo.clone().unwrap_or_else(|| full.to_string());
+    let head_owner = head_repo.split('/').next().unwrap_or("").to_string();
+    let base_owner = full.split('/').next().unwrap_or("");
     json!({
         "url": format!("https://api.github.example/repos/{full}/pulls/{}", p.number),
         "html_url": format!("https://github.example/{full}/pull/{}", p.number),
@@ -175,9 +193,30 @@ fn pr_json(full: &str, p: &MockPr) -> Value {
         "mergeable": p.mergeable,
         "mergeable_state": p.mergeable_state,
         "created_at": p.created_at,
-        "head": {"ref": p.head_ref, "sha": p.head_sha, "repo": {"full_name": head_repo}},
-        "base": {"ref": p.base_ref, "sha": "b".repeat(40), "repo": {"full_name": full}},
+        "user": user(&p.author),
+        "author_association": "MEMBER",
+        "head": {"label": format!("{head_owner}:{}", p.head_ref), "ref": p.head_ref, "sha": p.head_sha,
+            "user": user(&head_owner), "repo": repo_json(&head_repo)},
+        "base": {"label": format!("{base_owner}:{}", p.base_ref), "ref": p.base_ref, "sha": "b".repeat(40),
+            "user": user(base_owner), "repo": repo_json(full)},
     })
+}
+
+/// Whether a review's `author_association` is one of a user with write access (the stand-in's
+/// model of it: an owner, a member of the organisation, a collaborator).
+pub fn writer(association: &str) -> bool {
+    matches!(association, "OWNER" | "MEMBER" | "COLLABORATOR")
+}
+
+/// The latest approving or change-requesting review of each writer: (approvals, changes requested).
+pub fn writers_verdict(p: &MockPr) -> (u64, bool) {
+    let mut latest = std::collections::BTreeMap::new();
+    for (who, state, assoc) in &p.reviews {
+        if writer(assoc) && matches!(state.as_str(), "APPROVED" | "CHANGES_REQUESTED" | "DISMISSED") {
+            latest.insert(who.as_str(), state.as_str());
+        }
+    }
+    (latest.values().filter(|s| **s == "APPROVED").count() as u64, latest.values().any(|s| *s == "CHANGES_REQUESTED"))
 }
 
 fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value, query: &str) -> (u16, Value) {
@@ -199,7 +238,8 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             let mut p = MockPr::open(n, body["head"].as_str().unwrap_or(""));
             p.base_ref = body["base"].as_str().unwrap_or("main").into();
             p.created_at = super::now_rfc3339();
-            r.branches.insert(p.head_ref.clone());
+            p.author = LOGIN.into();
+            r.branches.entry(p.head_ref.clone()).or_insert_with(|| p.head_sha.clone());
             let out = pr_json(full, &p);
             r.prs.insert(n, p);
             (201, out)
@@ -210,18 +250,17 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
         },
         ("PATCH", ["pulls", n]) => match num(n).and_then(|n| r.prs.get_mut(&n)) {
             Some(p) => {
-                if let Some(st) = body["state"].as_str() {
-                    p.state = st.into();
+                match body["state"].as_str() {
+                    Some(st @ ("open" | "closed")) => p.state = st.into(),
+                    Some(_) => return (422, msg("Validation Failed")),
+                    None => {}
                 }
                 (200, pr_json(full, p))
             }
             None => (404, msg("Not Found")),
         },
         ("GET", ["pulls", n, "reviews"]) => match num(n).and_then(|n| r.prs.get(&n)) {
-            Some(p) => (
-                200,
-                json!(p.reviews.iter().map(|(u, s)| json!({"user": {"login": u}, "state": s})).collect::<Vec<_>>()),
-            ),
+            Some(p) => (200, reviews_json(p)),
             None => (404, msg("Not Found")),
         },
         ("PUT", ["pulls", n, "merge"]) => match num(n) {
@@ -229,6 +268,7 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             None => (404, msg("Not Found")),
         },
         ("POST", ["issues", n, "comments"]) => match num(n).and_then(|n| r.prs.get_mut(&n)) {
+            Some(_) if !body["body"].is_string() => (422, msg("Validation Failed: body is missing")),
             Some(p) => {
                 p.comments.push(body["body"].as_str().unwrap_or("").into());
                 (201, json!({"id": p.comments.len(), "body": body["body"]}))
@@ -236,14 +276,14 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             None => (404, msg("Not Found")),
         },
         ("GET", ["commits", sha, "check-runs"]) => {
-            let p = r.prs.values().find(|p| p.head_sha == *sha);
+            let p = r.prs.values().find(|p| p.head_sha == *sha || p.past_heads.iter().any(|h| h == sha));
             let runs: Vec<Value> = p.map_or(vec![], |p| {
                 p.check_runs.iter().map(|(s, c)| json!({"name": "ci", "status": s, "conclusion": c})).collect()
             });
             (200, json!({"total_count": runs.len(), "check_runs": runs}))
         }
         ("GET", ["commits", sha, "status"]) => {
-            let p = r.prs.values().find(|p| p.head_sha == *sha);
+            let p = r.prs.values().find(|p| p.head_sha == *sha || p.past_heads.iter().any(|h| h == sha));
             let st: Vec<Value> =
                 p.map_or(vec![], |p| p.statuses.iter().map(|s| json!({"context": "ext", "state": s})).collect());
             (200, json!({"state": "pending", "total_count": st.len(), "statuses": st}))
@@ -256,10 +296,22 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             if r.required_reviews > 0 {
                 rules.push(json!({"type": "pull_request", "parameters": {"required_approving_review_count": r.required_reviews}}));
             }
+            if !r.required_checks.is_empty() {
+                let checks: Vec<Value> = r.required_checks.iter().map(|c| json!({"context": c})).collect();
+                rules.push(json!({"type": "required_status_checks", "parameters": {
+                    "strict_required_status_checks_policy": false, "required_status_checks": checks}}));
+            }
             (200, json!(rules))
         }
+        ("GET", ["git", "ref", "heads", branch @ ..]) => match r.branches.get(&branch.join("/")) {
+            Some(sha) => {
+                let name = format!("refs/heads/{}", branch.join("/"));
+                (200, json!({"ref": name, "node_id": "REF_x", "object": {"type": "commit", "sha": sha}}))
+            }
+            None => (404, msg("Not Found")),
+        },
         ("DELETE", ["git", "refs", "heads", branch @ ..]) => {
-            if r.branches.remove(&branch.join("/")) {
+            if r.branches.remove(&branch.join("/")).is_some() {
                 (204, Value::Null)
             } else {
                 (422, msg("Reference does not exist"))
@@ -271,7 +323,7 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
 
 /// `PUT /pulls/{n}/merge` as GitHub refuses it.
 fn merge(r: &mut MockRepo, n: u64, body: &Value) -> (u16, Value) {
-    let (queue, required) = (r.merge_queue, r.required_reviews);
+    let (queue, required, checks) = (r.merge_queue, r.required_reviews, r.required_checks.clone());
     let Some(p) = r.prs.get_mut(&n) else { return (404, msg("Not Found")) };
     if p.state != "open" {
         return (405, msg("Pull Request is not mergeable"));
@@ -291,8 +343,12 @@ fn merge(r: &mut MockRepo, n: u64, body: &Value) -> (u16, Value) {
     if p.check_runs.iter().any(|(s, c)| s != "completed" || c.as_deref() != Some("success")) {
         return (405, msg("Required status check \"ci\" is failing."));
     }
-    let approvals = p.reviews.iter().filter(|(_, s)| s == "APPROVED").count() as u64;
-    if required > 0 && approvals < required {
+    let reported = |c: &str| (c == "ci" && !p.check_runs.is_empty()) || (c == "ext" && !p.statuses.is_empty());
+    if let Some(c) = checks.iter().find(|c| !reported(c)) {
+        return (405, msg(&format!("Required status check \"{c}\" is expected.")));
+    }
+    let (approvals, changes) = writers_verdict(p);
+    if required > 0 && (approvals < required || changes) {
         return (405, msg("At least 1 approving review is required by reviewers with write access."));
     }
     if body["merge_method"].as_str().is_some_and(|m| !["merge", "squash", "rebase"].contains(&m)) {
@@ -302,41 +358,16 @@ fn merge(r: &mut MockRepo, n: u64, body: &Value) -> (u16, Value) {
     (200, json!({"sha": "c".repeat(40), "merged": true, "message": "Pull Request successfully merged"}))
 }
 
-/// GraphQL: `enqueuePullRequest` only.
-fn graphql(s: &State, body: &Value, n: usize) -> Response {
-    let q = body["query"].as_str().unwrap_or("");
-    let (id, expected) = (body["variables"]["id"].as_str().unwrap_or(""), body["variables"]["sha"].as_str());
-    if !q.contains("enqueuePullRequest") {
-        s.refused.lock().unwrap().push(format!("GraphQL query hone does not make: {q}"));
-        return answer(200, json!({"errors": [{"message": "unknown"}]}), n, "graphql");
-    }
-    let mut repos = s.repos.lock().unwrap();
-    let found = repos.values_mut().find_map(|r| {
-        let queue = r.merge_queue;
-        r.prs.values_mut().find(|p| format!("PR_node{}", p.number) == id).map(|p| (queue, p))
-    });
-    let err = |m: &str| {
-        answer(
-            200,
-            json!({"data": {"enqueuePullRequest": null}, "errors": [{"type": "UNPROCESSABLE", "message": m}]}),
-            n,
-            "graphql",
-        )
-    };
-    match found {
-        None => err(&format!("Could not resolve to a node with the global id of '{id}'")),
-        Some((false, _)) => err("Pull request is not in a merge queue enabled branch"),
-        Some((true, p)) if expected.is_some_and(|e| e != p.head_sha) => {
-            err("Expected head oid does not match the pull request's head")
-        }
-        Some((true, p)) => {
-            p.queued = true;
-            answer(
-                200,
-                json!({"data": {"enqueuePullRequest": {"mergeQueueEntry": {"state": "QUEUED", "position": 1}}}}),
-                n,
-                "graphql",
-            )
-        }
-    }
+/// A PR's reviews as GitHub lists them, each with its reviewer's `author_association`.
+fn reviews_json(p: &MockPr) -> Value {
+    let list: Vec<Value> = p
+        .reviews
+        .iter()
+        .enumerate()
+        .map(|(i, (u, s, a))| {
+            json!({"id": 80 + i, "user": user(u), "body": "", "state": s, "author_association": a,
+                "commit_id": p.head_sha, "submitted_at": "2026-01-01T00:00:00Z"})
+        })
+        .collect();
+    json!(list)
 }

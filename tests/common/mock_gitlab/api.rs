@@ -8,7 +8,7 @@ use super::entities::{self, Reply};
 use super::params::Params;
 use super::spec::{Op, spec};
 use super::state::{Auth, Kind, State};
-use super::{merge, mrs, notes, review};
+use super::{approvals, merge, mrs, notes, review};
 use axum::http::{HeaderMap, Method, Uri};
 use axum::response::Response;
 use serde_json::Value;
@@ -73,6 +73,8 @@ enum Route {
     UpdateMr,
     MergeMr,
     DeleteBranch,
+    GetBranch,
+    Approvals,
     ListNotes,
     CreateNote,
     GetNote,
@@ -106,6 +108,8 @@ fn route_of(op: &Op) -> Route {
         ("PUT", t) if t == mr => Route::UpdateMr,
         ("PUT", t) if t == format!("{mr}/merge") => Route::MergeMr,
         ("DELETE", "/api/v4/projects/{id}/repository/branches/{branch}") => Route::DeleteBranch,
+        ("GET", "/api/v4/projects/{id}/repository/branches/{branch}") => Route::GetBranch,
+        ("GET", t) if t == format!("{mr}/approvals") => Route::Approvals,
         ("GET", t) if t == notes => Route::ListNotes,
         ("POST", t) if t == notes => Route::CreateNote,
         ("GET", t) if t == note => Route::GetNote,
@@ -133,7 +137,16 @@ fn route_of(op: &Op) -> Route {
 /// `authenticate!` (notes, writes, `/user`, the token itself).
 fn policy(route: Route) -> Policy {
     let read_mr = matches!(route, Route::ListMrs | Route::GetMr | Route::ListNotes | Route::GetNote);
-    let open = matches!(route, Route::Project | Route::GroupProjects | Route::ListMrs | Route::GetMr | Route::Users);
+    let open = matches!(
+        route,
+        Route::Project
+            | Route::GroupProjects
+            | Route::ListMrs
+            | Route::GetMr
+            | Route::Users
+            | Route::GetBranch
+            | Route::Approvals
+    );
     Policy {
         job_token: read_mr,
         authenticate: !open,
@@ -223,6 +236,8 @@ fn answer(
         Route::UpdateMr => mrs::update(&mut ctx),
         Route::MergeMr => merge::merge(&mut ctx),
         Route::DeleteBranch => merge::delete_branch(&mut ctx),
+        Route::GetBranch => approvals::branch(&ctx),
+        Route::Approvals => approvals::approvals(&ctx),
         Route::ListNotes => notes::list(&ctx),
         Route::CreateNote => notes::create(&mut ctx),
         Route::GetNote => notes::get(&ctx),

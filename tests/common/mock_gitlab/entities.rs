@@ -197,6 +197,7 @@ pub fn detailed_merge_status(m: &Mr) -> String {
         (Some(s), _, _) => s.as_str(),
         (None, s, _) if s != "opened" => "not_open",
         _ if is_draft(&m.title) => "draft_status",
+        _ if m.approvals_required.is_some_and(|n| (m.approved_by.len() as u64) < n) => "not_approved",
         (None, _, Some("created" | "pending" | "running" | "preparing" | "waiting_for_resource")) => "ci_still_running",
         (None, _, Some("failed" | "canceled")) => "ci_must_pass",
         _ => "mergeable",

@@ -104,6 +104,10 @@ pub struct Mr {
     pub merge_status: Option<String>,
     /// Push a new commit to the source branch right after the next read of this merge request.
     pub move_head_after_read: bool,
+    /// The users who approved it (each allowed to: GitLab lets no one else), oldest first.
+    pub approved_by: Vec<u64>,
+    /// Approvals its rules require (Premium); `None`: a tier without approval rules.
+    pub approvals_required: Option<u64>,
     /// Its diff versions, oldest first (a new one each time the source branch moved).
     pub versions: Vec<Version>,
 }
@@ -210,6 +214,8 @@ impl State {
             pipeline: None,
             merge_status: None,
             move_head_after_read: false,
+            approved_by: Vec::new(),
+            approvals_required: None,
             versions: Vec::new(),
         });
         self.mrs.last_mut().expect("just pushed")

@@ -130,7 +130,7 @@ async fn unknown_parameters_wrong_types_and_unknown_operations_are_violations() 
     assert_eq!((status, err), (400, json!({"error": "squash is invalid"})));
     let (status, _, err) = call(&lab, "POST", &format!("{APP}/merge_requests"), DEV, Some(json!({"title": "t"}))).await;
     assert_eq!((status, err), (400, json!({"error": "source_branch is missing, target_branch is missing"})));
-    let (status, _, _) = call(&lab, "GET", &format!("{APP}/merge_requests/1/approvals"), DEV, None).await;
+    let (status, _, _) = call(&lab, "GET", &format!("{APP}/merge_requests/1/approval_state"), DEV, None).await;
     assert_eq!(status, 404);
     let (status, _, err) = call(&lab, "GET", "/api/v4/projects/acme/app", DEV, None).await;
     assert_eq!((status, err), (404, json!({"error": "404 Not Found"})), "an unencoded path found the project");
@@ -140,7 +140,7 @@ async fn unknown_parameters_wrong_types_and_unknown_operations_are_violations() 
         "unknown parameter `draft`",
         "`squash` is not a boolean",
         "`source_branch` missing",
-        "approvals",
+        "approval_state",
         "/projects/acme/app",
     ];
     for e in expect {
