@@ -121,7 +121,7 @@ impl Ctx {
     /// The forge's client for the place, and the item with its repository as the forge names it.
     fn api(&self, mut place: Place, item: &Item) -> Result<(Api<'_>, Item), HoneError> {
         // Whose token: the API and the token itself (a key in memory only).
-        let key = format!("{}\n{}", place.api, place.token.as_ref().map(|t| t.secret()).unwrap_or_default());
+        let key = format!("{}\n{}", place.api()?, place.token.as_ref().map(|t| t.secret()).unwrap_or_default());
         let (sent, ids) = (&self.sent, &self.ids);
         let api = if place.kind == ForgeKind::Gitlab {
             let gl = self.lab_client(&place)?;
