@@ -77,18 +77,11 @@ fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
         flush(&mut out, &mut text, in_code);
         match e {
             Event::Start(Tag::Link { link_type, dest_url, title, .. }) => {
-                if !images.is_empty() {
-                    links.push(Open::Dropped);
-                } else if crate::references::is_issue_url(&dest_url) {
-                    links.push(Open::AsText((link_type != LinkType::Autolink).then_some(dest_url)));
-                } else {
-                    links.push(Open::Kept);
-                    let link_type = match link_type {
-                        LinkType::Autolink | LinkType::Email => link_type,
-                        _ => LinkType::Inline,
-                    };
-                    out.push(Event::Start(Tag::Link { link_type, dest_url, title, id: "".into() }));
+                let open = open_link(link_type, dest_url, title, images.is_empty());
+                if let (Open::Kept, Some(start)) = open {
+                    out.push(start);
                 }
+                links.push(open.0);
             }
             Event::End(TagEnd::Link) => match links.pop() {
                 Some(Open::Kept) => out.push(Event::End(TagEnd::Link)),
@@ -143,6 +136,27 @@ fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
     }
     flush(&mut out, &mut text, in_code);
     out
+}
+
+/// What becomes of a link that opens (inside an image's text or not): and, when it is kept, its
+/// start as an inline link (an autolink or e-mail stays one).
+fn open_link<'a>(
+    link_type: LinkType,
+    dest_url: CowStr<'a>,
+    title: CowStr<'a>,
+    outside_images: bool,
+) -> (Open<'a>, Option<Event<'a>>) {
+    if !outside_images {
+        return (Open::Dropped, None);
+    }
+    if crate::references::is_issue_url(&dest_url) {
+        return (Open::AsText((link_type != LinkType::Autolink).then_some(dest_url)), None);
+    }
+    let link_type = match link_type {
+        LinkType::Autolink | LinkType::Email => link_type,
+        _ => LinkType::Inline,
+    };
+    (Open::Kept, Some(Event::Start(Tag::Link { link_type, dest_url, title, id: "".into() })))
 }
 
 /// The text gathered so far as events: in a code block as it is, elsewhere with each mention

@@ -14,17 +14,17 @@ fn number_from_gitlab_ci(env: &crate::env::RunEnv) -> Option<u64> {
     crate::forge::place::in_gitlab_ci(env).then(|| env.var("CI_MERGE_REQUEST_IID")?.parse().ok()).flatten()
 }
 
-/// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
-pub async fn decide(
-    job: &mut Job,
+/// Where the run's change goes, and the remote's URL it was decided from. A GitHub token whose
+/// API is unknown (a server's token and github.com's API) stops the run here, before any work,
+/// naming the variable to set.
+fn place_of(
+    job: &Job,
     ws: &Workspace,
     req: &Request,
-    (deadline, cancel): Bounds<'_>,
-) -> Result<Work, HoneError> {
-    use crate::forge::{app, autofix, place, remote};
-    use crate::spec::forge::ForgeKind;
+) -> Result<(crate::forge::place::Place, Option<String>), HoneError> {
+    use crate::forge::place;
     let url = ws.remote_url(&job.git.remote);
-    let mut place = place::Place::decide(&place::Input {
+    let place = place::Place::decide(&place::Input {
         env: &req.env,
         spec: &job.forge,
         token_env: job.git.token_env.as_deref(),
@@ -32,11 +32,22 @@ pub async fn decide(
         env_repo: req.env_repo,
         remote_trusted: req.remote_trusted,
     });
-    // A GitHub token whose API is unknown (a server's token and github.com's API) stops the run
-    // before any work, naming the variable to set.
-    if place.kind == ForgeKind::Github && place.token.is_some() {
+    if place.kind == crate::spec::forge::ForgeKind::Github && place.token.is_some() {
         place.api()?;
     }
+    Ok((place, url))
+}
+
+/// Autofix mode: find the PR, apply the fork and loop guards, and point the run at its head.
+pub async fn decide(
+    job: &mut Job,
+    ws: &Workspace,
+    req: &Request,
+    (deadline, cancel): Bounds<'_>,
+) -> Result<Work, HoneError> {
+    use crate::forge::{app, autofix, remote};
+    use crate::spec::forge::ForgeKind;
+    let (mut place, url) = place_of(job, ws, req)?;
     // A GitHub App's token is minted here, at intake, and its bot made the author (`forge::app`).
     let (env, shared, redactor) = (req.env.as_ref(), &req.shared, &req.redactor);
     let cx = app::Context { env, shared, redactor, deadline, cancel };
