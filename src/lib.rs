@@ -71,6 +71,9 @@ pub(crate) mod validate;
 pub(crate) mod verify;
 
 #[cfg(test)]
+mod durable_tests;
+
+#[cfg(test)]
 pub(crate) mod testutil {
     //! Helpers shared by the unit tests.
 

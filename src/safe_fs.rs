@@ -9,6 +9,12 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
+#[path = "safe_fs_durable.rs"]
+mod durable;
+#[cfg(test)]
+pub use durable::{Step, stop_at};
+pub use durable::{sync_dir, write_at};
+
 /// A name or path as the kernel takes it: its bytes, whatever they are (a name need not be UTF-8).
 fn cstr(p: impl AsRef<OsStr>) -> Result<CString> {
     CString::new(p.as_ref().as_bytes()).map_err(|_| Error::new(ErrorKind::InvalidInput, "path contains a NUL byte"))
@@ -154,24 +160,6 @@ pub fn open_existing_dir_below(base: &Path, rel: &Path) -> Result<OwnedFd> {
         }
     }
     Ok(cur)
-}
-
-/// Write `bytes` as `name` in `dir`: a fresh temp file, then a rename over the target, so a
-/// symlink or FIFO in the target's place is replaced, never written through.
-pub fn write_at(dir: &impl AsRawFd, name: &str, bytes: &[u8], mode: u32) -> Result<()> {
-    let tmp = format!(".hone-tmp-{}-{}", std::process::id(), rand::random::<u64>());
-    let fd = openat(dir, &tmp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW, mode)?;
-    let mut f = File::from(fd);
-    let res = f.write_all(bytes).and_then(|()| f.sync_all()).and_then(|()| {
-        let (from, to) = (cstr(&tmp)?, cstr(name)?);
-        // SAFETY: both names are NUL-terminated and relative to the same dir fd.
-        let rc = unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) };
-        if rc < 0 { Err(Error::last_os_error()) } else { Ok(()) }
-    });
-    if res.is_err() {
-        let _ = unlinkat(dir, &tmp, 0);
-    }
-    res
 }
 
 /// Create `name` in `dir` as a new, empty regular file, removing whatever had that name (a

@@ -149,6 +149,19 @@ pub enum Command {
         #[arg(long)]
         allow_sandbox_off: bool,
     },
+    /// Recover a checkout a killed `hone run` left mid-run (as every run does first): its work
+    /// (uncommitted changes, untracked files, commits on its branch) saved on
+    /// `refs/hone/<job>/killed-<run id>`, the checkout put back on the branch or commit the run
+    /// started from, clean. Exit 0 when recovered or nothing was left; 2 while another hone run
+    /// works in the checkout (E_CONFLICT) or the repository cannot be used; 3 when it failed.
+    Recover {
+        /// The checkout (default: the one that contains the current directory).
+        #[arg(long, value_name = "PATH")]
+        repo: Option<PathBuf>,
+        /// Print the result as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// What hone remembers of earlier runs, per repository (docs/memory.md): list it, show a
     /// repository's entries, forget some, or clear it.
     Memory {

@@ -11,6 +11,7 @@ macro_rules! print {
 }
 
 mod memory;
+mod recover;
 
 use crate::cli::{Cli, Command, FleetAction, FleetArgs, PrsAction, RunArgs};
 use crate::env::RunEnv;
@@ -76,6 +77,7 @@ pub fn main(cli: Cli) -> i32 {
                 exit::SUCCESS
             }
             Command::Memory { action } => memory(action),
+            Command::Recover { repo, json } => recover(repo, json),
             Command::Fleet { action, args } => fleet(action, args, quiet, redactor).await,
             Command::Run(args) => run(args, quiet, redactor).await,
         }
@@ -309,6 +311,27 @@ fn memory(action: crate::cli::MemoryAction) -> i32 {
         Err(e) => {
             eprintln!("hone: {}", e.render());
             if e.code == Code::Io { exit::INFRA_FAILURE } else { exit::INVALID_INPUT }
+        }
+    }
+}
+
+/// `hone recover`: the result line (or JSON) on stdout, warnings and errors on stderr.
+fn recover(repo: Option<std::path::PathBuf>, json: bool) -> i32 {
+    match recover::run(repo, &RunEnv::from_process()) {
+        Ok(out) => {
+            for w in &out.warnings {
+                eprintln!("hone: warning: {w}");
+            }
+            if json {
+                println!("{}", serde_json::to_string(&out).unwrap_or_default());
+            } else {
+                println!("{}", recover::line(&out));
+            }
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hone: {}", e.render());
+            recover::exit_code(&e)
         }
     }
 }

@@ -6,11 +6,15 @@
 
 mod branch;
 mod changes;
+mod claim;
 pub use changes::patch_of;
+pub use claim::{Claimant, Held};
 mod count;
 mod deep;
 mod ignored;
 mod links;
+pub mod marker;
+mod recover;
 mod restore;
 pub mod safe;
 mod saved;
@@ -21,6 +25,7 @@ pub mod transport;
 pub mod user_config;
 mod withheld;
 pub use count::Counted;
+pub use recover::Recovered;
 pub use saved::Saved;
 pub use withheld::Withheld;
 
@@ -49,7 +54,7 @@ pub fn isolate_config() {
 }
 
 /// Where HEAD pointed before the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", content = "value", rename_all = "snake_case")]
 pub enum OriginalHead {
     Branch(String),
@@ -255,6 +260,11 @@ impl Workspace {
     /// Whether `name` is a local branch.
     pub fn is_branch(&self, name: &str) -> bool {
         self.repo.find_branch(name, BranchType::Local).is_ok()
+    }
+
+    /// The commit the local branch `name` points at, if there is one.
+    pub fn branch_tip(&self, name: &str) -> Option<Oid> {
+        self.repo.find_branch(name, BranchType::Local).ok().and_then(|b| b.get().target())
     }
 
     /// Commit the work tree on the current branch, with `base` as parent.

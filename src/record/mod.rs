@@ -170,6 +170,10 @@ pub struct RunRecord {
     pub commit: Option<CommitInfo>,
     /// Where the work of a failed run was saved (a ref, not a branch).
     pub saved_ref: Option<String>,
+    /// A killed run found at the start (its marker left in the git dir, its process gone): where
+    /// its work was saved and where the checkout was put back before this run began.
+    #[serde(default)]
+    pub recovered: Option<crate::git::Recovered>,
     /// Why the run did not succeed: each error's code, message and what to do, first cause first.
     pub errors: Vec<HoneError>,
     /// What the user should know that did not stop the run.
@@ -265,6 +269,7 @@ impl RunRecord {
             files_changed: vec![],
             commit: None,
             saved_ref: None,
+            recovered: None,
             errors: vec![],
             warnings: vec![],
             model_retries: RetryStats::default(),

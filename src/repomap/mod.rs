@@ -4,7 +4,7 @@
 //! on the blocking pool while the baseline checks run, and per-file definitions are cached across
 //! runs (`tagcache`).
 
-mod tagcache;
+pub(crate) mod tagcache;
 
 use std::path::Path;
 use tree_sitter_tags::{TagsConfiguration, TagsContext};

@@ -38,6 +38,15 @@ pub struct Scope {
     pub egress: Ledger,
     /// Where the repository's memory is (or why the run has none).
     pub memory: super::remember::Settled,
+    /// This run's marker in the git dir, removed once the checkout is put back.
+    pub marker: crate::git::Held,
+}
+
+/// What claiming the checkout found: a killed run recovered, a marker ignored.
+#[derive(Default)]
+pub struct Claimed {
+    pub recovered: Option<crate::git::Recovered>,
+    pub warnings: Vec<String>,
 }
 
 /// What intake found to do.
@@ -62,6 +71,7 @@ pub struct Start {
     /// `--continue`: the failed run's saved work (applied after the baseline) and conversation.
     pub saved: Option<Saved>,
     pub history: Vec<Message>,
+    pub claimed: Claimed,
 }
 
 /// The checkout the environment stage made, for the land stage to put back.

@@ -208,6 +208,11 @@ fn begin_record(s: &Scope, start: &Start, started_at: String) -> RunRecord {
     r.policy.network = crate::record::network::NetworkReport::of(&s.policy);
     r.change = job.change;
     r.memory = s.memory.report();
+    r.warnings.extend(start.claimed.warnings.iter().cloned());
+    if let Some(k) = &start.claimed.recovered {
+        r.warnings.push(k.warning());
+        r.recovered = Some(k.clone());
+    }
     if job.verify.is_empty() && job.change != crate::spec::answer::Change::None {
         r.warnings.push("no verify commands are configured: the change is not verified".into());
     }

@@ -91,6 +91,8 @@ mod jail_projects;
 #[cfg(target_os = "linux")]
 mod jail_secrets;
 mod jail_support;
+#[cfg(target_os = "linux")]
+mod killed;
 mod layering;
 mod mcp;
 mod mcp_attacks;

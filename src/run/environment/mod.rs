@@ -56,7 +56,18 @@ pub async fn check_out(
         _ => "main".into(),
     };
     let (branch, keep, hones) = (job.git.branch.clone(), job.repo.allow_dirty, hones_commit(job));
-    let before = ws.blocking(move |ws| ws.start_branch(&branch, base, keep, &hones)).await?;
+    // The marker says where the branch starts (and was) before the checkout moves.
+    s.marker.set_start(&branch, base, ws.branch_tip(&branch))?;
+    let before = match ws.blocking(move |ws| ws.start_branch(&branch, base, keep, &hones)).await {
+        Ok(before) => before,
+        Err(e) => {
+            // Moved part of the way: the marker stays, for the next run to put it back.
+            if ws.original_head().ok().as_ref() != Some(&original) {
+                s.marker.keep();
+            }
+            return Err(e);
+        }
+    };
     Ok(Checkout { original, before, base, ignored, guidance })
 }
 

@@ -172,6 +172,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     if let Err(e) = locate::hide_hone_dir(ws.root()) {
         tracing::warn!("cannot write {}/.gitignore: {e}", locate::HONE_DIR);
     }
+    let (marker, claimed) = claim(&ws, &job, events.run_id()).await.map_err(&fail)?;
     protect_instructions(&mut policy, &job, &ws);
     let memory = super::remember::settle(&job, req, &ws, &policy);
     for dir in memory.dirs() {
@@ -196,10 +197,28 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         _ => autofix::decide(&mut job, &ws, req, bounds).await.map_err(&fail)?,
     };
     let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
-    let start = Start { work, model, jail, jail_report, ignored, map, saved, history };
+    let start = Start { work, model, jail, jail_report, ignored, map, saved, history, claimed };
     let (shared, cancel) = (req.shared.clone(), req.cancel.clone());
-    let scope = Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress, memory };
+    let scope =
+        Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress, memory, marker };
     Ok((scope, start))
+}
+
+/// The checkout claimed for this run (`git::claim`): what a killed run left saved and its
+/// checkout put back, a live run's checkout refused, this run's marker written (durably) before
+/// anything changes the checkout.
+async fn claim(
+    ws: &Workspace,
+    job: &Job,
+    run_id: &str,
+) -> Result<(crate::git::Held, super::handoff::Claimed), HoneError> {
+    let (id, name, branch) = (run_id.to_string(), job.name.clone(), job.git.branch.clone());
+    let who = move |ws: &Workspace| {
+        ws.claim_checkout(Some(crate::git::Claimant { run_id: &id, job: &name, branch: &branch }))
+    };
+    let c = ws.blocking(who).await?;
+    let held = c.held.ok_or_else(|| HoneError::new(Code::Internal, "the run's marker was not written"))?;
+    Ok((held, super::handoff::Claimed { recovered: c.recovered, warnings: c.ignored.into_iter().collect() }))
 }
 
 /// The first jail. With setup commands it is setup's: the network as `setup.network` says, and

@@ -52,10 +52,12 @@ pub async fn land(
 /// The checkout back as it was (unless `repo.allow_dirty`), and what the run left in ignored
 /// paths removed. Not cut short by a cancel: this is what leaves the repo known.
 pub async fn restore(s: &Scope, checkout: Checkout, run: &mut Run) {
+    test_stop(&s.env, "after-commit");
     let (job, ws) = (&s.job, &s.ws);
     let Checkout { original, before, base, ignored, .. } = checkout;
     if job.repo.allow_dirty {
         run.record.warnings.push(format!("`repo.allow_dirty` is set: the work tree was left on `{}`", job.git.branch));
+        release(s, run);
     } else {
         // The checkout back as it was, and what the run left in ignored paths (build output,
         // caches) removed. Not cut short by a cancel: this is what leaves the repo known.
@@ -73,6 +75,7 @@ pub async fn restore(s: &Scope, checkout: Checkout, run: &mut Run) {
         if run.record.commit.is_none() {
             let _ = ws.put_branch_back(&job.git.branch, base, before);
         }
+        let restored_ok = restored.is_ok();
         match restored {
             Ok(links) if !links.is_empty() => run.record.warnings.push(format!(
                 "symlinks stood where the repository has files or directories ({}); they were removed, not followed, when the checkout was restored",
@@ -81,8 +84,33 @@ pub async fn restore(s: &Scope, checkout: Checkout, run: &mut Run) {
             Ok(_) => {}
             Err(e) => run.record.errors.push(HoneError::new(Code::Git, format!("could not restore the original checkout: {}", e.message),)),
         }
+        if restored_ok {
+            release(s, run);
+        } else {
+            // The next run (or `hone recover`) saves what is left and puts the checkout back.
+            s.marker.keep();
+        }
     }
 }
+
+/// The checkout is back: the run's marker goes.
+fn release(s: &Scope, run: &mut Run) {
+    if let Err(e) = s.marker.release() {
+        run.record.warnings.push(e.message);
+    }
+}
+
+/// A test hook, in debug builds only (release builds have none): with `HONE_TEST_STOP_AT` set
+/// to `point`, hone stops itself there (SIGSTOP), so that a test can kill it at that point.
+#[cfg(debug_assertions)]
+fn test_stop(env: &crate::env::RunEnv, point: &str) {
+    if env.var("HONE_TEST_STOP_AT") == Some(point) {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn test_stop(_: &crate::env::RunEnv, _: &str) {}
 
 /// How long the diffs of the change may take when the run's wall time is spent.
 const MIN_DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(5);
