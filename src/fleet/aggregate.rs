@@ -133,13 +133,39 @@ pub fn build(
 }
 
 /// Write the aggregate reports by rename into `dir` (reached without following a symlink in
-/// its place), so a symlink or FIFO a run left there is replaced, never written through.
+/// its place), so a symlink or FIFO a run left there is replaced, never written through. Each is
+/// written durably (temp file, fsync, rename, fsync of the directory): a kill leaves each file
+/// whole, old or new, and the journal they are rebuilt from is already complete.
 pub fn write(dir: &Path, r: &FleetReport) -> std::io::Result<()> {
-    let d = crate::output::dir::ReportDir::new(dir, None)?;
-    d.write("fleet.json", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?.as_bytes())?;
-    d.write("fleet-junit.xml", junit(r)?.as_bytes())?;
-    d.write("fleet-summary.md", summary(r).as_bytes())
+    let d = super::journal::open_out(dir)?;
+    let files = [
+        ("fleet.json", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?),
+        ("fleet-junit.xml", junit(r)?),
+        ("fleet-summary.md", summary(r)),
+    ];
+    for (name, text) in files {
+        hold_before(name);
+        super::journal::write_durably(&d, name, text.as_bytes())?;
+    }
+    Ok(())
 }
+
+/// Debug builds (the test suite's) only: with `HONE_TEST_FLEET_HOLD=<file>:<marker>`, stop for
+/// good before writing `<file>`, once `<marker>` is made, so a test can kill hone between two
+/// steps of the writer. A release build never reads it.
+#[cfg(debug_assertions)]
+fn hold_before(name: &str) {
+    let Ok(v) = std::env::var("HONE_TEST_FLEET_HOLD") else { return };
+    let Some((file, marker)) = v.split_once(':') else { return };
+    if file == name && std::fs::write(marker, name).is_ok() {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn hold_before(_: &str) {}
 
 /// Read `fleet.json` back: a regular file only (never a FIFO a run could have left).
 pub fn read(dir: &Path) -> std::io::Result<FleetReport> {

@@ -4,8 +4,10 @@
 
 pub mod aggregate;
 mod clone;
+mod journal;
 mod layout;
 pub(crate) mod live;
+mod outcome;
 mod pool;
 pub mod prs;
 pub mod query;
@@ -19,6 +21,7 @@ use crate::forge::credential::{url_secrets, without_userinfo};
 use crate::redact::Redactor;
 use crate::run::{self, EventSinks, Request, Sinks};
 use aggregate::{RepoResult, RepoStatus};
+use outcome::{failed, result_from_outcome, shown};
 use resume::{digest, previous_results, select};
 use spec::{Source, Target};
 use std::path::{Path, PathBuf};
@@ -48,70 +51,6 @@ pub struct FleetOptions {
 pub struct FleetOutcome {
     pub exit_code: i32,
     pub line: String,
-}
-
-/// Turn a finished run's typed outcome into the repository's outcome.
-fn result_from_outcome(
-    t: &Target,
-    o: &run::RunOutcome,
-    report_dir: &Path,
-    job_hash: &str,
-    dry_run: bool,
-) -> RepoResult {
-    use crate::record::Status;
-    let report = &o.record;
-    use crate::protocol::PrOperation;
-    let operation = report.pr.as_ref().map_or(PrOperation::None, |p| p.operation);
-    let status = match (o.record.status, operation) {
-        (Status::Success, PrOperation::Created) => RepoStatus::PrCreated,
-        (Status::Success, PrOperation::Updated) => RepoStatus::PrUpdated,
-        (Status::Success, _) => RepoStatus::Succeeded,
-        (Status::NoChange, _) => RepoStatus::NoChange,
-        (Status::Skipped, _) => RepoStatus::Skipped,
-        (Status::Cancelled, _) => RepoStatus::Cancelled,
-        _ => RepoStatus::Failed,
-    };
-    let first = report.errors.first().filter(|_| !status.ok());
-    RepoResult {
-        status,
-        code: first.map(|e| e.code),
-        error: first.map(|e| e.message.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string()),
-        pr_url: report.pr.as_ref().and_then(|p| p.url.clone()),
-        pr_number: report.pr.as_ref().and_then(|p| p.number),
-        pr_forge: report.pr.as_ref().and_then(|p| p.forge.clone()),
-        branch: (!report.branch.is_empty()).then(|| report.branch.clone()),
-        duration_ms: report.duration_ms,
-        tokens: report.usage.total_tokens,
-        cost_usd: report.cost.map(|c| c.usd),
-        dry_run,
-        output: report.output.clone(),
-        ..failed(t, Code::Internal, "", job_hash, report_dir)
-    }
-}
-
-fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_dir: &Path) -> RepoResult {
-    RepoResult {
-        id: t.id.clone(),
-        source: match &t.source {
-            Source::Url(u) => without_userinfo(u),
-            Source::Path(p) => p.display().to_string(),
-        },
-        status: RepoStatus::Failed,
-        code: Some(code),
-        error: Some(msg.lines().find(|l| !l.trim().is_empty()).unwrap_or(msg).to_string()),
-        pr_url: None,
-        pr_number: None,
-        pr_forge: None,
-        output: None,
-        branch: None,
-        duration_ms: 0,
-        tokens: 0,
-        cost_usd: None,
-        report_dir: report_dir.display().to_string(),
-        job_hash: job_hash.into(),
-        resumed: false,
-        dry_run: false,
-    }
 }
 
 /// The forge place of a URL target: its forge by the URL's host, and the repository's path from
@@ -184,6 +123,8 @@ struct Ctx {
     cancel: CancellationToken,
     redactor: Redactor,
     dry_run: bool,
+    /// Each repository's outcome, recorded durably as it finishes (`journal`).
+    journal: journal::Journal,
 }
 
 impl Ctx {
@@ -232,6 +173,13 @@ impl Ctx {
         self.sample();
         // Credentials in URLs never reach a report or a log line.
         r.error = r.error.map(|e| self.redactor.apply(&without_userinfo(&e)));
+        // Recorded and synced before it counts as done: a kill from here on cannot lose it.
+        if let Err(e) = self.journal.add(&r) {
+            tracing::warn!(
+                "cannot record {}'s outcome in the fleet's journal (`--resume` will run it again): {e}",
+                r.id
+            );
+        }
         if let Some(l) = &self.live {
             l.finished(&r, now());
         }
@@ -264,7 +212,8 @@ fn read_job(fleet: &spec::Fleet) -> Result<JobFile, HoneError> {
     Ok(JobFile { job, bytes, policy_bytes: policy })
 }
 
-pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
+/// The fleet file, with `--workspace` and `--out` applied, and its URLs' secrets masked.
+fn load(opts: &FleetOptions) -> Result<spec::Fleet, HoneError> {
     let mut fleet = spec::load(&opts.file).map_err(|d| HoneError::located(Code::Spec, d))?;
     if let Some(w) = &opts.workspace {
         // The reports follow the workspace unless the fleet file or `--out` puts them elsewhere.
@@ -282,6 +231,34 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
             url_secrets(u).iter().for_each(|s| opts.redactor.add(s));
         }
     }
+    Ok(fleet)
+}
+
+/// A fresh journal in the fleet's out dir for the run over `planned`, holding the results it
+/// carries over; and the run's start time, which the journal and `fleet.json` share.
+fn start_journal(
+    fleet: &spec::Fleet,
+    (job, job_hash): (&str, &str),
+    planned: Vec<journal::Planned>,
+    carried: &[RepoResult],
+) -> Result<(journal::Journal, String), HoneError> {
+    let started_at = crate::events::now_rfc3339();
+    let header = journal::Header {
+        version: 1,
+        job: job.into(),
+        job_hash: job_hash.into(),
+        started_at: started_at.clone(),
+        repos: planned,
+    };
+    let journal = journal::Journal::start(&fleet.out, header, carried).map_err(|e| {
+        let at = fleet.out.join(journal::FILE);
+        HoneError::new(Code::Io, format!("cannot start the fleet's journal {}: {e}", at.display()))
+    })?;
+    Ok((journal, started_at))
+}
+
+pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
+    let mut fleet = load(&opts)?;
     let JobFile { job, bytes: job_bytes, policy_bytes } = read_job(&fleet)?;
     let runs = crate::env::Shared::with_model_limit(fleet.model_concurrency);
     resolve::run(&mut fleet, &opts, &job, &runs).await?;
@@ -291,8 +268,17 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         targets = aggregate::shard(&targets, i, n);
     }
     let previous = if opts.resume || opts.only_failed { previous_results(&fleet.out)? } else { vec![] };
-    let (targets, mut results) =
-        select(targets, &previous, &opts, |t| digest(&job_bytes, policy_bytes.as_deref(), Some(t)));
+    let planned: Vec<journal::Planned> =
+        targets.iter().map(|t| journal::Planned { id: t.id.clone(), source: shown(t) }).collect();
+    let ws = fleet.workspace.clone();
+    let (targets, mut results) = select(
+        targets,
+        &previous,
+        &opts,
+        |t| digest(&job_bytes, policy_bytes.as_deref(), Some(t)),
+        |t| layout::report_dir(&ws, &t.id),
+    );
+    let (journal, started_at) = start_journal(&fleet, (&job.name, &job_hash), planned, &results)?;
     let (job_name, workers, total) = (job.name.clone(), fleet.concurrency, targets.len());
     let ctx = Arc::new(Ctx {
         runs,
@@ -307,15 +293,14 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         json: opts.json,
         live: (!opts.quiet).then(|| live::Live::stderr(total, workers, opts.json, opts.redactor.clone())),
         peak: Default::default(),
+        journal,
     });
-    let (started, started_at) = (std::time::Instant::now(), crate::events::now_rfc3339());
+    let started = std::time::Instant::now();
     results.extend(run_all(targets, workers, ctx.clone()).await);
     let interrupted = opts.cancel.is_cancelled() && !ctx.fleet.fail_fast;
     let elapsed = started.elapsed().as_millis() as u64;
     let report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
     let out = &ctx.fleet.out;
-    std::fs::create_dir_all(out)
-        .map_err(|e| HoneError::new(Code::Io, format!("cannot make the reports directory {}: {e}", out.display())))?;
     aggregate::write(out, &report)
         .map_err(|e| HoneError::new(Code::Io, format!("cannot write the fleet reports: {e}")))?;
     let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
@@ -371,10 +356,10 @@ async fn run_all(targets: Vec<Target>, workers: usize, ctx: Arc<Ctx>) -> Vec<Rep
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<FleetOutcome, HoneError> {
     let mut reports = Vec::new();
     for d in dirs {
-        reports.push(
-            aggregate::read(d)
-                .map_err(|e| HoneError::new(Code::Io, format!("cannot read {}/fleet.json: {e}", d.display())))?,
-        );
+        reports.push(journal::report_in(d).map_err(|e| {
+            let what = format!("{} (or {}/{})", d.join("fleet.json").display(), d.display(), journal::FILE);
+            HoneError::new(Code::Io, format!("cannot read {what}: {e}"))
+        })?);
     }
     let merged = aggregate::merge(reports)
         .ok_or_else(|| HoneError::new(Code::Spec, "nothing to merge: give one or more shard directories"))?;

@@ -35,12 +35,16 @@ pub(super) fn digest(job_bytes: &[u8], policy_bytes: Option<&[u8]>, target: Opti
 }
 
 /// Under `--resume` or `--only failed`, split the targets into those to run and the earlier
-/// results that stand (marked `resumed`).
+/// results that stand (marked `resumed`). The earlier results are a record others may have
+/// edited (the out dir can be a shared artifact): one only decides whether a target of the fleet
+/// file runs again, and the target's id, source and report dir (`report_dir_for`) are the fleet
+/// file's, never the record's.
 pub(super) fn select(
     targets: Vec<Target>,
     previous: &[RepoResult],
     opts: &FleetOptions,
     digest_for: impl Fn(&Target) -> String,
+    report_dir_for: impl Fn(&Target) -> std::path::PathBuf,
 ) -> (Vec<Target>, Vec<RepoResult>) {
     if !(opts.resume || opts.only_failed) {
         return (targets, vec![]);
@@ -49,10 +53,7 @@ pub(super) fn select(
     let mut run = Vec::new();
     for t in targets {
         // The same id and the same repository: ids of a query's repositories depend on the list.
-        let shown = match &t.source {
-            Source::Url(u) => crate::forge::credential::without_userinfo(u),
-            Source::Path(p) => p.display().to_string(),
-        };
+        let shown = super::shown(&t);
         let keep = previous.iter().find(|r| r.id == t.id && r.source == shown).filter(|r| match () {
             // A dry run's result stands only for another dry run: it pushed nothing.
             _ if r.dry_run && !opts.dry_run => false,
@@ -60,17 +61,36 @@ pub(super) fn select(
             _ => r.status.ok() && r.job_hash == digest_for(&t),
         });
         match keep {
-            Some(r) => carried.push(RepoResult { resumed: true, ..r.clone() }),
+            Some(r) => carried.push(RepoResult {
+                resumed: true,
+                id: t.id.clone(),
+                source: shown,
+                report_dir: report_dir_for(&t).display().to_string(),
+                ..r.clone()
+            }),
             None => run.push(t),
         }
     }
     (run, carried)
 }
 
-/// The results of the last run in `workspace`, for `--resume` and `--only failed`: none before
-/// the first run; an error with a code when its `fleet.json` cannot be read or parsed (never
-/// silently "run everything again").
+/// The results of the last run in `out`, for `--resume` and `--only failed`: its journal (which
+/// a killed run leaves too), else the `fleet.json` of a hone that kept none; none before the
+/// first run; an error with a code when either cannot be read or parsed (never silently "run
+/// everything again").
 pub(super) fn previous_results(workspace: &Path) -> Result<Vec<RepoResult>, crate::error::HoneError> {
+    match super::journal::read(workspace) {
+        Ok(Some(j)) => return Ok(j.results),
+        Ok(None) => {}
+        Err(e) => {
+            let at = workspace.join(super::journal::FILE);
+            return Err(crate::error::HoneError::new(
+                crate::error::Code::Io,
+                format!("cannot read the last run's {}: {e}", at.display()),
+            )
+            .hint("`--resume` and `--only failed` need it; remove it to run every repository again"));
+        }
+    }
     match super::aggregate::read(workspace) {
         Ok(r) => Ok(r.repos),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(vec![]),
@@ -152,32 +172,38 @@ mod tests {
         Target { id: id.into(), source: Source::Url(format!("https://h/{id}")), base: None }
     }
 
+    fn dir(t: &Target) -> std::path::PathBuf {
+        std::path::Path::new("/ws/reports").join(&t.id)
+    }
+
     #[test]
     fn resume_keeps_only_successes_of_the_same_digest_and_never_a_dry_run() {
         let prev = [
-            result("same", RepoStatus::PrCreated, "d", false),
+            RepoResult { report_dir: "/etc".into(), ..result("same", RepoStatus::PrCreated, "d", false) },
             result("changed", RepoStatus::PrCreated, "old", false),
             result("failed", RepoStatus::Failed, "d", false),
             result("preview", RepoStatus::Succeeded, "d", true),
         ];
         let all = ["same", "changed", "failed", "preview", "new"].map(t).to_vec();
-        let (run, carried) = select(all.clone(), &prev, &opts(true, false, false), |_| "d".into());
+        let (run, carried) = select(all.clone(), &prev, &opts(true, false, false), |_| "d".into(), dir);
         let ids: Vec<_> = run.iter().map(|t| t.id.as_str()).collect();
         assert_eq!(ids, ["changed", "failed", "preview", "new"]);
         assert_eq!(carried.len(), 1);
         assert!(carried[0].resumed && carried[0].id == "same");
+        // The record's paths are not taken: the report dir is the fleet's own.
+        assert_eq!(carried[0].report_dir, "/ws/reports/same");
         // The same id for another repository (ids of a query's repositories follow the list).
         let moved = [RepoResult { source: "https://other/same".into(), ..prev[0].clone() }];
-        let (run, carried) = select(vec![t("same")], &moved, &opts(true, false, false), |_| "d".into());
+        let (run, carried) = select(vec![t("same")], &moved, &opts(true, false, false), |_| "d".into(), dir);
         assert!(carried.is_empty() && run.len() == 1);
         // A dry run may stand for another dry run.
-        let (run, _) = select(all.clone(), &prev, &opts(true, false, true), |_| "d".into());
+        let (run, _) = select(all.clone(), &prev, &opts(true, false, true), |_| "d".into(), dir);
         assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["changed", "failed", "new"]);
         // Without --resume or --only, everything runs.
-        let (run, carried) = select(all.clone(), &prev, &opts(false, false, false), |_| "d".into());
+        let (run, carried) = select(all.clone(), &prev, &opts(false, false, false), |_| "d".into(), dir);
         assert_eq!((run.len(), carried.len()), (5, 0));
         // --only failed: whatever did not fail stands, whatever the digest.
-        let (run, _) = select(all, &prev, &opts(false, true, false), |_| "x".into());
+        let (run, _) = select(all, &prev, &opts(false, true, false), |_| "x".into(), dir);
         assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["failed", "preview", "new"]);
     }
 }

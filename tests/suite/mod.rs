@@ -49,6 +49,7 @@ mod fleet;
 mod fleet_clone_base;
 mod fleet_dirs;
 mod fleet_events;
+mod fleet_kill;
 mod fleet_paths;
 mod fleet_progress;
 mod fleet_prs;
