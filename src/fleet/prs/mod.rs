@@ -113,9 +113,12 @@ pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
         fleet.workspace = w.clone();
     }
     let out = opts.out.clone().unwrap_or_else(|| fleet.out.clone());
-    let fleet_json = super::aggregate::read(&out).map_err(|e| {
-        HoneError::new(Code::Io, format!("cannot read {}/fleet.json: {e}", out.display()))
-            .hint("run `hone fleet FILE` first, or point --out at the directory that holds its fleet.json")
+    let fleet_json = super::journal::report_in(&out).map_err(|e| {
+        HoneError::new(
+            Code::Io,
+            format!("cannot read the fleet's record in {} (fleet.state.jsonl, fleet.json): {e}", out.display()),
+        )
+        .hint("run `hone fleet FILE` first, or point --out at the directory that holds its fleet.json")
     })?;
     let job = super::read_job(&fleet)?.job;
     super::resolve::from_previous(&mut fleet, &out, &opts.env, &job.forge)?;
