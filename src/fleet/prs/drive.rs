@@ -41,6 +41,34 @@ pub fn result_for(item: &Item, forge: &str) -> PrResult {
     }
 }
 
+/// Why a GitHub target whose URL is on another host than the GitHub server the environment
+/// names gets no request: its token and API (or App) are that server's, and the repository of
+/// the same name there is not the target's. `None` when the hosts agree (any port; github.com's
+/// `www.` and `ssh.` are github.com) or either is unknown.
+fn elsewhere(place: &Place, url: &str) -> Option<HoneError> {
+    let name = |a: &str| {
+        let a = a.trim_end_matches('.');
+        let host = a.rsplit_once(':').filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit())).map_or(a, |(h, _)| h);
+        host.strip_prefix("www.")
+            .or_else(|| host.strip_prefix("ssh."))
+            .filter(|h| *h == "github.com")
+            .unwrap_or(host)
+            .to_string()
+    };
+    let server = place.server.as_ref().filter(|_| place.kind == ForgeKind::Github)?;
+    let host = crate::forge::place::host_of(url)?;
+    (name(&host) != name(server.authority())).then(|| {
+        HoneError::new(
+            Code::Forge,
+            format!(
+                "the target's URL is on `{host}`, not on `{}`, the GitHub server this environment's token and API are for",
+                server.authority()
+            ),
+        )
+        .hint(format!("set GITHUB_SERVER_URL=https://{host} (and GITHUB_API_URL to its API) to follow PRs there"))
+    })
+}
+
 struct Ctx {
     plan_opts: PrsOptions,
     job: crate::spec::Job,
@@ -64,6 +92,9 @@ impl Ctx {
         let (env, spec, token_env) = (&self.plan_opts.env, &self.job.forge, self.job.git.token_env.as_deref());
         let input = Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true };
         let mut place = Place::decide(&input);
+        if let Some(e) = elsewhere(&place, url) {
+            return Err(e);
+        }
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
         let (redactor, cancel) = (&self.plan_opts.redactor, &self.plan_opts.cancel);
         let cx = crate::forge::app::Context { env, shared: &self.shared, redactor, deadline, cancel };
@@ -189,8 +220,15 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
         |what: &str, e: std::io::Error| HoneError::new(Code::Io, format!("cannot {what} in {}: {e}", out.display()));
     let dir = ReportDir::new(&out, None).map_err(|e| io("use the reports directory", e))?;
     let mut results = lost;
+    // A result is carried over only for the very PR fleet.json names now (a fleet run since may
+    // have opened another for the repository).
+    let now = |k: &PrResult| items.iter().any(|(i, _)| i.id == k.id && i.number == k.number);
     let kept: Vec<PrResult> = if opts.resume {
-        previous(&dir, name).into_iter().filter(PrResult::finished).map(|p| PrResult { resumed: true, ..p }).collect()
+        previous(&dir, name)
+            .into_iter()
+            .filter(|p| p.finished() && now(p))
+            .map(|p| PrResult { resumed: true, ..p })
+            .collect()
     } else {
         Vec::new()
     };
