@@ -7,6 +7,7 @@
 use super::fleet_prs::{BRANCH, entry, fleet_with_prs, mutations, prs, report};
 use super::fleet_prs_gitlab::lab;
 use crate::common::mock_github::{MockGithub, MockPr, OUTSIDER, WRITER, review};
+use crate::common::mock_github_app::{MockGithubApp, SLUG, key_path};
 use crate::common::*;
 use serde_json::json;
 
@@ -33,6 +34,31 @@ async fn an_installation_token_is_asked_who_it_is_never_taken_for_the_actions_bo
     assert_eq!((e["action"].clone(), e["owned"].clone()), (json!("skipped"), json!("not_hones_pr")), "{e:#}");
     assert!(!gh.pr("acme/actions", 42).merged, "another identity's PR is never merged");
     assert_eq!(r["requests"], gh.seen().len(), "every request counted, `viewer` too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_hones_github_app_its_bot_is_the_campaigns_identity_without_asking_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = MockGithubApp::start(&["acme"]).await;
+    let fleet = fleet_with_prs(dir.path(), &[("app", 1)]);
+    // The App opened PR #1 from hone's branch at the commit the run pushed.
+    app.open_pr(1, BRANCH, &format!("{:0>40}", 1));
+    let env = app.env(&key_path(true));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let args = ["fleet", "prs", "close", fleet.to_str().unwrap(), "--dry-run"];
+    let run = run_hone_env(&args, &[], dir.path().join("out"), &env).await;
+    assert_eq!(
+        run.code, 4,
+        "{}
+{}",
+        run.stdout, run.stderr
+    );
+    let e = entry(&report(dir.path(), "close"), "app").clone();
+    assert_eq!((e["action"].clone(), e["owned"].clone()), (json!("would_close"), json!("hones")), "{e:#}");
+    assert_eq!(e["author"], format!("{SLUG}[bot]"));
+    // An installation token may not read `/user` (the stand-in counts that as refused): hone
+    // knows its App's bot.
+    assert!(app.refusals().is_empty(), "{:#?}", app.refusals());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -99,6 +99,12 @@ impl Ctx {
         let (redactor, cancel) = (&self.plan_opts.redactor, &self.plan_opts.cancel);
         let cx = crate::forge::app::Context { env, shared: &self.shared, redactor, deadline, cancel };
         crate::forge::app::into_place(&cx, &self.job, &mut place).await?;
+        // With hone's App, the campaign's identity is its bot (`slug[bot]`), known once per run:
+        // its installation tokens may not read `GET /user`.
+        let app = place.kind == ForgeKind::Github && crate::forge::app::configured(env);
+        if let (Some(t), None, true) = (&place.token, &place.login, app) {
+            place.login = self.shared.github_app.identity(&cx, t.secret()).await?.map(|who| who.name);
+        }
         Ok(place)
     }
 
