@@ -291,3 +291,40 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
     let json = String::from_utf8_lossy(&json).into_owned();
     Ok(super::PrsOutcome { exit_code: r.exit_code, line, json })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_github_target_elsewhere_than_the_environments_server_is_refused() {
+        let at = |vars: &[(&str, &str)], url: &str| {
+            let env = crate::env::RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+            let spec = Default::default();
+            let input = Input {
+                env: &env,
+                spec: &spec,
+                token_env: None,
+                remote_url: Some(url),
+                env_repo: false,
+                remote_trusted: true,
+            };
+            elsewhere(&Place::decide(&input), url).map(|e| e.message)
+        };
+        let ghes = [("GITHUB_SERVER_URL", "https://GHE.corp.example:8443/")];
+        for url in ["https://ghe.corp.example/a/b", "git@ghe.corp.example:a/b.git", "ssh://git@ghe.corp.example:22/a/b"]
+        {
+            assert_eq!(at(&ghes, url), None, "{url}");
+        }
+        for url in ["https://github.com/a/b", "git@ssh.github.com:a/b.git", "https://www.github.com/a/b"] {
+            assert_eq!(at(&[], url), None, "{url}");
+            assert!(at(&ghes, url).is_some_and(|m| m.contains("ghe.corp.example")), "{url}");
+        }
+        let e = at(&[], "https://ghe.corp.example/a/b").unwrap();
+        assert!(e.contains("`ghe.corp.example`") && e.contains("`github.com`"), "{e}");
+        // A GitLab target is GitLab's to decide; an http server (no token goes to it) is no server.
+        let lab = [("GITLAB_TOKEN", "t"), ("CI_SERVER_URL", "https://gitlab.corp.example"), ("GITLAB_CI", "true")];
+        assert_eq!(at(&lab, "https://gitlab.corp.example/g/p"), None);
+        assert_eq!(at(&[("GITHUB_SERVER_URL", "http://ghe.corp.example")], "https://elsewhere.example/a/b"), None);
+    }
+}
