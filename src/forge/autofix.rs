@@ -125,22 +125,29 @@ pub fn made_by_hone(message: &str, by: &MadeBy, job: &crate::spec::Job) -> bool 
 }
 
 /// The login hone's comments are written by: the token's user (`GET /user`), or, for a token
-/// that cannot read it (an installation token, as `GITHUB_TOKEN` is), `github-actions[bot]`.
+/// that may not read it (an installation token: `GITHUB_TOKEN` is the Actions App's, whose bot is
+/// `github-actions[bot]`; another App's token is its own `slug[bot]`), the login GraphQL's
+/// `viewer` names. Never guessed: a 403 may be any App's token, or a rate limit.
 pub async fn own_login(gh: &GitHub) -> Result<String> {
-    let me = gh.get("/user").await?;
-    if let Some(login) = me.body["login"].as_str().filter(|_| me.ok()) {
-        return Ok(login.to_string());
-    }
-    // Only a token that may not read `/user` is the Actions bot; any other failure (a 5xx, a
-    // limit) is an error, never a guess that could make another identity's comment look hone's.
-    if me.status == 403 {
-        return Ok(ACTIONS_BOT.to_string());
-    }
-    Err(HoneError::new(Code::Forge, format!("cannot tell whose token this is (GET /user): {}", me.message())))
+    own_login_asked(gh).await.map(|(login, _)| login)
 }
 
-/// The identity `GITHUB_TOKEN` writes as.
-pub const ACTIONS_BOT: &str = "github-actions[bot]";
+/// `own_login`, with how many requests it took (one or two).
+pub async fn own_login_asked(gh: &GitHub) -> Result<(String, u64)> {
+    let me = gh.get("/user").await?;
+    if let Some(login) = me.body["login"].as_str().filter(|_| me.ok()) {
+        return Ok((login.to_string(), 1));
+    }
+    if me.status == 403 {
+        let viewer = gh.graphql_query("query { viewer { login } }", &serde_json::json!({})).await?;
+        let login = viewer.body["data"]["viewer"]["login"].as_str().filter(|l| viewer.ok() && !l.is_empty());
+        if let Some(login) = login {
+            return Ok((login.to_string(), 2));
+        }
+    }
+    Err(HoneError::new(Code::Forge, format!("cannot tell whose token this is (GET /user): {}", me.message()))
+        .hint("give hone a token that may read its own user (GET /user, or GraphQL `viewer`)"))
+}
 
 /// The id of hone's comment among `comments`: written by `login`, starting with `marker`.
 fn own_comment(comments: &serde_json::Value, login: &str, marker: &str) -> Option<u64> {
@@ -213,7 +220,7 @@ mod tests {
             {"id": 3, "body": format!("{m}\nmine"), "user": {"login": "hone-bot"}},
         ]);
         assert_eq!(own_comment(&c, "hone-bot", &m), Some(3));
-        assert_eq!(own_comment(&c, ACTIONS_BOT, &m), None);
+        assert_eq!(own_comment(&c, "github-actions[bot]", &m), None);
         assert_eq!(own_comment(&serde_json::json!({"message": "x"}), "hone-bot", &m), None);
     }
 }

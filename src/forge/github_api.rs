@@ -35,12 +35,14 @@ fn host_of(url: &str) -> Option<String> {
     let host = authority
         .rsplit_once(':')
         .map_or(authority, |(h, p)| if p.bytes().all(|b| b.is_ascii_digit()) { h } else { authority });
+    // A name with DNS's trailing dot is the same host.
+    let host = host.trim_end_matches('.');
     (!host.is_empty()).then(|| host.to_ascii_lowercase())
 }
 
-/// The public GitHub's hosts: its server and its API.
+/// The public GitHub's hosts: its server, its API and every other name under github.com.
 fn is_public(host: &str) -> bool {
-    host == "github.com" || host == "api.github.com"
+    host == "github.com" || host.ends_with(".github.com")
 }
 
 /// The API for an explicit `api` and a `server`; pure, for tests.
@@ -93,6 +95,15 @@ mod tests {
         assert!(e.why.contains("ghe.corp.example") && e.hint.contains("GITHUB_API_URL"), "{e:?}");
         let e = decide(None, Some("ghe.corp.example")).unwrap_err();
         assert!(e.hint.contains("GITHUB_SERVER_URL"), "{e:?}");
+    }
+
+    #[test]
+    fn github_coms_api_in_another_spelling_is_still_github_coms() {
+        for api in ["https://api.github.com./", "https://API.GitHub.com.:443", "https://uploads.github.com"] {
+            let e = decide(Some(api), Some("https://ghe.corp.example"));
+            assert!(e.is_err(), "{api}: {e:?}");
+        }
+        assert_eq!(decide(None, Some("https://github.com.")).unwrap(), PUBLIC_API);
     }
 
     #[test]

@@ -30,6 +30,18 @@ fn pr(head_sha: &str, head_repo: &str, base_sha: Option<&str>) -> Value {
            "head": {"ref": "feature/x", "sha": head_sha, "repo": {"full_name": head_repo}}, "base": base})
 }
 
+/// GraphQL's `viewer` names `login`, as it does for an installation token (`slug[bot]`). A read:
+/// it wins over a test's "no POST" (a write) expectation.
+pub(crate) async fn mount_viewer(gh: &MockServer, login: &str) {
+    Mock::given(method("POST"))
+        .and(path("/graphql"))
+        .and(wiremock::matchers::body_string_contains("viewer"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"data": {"viewer": {"login": login}}})))
+        .with_priority(1)
+        .mount(gh)
+        .await;
+}
+
 pub(crate) async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
     mount_pr_on(gh, head_sha, head_repo, None).await;
 }
@@ -37,7 +49,8 @@ pub(crate) async fn mount_pr(gh: &MockServer, head_sha: &str, head_repo: &str) {
 /// `mount_pr`, GitHub naming `base_sha` as the PR's base commit.
 pub(crate) async fn mount_pr_on(gh: &MockServer, head_sha: &str, head_repo: &str, base_sha: Option<&str>) {
     // As GitHub answers an installation token (`GITHUB_TOKEN`): it may not read `/user` (a test
-    // that names the token's user mounts its own answer, which wins).
+    // that names the token's user mounts its own answer, which wins), and GraphQL's `viewer` is
+    // the Actions App's bot.
     Mock::given(method("GET"))
         .and(path("/user"))
         .respond_with(
@@ -46,6 +59,7 @@ pub(crate) async fn mount_pr_on(gh: &MockServer, head_sha: &str, head_repo: &str
         .with_priority(10)
         .mount(gh)
         .await;
+    mount_viewer(gh, "github-actions[bot]").await;
     Mock::given(method("GET"))
         .and(path("/repos/acme/app/pulls/3"))
         .respond_with(ResponseTemplate::new(200).set_body_json(pr(head_sha, head_repo, base_sha)))

@@ -14,7 +14,7 @@ pub(crate) const BRANCH: &str = "hone/prsjob";
 pub(crate) fn pushed(dir: &Path, id: &str, sha: &str) {
     let reports = dir.join("ws/reports").join(id);
     std::fs::create_dir_all(&reports).unwrap();
-    let report = json!({"schema_version": 1, "status": "success", "branch": BRANCH,
+    let report = json!({"schema_version": 1, "status": "success", "branch": BRANCH, "base_branch": "main",
         "commit": {"sha": sha, "branch": BRANCH},
         "pr": {"forge": "github", "operation": "created", "number": 1, "url": null, "pushed": true,
             "pushed_sha": sha, "dry_run": false, "notice": null, "warnings": [], "retries": 0}});

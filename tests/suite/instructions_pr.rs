@@ -44,7 +44,8 @@ pub(crate) fn pr_repo(spec_at: &[&str], spec: &str) -> (TestRepo, String, String
 }
 
 /// GitHub answering for PR #3 of acme/app: its head, its base (`base_sha`; none: GitHub's answer
-/// without one), a comment list and a comment written, `/user` refused as to `GITHUB_TOKEN`.
+/// without one), a comment list and a comment written, `/user` refused as to `GITHUB_TOKEN`
+/// (whose GraphQL `viewer` is `github-actions[bot]`).
 pub(crate) async fn github(head: &str, base_sha: Option<&str>) -> MockServer {
     let gh = MockServer::start().await;
     let mut base = json!({"ref": "main", "repo": {"full_name": "acme/app"}});
@@ -67,6 +68,7 @@ pub(crate) async fn github(head: &str, base_sha: Option<&str>) -> MockServer {
         let answer = ResponseTemplate::new(status).set_body_json(body);
         Mock::given(method(verb)).and(path(at)).respond_with(answer).mount(&gh).await;
     }
+    crate::suite::autofix::mount_viewer(&gh, "github-actions[bot]").await;
     gh
 }
 

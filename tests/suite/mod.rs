@@ -53,6 +53,7 @@ mod fleet_kill;
 mod fleet_paths;
 mod fleet_progress;
 mod fleet_prs;
+mod fleet_prs_atk;
 mod fleet_prs_attacks;
 mod fleet_prs_gitlab;
 mod fleet_prs_gitlab_attacks;

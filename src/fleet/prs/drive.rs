@@ -41,6 +41,34 @@ pub fn result_for(item: &Item, forge: &str) -> PrResult {
     }
 }
 
+/// Why a GitHub target whose URL is on another host than the GitHub server the environment
+/// names gets no request: its token and API (or App) are that server's, and the repository of
+/// the same name there is not the target's. `None` when the hosts agree (any port; github.com's
+/// `www.` and `ssh.` are github.com) or either is unknown.
+fn elsewhere(place: &Place, url: &str) -> Option<HoneError> {
+    let name = |a: &str| {
+        let a = a.trim_end_matches('.');
+        let host = a.rsplit_once(':').filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit())).map_or(a, |(h, _)| h);
+        host.strip_prefix("www.")
+            .or_else(|| host.strip_prefix("ssh."))
+            .filter(|h| *h == "github.com")
+            .unwrap_or(host)
+            .to_string()
+    };
+    let server = place.server.as_ref().filter(|_| place.kind == ForgeKind::Github)?;
+    let host = crate::forge::place::host_of(url)?;
+    (name(&host) != name(server.authority())).then(|| {
+        HoneError::new(
+            Code::Forge,
+            format!(
+                "the target's URL is on `{host}`, not on `{}`, the GitHub server this environment's token and API are for",
+                server.authority()
+            ),
+        )
+        .hint(format!("set GITHUB_SERVER_URL=https://{host} (and GITHUB_API_URL to its API) to follow PRs there"))
+    })
+}
+
 struct Ctx {
     plan_opts: PrsOptions,
     job: crate::spec::Job,
@@ -64,10 +92,19 @@ impl Ctx {
         let (env, spec, token_env) = (&self.plan_opts.env, &self.job.forge, self.job.git.token_env.as_deref());
         let input = Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true };
         let mut place = Place::decide(&input);
+        if let Some(e) = elsewhere(&place, url) {
+            return Err(e);
+        }
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
         let (redactor, cancel) = (&self.plan_opts.redactor, &self.plan_opts.cancel);
         let cx = crate::forge::app::Context { env, shared: &self.shared, redactor, deadline, cancel };
         crate::forge::app::into_place(&cx, &self.job, &mut place).await?;
+        // With hone's App, the campaign's identity is its bot (`slug[bot]`), known once per run:
+        // its installation tokens may not read `GET /user`.
+        let app = place.kind == ForgeKind::Github && crate::forge::app::configured(env);
+        if let (Some(t), None, true) = (&place.token, &place.login, app) {
+            place.login = self.shared.github_app.identity(&cx, t.secret()).await?.map(|who| who.name);
+        }
         Ok(place)
     }
 
@@ -189,8 +226,15 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
         |what: &str, e: std::io::Error| HoneError::new(Code::Io, format!("cannot {what} in {}: {e}", out.display()));
     let dir = ReportDir::new(&out, None).map_err(|e| io("use the reports directory", e))?;
     let mut results = lost;
+    // A result is carried over only for the very PR fleet.json names now (a fleet run since may
+    // have opened another for the repository).
+    let now = |k: &PrResult| items.iter().any(|(i, _)| i.id == k.id && i.number == k.number);
     let kept: Vec<PrResult> = if opts.resume {
-        previous(&dir, name).into_iter().filter(PrResult::finished).map(|p| PrResult { resumed: true, ..p }).collect()
+        previous(&dir, name)
+            .into_iter()
+            .filter(|p| p.finished() && now(p))
+            .map(|p| PrResult { resumed: true, ..p })
+            .collect()
     } else {
         Vec::new()
     };
@@ -246,4 +290,41 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
     );
     let json = String::from_utf8_lossy(&json).into_owned();
     Ok(super::PrsOutcome { exit_code: r.exit_code, line, json })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_github_target_elsewhere_than_the_environments_server_is_refused() {
+        let at = |vars: &[(&str, &str)], url: &str| {
+            let env = crate::env::RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+            let spec = Default::default();
+            let input = Input {
+                env: &env,
+                spec: &spec,
+                token_env: None,
+                remote_url: Some(url),
+                env_repo: false,
+                remote_trusted: true,
+            };
+            elsewhere(&Place::decide(&input), url).map(|e| e.message)
+        };
+        let ghes = [("GITHUB_SERVER_URL", "https://GHE.corp.example:8443/")];
+        for url in ["https://ghe.corp.example/a/b", "git@ghe.corp.example:a/b.git", "ssh://git@ghe.corp.example:22/a/b"]
+        {
+            assert_eq!(at(&ghes, url), None, "{url}");
+        }
+        for url in ["https://github.com/a/b", "git@ssh.github.com:a/b.git", "https://www.github.com/a/b"] {
+            assert_eq!(at(&[], url), None, "{url}");
+            assert!(at(&ghes, url).is_some_and(|m| m.contains("ghe.corp.example")), "{url}");
+        }
+        let e = at(&[], "https://ghe.corp.example/a/b").unwrap();
+        assert!(e.contains("`ghe.corp.example`") && e.contains("`github.com`"), "{e}");
+        // A GitLab target is GitLab's to decide; an http server (no token goes to it) is no server.
+        let lab = [("GITLAB_TOKEN", "t"), ("CI_SERVER_URL", "https://gitlab.corp.example"), ("GITLAB_CI", "true")];
+        assert_eq!(at(&lab, "https://gitlab.corp.example/g/p"), None);
+        assert_eq!(at(&[("GITHUB_SERVER_URL", "http://ghe.corp.example")], "https://elsewhere.example/a/b"), None);
+    }
 }

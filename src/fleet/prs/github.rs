@@ -114,10 +114,12 @@ impl Api<'_> {
         })
     }
 
-    /// Every item of a paged list under `key` (or the answer itself when it is the list).
+    /// Every item of a paged list under `key` (or the answer itself when it is the list). A list
+    /// longer than `MAX_PAGES` pages is an error, never decided on from its first part: what
+    /// comes later (the latest review, a failing check) may be what decides.
     async fn pages(&self, path: &str, key: Option<&str>, what: &str) -> Result<Vec<Value>> {
         let mut all = Vec::new();
-        for page in 1..=MAX_PAGES {
+        for page in 1..=MAX_PAGES + 1 {
             let sep = if path.contains('?') { '&' } else { '?' };
             let r = self.get(&format!("{path}{sep}per_page=100&page={page}")).await?;
             if !r.ok() {
@@ -128,6 +130,11 @@ impl Api<'_> {
                 None => r.body.as_array().cloned().unwrap_or_default(),
             };
             let n = items.len();
+            if page > MAX_PAGES && n > 0 {
+                let (max, items) = (MAX_PAGES * 100, what.strip_prefix("reading the ").unwrap_or(what));
+                return Err(HoneError::new(Code::Forge, format!("{what} failed: more than {max} {items}"))
+                    .hint("decide on this PR by hand: hone does not judge it from part of the list"));
+            }
             all.extend(items);
             if n < 100 {
                 break;
@@ -187,16 +194,17 @@ impl Api<'_> {
         }
     }
 
-    /// The identity the token acts as: a GitHub App's bot, else `GET /user`'s login (once).
+    /// The identity the token acts as: a GitHub App's bot, else `GET /user`'s login, or for an
+    /// installation token GraphQL `viewer`'s (once).
     pub async fn me(&self) -> Result<super::own::Me> {
         if let Some(login) = &self.login {
             return Ok(super::own::Me { login: login.clone(), id: None });
         }
         self.ids
             .get(&self.key, async {
-                self.sent.fetch_add(1, Ordering::Relaxed);
-                let login = crate::forge::autofix::own_login(&self.gh).await?;
-                Ok(super::own::Me { login, id: None })
+                let asked = crate::forge::autofix::own_login_asked(&self.gh).await;
+                self.sent.fetch_add(asked.as_ref().map_or(1, |(_, n)| *n), Ordering::Relaxed);
+                Ok(super::own::Me { login: asked?.0, id: None })
             })
             .await
     }

@@ -86,21 +86,27 @@ pub struct Item {
     pub branch: String,
     /// The commit the run pushed to it, as its `report.json` records it (`pr.pushed_sha`).
     pub pushed: Option<String>,
+    /// The base branch that run opened the PR onto, as its report records it (`base_branch`).
+    pub base: Option<String>,
     /// Where that report is, for messages.
     pub record: String,
     /// `owner/repo` from the fleet file's URL (empty when it names none).
     pub repo: String,
 }
 
-/// The commit the run of repository `id` pushed to `branch`, as its report in the workspace
-/// says (`pr.pushed_sha`, with `pr.pushed` and the report's branch agreeing): read as a regular
-/// file without following a link. A hint to compare with the forge, never proof on its own.
-fn pushed_by_run(workspace: &std::path::Path, id: &str, branch: &str) -> Option<String> {
-    let dir = crate::output::dir::ReportDir::new(&super::layout::report_dir(workspace, id), None).ok()?;
-    let report: serde_json::Value = serde_json::from_slice(&dir.read("report.json").ok()?).ok()?;
-    let sha = report["pr"]["pushed_sha"].as_str()?;
+/// The commit the run of repository `id` pushed to `branch` and the base it opened the PR onto,
+/// as its report in the workspace says (`pr.pushed_sha`, with `pr.pushed` and the report's branch
+/// agreeing; `base_branch`): read as a regular file without following a link. A hint to compare
+/// with the forge, never proof on its own.
+fn pushed_by_run(workspace: &std::path::Path, id: &str, branch: &str) -> (Option<String>, Option<String>) {
+    let dir = crate::output::dir::ReportDir::new(&super::layout::report_dir(workspace, id), None).ok();
+    let report = dir.and_then(|d| d.read("report.json").ok()).and_then(|b| serde_json::from_slice(&b).ok());
+    let report: serde_json::Value = report.unwrap_or_default();
+    let sha = report["pr"]["pushed_sha"].as_str().unwrap_or("");
     let hex = matches!(sha.len(), 40 | 64) && sha.bytes().all(|b| b.is_ascii_hexdigit());
-    (hex && report["pr"]["pushed"] == true && report["branch"] == branch).then(|| sha.to_ascii_lowercase())
+    let pushed = hex && report["pr"]["pushed"] == true && report["branch"] == branch;
+    let base = report["base_branch"].as_str().filter(|b| pushed && !b.is_empty()).map(str::to_string);
+    (pushed.then(|| sha.to_ascii_lowercase()), base)
 }
 
 /// Run one of the commands over every PR fleet.json records.
@@ -134,12 +140,13 @@ pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
         // The repository is the fleet file's, matched by id; fleet.json gives only the number.
         let target = fleet.targets.iter().find(|t| t.id == r.id);
         let report = super::layout::report_dir(&fleet.workspace, &r.id).join("report.json");
-        let item = |url: &str, pushed: Option<String>| Item {
+        let item = |url: &str, (pushed, base): (Option<String>, Option<String>)| Item {
             id: r.id.clone(),
             source: crate::forge::credential::without_userinfo(url),
             number,
             branch: job.git.branch.clone(),
             pushed,
+            base,
             record: report.display().to_string(),
             repo: String::new(),
         };
@@ -151,7 +158,7 @@ pub async fn run(opts: PrsOptions) -> Result<PrsOutcome, HoneError> {
             _ => lost.push(PrResult {
                 code: Some(Code::Spec),
                 error: Some("not a URL target of the fleet file: its forge and repository are unknown".into()),
-                ..drive::result_for(&item(&r.source, None), r.pr_forge.as_deref().unwrap_or(""))
+                ..drive::result_for(&item(&r.source, (None, None)), r.pr_forge.as_deref().unwrap_or(""))
             }),
         }
     }

@@ -2,7 +2,8 @@
 //! was opened by the campaign's identity (the token's user, or a GitHub App's `slug[bot]`), its
 //! head is the job's branch as the job spec names it, head and base are the fleet file's target
 //! repository, and its head is the commit hone's run pushed (recorded in the run's `report.json`,
-//! and equal to the head the forge names). fleet.json and targets.json only say where to look.
+//! and equal to the head the forge names); for a merge, its base is still the branch that run
+//! opened it onto. fleet.json and targets.json only say where to look.
 
 use super::Item;
 use super::github::Pr;
@@ -109,9 +110,18 @@ pub fn head_problem(head: &Head, item: &Item) -> Option<String> {
     }
 }
 
-/// The verdict on an open PR: `Hones`, or what it is not, with the reason.
+/// Why the PR's base is not the one hone's run opened it onto (someone retargeted it: merging it
+/// there would bring along whatever the head has that the other base lacks), `None` when it is
+/// or the run's report does not say.
+pub fn base_check(pr: &Pr, item: &Item) -> Option<(Owned, String)> {
+    let base = item.base.as_deref().filter(|b| *b != pr.base_ref)?;
+    let why = format!("not hone's PR: its base is `{}`, hone's run opened it onto `{base}`", quote(&pr.base_ref));
+    Some((Owned::NotHonesPr, why))
+}
+
+/// The verdict on an open PR, for a merge: `Hones`, or what it is not, with the reason.
 pub fn judge(pr: &Pr, item: &Item, me: &Me) -> (Owned, Option<String>) {
-    if let Some((owned, why)) = pr_check(pr, item, me) {
+    if let Some((owned, why)) = pr_check(pr, item, me).or_else(|| base_check(pr, item)) {
         return (owned, Some(why));
     }
     match head_problem(&head_check(pr, item), item) {
@@ -136,6 +146,7 @@ mod tests {
             number: 1,
             branch: "hone/job".into(),
             pushed: pushed.map(str::to_string),
+            base: None,
             record: "ws/reports/acme__app/report.json".into(),
             repo: "acme/app".into(),
         }
@@ -181,5 +192,11 @@ mod tests {
         by_id.author_id = Some(8);
         by_id.author = "hone-bot".into();
         assert_eq!(judge(&by_id, &item(Some(&a)), &lab).0, Owned::NotHonesPr);
+        // Retargeted onto another base than the run opened it onto: not merged there.
+        let onto = |base: &str| Item { base: Some(base.into()), ..item(Some(&a)) };
+        assert_eq!(judge(&ok, &onto("main"), &me), (Owned::Hones, None));
+        let (o, why) = judge(&ok, &onto("develop"), &me);
+        assert_eq!(o, Owned::NotHonesPr);
+        assert_eq!(why.unwrap(), "not hone's PR: its base is `main`, hone's run opened it onto `develop`");
     }
 }

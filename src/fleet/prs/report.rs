@@ -33,7 +33,8 @@ pub enum Owned {
     /// Opened by the campaign's identity, on the job's branch, head and base in the target
     /// repository, its head the commit hone's run pushed.
     Hones,
-    /// Opened by someone else, or its head or base is in another repository.
+    /// Opened by someone else, or its head or base is in another repository, or (for a merge)
+    /// its base is not the branch hone's run opened it onto.
     NotHonesPr,
     /// Its head is not the job's branch.
     NotTheJobsBranch,

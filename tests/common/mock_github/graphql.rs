@@ -1,4 +1,4 @@
-//! The stand-in's GraphQL endpoint: a PR's `reviewDecision` (as GitHub computes it from the
+//! The stand-in's GraphQL endpoint: the token's `viewer`, a PR's `reviewDecision` (as GitHub computes it from the
 //! reviews of users with write access and the rules' required approvals) and the mutation
 //! `enqueuePullRequest`. Any other query is refused.
 
@@ -15,6 +15,10 @@ pub fn answer_graphql(s: &State, body: &Value, n: usize) -> Response {
     }
     if q.contains("reviewDecision") {
         return review_decision(s, body, n);
+    }
+    if q.contains("viewer") {
+        let login = s.installation.lock().unwrap().clone().unwrap_or_else(|| super::LOGIN.to_string());
+        return answer(200, json!({"data": {"viewer": {"login": login}}}), n, "graphql");
     }
     s.refused.lock().unwrap().push(format!("GraphQL query hone does not make: {q}"));
     answer(200, json!({"errors": [{"message": "unknown"}]}), n, "graphql")

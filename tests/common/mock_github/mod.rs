@@ -2,12 +2,13 @@
 //! use it, checking what GitHub checks with code independent of hone's:
 //!
 //! - every request carries `Authorization: Bearer <the token>` (else 401, counted as refused);
-//!   `GET /user` says the token's user is `LOGIN`;
+//!   `GET /user` says the token's user is `LOGIN` (an installation token may not read it: 403,
+//!   and GraphQL's `viewer` names its bot);
 //! - repositories hold pull requests in every state (each with its author, `user.login`, and its
 //!   head and base repositories as full objects), their head commits' check runs and statuses,
-//!   reviews (each with its reviewer's `author_association`), comments, branches (each at a
-//!   commit, readable as `GET …/git/ref/heads/{branch}`) and base-branch rules (a merge queue,
-//!   required approvals, required status checks);
+//!   reviews (each with its reviewer's `author_association`, paged as GitHub pages them),
+//!   comments, branches (each at a commit, readable as `GET …/git/ref/heads/{branch}`) and
+//!   base-branch rules (a merge queue, required approvals, required status checks);
 //! - GraphQL answers a PR's `reviewDecision` as GitHub computes it: null unless the rules
 //!   require approvals, else from the latest review of each reviewer with write access
 //!   (`OWNER`, `MEMBER`, `COLLABORATOR` here);
@@ -166,6 +167,9 @@ pub struct State {
     pub held: tokio::sync::Notify,
     /// `repo#n` whose head moves (a push) right after hone reads the PR.
     pub move_after_read: Mutex<Option<String>>,
+    /// The token is an installation token of this App bot (`slug[bot]`): `GET /user` is
+    /// forbidden (403) and GraphQL's `viewer` names the bot.
+    pub installation: Mutex<Option<String>>,
 }
 
 pub struct MockGithub {
@@ -256,6 +260,12 @@ impl MockGithub {
     /// Someone pushes to PR `n` of `repo` right after its next read: its head moves.
     pub fn move_head_after_read(&self, repo: &str, n: u64) {
         *self.state.move_after_read.lock().unwrap() = Some(format!("{}#{n}", repo.to_lowercase()));
+    }
+
+    /// The token is an installation token acting as `bot` (`slug[bot]`), as an App's token
+    /// handed over in `GITHUB_TOKEN` is: `GET /user` answers 403, GraphQL `viewer` says `bot`.
+    pub fn as_installation(&self, bot: &str) {
+        *self.state.installation.lock().unwrap() = Some(bot.to_string());
     }
 
     pub async fn held(&self) {

@@ -119,6 +119,10 @@ async fn handle(With(s): With<Shared>, method: Method, uri: Uri, headers: Header
         return super::graphql::answer_graphql(&s, &body, n);
     }
     if method == Method::GET && path == "/user" {
+        if s.installation.lock().unwrap().is_some() {
+            // An installation token (an App's, as `GITHUB_TOKEN` is) may not read `/user`.
+            return message(403, "Resource not accessible by integration", n);
+        }
         return answer(200, json!({"login": LOGIN, "id": 1001, "type": "User", "site_admin": false}), n, "core");
     }
     let segs: Vec<String> = path
@@ -260,7 +264,7 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             None => (404, msg("Not Found")),
         },
         ("GET", ["pulls", n, "reviews"]) => match num(n).and_then(|n| r.prs.get(&n)) {
-            Some(p) => (200, reviews_json(p)),
+            Some(p) => (200, page_of(reviews_json(p), query)),
             None => (404, msg("Not Found")),
         },
         ("PUT", ["pulls", n, "merge"]) => match num(n) {
@@ -356,6 +360,16 @@ fn merge(r: &mut MockRepo, n: u64, body: &Value) -> (u16, Value) {
     }
     (p.state, p.merged) = ("closed".into(), true);
     (200, json!({"sha": "c".repeat(40), "merged": true, "message": "Pull Request successfully merged"}))
+}
+
+/// One page of a list, as GitHub pages it: `per_page` (at most 100, default 30) from `page`
+/// (default 1).
+fn page_of(list: Value, query: &str) -> Value {
+    let arg = |k: &str| query.split('&').find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse::<usize>().ok());
+    let per = arg("per_page").unwrap_or(30).clamp(1, 100);
+    let page = arg("page").unwrap_or(1).max(1);
+    let all = list.as_array().cloned().unwrap_or_default();
+    json!(all.into_iter().skip((page - 1) * per).take(per).collect::<Vec<_>>())
 }
 
 /// A PR's reviews as GitHub lists them, each with its reviewer's `author_association`.

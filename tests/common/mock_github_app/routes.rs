@@ -142,7 +142,9 @@ fn pull_requests(s: &State, method: &str, (owner, repo): (&str, &str), rest: &[&
             let full = format!("{owner}/{repo}");
             let mut body = pr(n.parse().unwrap_or(0));
             body["head"] = json!({"ref": head, "sha": sha, "repo": {"full_name": full}});
-            body["base"] = json!({"ref": "main"});
+            body["base"] = json!({"ref": "main", "repo": {"full_name": full}});
+            // The App opened it: its author is the App's bot.
+            body["user"] = json!({"login": format!("{SLUG}[bot]"), "id": BOT_ID, "type": "Bot"});
             answer(200, body)
         }
         // Nobody has reviewed the stand-in's PRs.
