@@ -6,6 +6,7 @@ use super::Workspace;
 use super::marker::{Found, Marker, Place};
 use super::recover::Recovered;
 use crate::error::{Code, HoneError, Result};
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,6 +28,25 @@ pub struct Claimant<'a> {
     pub branch: &'a str,
 }
 
+/// A hone run working in the checkout at `root` right now, as the error a run refused for it
+/// gets: asked before a run writes anything of its own (its report dir may be the live run's,
+/// which preparing it would empty). The claim still decides, under its lock.
+pub fn live_run_in(root: &Path) -> Option<HoneError> {
+    let repo = git2::Repository::open(root).ok()?;
+    match Place::new(repo.path()).read() {
+        Found::Marker(m) if m.alive() => Some(busy(&m)),
+        _ => None,
+    }
+}
+
+fn busy(m: &Marker) -> HoneError {
+    HoneError::new(
+        Code::Conflict,
+        format!("another hone run (run {}, job `{}`, pid {}) is working in this checkout now", m.run_id, m.job, m.pid),
+    )
+    .hint("wait for it to finish, or run this job in another checkout")
+}
+
 impl Workspace {
     /// Claim the checkout: recover what a killed run left, refuse while another run works here,
     /// and (for a run) write its marker, durably, before the checkout changes.
@@ -41,16 +61,7 @@ impl Workspace {
                 out.ignored = Some(format!("ignored {}: {why}", place.path().display()));
                 place.remove().map_err(io)?;
             }
-            Found::Marker(m) if m.alive() => {
-                return Err(HoneError::new(
-                    Code::Conflict,
-                    format!(
-                        "another hone run (run {}, job `{}`, pid {}) is working in this checkout now",
-                        m.run_id, m.job, m.pid
-                    ),
-                )
-                .hint("wait for it to finish, or run this job in another checkout"));
-            }
+            Found::Marker(m) if m.alive() => return Err(busy(&m)),
             Found::Marker(m) => {
                 out.recovered = Some(self.recover_killed(&m)?);
                 place.remove().map_err(io)?;

@@ -8,7 +8,7 @@ mod branch;
 mod changes;
 mod claim;
 pub use changes::patch_of;
-pub use claim::{Claimant, Held};
+pub use claim::{Claimant, Held, live_run_in};
 mod count;
 mod deep;
 mod ignored;

@@ -167,6 +167,21 @@ async fn a_live_run_is_not_taken_over_and_hone_recover_undoes_a_killed_one() {
     assert_eq!(marker(&repo).unwrap()["run_id"], id.as_str(), "the live run's marker stays");
     assert_eq!(repo.head_branch(), "hone/live");
     assert_eq!(repo.file("status.txt"), "partial\n", "the live run's work is untouched");
+    // The same job again, with the same report dir as the live run: refused before that dir,
+    // the live run's, is emptied.
+    let events = repo.path.join(".hone/reports/events.jsonl");
+    let live_events = std::fs::read_to_string(&events).expect("the live run's events");
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_hone"))
+        .args(["run", SPEC])
+        .current_dir(&repo.path)
+        .env("HONE_TEST_API_KEY", KEY)
+        .env("HONE_MEMORY_DIR", fresh_memory_dir())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
+    let now = std::fs::read_to_string(&events).expect("the live run's events are still there");
+    assert!(now.starts_with(&live_events), "the live run's report dir was emptied");
     let recover = |args: &[&str]| {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hone"));
         cmd.arg("recover").args(args).arg("--repo").arg(&repo.path).output().unwrap()

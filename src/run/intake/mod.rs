@@ -106,6 +106,11 @@ fn stage_one(req: &Request, sinks: EventSinks) -> Result<(Job, ReportDir, Events
         Ok(r) => r,
         Err(e) => return Err(early(e, name, locate::fallback_report_dir(req))),
     };
+    // A live run in this checkout refuses this one before its report dir (perhaps the live
+    // run's own) is emptied.
+    if let Some(e) = crate::git::live_run_in(&root) {
+        return Err(early(e, name, None));
+    }
     job.repo.path = Some(root);
     let wanted = locate::report_dir_path(&job, req.report_dir.clone());
     let (report_dir, live) = match crate::output::dir::open_for_run(&wanted, job.repo.path.as_deref()) {
