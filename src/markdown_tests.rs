@@ -137,6 +137,11 @@ fn hostile() -> impl Strategy<Value = String> {
         Just("https://github.com/a/b/issues/1".into()),
         Just("<https://github.com/a/b/pull/2>".into()),
         Just("[x](https://gitlab.com/g/p/-/merge_requests/3)".into()),
+        Just("-@octocat".into()),
+        Just("sibling#12".into()),
+        Just("&#12".into()),
+        Just("https://medium.com/@octocat".into()),
+        Just("[y](/acme/app/pull/4/files)".into()),
         "[a-z ]{0,6}",
         "\\PC{0,3}",
     ];
