@@ -111,7 +111,7 @@ fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
             }
             Event::End(TagEnd::HtmlBlock) => {
                 in_code = false;
-                out.push(Event::End(TagEnd::CodeBlock))
+                close_code(&mut out)
             }
             Event::Html(h) | Event::InlineHtml(h) if in_code => out.push(Event::Text(visible(&h).into())),
             Event::Html(h) | Event::InlineHtml(h) => {
@@ -127,15 +127,27 @@ fn rewrite(parser: Parser<'_>) -> Vec<Event<'_>> {
             }
             Event::End(TagEnd::CodeBlock) => {
                 in_code = false;
-                out.push(Event::End(TagEnd::CodeBlock))
+                close_code(&mut out)
             }
-            Event::InlineMath(m) | Event::DisplayMath(m) => out.push(Event::Code(visible(&m).into())),
-            Event::Code(t) => out.push(Event::Code(visible(&t).into())),
+            // One line, as a code span shows it: a span written across lines could start one
+            // that opens a fence.
+            Event::InlineMath(t) | Event::DisplayMath(t) | Event::Code(t) => {
+                out.push(Event::Code(visible(&t).replace('\n', " ").into()))
+            }
             other => out.push(other),
         }
     }
     flush(&mut out, &mut text, in_code);
     out
+}
+
+/// The end of a code block, its text ended with a line end first: the writer closes a fence only
+/// after one, and a fence left open would take in everything hone writes after the model's text.
+fn close_code(out: &mut Vec<Event<'_>>) {
+    if matches!(out.last(), Some(Event::Text(t)) if !t.ends_with('\n')) {
+        out.push(Event::Text("\n".into()));
+    }
+    out.push(Event::End(TagEnd::CodeBlock))
 }
 
 /// What becomes of a link that opens (inside an image's text or not): and, when it is kept, its

@@ -66,6 +66,34 @@ fn plain_text_stays_text() {
     assert_eq!(nest("a\n\nb\n", "> ", "> "), "> a\n> \n> b\n");
 }
 
+/// Whether `md` followed by hone's own heading shows that heading as a heading: the model's text
+/// left no block open that would take in what hone writes after it.
+fn closed(md: &str) -> bool {
+    let doc = format!("{md}\n\n### hone's heading\n");
+    let events: Vec<Event> = Parser::new_ext(&doc, options()).collect();
+    events.windows(2).any(|w| {
+        matches!(&w[0], Event::Start(Tag::Heading { .. }))
+            && matches!(&w[1], Event::Text(t) if &**t == "hone's heading")
+    })
+}
+
+#[test]
+fn the_models_markdown_leaves_no_block_open_for_what_follows() {
+    for md in [
+        "Done.\n\n<details>x</details>",
+        "<div>\nsee\n</div>",
+        "```\nfn f() {}",
+        "- <div>x",
+        "> ```\nx",
+        "~~~\nx",
+        "$!\n-->```$",
+    ] {
+        let out = inert(md);
+        assert!(closed(&out), "{md:?} -> {out:?}");
+        assert!(is_inert(&out), "{out}");
+    }
+}
+
 #[test]
 fn hone_messages_keep_their_code_spans_and_lose_images() {
     assert_eq!(inline("`git.commit` is false: not committed"), "`git.commit` is false: not committed");
@@ -109,6 +137,11 @@ fn hostile() -> impl Strategy<Value = String> {
         Just("https://github.com/a/b/issues/1".into()),
         Just("<https://github.com/a/b/pull/2>".into()),
         Just("[x](https://gitlab.com/g/p/-/merge_requests/3)".into()),
+        Just("-@octocat".into()),
+        Just("sibling#12".into()),
+        Just("&#12".into()),
+        Just("https://medium.com/@octocat".into()),
+        Just("[y](/acme/app/pull/4/files)".into()),
         "[a-z ]{0,6}",
         "\\PC{0,3}",
     ];
@@ -122,6 +155,7 @@ proptest! {
     fn nothing_renders_an_image_or_html(s in hostile()) {
         let out = inert(&s);
         prop_assert!(is_inert(&out), "{:?} -> {:?}", s, out);
+        prop_assert!(closed(&out), "{:?} -> {:?}", s, out);
         let i = inline(&s);
         prop_assert!(is_inert(&i) && !i.contains('\n'), "{:?} -> {:?}", s, i);
         let t = text(&s);

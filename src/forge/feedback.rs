@@ -1,7 +1,7 @@
 //! Review feedback on a pull request hone made, from reviewers the repository trusts, as typed
 //! and bounded data for hone's memory: GitHub's reviews and review comments by the repository's
-//! owner, members and collaborators (never a drive-by commenter, a bot or hone itself), the
-//! newest comments and up to `REVIEW_PAGES` pages of reviews, each text made one short paragraph,
+//! owner, members and collaborators (never a drive-by commenter, a bot or hone itself, nor what
+//! hone wrote under a person's login: its marker comes first), the newest comments and up to `REVIEW_PAGES` pages of reviews, each text made one short paragraph,
 //! the newest `MAX_ITEMS` kept.
 
 use super::github::{GitHub, Resp};
@@ -121,11 +121,23 @@ fn trusted_author(v: &Value, own: &str) -> Option<String> {
     trusted.then(|| bounded(login, MAX_LOGIN)).filter(|l| !l.is_empty())
 }
 
+/// The prefix of every marker hone writes first in what it posts (`<!-- hone:review job=… -->`,
+/// `<!-- hone:autofix job=… -->`, `<!-- hone:job=… -->`).
+pub const HONE_MARKER: &str = "<!-- hone:";
+
+/// The text of `body` as feedback: `None` when it is hone's own (it starts with a marker hone
+/// writes), whoever's login it came under (a person who ran hone with their own token, another
+/// job's token): its words are a model's, not a reviewer's.
+pub(crate) fn text_of(body: Option<&str>) -> Option<String> {
+    let body = body.unwrap_or("");
+    (!body.trim_start().starts_with(HONE_MARKER)).then(|| bounded(body, MAX_BODY))
+}
+
 /// A review that says something: changes requested, or a comment or approval with a body.
 fn review(r: &Value, pr: u64, own: &str) -> Option<(OffsetDateTime, Feedback)> {
     let reviewer = trusted_author(r, own)?;
     let state = r["state"].as_str()?;
-    let body = bounded(r["body"].as_str().unwrap_or(""), MAX_BODY);
+    let body = text_of(r["body"].as_str())?;
     let keep = match state {
         "CHANGES_REQUESTED" => true,
         "COMMENTED" | "APPROVED" => !body.is_empty(),
@@ -138,7 +150,7 @@ fn review(r: &Value, pr: u64, own: &str) -> Option<(OffsetDateTime, Feedback)> {
 /// A review comment with its file.
 fn comment(c: &Value, pr: u64, own: &str) -> Option<(OffsetDateTime, Feedback)> {
     let reviewer = trusted_author(c, own)?;
-    let body = bounded(c["body"].as_str().unwrap_or(""), MAX_BODY);
+    let body = text_of(c["body"].as_str())?;
     let path = c["path"].as_str().map(|p| bounded(p, MAX_PATH)).filter(|p| !p.is_empty());
     let at = time_of(&c["created_at"]).filter(|_| !body.is_empty())?;
     Some((at, Feedback { pr, reviewer, state: "COMMENTED".into(), body, path, at: stamp(at) }))

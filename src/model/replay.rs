@@ -302,6 +302,7 @@ mod tests {
             continued_from: None,
             spec_sha256: None,
             policy_sha256: None,
+            instructions_commit: None,
         }];
         with_header.extend(entries);
         let ask = |r: &Replay, msgs: Vec<Message>| r.complete(&ChatRequest { messages: msgs, tools: vec![] });

@@ -45,6 +45,11 @@ pub enum Entry {
         /// built-in policy (and in transcripts of older hones).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         policy_sha256: Option<String>,
+        /// The commit the instruction files were read from, when the run read any: the base, or
+        /// a pull request's base as its forge named it (the run itself worked from the PR's
+        /// head). Absent in transcripts of older hones.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instructions_commit: Option<String>,
     },
     /// A model request: the messages added since the previous request (all of them when the
     /// history was rewritten, `reset`, as compaction does), and the tools offered.

@@ -93,7 +93,17 @@ async fn prepare(
 ) -> Result<(Vec<Entry>, trust::Settled), Stop> {
     let entries = read(dir)?;
     let Some(Entry::Header {
-        spec, repo, base_sha, task, job, model, continued_from, spec_sha256, policy_sha256, ..
+        spec,
+        repo,
+        base_sha,
+        task,
+        job,
+        model,
+        continued_from,
+        spec_sha256,
+        policy_sha256,
+        instructions_commit,
+        ..
     }) = entries.first().cloned()
     else {
         return Err(HoneError::new(Code::Spec, "the transcript has no header").into());
@@ -102,14 +112,16 @@ async fn prepare(
         let msg = "the recorded run continued saved work (`--continue`); replaying a second attempt is not supported";
         return Err(HoneError::new(Code::Spec, msg).hint("replay the first attempt's report dir").into());
     }
-    // The repository: the user's (from its HEAD), or the recorded one, a local path, at the base.
-    let (src, base) = match &at.repo {
-        Some(r) => (r.clone(), None),
-        None => (source::recorded_path("repo", &repo)?, Some(base_sha)),
+    // The repository: the user's (from its HEAD), or the recorded one, a local path, at the base,
+    // with the commit the recorded run read its instruction files at (a pull request's base).
+    let (src, base, guidance) = match &at.repo {
+        Some(r) => (r.clone(), None, None),
+        None => (source::recorded_path("repo", &repo)?, Some(base_sha), instructions_commit),
     };
     let into = scratch.join("repo");
     let shown = src.display().to_string();
-    let copy = tokio::task::spawn_blocking(move || source::clone(&src, base.as_deref(), &into));
+    let also = guidance.clone();
+    let copy = tokio::task::spawn_blocking(move || source::clone(&src, (base.as_deref(), also.as_deref()), &into));
     let (root, base) = tokio::select! {
         done = copy => done.map_err(|e| Stop { error: HoneError::new(Code::Internal, e.to_string()), infra: true })??,
         () = tokio::time::sleep(COPY_TIMEOUT) => {
@@ -143,6 +155,7 @@ async fn prepare(
     j.repo.scratch = false;
     j.repo.allow_dirty = false;
     j.repo.base = Some(base.to_string());
+    j.repo.guidance = guidance.filter(|g| *g != base.to_string());
     j.git.push = false;
     j.pr.number = None;
     // A review is a verified commit offered on a PR: replayed, it is the commit, and nothing is posted.

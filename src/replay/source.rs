@@ -50,9 +50,10 @@ fn commit_id(given: &str) -> Result<Oid, HoneError> {
 }
 
 /// Copy `src` into a new repository at `into`: the commit `base` (a transcript's `base_sha`; the
-/// source's HEAD without one) and its history, checked out there. Returns the clone's root and
-/// the base.
-pub fn clone(src: &Path, base: Option<&str>, into: &Path) -> Result<(PathBuf, Oid), HoneError> {
+/// source's HEAD without one) and its history, checked out there, and `also` with its history
+/// when the source has it (where the recorded run read its instruction files). Returns the
+/// clone's root and the base.
+pub fn clone(src: &Path, (base, also): (Option<&str>, Option<&str>), into: &Path) -> Result<(PathBuf, Oid), HoneError> {
     let from = open(src)?;
     let base =
         match base {
@@ -76,6 +77,9 @@ pub fn clone(src: &Path, base: Option<&str>, into: &Path) -> Result<(PathBuf, Oi
     let to = Repository::init_opts(into, &opts).map_err(git)?;
     let mut walk = from.revwalk().map_err(git)?;
     walk.push(base).map_err(git)?;
+    if let Some(also) = also.and_then(|a| commit_id(a).ok()).filter(|a| from.find_commit(*a).is_ok()) {
+        walk.push(also).map_err(git)?;
+    }
     let mut pack = from.packbuilder().map_err(git)?;
     pack.insert_walk(&mut walk).map_err(git)?;
     let odb = to.odb().map_err(git)?;
@@ -177,7 +181,7 @@ mod tests {
         }
         let first = git(&src, &["rev-parse", "HEAD~1"]);
         std::fs::write(src.join("f.txt"), "dirty\n").unwrap();
-        let (root, base) = clone(&src, Some(&first), &t.path().join("full")).unwrap();
+        let (root, base) = clone(&src, (Some(&first), None), &t.path().join("full")).unwrap();
         assert_eq!(base.to_string(), first);
         assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "1\n");
         assert_eq!(git(&root, &["log", "--format=%s"]), "c1\nc0");
@@ -186,11 +190,11 @@ mod tests {
         // A shallow source (a CI checkout): the copy knows where its history stops.
         let url = format!("file://{}", src.display());
         git(t.path(), &["clone", "-q", "--depth", "1", &url, "shallow"]);
-        let (root, _) = clone(&t.path().join("shallow"), None, &t.path().join("copy")).unwrap();
+        let (root, _) = clone(&t.path().join("shallow"), (None, None), &t.path().join("copy")).unwrap();
         assert_eq!(git(&root, &["log", "--format=%s"]), "c2");
         git(&root, &["fsck", "--no-progress"]);
         let missing = "0".repeat(40);
-        let e = clone(&src, Some(&missing), &t.path().join("none")).unwrap_err();
+        let e = clone(&src, (Some(&missing), None), &t.path().join("none")).unwrap_err();
         assert!(e.message.contains("is not in"), "{}", e.message);
     }
 

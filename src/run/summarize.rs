@@ -171,6 +171,22 @@ mod tests {
         assert!(!ok.contains("What blocked") && ok.contains("git revert"));
     }
 
+    /// The model's message ends in a block (raw HTML, a code block it did not close): hone's
+    /// sections after it are still sections, not text inside that block.
+    #[test]
+    fn the_models_message_cannot_take_in_the_sections_after_it() {
+        use pulldown_cmark::{Event, HeadingLevel, Parser, Tag};
+        for said in ["Done.\n\n<details><summary>x</summary>", "Done.\n\n```\nfn f() {}"] {
+            let mut r = Run::new(crate::run::state::test_record("j"), tokio::time::Instant::now());
+            r.record.final_message = said.into();
+            let s = write(&r, Status::Success);
+            let headings = Parser::new(&s)
+                .filter(|e| matches!(e, Event::Start(Tag::Heading { level: HeadingLevel::H3, .. })))
+                .count();
+            assert_eq!(headings, 4, "{s}");
+        }
+    }
+
     use crate::testutil::Mem as Sink;
 
     /// The four places that show a check's result say the same verdict in the same words: this

@@ -79,5 +79,6 @@ fn header(m: &crate::record::RunRecord, job: &crate::spec::Job, policy: &crate::
         continued_from: m.continued_from.clone(),
         spec_sha256: Some(job.spec_sha256.clone()),
         policy_sha256: policy.sha256.clone(),
+        instructions_commit: m.instructions_commit.clone(),
     }
 }

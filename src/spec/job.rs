@@ -68,6 +68,11 @@ pub struct RepoSpec {
     pub allow_dirty: bool,
     /// Copy `path` into a fresh scratch git repository and run there (demos, experiments).
     pub scratch: bool,
+    /// The commit the instruction files are read from when it is not the base and no pull
+    /// request names it: only a replay sets it (where the recorded run read them, a pull
+    /// request's base), never a spec.
+    #[serde(skip)]
+    pub guidance: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

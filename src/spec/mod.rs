@@ -175,6 +175,7 @@ impl Checker<'_> {
             base: r.base,
             allow_dirty: r.allow_dirty.unwrap_or(false),
             scratch: r.scratch.unwrap_or(false),
+            guidance: None,
         };
         let model = self.model(raw.model, dir);
         let setup = self.commands("setup", raw.setup.unwrap_or_default(), Duration::from_secs(600));

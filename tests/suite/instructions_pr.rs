@@ -222,3 +222,46 @@ async fn review_mode_quotes_the_bases_agents_md_never_the_prs() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_the_bases_guidance(&model.requests(), &run.report(), &main);
 }
+
+/// `hone replay` of an autofix run: the recorded run read the instruction files at the PR's
+/// base (the forge's `base.sha`); the replay starts from the commit the run worked on (the PR's
+/// head) and reads them where the run read them, never from that head, so it does what the
+/// recorded run did (a directory's file follows the first tool result under it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_of_an_autofix_run_reads_the_instructions_at_the_prs_base() {
+    let model = MockModel::start().await;
+    model
+        .turn(call("read_file", json!({"path": "sub/notes.txt"})), false)
+        .turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
+        .turn(text("Restored status.txt."), false);
+    let spec = job_yaml("autofix", &model.base_url, false);
+    let (repo, _, _) = pr_repo(&["job.yaml"], &spec);
+    // The PR also rewrites a directory's guidance, which the base has too.
+    repo.git(&["checkout", "-q", "main"]);
+    std::fs::create_dir_all(repo.path.join("sub")).unwrap();
+    std::fs::write(repo.path.join("sub/notes.txt"), "notes\n").unwrap();
+    std::fs::write(repo.path.join("sub/AGENTS.md"), "BASE-SUB-GUIDANCE\n").unwrap();
+    repo.git(&["add", "sub"]);
+    repo.git(&["commit", "-q", "-m", "sub"]);
+    repo.git(&["push", "-q", "origin", "main"]);
+    let base = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["checkout", "-q", "feature/x"]);
+    repo.git(&["merge", "-q", "--no-edit", "main"]);
+    std::fs::write(repo.path.join("sub/AGENTS.md"), "HEAD-SUB-GUIDANCE\n").unwrap();
+    repo.git(&["commit", "-q", "-am", "new sub guidance"]);
+    repo.git(&["push", "-q", "origin", "feature/x"]);
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["checkout", "-q", "--detach", &head]);
+    let gh = github(&head, Some(&base)).await;
+    let uri = gh.uri();
+    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
+    let run = run_job_with(&repo, &spec, &["--pr", "3"], &env).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let all = all_requests(&model.requests());
+    assert!(all.contains("BASE-SUB-GUIDANCE") && !all.contains("HEAD-SUB-GUIDANCE"), "{all}");
+    drop(model);
+    let args = ["replay", run.report_dir.to_str().unwrap()];
+    let r = run_in(repo.dir.path(), &args, &[], repo.dir.path().join("unused")).await;
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("hone replay: the run did what the recorded one did"), "{}\n{}", r.stdout, r.stderr);
+}

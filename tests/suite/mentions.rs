@@ -1,5 +1,5 @@
 //! The model's words mention and close nothing: `@user`, `@org/team`, `#12`, `owner/repo#3`,
-//! `GH-4`, an issue's URL and "fixes #12" in its final message reach the PR's title and body
+//! `GH-4`, an issue's URL, `-@user`, GitLab's `sibling#5` and "fixes #12" in its final message reach the PR's title and body
 //! and the review's body as code spans (GitHub neither notifies nor links inside code) and the
 //! commit message with a zero-width space after each sign (a commit message is plain text to the
 //! forge). Checked by parsing what the stand-ins received as GitHub renders it.
@@ -17,7 +17,8 @@ const TOKEN: &str = "ghp_mentioncanary0123456789abcd";
 
 /// What the model says when it is done: every kind of reference, and a closing keyword.
 const SAID: &str = "Fixes #12. Thanks @octocat and @acme/security-team; closes acme/other#3, GH-4 and \
-https://github.com/acme/app/issues/9 (see [the bug](https://github.com/acme/app/issues/10)).";
+https://github.com/acme/app/issues/9 (see [the bug](https://github.com/acme/app/issues/10)); cc -@hubot, \
+closes sibling#5 and https://github.com/acme/app/pull/8/files.";
 
 /// The live references in `md` as GitHub renders markdown: text outside code that still holds
 /// one, and links to an issue.
@@ -34,7 +35,11 @@ fn live(md: &str) -> Vec<String> {
             }
             Event::Start(Tag::CodeBlock(_)) => in_code = true,
             Event::End(TagEnd::CodeBlock) => in_code = false,
-            Event::Start(Tag::Link { dest_url, .. }) if dest_url.contains("/issues/") => out.push(dest_url.to_string()),
+            Event::Start(Tag::Link { dest_url, .. })
+                if dest_url.contains("/issues/") || dest_url.contains("/pull/") =>
+            {
+                out.push(dest_url.to_string())
+            }
             _ => {}
         }
         out.extend(words(&std::mem::take(&mut text)));
@@ -45,11 +50,22 @@ fn live(md: &str) -> Vec<String> {
 
 /// The references the model wrote that still stand in `text`, as the forge reads plain text.
 fn words(text: &str) -> Vec<String> {
-    ["#12", "@octocat", "@acme/security-team", "acme/other#3", "GH-4", "issues/9", "issues/10"]
-        .iter()
-        .filter(|w| text.contains(*w))
-        .map(|w| w.to_string())
-        .collect()
+    [
+        "#12",
+        "@octocat",
+        "@acme/security-team",
+        "acme/other#3",
+        "GH-4",
+        "issues/9",
+        "issues/10",
+        "@hubot",
+        "sibling#5",
+        "pull/8",
+    ]
+    .iter()
+    .filter(|w| text.contains(*w))
+    .map(|w| w.to_string())
+    .collect()
 }
 
 async fn model() -> MockModel {

@@ -1,11 +1,12 @@
 //! Review feedback on a merge request hone made, from project members with at least the
 //! Developer role, as typed and bounded data for hone's memory: one page of the merge request's
-//! notes, newest first, without system notes, internal notes or hone's own, each author's role
+//! notes, newest first, without system notes, internal notes or hone's own (by hone's user, or
+//! under another's with hone's marker first), each author's role
 //! looked up once (at most `MAX_LOOKUPS` authors), the bounds of `forge::feedback`.
 
 use super::{GitLab, mr::check};
 use crate::error::{Code, HoneError, Result};
-use crate::forge::feedback::{Feedback, MAX_BODY, MAX_ITEMS, MAX_LOGIN, MAX_PATH, bounded, newest, stamp, time_of};
+use crate::forge::feedback::{Feedback, MAX_ITEMS, MAX_LOGIN, MAX_PATH, bounded, newest, stamp, text_of, time_of};
 use serde_json::Value;
 use std::collections::HashMap;
 use time::OffsetDateTime;
@@ -53,7 +54,7 @@ fn candidate(n: &Value, iid: u64, own: u64) -> Option<(u64, (OffsetDateTime, Fee
     let person = n["system"].as_bool() == Some(false);
     let internal = n["internal"].as_bool() == Some(true) || n["confidential"].as_bool() == Some(true);
     let reviewer = bounded(n["author"]["username"].as_str()?, MAX_LOGIN);
-    let body = bounded(n["body"].as_str()?, MAX_BODY);
+    let body = text_of(Some(n["body"].as_str()?))?;
     if !person || internal || reviewer.is_empty() || body.is_empty() {
         return None;
     }

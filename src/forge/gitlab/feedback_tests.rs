@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::forge::credential::Token;
+use crate::forge::feedback::MAX_BODY;
 use crate::forge::feedback::tests::standin::{GL_SELF, GL_TOKEN, GlNote, MockFeedback};
 use crate::forge::place::Place;
 
@@ -77,6 +78,26 @@ async fn system_internal_and_hones_own_notes_are_dropped() {
     let got = gitlab(&client(&m.gitlab_api(), GL_TOKEN), 4, None).await.unwrap();
     assert_eq!(got.len(), 1, "{got:#?}");
     assert!(m.requests().iter().any(|r| r == "GET /api/v4/user"), "{:?}", m.requests());
+}
+
+/// hone's notes written under another member's user (the review job's token is not the autofix
+/// job's): the model's words, never feedback.
+#[tokio::test]
+async fn hones_notes_under_another_members_user_are_not_feedback() {
+    let m = MockFeedback::start().await;
+    m.member(30, 30);
+    m.note(6, note(30, "<!-- hone:review job=review -->\n<!-- hone:digest=00 -->\nNOTICE: the policy allows it", 1));
+    m.note(
+        6,
+        GlNote {
+            path: Some("Makefile".into()),
+            ..note(30, "<!-- hone:review job=review -->\n```suggestion:-0+0\nx\n```", 2)
+        },
+    );
+    m.note(6, note(30, "<!-- hone:autofix job=lint -->\nhone pushed a fix", 3));
+    m.note(6, note(30, "please rename", 4));
+    let got = read(&m, 6).await;
+    assert_eq!(got.iter().map(|f| f.body.as_str()).collect::<Vec<_>>(), ["please rename"], "{got:#?}");
 }
 
 #[tokio::test]

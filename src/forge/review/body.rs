@@ -96,11 +96,13 @@ fn patch_intro(plan: &ReviewPlan) -> String {
     s
 }
 
-/// A review comment's body: the suggested lines in a `suggestion` block.
-pub fn comment(s: &Suggestion) -> String {
+/// A review comment's body: the job's `marker` (so that no reader takes the model's lines for
+/// the words of the login it was posted under: `forge::feedback`), then the suggested lines in a
+/// `suggestion` block.
+pub fn comment(marker: &str, s: &Suggestion) -> String {
     let text: String = s.lines.iter().map(|l| format!("{l}\n")).collect();
     let t = ticks(&text);
-    format!("{t}suggestion\n{text}{t}")
+    format!("{marker}\n{t}suggestion\n{text}{t}")
 }
 
 /// A fence of backticks longer than any run of them in `text`, and at least three.

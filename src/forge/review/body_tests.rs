@@ -90,11 +90,11 @@ fn a_long_patch_is_cut_to_the_limit_with_a_pointer_to_the_artifact() {
 #[test]
 fn a_suggestion_block_carries_the_lines_exactly() {
     let s = suggestion(&["let x = \"```\";", "", "  ````"]);
-    let c = comment(&s);
-    assert!(c.starts_with("`````suggestion\n") && c.ends_with("\n`````"), "{c}");
+    let c = comment("<!-- m -->", &s);
+    assert!(c.starts_with("<!-- m -->\n`````suggestion\n") && c.ends_with("\n`````"), "{c}");
     let blocks = code_blocks(&c);
     assert_eq!(blocks, vec![("suggestion".to_string(), "let x = \"```\";\n\n  ````\n".to_string())]);
-    assert_eq!(comment(&suggestion(&[])), "```suggestion\n```", "an empty block deletes the lines");
+    assert_eq!(comment("m", &suggestion(&[])), "m\n```suggestion\n```", "an empty block deletes the lines");
 }
 
 #[test]

@@ -169,11 +169,12 @@ fn review_url(r: &Value) -> Option<String> {
 
 /// Post the review: one `COMMENT` review on the head with a comment per suggestion.
 async fn post_review(gh: &GitHub, input: &Input<'_>, plan: &ReviewPlan, text: &str) -> Result<(u64, Option<String>)> {
+    let mark = marker(input.job);
     let comments: Vec<Value> = plan
         .suggestions
         .iter()
         .map(|s| {
-            let mut c = json!({"path": s.path, "body": body::comment(s), "line": s.end, "side": "RIGHT"});
+            let mut c = json!({"path": s.path, "body": body::comment(&mark, s), "line": s.end, "side": "RIGHT"});
             if s.start < s.end {
                 c["start_line"] = json!(s.start);
                 c["start_side"] = json!("RIGHT");

@@ -42,10 +42,13 @@ pub async fn check_out(
     let (job, ws) = (&s.job, &s.ws);
     let original = ws.original_head()?;
     let base = ws.resolve_base(job.repo.base.as_deref())?;
-    // A PR's instruction files are its base commit's (intake fetched it), never its head's.
-    let guidance = match pr {
-        Some(t) => t.base_sha.clone().and_then(|sha| git2::Oid::from_str(&sha).map_err(|e| e.message().to_string())),
-        None => Ok(base),
+    // A PR's instruction files are its base commit's (intake fetched it), never its head's; a
+    // replay's, where the recorded run read them.
+    let oid = |sha: &str| git2::Oid::from_str(sha).map_err(|e| e.message().to_string());
+    let guidance = match (pr, &job.repo.guidance) {
+        (Some(t), _) => t.base_sha.as_deref().map_err(Clone::clone).and_then(oid),
+        (None, Some(sha)) => oid(sha),
+        (None, None) => Ok(base),
     };
     run.record.base_sha = base.to_string();
     run.record.base_branch = match (&job.repo.base, &original, pr) {

@@ -112,15 +112,14 @@ pub fn right_ranges(patch: &str) -> Vec<(u64, u64)> {
     out
 }
 
-/// The lines of a comment's `suggestion` block, if it has one: a fence of three or more
-/// backticks with `suggestion`, closed by a line of at least as many backticks.
+/// The lines of a comment's first `suggestion` block, if it has one (GitHub takes one anywhere
+/// in the body): a fence of three or more backticks with `suggestion`, closed by a line of at
+/// least as many backticks.
 pub fn suggestion_lines(body: &str) -> Option<Vec<String>> {
     let mut lines = body.split('\n');
-    let open = lines.next()?;
-    let ticks = open.len() - open.trim_start_matches('`').len();
-    if ticks < 3 || open[ticks..].trim() != "suggestion" {
-        return None;
-    }
+    let ticks_of = |l: &str| l.len() - l.trim_start_matches('`').len();
+    let open = lines.find(|l| ticks_of(l) >= 3 && l[ticks_of(l)..].trim() == "suggestion")?;
+    let ticks = ticks_of(open);
     let mut out = Vec::new();
     for l in lines {
         let t = l.trim();

@@ -45,10 +45,10 @@ fn fenced(mut out: String, lines: &[String], fence: &str) -> String {
 pub fn long_change_note(marker: &str, s: &Suggestion) -> String {
     let fence = fence(&s.lines);
     let head = format!(
-        "{marker}\nhone would replace lines {}–{} of `{}` with the lines below (over {} lines: too long for one GitLab suggestion).\n\n{fence}\n",
+        "{marker}\nhone would replace lines {}–{} of {} with the lines below (over {} lines: too long for one GitLab suggestion).\n\n{fence}\n",
         s.start,
         s.end,
-        s.path.replace('`', "'"),
+        crate::markdown::code(&s.path),
         2 * REACH + 1
     );
     fenced(head, &s.lines, &fence)
@@ -83,5 +83,18 @@ mod tests {
         assert!(nested.starts_with("m\n`````suggestion:-0+0\n") && nested.ends_with("\n`````\n"), "{nested}");
         let long = long_change_note("m", &sug(1, 300, &["z"]));
         assert!(long.contains("lines 1–300 of `src/a.rs`") && long.contains("```\nz\n```"), "{long}");
+    }
+
+    /// A file's name is its author's (a merge request may add any): in the note it stays one code
+    /// span, so a line end in it starts no paragraph that mentions anyone.
+    #[test]
+    fn a_long_changes_file_name_stays_code() {
+        let s = Suggestion {
+            path: "a\n\n@all please `merge`\n\n![x](http://a.example/i.png).rs".into(),
+            ..sug(1, 300, &["z"])
+        };
+        let note = long_change_note("<!-- m -->", &s);
+        let rest = note.strip_prefix("<!-- m -->\n").unwrap();
+        assert!(crate::markdown::is_inert(rest), "{note}");
     }
 }
