@@ -31,6 +31,9 @@ pub struct Place {
     /// The REST API's base URL, without a trailing `/` (`github_api.rs`, or GitLab's `/api/v4`),
     /// or why none may be used.
     pub api: Result<String, ApiUnknown>,
+    /// Why a GitHub repository whose URL is on another host than the server the environment
+    /// names gets no request with this token or App (`api()` says it).
+    pub elsewhere: Option<ApiUnknown>,
     /// `owner/repo` on GitHub, `group/sub/project` on GitLab.
     pub repo: Option<String>,
     pub token: Option<Token>,
@@ -79,7 +82,8 @@ impl Place {
                 let var = token_env.unwrap_or("GITHUB_TOKEN");
                 let token = env.var(var).map(|t| Token::new(t, var, GITHUB_USER));
                 let api = super::github_api::of(env);
-                Place { kind, server: github, api, repo, token, login: None, repo_trusted }
+                let elsewhere = github.as_ref().zip(input.remote_url).and_then(|(s, u)| off_server(s, u));
+                Place { kind, server: github, api, elsewhere, repo, token, login: None, repo_trusted }
             }
             ForgeKind::Gitlab => {
                 let ci_server = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
@@ -97,13 +101,17 @@ impl Place {
                 };
                 let token = gitlab_token(env, token_env, on_ci_server);
                 let repo_trusted = input.remote_trusted || (input.env_repo && on_ci_server);
-                Place { kind, server: Forge::from_url(&gitlab), api, repo, token, login: None, repo_trusted }
+                let server = Forge::from_url(&gitlab);
+                Place { kind, server, api, elsewhere: None, repo, token, login: None, repo_trusted }
             }
         }
     }
 
     /// The REST API's base URL, or the error that says why the token may go to none.
     pub fn api(&self) -> crate::error::Result<&str> {
+        if let Some(e) = &self.elsewhere {
+            return Err(e.error());
+        }
         self.api.as_deref().map_err(ApiUnknown::error)
     }
 
@@ -124,6 +132,33 @@ impl Place {
             (None, ForgeKind::Gitlab, None) => format!("GITLAB_TOKEN (or {CI_JOB_TOKEN})"),
         }
     }
+}
+
+/// Why a GitHub repository at `url` gets no request with the environment's token, API or App:
+/// its host is not `server`, the GitHub server they are for, and the repository of the same name
+/// there is not this one. `None` when the hosts agree (any port; github.com's `www.` and `ssh.`
+/// are github.com) or the URL names no host (a local path).
+fn off_server(server: &Forge, url: &str) -> Option<ApiUnknown> {
+    let name = |a: &str| {
+        let a = a.trim_end_matches('.');
+        let host = a.rsplit_once(':').filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit())).map_or(a, |(h, _)| h);
+        let github = host.strip_prefix("www.").or_else(|| host.strip_prefix("ssh.")).filter(|h| *h == "github.com");
+        github.unwrap_or(host).to_string()
+    };
+    let host = host_of(url)?;
+    (name(&host) != name(server.authority())).then(|| ApiUnknown {
+        why: format!(
+            "the repository's URL is on `{host}`, not on `{}`, the GitHub server this environment's token and API are for",
+            server.authority()
+        ),
+        hint: format!("set GITHUB_SERVER_URL=https://{host} (and GITHUB_API_URL to its API) to work there"),
+    })
+}
+
+/// [`off_server`] for a place already decided (a fleet's target URL).
+pub fn elsewhere(place: &Place, url: &str) -> Option<crate::error::HoneError> {
+    let server = place.server.as_ref().filter(|_| place.kind == ForgeKind::Github)?;
+    off_server(server, url).map(|e| e.error())
 }
 
 /// The web address of `kind`'s one server for this run (`https://host[/prefix]`): GitHub's from

@@ -52,6 +52,12 @@ async fn ghes(repo: &TestRepo, api: &str, mode: Mode) -> Ghes {
 }
 
 async fn run_on(repo: &TestRepo, g: &Ghes, extra: &[(&str, &str)]) -> Run {
+    run_env(repo, g, extra, true).await
+}
+
+/// A run on `g`, with `GITHUB_SERVER_URL` naming it (`named`) or not (a laptop, a runner other
+/// than Actions).
+async fn run_env(repo: &TestRepo, g: &Ghes, extra: &[(&str, &str)], named: bool) -> Run {
     let yaml = job_yaml("ghesjob", "https://model.test/v1", false);
     let ca = g.pki.ca_pem().display().to_string();
     let p = g.proxy.url.as_str();
@@ -65,6 +71,7 @@ async fn run_on(repo: &TestRepo, g: &Ghes, extra: &[(&str, &str)]) -> Run {
         ("SSL_CERT_FILE", ca.as_str()),
         ("GIT_SSL_CAINFO", ""),
     ];
+    env.retain(|(k, _)| named || *k != "GITHUB_SERVER_URL");
     env.extend_from_slice(extra);
     run_job_env(repo, &yaml, &env).await
 }
@@ -138,4 +145,37 @@ async fn github_coms_api_named_for_a_ghes_token_stops_the_run_naming_the_variabl
     assert!(gh.received_requests().await.unwrap().is_empty());
     assert!(!g.proxy.saw_host("model.test"), "it stopped before any work: {:?}", g.proxy.seen());
     run.assert_no_secret(TOKEN);
+}
+
+/// Nothing names the server: the repository's URL is on `ghes.test`, but the token and API are
+/// github.com's. The push goes to the repository (this server takes it without a token, which is
+/// not offered to it); no request goes to api.github.com about a repository of the same name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_on_a_server_the_environment_does_not_name_gets_no_github_com_request() {
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    let g = ghes(&repo, &gh.uri(), Mode::Open).await;
+    let run = run_env(&repo, &g, &[("GITHUB_TOKEN", TOKEN)], false).await;
+    assert!(!g.proxy.saw_host("api.github.com"), "{:?}", g.proxy.seen());
+    let errors = run.report()["errors"].to_string();
+    assert!(errors.contains("ghes.test") && errors.contains("GITHUB_SERVER_URL"), "{errors}\n{}", run.stderr);
+    assert_ne!(run.code, 0, "no PR was opened: {}", run.stdout);
+    run.assert_no_secret(TOKEN);
+}
+
+/// The same with a GitHub App: its JWT goes nowhere, and the run stops before any work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_github_apps_jwt_never_goes_to_github_com_for_a_repository_on_another_server() {
+    let repo = broken_repo();
+    let app = MockGithubApp::start(&["acme"]).await;
+    let g = ghes(&repo, &app.url, Mode::Auth).await;
+    let env = app.env(&key_path(true));
+    let env: Vec<(&str, &str)> =
+        env.iter().filter(|(k, _)| k != "GITHUB_API_URL").map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let run = run_env(&repo, &g, &env, false).await;
+    assert!(!g.proxy.saw_host("api.github.com"), "{:?}", g.proxy.seen());
+    assert!(!g.proxy.saw_host("model.test"), "it stopped before any work: {:?}", g.proxy.seen());
+    assert_ne!(run.code, 0, "{}", run.stdout);
+    assert!(run.report()["errors"].to_string().contains("GITHUB_SERVER_URL"), "{}", run.stderr);
+    assert!(app.seen().is_empty(), "the App's stand-in saw nothing");
 }

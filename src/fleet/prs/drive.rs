@@ -41,34 +41,6 @@ pub fn result_for(item: &Item, forge: &str) -> PrResult {
     }
 }
 
-/// Why a GitHub target whose URL is on another host than the GitHub server the environment
-/// names gets no request: its token and API (or App) are that server's, and the repository of
-/// the same name there is not the target's. `None` when the hosts agree (any port; github.com's
-/// `www.` and `ssh.` are github.com) or either is unknown.
-fn elsewhere(place: &Place, url: &str) -> Option<HoneError> {
-    let name = |a: &str| {
-        let a = a.trim_end_matches('.');
-        let host = a.rsplit_once(':').filter(|(_, p)| p.bytes().all(|b| b.is_ascii_digit())).map_or(a, |(h, _)| h);
-        host.strip_prefix("www.")
-            .or_else(|| host.strip_prefix("ssh."))
-            .filter(|h| *h == "github.com")
-            .unwrap_or(host)
-            .to_string()
-    };
-    let server = place.server.as_ref().filter(|_| place.kind == ForgeKind::Github)?;
-    let host = crate::forge::place::host_of(url)?;
-    (name(&host) != name(server.authority())).then(|| {
-        HoneError::new(
-            Code::Forge,
-            format!(
-                "the target's URL is on `{host}`, not on `{}`, the GitHub server this environment's token and API are for",
-                server.authority()
-            ),
-        )
-        .hint(format!("set GITHUB_SERVER_URL=https://{host} (and GITHUB_API_URL to its API) to follow PRs there"))
-    })
-}
-
 struct Ctx {
     plan_opts: PrsOptions,
     job: crate::spec::Job,
@@ -92,7 +64,7 @@ impl Ctx {
         let (env, spec, token_env) = (&self.plan_opts.env, &self.job.forge, self.job.git.token_env.as_deref());
         let input = Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true };
         let mut place = Place::decide(&input);
-        if let Some(e) = elsewhere(&place, url) {
+        if let Some(e) = crate::forge::place::elsewhere(&place, url) {
             return Err(e);
         }
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
@@ -309,7 +281,7 @@ mod tests {
                 env_repo: false,
                 remote_trusted: true,
             };
-            elsewhere(&Place::decide(&input), url).map(|e| e.message)
+            crate::forge::place::elsewhere(&Place::decide(&input), url).map(|e| e.message)
         };
         let ghes = [("GITHUB_SERVER_URL", "https://GHE.corp.example:8443/")];
         for url in ["https://ghe.corp.example/a/b", "git@ghe.corp.example:a/b.git", "ssh://git@ghe.corp.example:22/a/b"]

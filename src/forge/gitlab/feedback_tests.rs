@@ -13,6 +13,7 @@ fn client(api: &str, token: &str) -> GitLab {
         kind: crate::spec::forge::ForgeKind::Gitlab,
         server: None,
         api: Ok(api.into()),
+        elsewhere: None,
         repo: Some("acme/app".into()),
         token: Some(Token::new(token, "GITLAB_TOKEN", "oauth2")),
         login: None,

@@ -16,7 +16,8 @@ fn number_from_gitlab_ci(env: &crate::env::RunEnv) -> Option<u64> {
 
 /// Where the run's change goes, and the remote's URL it was decided from. A GitHub token whose
 /// API is unknown (a server's token and github.com's API) stops the run here, before any work,
-/// naming the variable to set.
+/// naming the variable to set; a repository on another host than that server is refused when
+/// hone first asks the API (`Place::api`), so a push-only job there still runs.
 fn place_of(
     job: &Job,
     ws: &Workspace,
@@ -33,7 +34,7 @@ fn place_of(
         remote_trusted: req.remote_trusted,
     });
     if place.kind == crate::spec::forge::ForgeKind::Github && place.token.is_some() {
-        place.api()?;
+        place.api.as_ref().map_err(|e| e.error())?;
     }
     Ok((place, url))
 }
@@ -52,6 +53,10 @@ pub async fn decide(
     let (env, shared, redactor) = (req.env.as_ref(), &req.shared, &req.redactor);
     let cx = app::Context { env, shared, redactor, deadline, cancel };
     if !req.dry_run && place.kind == ForgeKind::Github {
+        // An App's JWT and token go only to the server the repository is on.
+        if app::configured(env) {
+            place.api()?;
+        }
         // Only a repository hone trusts gets an App token (`Place::repo_trusted`).
         let trusted = place.repo.as_deref().filter(|_| place.repo_trusted);
         let named = trusted.and_then(|r| r.split_once('/')).map(|(o, r)| (o.to_string(), r.to_string()));
