@@ -155,12 +155,6 @@ fn off_server(server: &Forge, url: &str) -> Option<ApiUnknown> {
     })
 }
 
-/// [`off_server`] for a place already decided (a fleet's target URL).
-pub fn elsewhere(place: &Place, url: &str) -> Option<crate::error::HoneError> {
-    let server = place.server.as_ref().filter(|_| place.kind == ForgeKind::Github)?;
-    off_server(server, url).map(|e| e.error())
-}
-
 /// The web address of `kind`'s one server for this run (`https://host[/prefix]`): GitHub's from
 /// `GITHUB_SERVER_URL` or `GITHUB_API_URL`; GitLab's from `forge.gitlab_url`, else
 /// `CI_SERVER_URL`, else gitlab.com only when neither is set. None when the server named is not

@@ -64,8 +64,8 @@ impl Ctx {
         let (env, spec, token_env) = (&self.plan_opts.env, &self.job.forge, self.job.git.token_env.as_deref());
         let input = Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true };
         let mut place = Place::decide(&input);
-        if let Some(e) = crate::forge::place::elsewhere(&place, url) {
-            return Err(e);
+        if let Some(e) = &place.elsewhere {
+            return Err(e.error());
         }
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
         let (redactor, cancel) = (&self.plan_opts.redactor, &self.plan_opts.cancel);
@@ -281,7 +281,7 @@ mod tests {
                 env_repo: false,
                 remote_trusted: true,
             };
-            crate::forge::place::elsewhere(&Place::decide(&input), url).map(|e| e.message)
+            Place::decide(&input).elsewhere.map(|e| e.why)
         };
         let ghes = [("GITHUB_SERVER_URL", "https://GHE.corp.example:8443/")];
         for url in ["https://ghe.corp.example/a/b", "git@ghe.corp.example:a/b.git", "ssh://git@ghe.corp.example:22/a/b"]
