@@ -57,7 +57,7 @@ async fn run_on(repo: &TestRepo, g: &Ghes, extra: &[(&str, &str)]) -> Run {
 
 /// A run on `g`, with `GITHUB_SERVER_URL` naming it (`named`) or not (a laptop, a runner other
 /// than Actions).
-async fn run_env(repo: &TestRepo, g: &Ghes, extra: &[(&str, &str)], named: bool) -> Run {
+async fn run_env<K: AsRef<str>, V: AsRef<str>>(repo: &TestRepo, g: &Ghes, extra: &[(K, V)], named: bool) -> Run {
     let yaml = job_yaml("ghesjob", "https://model.test/v1", false);
     let ca = g.pki.ca_pem().display().to_string();
     let p = g.proxy.url.as_str();
@@ -72,8 +72,21 @@ async fn run_env(repo: &TestRepo, g: &Ghes, extra: &[(&str, &str)], named: bool)
         ("GIT_SSL_CAINFO", ""),
     ];
     env.retain(|(k, _)| named || *k != "GITHUB_SERVER_URL");
-    env.extend_from_slice(extra);
+    env.extend(extra.iter().map(|(k, v)| (k.as_ref(), v.as_ref())));
     run_job_env(repo, &yaml, &env).await
+}
+
+/// A repository on the server, whose API is the GitHub App's stand-in.
+async fn as_app() -> (TestRepo, MockGithubApp, Ghes) {
+    let repo = broken_repo();
+    let app = MockGithubApp::start(&["acme"]).await;
+    let g = ghes(&repo, &app.url, Mode::Auth).await;
+    (repo, app, g)
+}
+
+/// The App's environment without `GITHUB_API_URL`: the API is the server's, or none.
+fn app_env(app: &MockGithubApp) -> Vec<(String, String)> {
+    app.env(&key_path(true)).into_iter().filter(|(k, _)| k != "GITHUB_API_URL").collect()
 }
 
 /// Every host the run asked the proxy for is the model's or the server's.
@@ -118,13 +131,8 @@ async fn a_ghes_token_goes_to_the_servers_own_api_never_to_api_github_com() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_github_apps_jwt_on_ghes_goes_to_the_servers_own_api() {
-    let repo = broken_repo();
-    let app = MockGithubApp::start(&["acme"]).await;
-    let g = ghes(&repo, &app.url, Mode::Auth).await;
-    let env = app.env(&key_path(true));
-    let env: Vec<(&str, &str)> =
-        env.iter().filter(|(k, _)| k != "GITHUB_API_URL").map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let run = run_on(&repo, &g, &env).await;
+    let (repo, app, g) = as_app().await;
+    let run = run_env(&repo, &g, &app_env(&app), true).await;
     assert_eq!(run.code, 0, "{}\n{:?}\n{}", run.stderr, g.proxy.seen(), run.report()["errors"]);
     assert_only_own_hosts(&g);
     assert_eq!(app.seen_at("/repos/acme/app/installation").len(), 1, "the JWT went to the server's API");
@@ -166,13 +174,8 @@ async fn a_repository_on_a_server_the_environment_does_not_name_gets_no_github_c
 /// The same with a GitHub App: its JWT goes nowhere, and the run stops before any work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_github_apps_jwt_never_goes_to_github_com_for_a_repository_on_another_server() {
-    let repo = broken_repo();
-    let app = MockGithubApp::start(&["acme"]).await;
-    let g = ghes(&repo, &app.url, Mode::Auth).await;
-    let env = app.env(&key_path(true));
-    let env: Vec<(&str, &str)> =
-        env.iter().filter(|(k, _)| k != "GITHUB_API_URL").map(|(k, v)| (k.as_str(), v.as_str())).collect();
-    let run = run_env(&repo, &g, &env, false).await;
+    let (repo, app, g) = as_app().await;
+    let run = run_env(&repo, &g, &app_env(&app), false).await;
     assert!(!g.proxy.saw_host("api.github.com"), "{:?}", g.proxy.seen());
     assert!(!g.proxy.saw_host("model.test"), "it stopped before any work: {:?}", g.proxy.seen());
     assert_ne!(run.code, 0, "{}", run.stdout);
