@@ -134,7 +134,7 @@ pub fn blocker(seen: &Seen) -> Option<String> {
     }
     match seen.kind {
         Kind::Github => github::checks::blocker(seen),
-        Kind::Gitlab => gitlab::campaign::blocker(seen),
+        Kind::Gitlab => gitlab::checks::blocker(seen),
         Kind::Forgejo => Some("Forgejo's merge rules are not read yet".into()),
     }
 }
