@@ -13,6 +13,7 @@ pub mod gitlab;
 pub mod listing;
 pub mod local;
 pub mod pace;
+pub mod pace_campaign;
 pub mod place;
 pub mod push;
 pub mod remote;
