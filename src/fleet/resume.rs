@@ -57,6 +57,8 @@ pub(super) fn select(
         let keep = previous.iter().find(|r| r.id == t.id && r.source == shown).filter(|r| match () {
             // A dry run's result stands only for another dry run: it pushed nothing.
             _ if r.dry_run && !opts.dry_run => false,
+            // Waiting for the campaign's pace: it never ran, so it runs whenever the fleet does.
+            _ if r.status == super::aggregate::RepoStatus::Waiting => false,
             _ if opts.only_failed => r.status.ok(),
             _ => r.status.ok() && r.job_hash == digest_for(&t),
         });

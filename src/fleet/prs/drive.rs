@@ -41,7 +41,7 @@ pub fn result_for(item: &Item, forge: &str) -> PrResult {
     }
 }
 
-struct Ctx {
+pub(super) struct Ctx {
     plan_opts: PrsOptions,
     job: crate::spec::Job,
     shared: crate::env::Shared,
@@ -100,6 +100,38 @@ impl Ctx {
         let mine = c.with_repo(owner, repo)?;
         clients.insert(key, c);
         Ok(mine)
+    }
+
+    /// A context that only reads (the fleet's pace), sharing the fleet's App tokens.
+    pub(super) fn reading(opts: PrsOptions, job: crate::spec::Job, shared: crate::env::Shared, out: &ReportDir) -> Ctx {
+        let (sent, retries, done) = (AtomicU64::new(0), AtomicU64::new(0), AtomicUsize::new(0));
+        let (clients, ids, ledger) = (Mutex::new(HashMap::new()), Default::default(), Ledger::read(out));
+        Ctx {
+            plan_opts: opts,
+            job,
+            shared,
+            clients,
+            sent,
+            retries,
+            ledger,
+            ids,
+            comment: String::new(),
+            done,
+            total: 0,
+        }
+    }
+
+    /// The PRs on the job's branch in the target at `url` that the forge shows are the
+    /// campaign's (`own::pr_check`: its identity, its branch, this repository), open or not.
+    pub(super) async fn campaign_prs(&self, url: &str) -> Result<Vec<super::github::Pr>, HoneError> {
+        let source = crate::forge::credential::without_userinfo(url);
+        let (branch, record) = (self.job.git.branch.clone(), String::new());
+        let item =
+            Item { id: String::new(), source, number: 0, branch, pushed: None, base: None, record, repo: "".into() };
+        let (api, item) = self.api(self.place(url).await?, &item)?;
+        let me = api.me().await?;
+        let prs = api.campaign_prs(&item.branch).await?;
+        Ok(prs.into_iter().filter(|p| super::own::pr_check(p, &item, &me).is_none()).collect())
     }
 
     /// One PR, start to end; an error is the result's, never the run's.

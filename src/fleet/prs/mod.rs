@@ -12,6 +12,7 @@ mod github;
 mod gitlab;
 pub mod merge;
 mod own;
+pub mod pace;
 mod report;
 mod state;
 mod status;
