@@ -57,6 +57,7 @@ mod fleet_prs_atk;
 mod fleet_prs_attacks;
 mod fleet_prs_gitlab;
 mod fleet_prs_gitlab_attacks;
+mod fleet_pace;
 mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;
