@@ -116,7 +116,11 @@ async fn thirty_repositories_at_ten_an_hour_open_ten_then_ten_more_an_hour_later
     // open ones are updated, never opened again.
     let run = fleet_run_as(&gh, &fleet, t0 + 3600 + 120, false).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stdout.contains("10 pr_created, 10 pr_updated, 10 waiting (exit 0)"), "the result line: {}", run.stdout);
+    assert!(
+        run.stdout.contains("10 pr_created, 10 pr_updated, 10 waiting (exit 0)"),
+        "the result line: {}",
+        run.stdout
+    );
     let r2 = fleet_json(dir.path());
     let (updated, created2) = (with_status(&r2, "pr_updated"), with_status(&r2, "pr_created"));
     assert_eq!((updated.len(), created2.len(), with_status(&r2, "waiting").len()), (10, 10, 10), "{r2:#}");
@@ -165,7 +169,7 @@ async fn without_a_limit_the_forge_is_asked_nothing_more() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn prs_someone_else_opened_on_the_branch_count_for_nothing() {
+async fn a_recent_pr_someone_else_opened_on_the_branch_is_not_the_campaigns() {
     // Attack: mallory opens PRs from a branch of the job's name. Recent and closed: not the
     // campaign's hour. Open: not the campaign's open PR, so no repository is "updating" it free.
     let dir = tempfile::tempdir().unwrap();
@@ -178,7 +182,10 @@ async fn prs_someone_else_opened_on_the_branch_count_for_nothing() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let r = fleet_json(dir.path());
     assert_eq!((with_status(&r, "pr_created").len(), with_status(&r, "waiting").len()), (1, 2), "{r:#}");
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_pr_someone_else_opened_on_the_branch_is_not_the_campaigns() {
     let dir = tempfile::tempdir().unwrap();
     let gh = MockGithub::start().await;
     let fleet = fleet_of(dir.path(), 3, ", open_limit: 1", 1);
