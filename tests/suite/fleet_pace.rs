@@ -78,7 +78,7 @@ fn now() -> i64 {
 }
 
 /// The `--json` events of type `kind`.
-fn events<'a>(run: &'a Run, kind: &str) -> Vec<Value> {
+fn events(run: &Run, kind: &str) -> Vec<Value> {
     let lines = run.stdout.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok());
     lines.filter(|e| e["type"] == kind).collect()
 }
