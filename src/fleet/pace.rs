@@ -8,6 +8,7 @@ use super::aggregate::{RepoResult, RepoStatus};
 use super::spec::{Source, Target};
 use super::{Ctx, outcome::failed};
 use crate::error::{Code, HoneError};
+use crate::forge::campaign::Clients;
 use crate::forge::pace_campaign::{Budget, Decision, Limits, Seen};
 use futures_util::StreamExt;
 use std::collections::HashMap;
@@ -48,7 +49,7 @@ fn now(env: &crate::env::RunEnv) -> i64 {
 /// they leave; `None` (and no request) when the job sets no limit.
 pub(super) async fn plan(
     c: &Ctx,
-    runs: &crate::env::Shared,
+    runs: &crate::shared::Shared,
     targets: &[Target],
     concurrency: usize,
 ) -> Result<Option<Pace>, HoneError> {
@@ -56,17 +57,14 @@ pub(super) async fn plan(
     if !limits.any() {
         return Ok(None);
     }
-    let out = crate::output::dir::ReportDir::new(&c.fleet.out, None)
-        .map_err(|e| HoneError::new(Code::Io, format!("cannot open {}: {e}", c.fleet.out.display())))?;
-    let who = (c.redactor.clone(), c.cancel.clone());
-    let reader = super::prs::pace::Reader::new(c.env.clone(), c.job.clone(), who, runs.clone(), &out);
+    let clients = Clients::new((&c.env, &c.job), runs.forge.clone(), (&c.redactor, &c.cancel));
     let urls = targets.iter().filter_map(|t| match &t.source {
         Source::Url(u) => Some((t.id.clone(), u.clone())),
         Source::Path(_) => None,
     });
-    let reader = &reader;
+    let clients = &clients;
     let read: Vec<(String, Result<Vec<Seen>, HoneError>)> = futures_util::stream::iter(urls)
-        .map(|(id, u)| async move { (id, reader.seen(&u).await) })
+        .map(|(id, u)| async move { (id, super::prs::pace::seen(clients, &u).await) })
         .buffer_unordered(concurrency.max(1))
         .collect()
         .await;
