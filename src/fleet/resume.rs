@@ -208,4 +208,16 @@ mod tests {
         let (run, _) = select(all, &prev, &opts(false, true, false), |_| "x".into(), dir);
         assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["failed", "preview", "new"]);
     }
+
+    #[test]
+    fn a_repository_waiting_for_the_pace_runs_again_under_resume_and_only_failed() {
+        let prev =
+            [result("waited", RepoStatus::Waiting, "d", false), result("done", RepoStatus::PrCreated, "d", false)];
+        let all = ["waited", "done"].map(t).to_vec();
+        for (resume, only_failed) in [(true, false), (false, true)] {
+            let (run, carried) = select(all.clone(), &prev, &opts(resume, only_failed, false), |_| "d".into(), dir);
+            assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["waited"]);
+            assert_eq!(carried.len(), 1);
+        }
+    }
 }
