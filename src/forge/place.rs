@@ -76,7 +76,7 @@ impl Place {
         match kind {
             Kind::Github => {
                 let from_url = || super::github::owner_repo(None, input.remote_url).map(|(o, r)| format!("{o}/{r}"));
-                let from_env = env.github_repository.clone().filter(|_| input.env_repo);
+                let from_env = env.actions_repository.clone().filter(|_| input.env_repo);
                 let repo_trusted = from_env.is_some() || input.remote_trusted;
                 let repo = from_env.or_else(from_url);
                 let var = token_env.unwrap_or("GITHUB_TOKEN");

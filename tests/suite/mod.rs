@@ -62,6 +62,7 @@ mod fleet_prs_gitlab_attacks;
 mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;
+mod forge_names;
 mod ghes;
 mod github_app;
 mod github_app_autofix;
