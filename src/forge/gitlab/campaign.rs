@@ -81,6 +81,29 @@ impl Api<'_> {
             .await
     }
 
+    /// Every merge request (open or not) whose source branch is `branch` in this project, newest
+    /// first: what the fleet's pace counts, once each is proved the campaign's (`own::pr_check`).
+    pub async fn campaign_prs(&self, branch: &str) -> Result<Vec<Pr>> {
+        let mut all = Vec::new();
+        for page in 1..=11u32 {
+            self.count();
+            let q = format!("/merge_requests?source_branch={}&state=all&per_page=100&page={page}", encode(branch));
+            let a = self.gl.get(&self.gl.project_path(&q)).await?;
+            if !a.ok() {
+                return Err(failed("listing the branch's merge requests", &a));
+            }
+            let items = a.body.as_array().cloned().unwrap_or_default();
+            if page > 10 && !items.is_empty() {
+                return Err(HoneError::new(Code::Forge, "listing the branch's merge requests failed: more than 1000"));
+            }
+            all.extend(items.iter().map(|b| seen(b, &self.gl.project, None).pr));
+            if items.len() < 100 {
+                break;
+            }
+        }
+        Ok(all)
+    }
+
     /// The commit the project's branch `branch` is at, `None` when there is no such branch.
     pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
         self.count();
