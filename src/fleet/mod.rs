@@ -305,7 +305,9 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         journal,
         pace: Default::default(),
     });
-    if let Some(p) = pace::plan(&ctx, &ctx.runs, &targets, workers).await? {
+    // Every target of the fleet file counts toward the pace, not only those this shard or this
+    // `--resume` runs: their PRs were opened by the same campaign.
+    if let Some(p) = pace::plan(&ctx, &ctx.runs, &ctx.fleet.targets, workers).await? {
         _ = ctx.pace.set(p);
     }
     let started = std::time::Instant::now();

@@ -14,6 +14,9 @@ use futures_util::StreamExt;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+/// The longest the campaign's PRs may take to read, for every target together.
+const READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 /// The budget the fleet's runs spend, and what was read of each target.
 pub(super) struct Pace {
     budget: Mutex<Budget>,
@@ -66,11 +69,19 @@ pub(super) async fn plan(
         Source::Path(_) => None,
     });
     let clients = &clients;
-    let read: Vec<(String, Result<Vec<Seen>, HoneError>)> = futures_util::stream::iter(urls)
+    let reading = futures_util::stream::iter(urls)
         .map(|(id, u)| async move { (id, super::prs::pace::seen(clients, &u).await) })
         .buffer_unordered(concurrency.max(1))
-        .collect()
-        .await;
+        .collect::<Vec<(String, Result<Vec<Seen>, HoneError>)>>();
+    let read = tokio::select! {
+        r = tokio::time::timeout(READ_LIMIT, reading) => r.map_err(|_| HoneError::new(
+            Code::Forge,
+            format!("reading the campaign's PRs for its pace took over {} minutes", READ_LIMIT.as_secs() / 60),
+        ).hint("try again later, or raise or remove `pr.hourly_limit` and `pr.open_limit`"))?,
+        () = c.cancel.cancelled() => {
+            return Err(HoneError::new(Code::Cancelled, "cancelled while reading the campaign's PRs for its pace"));
+        }
+    };
     let (mut mine, mut unread) = (HashMap::new(), HashMap::new());
     for (id, r) in read {
         match r {
@@ -112,9 +123,12 @@ pub(super) fn admit(c: &Ctx, t: &Target) -> Admit {
 }
 
 /// A run that held a slot ended: the slot comes back unless it opened a PR (or, in a dry run,
-/// found a change it would have opened one for).
+/// found a change it would have opened one for). A run that names a PR it did not merely update
+/// keeps its slot: a failed run's draft (`pr.on_failure: draft`) is a PR opened too.
 pub(super) fn ended(c: &Ctx, slot: bool, r: &RepoResult) {
-    let opened = r.status == RepoStatus::PrCreated || (r.dry_run && r.status == RepoStatus::Succeeded);
+    let opened = r.status == RepoStatus::PrCreated
+        || (r.pr_number.is_some() && r.status != RepoStatus::PrUpdated)
+        || (r.dry_run && r.status == RepoStatus::Succeeded);
     if let (true, false, Some(p)) = (slot, opened, c.pace.get()) {
         p.budget().give_back();
     }

@@ -204,3 +204,26 @@ async fn an_open_pr_someone_else_opened_on_the_branch_is_not_the_campaigns() {
 fn mock_now() -> String {
     crate::common::mock_github::now_rfc3339()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resume_counts_the_prs_of_the_repositories_it_does_not_run_again() {
+    // Attack on the budget: `--resume` runs only the waiting repositories; the PRs the others
+    // opened minutes ago are the campaign's hour all the same.
+    let dir = tempfile::tempdir().unwrap();
+    let gh = MockGithub::start().await;
+    let fleet = fleet_of(dir.path(), 4, ", hourly_limit: 2", 2);
+    let at = now();
+    let run = fleet_run(&gh, &fleet, at).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(with_status(&fleet_json(dir.path()), "pr_created").len(), 2);
+    let mut env: Vec<(&str, String)> = gh.env();
+    env.push(("HONE_TEST_NOW", (at + 60).to_string()));
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let args = ["fleet", fleet.to_str().unwrap(), "--resume"];
+    let again = run_hone_env(&args, &[], dir.path().join("unused"), &env).await;
+    assert_eq!(again.code, 0, "{}\n{}", again.stdout, again.stderr);
+    let r = fleet_json(dir.path());
+    assert_eq!(with_status(&r, "waiting").len(), 2, "{r:#}");
+    let total: usize = (1..=4).map(|i| prs_in(&gh, &format!("origins__r{i:02}"))).sum();
+    assert_eq!(total, 2, "no PR past the hour's budget");
+}
