@@ -198,7 +198,8 @@ async fn list(
     let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(|| no_place(cx, kind))?;
     let token = place.token.as_ref().ok_or_else(|| {
         let app = crate::forge::tokens::app_configured(kind, cx.env);
-        let why = if app { " (an App's installation token cannot list yet)" } else { "" };
+        let why =
+            if app { format!(" (a {} App's installation token cannot list yet)", kind.name()) } else { String::new() };
         HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories{why}", place.forge_name()))
             .hint(format!("set {} to a token that can read them", place.token_source(token_env)))
     })?;

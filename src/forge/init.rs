@@ -15,12 +15,13 @@ pub struct Scaffold {
 /// The forge `init` writes for: the remote's host when it is a known public forge; else the
 /// CI configuration the project has (`.gitlab-ci.yml`, `.forgejo/`, `.gitea/`); else GitHub.
 pub fn forge_of(remote_host: Option<&str>, root: &Path) -> Kind {
-    let has = |p: &str| std::fs::symlink_metadata(root.join(p)).is_ok();
+    let has = |p: &str| std::fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_dir());
+    let has_file = |p: &str| std::fs::symlink_metadata(root.join(p)).is_ok_and(|m| m.is_file());
     match remote_host {
         Some("github.com") => Kind::Github,
         Some("gitlab.com") => Kind::Gitlab,
         Some("codeberg.org") => Kind::Forgejo,
-        _ if has(".gitlab-ci.yml") => Kind::Gitlab,
+        _ if has_file(".gitlab-ci.yml") => Kind::Gitlab,
         _ if has(".forgejo") || has(".gitea") => Kind::Forgejo,
         _ => Kind::Github,
     }

@@ -75,9 +75,10 @@ impl<'c> Clients<'c> {
     pub fn open(&self, mut place: Place) -> Result<Opened<'_>> {
         let Some(token) = place.token.as_ref() else {
             let var = place.token_source(self.job.git.token_env.as_deref());
-            let (what, scope) = match place.kind {
-                Kind::Gitlab => ("GitLab", "a token with the `api` scope (role Developer or above)"),
-                _ => ("forge", "a token that may read (and for close/merge, write) pull requests"),
+            let what = place.forge_name();
+            let scope = match place.kind {
+                Kind::Gitlab => "a token with the `api` scope (role Developer or above)",
+                _ => "a token that may read (and for close/merge, write) pull requests",
             };
             return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the {what} API"))
                 .hint(format!("set {var} to {scope}")));
