@@ -6,6 +6,7 @@ pub mod app;
 pub mod autofix;
 pub mod credential;
 pub mod feedback;
+pub mod forgejo;
 pub mod github;
 pub mod github_api;
 mod github_pr;

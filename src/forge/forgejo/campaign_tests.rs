@@ -1,0 +1,50 @@
+use super::*;
+
+#[test]
+fn a_pull_request_reads_as_forgejo_describes_it() {
+    let sha = "a".repeat(40);
+    let b = json!({"html_url": "https://f/acme/app/pulls/3", "user": {"login": "hone", "id": 5}, "state": "open",
+        "merged": false, "draft": false, "title": "WIP: hone: fix", "mergeable": true, "created_at": "2026-01-01T00:00:00Z",
+        "head": {"ref": "hone/x", "sha": sha, "repo": {"full_name": "acme/app"}},
+        "base": {"ref": "main", "sha": "b".repeat(40), "repo": {"full_name": "acme/app"}}});
+    let r = reading(&b);
+    assert_eq!((r.author.as_str(), r.author_id, r.draft, r.mergeable), ("hone", Some(5), true, Some(true)));
+    assert_eq!((r.head_repo.as_deref(), r.head_sha.as_str()), (Some("acme/app"), sha.as_str()));
+    let mut fork = b.clone();
+    fork["head"]["repo"] = Value::Null;
+    fork["head"]["sha"] = json!("HEAD");
+    let r = reading(&fork);
+    assert_eq!((r.head_repo, r.head_sha.as_str()), (None, ""), "a gone fork, a sha that is none");
+    let mut merged = b;
+    (merged["state"], merged["merged"]) = (json!("closed"), json!(true));
+    assert!(reading(&merged).merged);
+}
+
+#[test]
+fn checks_come_from_the_combined_status_and_the_protection() {
+    let st = |list: Value| json!({"state": "x", "statuses": list});
+    let ok = json!({"context": "ci", "status": "success"});
+    assert_eq!(checks_of(&st(json!([ok])), &[]).0, CheckState::Passing);
+    assert_eq!(checks_of(&st(json!([])), &[]).0, CheckState::Pending, "nothing reported is never passing");
+    let (c, why) = checks_of(&st(json!([ok])), &["lint".into()]);
+    assert!(c == CheckState::Pending && why.unwrap().contains("`lint`"));
+    let bad = json!({"context": "lint", "status": "failure"});
+    assert_eq!(checks_of(&st(json!([ok, bad])), &[]).0, CheckState::Failing);
+    assert_eq!(checks_of(&st(json!([{"context": "ci", "status": "pending"}])), &[]).0, CheckState::Pending);
+    let p = protection_of(&json!({"required_approvals": 2, "enable_status_check": true, "status_check_contexts": ["ci"]}));
+    assert_eq!(p, Protection { required_approvals: 2, required_checks: vec!["ci".into()] });
+    assert!(protection_of(&json!({"enable_status_check": false, "status_check_contexts": ["ci"]})).required_checks.is_empty());
+}
+
+#[test]
+fn only_official_current_reviews_decide() {
+    let r = |id: u64, state: &str, official: bool| json!({"user": {"id": id}, "state": state, "official": official});
+    assert_eq!(review_of(&[r(1, "APPROVED", true)], 0), ReviewState::Approved);
+    assert_eq!(review_of(&[r(1, "APPROVED", false)], 0), ReviewState::None, "a drive-by approval");
+    assert_eq!(review_of(&[r(1, "APPROVED", true)], 2), ReviewState::ReviewRequired);
+    assert_eq!(review_of(&[r(1, "REQUEST_CHANGES", true), r(1, "APPROVED", true)], 1), ReviewState::Approved);
+    assert_eq!(review_of(&[r(1, "APPROVED", true), r(2, "REQUEST_CHANGES", true)], 0), ReviewState::ChangesRequested);
+    let mut stale = r(2, "REQUEST_CHANGES", true);
+    stale["dismissed"] = json!(true);
+    assert_eq!(review_of(&[r(1, "APPROVED", true), stale], 0), ReviewState::Approved);
+}
