@@ -106,7 +106,9 @@ mod tests {
         let mut merged = own();
         merged["merged"] = json!(true);
         assert!(matches!(decide(&merged, "acme/app", 5, false).unwrap(), Decision::Skip(m) if m.contains("not open")));
-        for (k, f, v) in [("head", "ref", "-uhelp"), ("head", "ref", "a..b"), ("base", "ref", "m\nx"), ("head", "sha", "HEAD")] {
+        for (k, f, v) in
+            [("head", "ref", "-uhelp"), ("head", "ref", "a..b"), ("base", "ref", "m\nx"), ("head", "sha", "HEAD")]
+        {
             let mut hostile = own();
             hostile[k][f] = json!(v);
             assert!(decide(&hostile, "acme/app", 5, false).is_err(), "{k}.{f}={v:?}");

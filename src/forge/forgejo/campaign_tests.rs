@@ -31,9 +31,14 @@ fn checks_come_from_the_combined_status_and_the_protection() {
     let bad = json!({"context": "lint", "status": "failure"});
     assert_eq!(checks_of(&st(json!([ok, bad])), &[]).0, CheckState::Failing);
     assert_eq!(checks_of(&st(json!([{"context": "ci", "status": "pending"}])), &[]).0, CheckState::Pending);
-    let p = protection_of(&json!({"required_approvals": 2, "enable_status_check": true, "status_check_contexts": ["ci"]}));
+    let p =
+        protection_of(&json!({"required_approvals": 2, "enable_status_check": true, "status_check_contexts": ["ci"]}));
     assert_eq!(p, Protection { required_approvals: 2, required_checks: vec!["ci".into()] });
-    assert!(protection_of(&json!({"enable_status_check": false, "status_check_contexts": ["ci"]})).required_checks.is_empty());
+    assert!(
+        protection_of(&json!({"enable_status_check": false, "status_check_contexts": ["ci"]}))
+            .required_checks
+            .is_empty()
+    );
 }
 
 #[test]

@@ -47,8 +47,11 @@ async fn list(fj: &Forgejo, rest: &str, number: u64, what: &str) -> Result<Vec<V
     check(&a, || format!("reading the {what} of PR #{number}"))?;
     match a.body {
         Value::Array(items) => Ok(items),
-        _ => Err(HoneError::new(Code::Forge, format!("reading the {what} of PR #{number}: Forgejo's answer is not a list"))
-            .hint("check `forge.url`: it should be the Forgejo server's address")),
+        _ => Err(HoneError::new(
+            Code::Forge,
+            format!("reading the {what} of PR #{number}: Forgejo's answer is not a list"),
+        )
+        .hint("check `forge.url`: it should be the Forgejo server's address")),
     }
 }
 
@@ -124,9 +127,7 @@ mod tests {
 
     #[test]
     fn reviews_and_comments_are_feedback_unless_hones_or_empty() {
-        let r = |id: u64, state: &str, body: &str| {
-            json!({"user": {"id": id, "login": format!("u{id}")}, "state": state, "body": body, "submitted_at": "2026-01-02T03:04:05Z"})
-        };
+        let r = |id: u64, state: &str, body: &str| json!({"user": {"id": id, "login": format!("u{id}")}, "state": state, "body": body, "submitted_at": "2026-01-02T03:04:05Z"});
         let (who, (_, f)) = review(&r(3, "REQUEST_CHANGES", ""), 7, 5).unwrap();
         assert_eq!((who.as_str(), f.state.as_str(), f.pr), ("u3", "CHANGES_REQUESTED", 7));
         assert!(review(&r(5, "REQUEST_CHANGES", "x"), 7, 5).is_none(), "hone's own");

@@ -44,7 +44,8 @@ pub async fn list(fj: &Forgejo, org: &str) -> Result<Listing> {
             return Ok(out);
         }
     }
-    out.warnings.push(format!("The {what} had more than {MAX_PAGES} pages of {PER_PAGE}: hone read the first {MAX_PAGES}"));
+    out.warnings
+        .push(format!("The {what} had more than {MAX_PAGES} pages of {PER_PAGE}: hone read the first {MAX_PAGES}"));
     Ok(out)
 }
 

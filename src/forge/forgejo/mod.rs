@@ -29,7 +29,8 @@ const REQUEST_LIMIT: Duration = Duration::from_secs(60);
 /// The most of an answer hone reads.
 const BODY_MAX: usize = 4 << 20;
 /// The scopes hone's token needs, for hints.
-pub const SCOPES: &str = "`write:repository` (PRs, branches, merging), `write:issue` (comments, labels) and `read:user`";
+pub const SCOPES: &str =
+    "`write:repository` (PRs, branches, merging), `write:issue` (comments, labels) and `read:user`";
 
 pub struct Forgejo {
     http: reqwest::Client,
@@ -248,8 +249,10 @@ pub async fn whoami(fj: &Forgejo) -> Result<(u64, String)> {
     let me = fj.get("/user").await?;
     match (me.body["id"].as_u64(), me.body["login"].as_str()) {
         (Some(id), Some(login)) if me.ok() && !login.is_empty() => Ok((id, login.to_string())),
-        _ => Err(HoneError::new(Code::Forge, format!("Forgejo would not say who the token's user is: {}", me.message()))
-            .hint("give the token the `read:user` scope")),
+        _ => {
+            Err(HoneError::new(Code::Forge, format!("Forgejo would not say who the token's user is: {}", me.message()))
+                .hint("give the token the `read:user` scope"))
+        }
     }
 }
 

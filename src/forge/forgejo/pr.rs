@@ -109,7 +109,8 @@ pub async fn publish(
             if a.status == 409 {
                 // Opened meanwhile (another run): update that one.
                 let p = find_open(fj, branch).await?.ok_or_else(|| {
-                    let m = format!("Forgejo says a pull request exists, but none is open for the branch: {}", a.message());
+                    let m =
+                        format!("Forgejo says a pull request exists, but none is open for the branch: {}", a.message());
                     HoneError::new(Code::Forge, m)
                 })?;
                 update(fj, job, p, &fields, &labels, out).await?
@@ -187,7 +188,8 @@ mod tests {
 
     #[test]
     fn only_the_repositorys_own_branch_is_its_pull_request() {
-        let list = json!([pull(3, "mallory/app", "hone/x"), pull(4, "acme/app", "hone/y"), pull(5, "Acme/App", "hone/x")]);
+        let list =
+            json!([pull(3, "mallory/app", "hone/x"), pull(4, "acme/app", "hone/y"), pull(5, "Acme/App", "hone/x")]);
         assert_eq!(own_open(&list, "acme/app", "hone/x"), Some(Pull { number: 5, url: "https://f/5".into() }));
         assert_eq!(own_open(&json!([pull(3, "mallory/app", "hone/x")]), "acme/app", "hone/x"), None, "a fork's");
         let mut gone = pull(6, "acme/app", "hone/x");
