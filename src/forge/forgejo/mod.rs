@@ -12,6 +12,7 @@ pub mod autofix;
 pub mod campaign;
 pub mod feedback;
 pub mod listing;
+pub mod place;
 pub mod pr;
 
 use super::credential::Token;
