@@ -60,6 +60,8 @@ mod fleet_prs_gitlab_attacks;
 mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;
+mod forgejo;
+mod forgejo_fleet;
 mod forgejo_standin;
 mod ghes;
 mod github_app;
