@@ -1,14 +1,9 @@
 //! What a run gets from outside, read once at the edge (`main`): the process environment
-//! (`RunEnv`: GitHub Actions or not, the repository, the event, the variables
-//! that hold keys and tokens) and what the runs of one process share (`Shared`: one queue for
-//! the forges' mutating requests, an optional cap on model requests). Nothing below `main` reads
-//! `std::env` for these.
+//! (`RunEnv`: a CI runner's Actions protocol or not, the repository, the event, the variables
+//! that hold keys and tokens). Nothing below `main` reads `std::env` for these.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
-use tokio::sync::{Mutex, Semaphore};
-use tokio::time::Instant;
 
 #[derive(Debug, Clone, Default)]
 pub struct RunEnv {
@@ -111,26 +106,6 @@ impl RunEnv {
     /// The home directory, when it is an absolute path.
     pub fn home(&self) -> Option<PathBuf> {
         self.var("HOME").map(PathBuf::from).filter(|h| h.is_absolute())
-    }
-}
-
-/// What the runs of one process share.
-#[derive(Debug, Clone, Default)]
-pub struct Shared {
-    /// At most this many model requests at once (a fleet's `model_concurrency`); none: no cap.
-    pub model_slots: Option<Arc<Semaphore>>,
-    /// The forges' mutating requests (GitHub's and GitLab's) go one at a time, at least a second
-    /// apart (GitHub's secondary rate limits): the time the last one went out (`forge::pace`).
-    pub forge_queue: Arc<Mutex<Option<Instant>>>,
-    /// A GitHub App's installations (one per owner), tokens (one per repository) and bot
-    /// identity, minted once for every run of the process.
-    pub github_app: crate::forge::app::Cache,
-}
-
-impl Shared {
-    /// Shared state with at most `n` model requests at once.
-    pub fn with_model_limit(n: usize) -> Shared {
-        Shared { model_slots: Some(Arc::new(Semaphore::new(n.max(1)))), ..Default::default() }
     }
 }
 

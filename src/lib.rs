@@ -65,6 +65,7 @@ pub(crate) mod safe_fs;
 pub(crate) mod sandbox;
 pub(crate) mod schema;
 pub(crate) mod screen;
+pub(crate) mod shared;
 pub(crate) mod spec;
 pub(crate) mod tools;
 pub(crate) mod validate;

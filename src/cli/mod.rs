@@ -121,10 +121,11 @@ pub enum Command {
         /// The model the job uses (`claude-*` selects Anthropic).
         #[arg(long, default_value = "gpt-4.1")]
         model: String,
-        /// Write for this forge (default: the remote's, github.com or gitlab.com; else GitLab
-        /// when the project has a `.gitlab-ci.yml`, else GitHub).
-        #[arg(long, value_parser = ["github", "gitlab"])]
-        forge: Option<String>,
+        /// Write for this forge (default: the remote's, github.com, gitlab.com or codeberg.org;
+        /// else GitLab when the project has a `.gitlab-ci.yml`, Forgejo when it has `.forgejo/`
+        /// or `.gitea/`, else GitHub).
+        #[arg(long, value_enum)]
+        forge: Option<crate::forge::Kind>,
     },
     /// Run a recorded job again from its report dir: in a clone of a local repository at the
     /// commit it started from, the model answering from `transcript.jsonl` (offline: no network,

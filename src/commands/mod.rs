@@ -61,7 +61,7 @@ pub fn main(cli: Cli) -> i32 {
     rt.block_on(async move {
         match cli.command {
             Command::Validate { file } => validate(&file),
-            Command::Init { dir, model, forge } => init(dir, &model, forge.as_deref()),
+            Command::Init { dir, model, forge } => init(dir, &model, forge),
             Command::Replay { dir, report_dir, job, repo, allow_sandbox_off } => {
                 let at = crate::replay::Where { report_dir, job, repo, allow_sandbox_off };
                 let cancel = CancellationToken::new();
@@ -232,8 +232,7 @@ async fn fleet_prs(action: PrsAction, quiet: bool, redactor: Redactor) -> i32 {
 }
 
 /// `hone init`: the files for the repository's ecosystem and forge; the result line on stdout.
-fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i32 {
-    use crate::spec::forge::ForgeKind;
+fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<crate::forge::Kind>) -> i32 {
     let start = dir.unwrap_or_else(|| std::path::PathBuf::from("."));
     let repo = git2::Repository::discover(&start).ok();
     let remote = repo.as_ref().and_then(|r| r.find_remote("origin").ok()?.url().ok().map(str::to_string));
@@ -255,26 +254,15 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<&str>) -> i3
         eprintln!("hone: {}", e.render());
         return exit::INVALID_INPUT;
     };
-    let has_gitlab_ci = std::fs::symlink_metadata(root.join(".gitlab-ci.yml")).is_ok_and(|m| m.is_file());
     let host = remote.as_deref().and_then(crate::forge::place::host_of);
-    let kind = match forge {
-        Some("gitlab") => ForgeKind::Gitlab,
-        Some(_) => ForgeKind::Github,
-        None => crate::init::gitlab::forge_of(host.as_deref(), has_gitlab_ci),
-    };
-    let (files, next) = match kind {
-        ForgeKind::Github => (crate::init::files(&project, model), crate::init::github::NEXT.to_string()),
-        ForgeKind::Gitlab => (crate::init::gitlab::files(&project, model, has_gitlab_ci), {
-            let include = if has_gitlab_ci {
-                format!(", add `include: [{{ local: {} }}]` to .gitlab-ci.yml", crate::init::gitlab::CI_FILE)
-            } else {
-                String::new()
-            };
-            format!(
-                "next: `hone validate {}`{include}, set the CI/CD variables the include names, commit, and label a merge request `hone-fix`",
-                crate::init::gitlab::JOB
-            )
-        }),
+    let kind = forge.unwrap_or_else(|| crate::forge::init::forge_of(host.as_deref(), &root));
+    let crate::forge::init::Scaffold { files, next } = match crate::forge::init::scaffold(kind, &project, model, &root)
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hone: {}", e.render());
+            return exit::INVALID_INPUT;
+        }
     };
     match crate::init::write(&root, &files) {
         Ok((written, kept)) => {

@@ -10,8 +10,7 @@ pub(crate) mod live;
 mod outcome;
 mod pool;
 pub mod prs;
-pub mod query;
-mod resolve;
+pub mod resolve;
 mod resume;
 pub mod spec;
 mod usage;
@@ -113,7 +112,7 @@ struct Ctx {
     policy_bytes: Option<Vec<u8>>,
     env: Arc<crate::env::RunEnv>,
     /// What every run of the fleet shares: the model request limit and the GitHub queue.
-    runs: crate::env::Shared,
+    runs: crate::shared::Shared,
     json: bool,
     /// The live progress on stderr (none with `--quiet`).
     live: Option<live::Live>,
@@ -128,13 +127,13 @@ struct Ctx {
 }
 
 impl Ctx {
-    /// With a GitHub App configured, its token for the place's repository (`forge::app`), for
+    /// With an App configured, its token for the place's repository (`forge::tokens`), for
     /// the clone; the run mints or reuses its own at intake.
     async fn app_token(&self, place: &mut crate::forge::place::Place) -> Result<(), HoneError> {
-        let (env, shared, redactor) = (self.env.as_ref(), &self.runs, &self.redactor);
+        let (env, shared, redactor) = (self.env.as_ref(), &self.runs.forge, &self.redactor);
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-        let cx = crate::forge::app::Context { env, shared, redactor, deadline, cancel: &self.cancel };
-        crate::forge::app::into_place(&cx, &self.job, place).await
+        let cx = crate::forge::tokens::Context { env, shared, redactor, deadline, cancel: &self.cancel };
+        crate::forge::tokens::into_place(&cx, &self.job, place).await
     }
 
     fn digest_for(&self, t: &Target) -> String {
@@ -260,7 +259,7 @@ fn start_journal(
 pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     let mut fleet = load(&opts)?;
     let JobFile { job, bytes: job_bytes, policy_bytes } = read_job(&fleet)?;
-    let runs = crate::env::Shared::with_model_limit(fleet.model_concurrency);
+    let runs = crate::shared::Shared::with_model_limit(fleet.model_concurrency);
     resolve::run(&mut fleet, &opts, &job, &runs).await?;
     let job_hash = digest(&job_bytes, policy_bytes.as_deref(), None);
     let mut targets = fleet.targets.clone();

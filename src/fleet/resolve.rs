@@ -2,11 +2,11 @@
 //! taken from the list an earlier run wrote), and the whole list written to `targets.json` in the
 //! fleet's output, so that a run can be repeated and resumed over the same repositories.
 
-use super::query::{Query, clone_url};
 use super::spec::{Fleet, QueryEntry, Source, Target};
 use crate::error::{Code, HoneError};
-use crate::forge::listing::{self, Client};
+use crate::forge::listing;
 use crate::forge::place::{forge_wide, server_url};
+use crate::forge::query::{Query, clone_url};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
@@ -49,7 +49,7 @@ fn earlier<'a>(previous: Option<&'a Resolved>, q: &QueryEntry, server: Option<&s
 pub struct Context<'a> {
     pub env: &'a crate::env::RunEnv,
     pub job: &'a crate::spec::Job,
-    pub shared: &'a crate::env::Shared,
+    pub shared: &'a crate::shared::Shared,
     pub cancel: &'a CancellationToken,
     /// The last run's resolution (`--resume`, `--only failed`): its queries are not asked again.
     pub previous: Option<Resolved>,
@@ -145,7 +145,7 @@ pub(super) async fn run(
     fleet: &mut Fleet,
     opts: &super::FleetOptions,
     job: &crate::spec::Job,
-    shared: &crate::env::Shared,
+    shared: &crate::shared::Shared,
 ) -> Result<(), HoneError> {
     if fleet.queries.is_empty() {
         return Ok(());
@@ -160,10 +160,7 @@ pub(super) async fn run(
             } else {
                 format!("{} requests", q.requests)
             };
-            let forge = match q.query.kind() {
-                crate::spec::forge::ForgeKind::Github => "GitHub",
-                crate::spec::forge::ForgeKind::Gitlab => "GitLab",
-            };
+            let forge = q.query.kind().name();
             eprintln!("hone fleet: a {forge} query gave {} repositories ({how})", q.repos.len());
             for w in &q.warnings {
                 eprintln!("hone fleet: warning: {}", crate::ci_text::line(&opts.redactor.apply(w)));
@@ -200,22 +197,12 @@ async fn list(
     let place = forge_wide(cx.env, &cx.job.forge, token_env, kind).ok_or_else(|| no_place(cx, kind))?;
     let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(|| no_place(cx, kind))?;
     let token = place.token.as_ref().ok_or_else(|| {
-        let app = kind == crate::spec::forge::ForgeKind::Github && crate::forge::app::configured(cx.env);
-        let why = if app { " (a GitHub App's installation token cannot list yet)" } else { "" };
+        let app = crate::forge::tokens::app_configured(kind, cx.env);
+        let why = if app { " (an App's installation token cannot list yet)" } else { "" };
         HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories{why}", place.forge_name()))
             .hint(format!("set {} to a token that can read them", place.token_source(token_env)))
     })?;
-    let queue = cx.shared.forge_queue.clone();
-    let listing = match kind {
-        crate::spec::forge::ForgeKind::Github => {
-            let gh = crate::forge::github::GitHub::account(place.api()?, token.secret(), queue)?;
-            listing::list(Client::GitHub(&gh), &q.source()).await?
-        }
-        crate::spec::forge::ForgeKind::Gitlab => {
-            let gl = crate::forge::gitlab::GitLab::server(&place, queue, (deadline, cx.cancel))?;
-            listing::list(Client::GitLab(&gl), &q.source()).await?
-        }
-    };
+    let listing = listing::list(&place, token, &q.source(), (&cx.shared.forge, (deadline, cx.cancel))).await?;
     let mut paths: Vec<String> = listing.repos.iter().filter(|l| q.accept(l)).map(|l| l.path.clone()).collect();
     paths.sort_by_key(|p| p.to_ascii_lowercase());
     paths.dedup_by_key(|p| p.to_ascii_lowercase());
@@ -228,28 +215,17 @@ async fn list(
 
 /// Why a query's forge cannot be asked: the job names the other forge, or its server is not a
 /// plain HTTPS address.
-fn no_place(cx: &Context<'_>, kind: crate::spec::forge::ForgeKind) -> HoneError {
-    use crate::spec::forge::ForgeKind;
-    let name = |k| if k == ForgeKind::Github { "github" } else { "gitlab" };
+fn no_place(cx: &Context<'_>, kind: crate::forge::Kind) -> HoneError {
     if let Some(k) = cx.job.forge.kind.filter(|k| *k != kind) {
         return HoneError::new(
             Code::Spec,
-            format!("the job says `forge.kind: {}`, so a `{}:` query has no forge to ask", name(k), name(kind)),
+            format!("the job says `forge.kind: {}`, so a `{}:` query has no forge to ask", k.id(), kind.id()),
         )
         .hint(
             "remove `forge.kind` from the job (each repository's URL then picks its forge), or query the job's forge",
         );
     }
-    match kind {
-        ForgeKind::Github => HoneError::new(Code::Spec, "cannot tell GitHub's server for the fleet's query").hint(
-            "set GITHUB_SERVER_URL to GitHub's https:// address (https://github.com, or your GitHub Enterprise Server)",
-        ),
-        ForgeKind::Gitlab => HoneError::new(
-            Code::Spec,
-            "the GitLab server named (`forge.gitlab_url` or CI_SERVER_URL) is not a plain https:// address: hone lists no group there, and never falls back to gitlab.com with its token",
-        )
-        .hint("set `forge.gitlab_url` in the job to the server's https:// address"),
-    }
+    listing::no_server(kind)
 }
 
 /// The resolution an earlier run wrote in `out`, if any.
@@ -308,7 +284,7 @@ mod tests {
         );
         assert_eq!(fleet.targets[1].source, Source::Url("https://github.com/acme/a.git".into()));
         for other in [
-            ResolvedQuery { query: super::super::query::Query::Gitlab(Default::default()), ..q.clone() },
+            ResolvedQuery { query: crate::forge::query::Query::Gitlab(Default::default()), ..q.clone() },
             ResolvedQuery { server: "https://evil.example".into(), ..q },
         ] {
             write(&out, &Resolved { schema_version: 1, resolved_at: "t".into(), queries: vec![other] }).unwrap();

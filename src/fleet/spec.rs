@@ -19,18 +19,7 @@ struct RawFleet {
     fail_fast: Option<bool>,
 }
 
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawTarget {
-    url: Option<String>,
-    path: Option<String>,
-    from_file: Option<String>,
-    /// Every repository a GitHub organisation, user or search gives, filtered.
-    github: Option<super::query::GithubQuery>,
-    /// Every project of a GitLab group, filtered.
-    gitlab: Option<super::query::GitlabQuery>,
-    base: Option<String>,
-}
+use crate::forge::query::RawEntry as RawTarget;
 
 /// The fleet file's JSON Schema, from the type that reads it.
 pub fn schema(generator: schemars::SchemaGenerator) -> schemars::Schema {
@@ -57,7 +46,7 @@ pub struct Target {
 /// A query in `repos`, resolved when the fleet runs (`super::resolve`).
 #[derive(Debug, Clone)]
 pub struct QueryEntry {
-    pub query: super::query::Query,
+    pub query: crate::forge::query::Query,
     pub base: Option<String>,
     /// Where its repositories go: before `targets[at]` (the entries listed after it).
     pub at: usize,
@@ -125,18 +114,19 @@ fn entries(repos: Vec<RawTarget>, dir: &Path, map: &yaml::SourceMap, errors: &mu
     let resolve = |p: &str| if Path::new(p).is_absolute() { PathBuf::from(p) } else { dir.join(p) };
     let url = |u: &str| if is_relative_path(u) { dir.join(u).display().to_string() } else { u.to_string() };
     let (mut targets, mut queries): (Vec<Target>, Vec<QueryEntry>) = (Vec::new(), Vec::new());
-    for (i, t) in repos.into_iter().enumerate() {
+    for (i, mut t) in repos.into_iter().enumerate() {
         let at = format!("repos[{i}]");
-        let given = [t.url.is_some(), t.path.is_some(), t.from_file.is_some(), t.github.is_some(), t.gitlab.is_some()];
-        if given.iter().filter(|b| **b).count() != 1 {
-            let one = "each entry needs exactly one of `url`, `path`, `from_file`, `github` or `gitlab`";
+        let given = [t.url.is_some(), t.path.is_some(), t.from_file.is_some()];
+        if given.iter().filter(|b| **b).count() + t.queries() != 1 {
+            let one = format!(
+                "each entry needs exactly one of `url`, `path`, `from_file`, {}",
+                crate::forge::query::RawEntry::QUERY_KEYS
+            );
             errors.push(map.at_value(&at, one, None));
             continue;
         }
-        let query = t.github.map(super::query::Query::Github).or(t.gitlab.map(super::query::Query::Gitlab));
-        if let Some(query) = query {
-            let key =
-                format!("{at}.{}", if matches!(query, super::query::Query::Github(_)) { "github" } else { "gitlab" });
+        if let Some(query) = t.query() {
+            let key = format!("{at}.{}", query.key());
             match query.check() {
                 Some(why) => errors.push(map.at_value(&key, why, None)),
                 None => queries.push(QueryEntry { query, base: t.base, at: targets.len() }),
@@ -282,9 +272,9 @@ mod tests {
         let at: Vec<usize> = f.queries.iter().map(|q| q.at).collect();
         assert_eq!(at, [1, 1]);
         assert_eq!(f.queries[0].base.as_deref(), Some("dev"));
-        let super::super::query::Query::Github(q) = &f.queries[0].query else { panic!("github") };
-        assert_eq!((q.org.as_deref(), q.filters.archived), (Some("acme"), super::super::query::Keep::Include));
-        let super::super::query::Query::Gitlab(q) = &f.queries[1].query else { panic!("gitlab") };
+        let crate::forge::query::Query::Github(q) = &f.queries[0].query else { panic!("github") };
+        assert_eq!((q.org.as_deref(), q.filters.archived), (Some("acme"), crate::forge::query::Keep::Include));
+        let crate::forge::query::Query::Gitlab(q) = &f.queries[1].query else { panic!("gitlab") };
         assert!(q.subgroups, "subgroups by default");
         write(
             "  - github: {org: acme, user: me}\n  - github: {org: acme, topic: x}\n  - gitlab: {group: a}\n    url: https://x/y/z\n",

@@ -4,9 +4,7 @@
 //! branch, pushes a new commit to it, and keeps one comment on the PR up to date: the one its own
 //! identity wrote, never another's that carries the marker.
 
-use super::github::GitHub;
 use crate::error::{Code, HoneError, Result};
-use serde_json::json;
 
 /// The PR being fixed.
 #[derive(Debug, Clone)]
@@ -44,41 +42,6 @@ pub fn number_from_event(env: &crate::env::RunEnv) -> Option<u64> {
     let text = std::fs::read_to_string(env.github_event_path.as_ref()?).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v["pull_request"]["number"].as_u64().or_else(|| v["number"].as_u64())
-}
-
-/// Read the PR and decide whether hone may fix it.
-pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Decision> {
-    let resp = gh.get(&gh.repo_path(&format!("/pulls/{number}"))).await?;
-    if !resp.ok() {
-        return Err(HoneError::new(Code::Forge, format!("cannot read PR #{number}: {}", resp.message())));
-    }
-    let b = &resp.body;
-    if b["state"].as_str() != Some("open") {
-        return Ok(Decision::Skip(format!("PR #{number} is not open")));
-    }
-    let head_repo = b["head"]["repo"]["full_name"].as_str().unwrap_or("");
-    let this_repo = format!("{}/{}", gh.owner, gh.repo);
-    if !head_repo.eq_ignore_ascii_case(&this_repo) && !allow_forks {
-        return Ok(Decision::Skip(format!(
-            "PR #{number} comes from the fork `{head_repo}`: hone does not push to a fork's branch (its code is untrusted and the token may not reach it); set `pr.allow_forks: true` to allow it"
-        )));
-    }
-    let field = |k: &str, f: &str| {
-        b[k][f]
-            .as_str()
-            .map(str::to_string)
-            .ok_or_else(|| HoneError::new(Code::Forge, format!("PR #{number} has no {k}.{f}")))
-    };
-    Ok(Decision::Fix(Target {
-        number,
-        head_ref: field("head", "ref")?,
-        head_sha: field("head", "sha")?,
-        base_ref: field("base", "ref")?,
-        base_sha: commit_id(&b["base"]["sha"])
-            .ok_or_else(|| format!("GitHub's answer for PR #{number} names no base commit")),
-        feedback: Vec::new(),
-        feedback_unread: None,
-    }))
 }
 
 /// `v` when it is a full commit id (40 hex digits, as a forge writes them): nothing else goes on
@@ -123,66 +86,67 @@ pub fn made_by_hone(message: &str, by: &MadeBy, job: &crate::spec::Job) -> bool 
     let hone = (job.git.author_name.clone(), job.git.author_email.clone());
     by.author == hone && by.committer == hone && message.lines().any(|l| l.trim() == format!("Hone-Job: {}", job.name))
 }
-
-/// The login hone's comments are written by: the token's user (`GET /user`), or, for a token
-/// that may not read it (an installation token: `GITHUB_TOKEN` is the Actions App's, whose bot is
-/// `github-actions[bot]`; another App's token is its own `slug[bot]`), the login GraphQL's
-/// `viewer` names. Never guessed: a 403 may be any App's token, or a rate limit.
-pub async fn own_login(gh: &GitHub) -> Result<String> {
-    own_login_asked(gh).await.map(|(login, _)| login)
+/// The PR the environment's CI runs for, when it describes one: the Actions event's pull
+/// request (GitHub Actions, Forgejo Actions) or GitLab's merge request pipeline.
+pub fn number_from_env(kind: super::Kind, env: &crate::env::RunEnv) -> Option<u64> {
+    match kind {
+        super::Kind::Github | super::Kind::Forgejo if env.actions => number_from_event(env),
+        super::Kind::Gitlab => super::gitlab::autofix::number_from_ci(env),
+        super::Kind::Github | super::Kind::Forgejo => None,
+    }
 }
 
-/// `own_login`, with how many requests it took (one or two).
-pub async fn own_login_asked(gh: &GitHub) -> Result<(String, u64)> {
-    let me = gh.get("/user").await?;
-    if let Some(login) = me.body["login"].as_str().filter(|_| me.ok()) {
-        return Ok((login.to_string(), 1));
-    }
-    if me.status == 403 {
-        let viewer = gh.graphql_query("query { viewer { login } }", &serde_json::json!({})).await?;
-        let login = viewer.body["data"]["viewer"]["login"].as_str().filter(|l| viewer.ok() && !l.is_empty());
-        if let Some(login) = login {
-            return Ok((login.to_string(), 2));
+/// How a PR is read for autofix or review.
+pub struct Ask<'a> {
+    pub job: &'a crate::spec::Job,
+    /// Review mode: a fork's PR is as good as any (nothing is pushed), and no feedback is read.
+    pub review: bool,
+    pub shared: &'a super::Shared,
+    pub bounds: (tokio::time::Instant, &'a tokio_util::sync::CancellationToken),
+}
+
+/// Read PR `number` on the place's forge and decide whether hone may fix it; with the job's
+/// memory on, read the trusted reviewers' feedback on it too (what cannot be read is said in
+/// the target, and the run goes on without it).
+pub async fn inspect(place: &super::place::Place, number: u64, ask: &Ask<'_>) -> Result<Decision> {
+    let (job, review) = (ask.job, ask.review);
+    let Some(token) = place.token.clone() else {
+        let var = place.token_source(job.git.token_env.as_deref());
+        return Err(HoneError::new(Code::Forge, format!("{var} is not set; autofix needs a token")));
+    };
+    // Reviewers' feedback is for hone's memory, which a review of someone else's PR never writes.
+    let remember = !review && job.memory.enabled;
+    let (mut decision, feedback) = match place.kind {
+        super::Kind::Github => super::github::autofix::read(place, &token, number, ask, remember).await?,
+        super::Kind::Gitlab => super::gitlab::autofix::read(place, number, ask, remember).await?,
+        super::Kind::Forgejo => {
+            return Err(HoneError::new(Code::Forge, "autofix does not speak to Forgejo yet"));
+        }
+    };
+    if let (Decision::Fix(t), Some(read)) = (&mut decision, feedback) {
+        match read {
+            Ok(items) => t.feedback = items,
+            Err(e) => {
+                t.feedback_unread = Some(format!("reviewers' feedback on the PR was not read: {}", e.headline(200)))
+            }
         }
     }
-    Err(HoneError::new(Code::Forge, format!("cannot tell whose token this is (GET /user): {}", me.message()))
-        .hint("give hone a token that may read its own user (GET /user, or GraphQL `viewer`)"))
+    Ok(decision)
 }
 
-/// The id of hone's comment among `comments`: written by `login`, starting with `marker`.
-fn own_comment(comments: &serde_json::Value, login: &str, marker: &str) -> Option<u64> {
-    comments.as_array()?.iter().find_map(|c| {
-        let own =
-            c["user"]["login"].as_str() == Some(login) && c["body"].as_str().is_some_and(|b| b.starts_with(marker));
-        own.then(|| c["id"].as_u64()).flatten()
-    })
-}
-
-/// Create or edit hone's one comment on the PR (only one hone's own identity wrote: `login` when
-/// hone knows it, as for a GitHub App's bot, else the token's). Returns its URL.
-pub async fn upsert_comment(
-    gh: &GitHub,
-    number: u64,
-    (job, login): (&str, Option<&str>),
-    text: &str,
-) -> Result<Option<String>> {
-    let marker = comment_marker(job);
-    let body = format!("{marker}\n{text}");
-    let login = match login {
-        Some(l) => l.to_string(),
-        None => own_login(gh).await?,
-    };
-    let list = gh.get(&gh.repo_path(&format!("/issues/{number}/comments?per_page=100"))).await?;
-    let existing = own_comment(&list.body, &login, &marker);
-    let resp = match existing {
-        Some(id) => gh.patch(&gh.repo_path(&format!("/issues/comments/{id}")), &json!({"body": body})).await?,
-        None => gh.post(&gh.repo_path(&format!("/issues/{number}/comments")), &json!({"body": body})).await?,
-    };
-    if !resp.ok() {
-        return Err(HoneError::new(Code::Forge, format!("commenting on PR #{number} failed: {}", resp.message())));
+/// `f`, within the run's deadline and cancellation.
+pub async fn within<T>(
+    (deadline, cancel): (tokio::time::Instant, &tokio_util::sync::CancellationToken),
+    f: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    tokio::select! {
+        r = tokio::time::timeout_at(deadline, f) => r.unwrap_or_else(|_| Err(HoneError::new(Code::Budget, "the wall-time budget ran out"))),
+        () = cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled")),
     }
-    Ok(resp.body["html_url"].as_str().map(str::to_string))
 }
+
+/// What an autofix read gives: the decision, and the feedback when it was asked for.
+pub type Read = (Decision, Option<Result<Vec<super::feedback::Feedback>>>);
 
 #[cfg(test)]
 mod tests {
@@ -209,18 +173,5 @@ mod tests {
         assert!(!made_by_hone(trailer, &by("mallory", "m@example.com"), &job), "a trailer alone");
         let half = MadeBy { committer: ("mallory".into(), "m@example.com".into()), ..hone };
         assert!(!made_by_hone(trailer, &half, &job), "hone's author but another committer");
-    }
-
-    #[test]
-    fn only_a_comment_by_hones_login_that_starts_with_the_marker_is_hones() {
-        let m = comment_marker("lint");
-        let c = serde_json::json!([
-            {"id": 1, "body": format!("{m}\nplanted"), "user": {"login": "mallory"}},
-            {"id": 2, "body": format!("quote: {m}"), "user": {"login": "hone-bot"}},
-            {"id": 3, "body": format!("{m}\nmine"), "user": {"login": "hone-bot"}},
-        ]);
-        assert_eq!(own_comment(&c, "hone-bot", &m), Some(3));
-        assert_eq!(own_comment(&c, "github-actions[bot]", &m), None);
-        assert_eq!(own_comment(&serde_json::json!({"message": "x"}), "hone-bot", &m), None);
     }
 }

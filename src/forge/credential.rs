@@ -23,7 +23,7 @@ impl Forge {
         if let Some(server) = env.var("GITHUB_SERVER_URL") {
             return Forge::from_url(server);
         }
-        let api = Forge::from_url(&super::github_api::of(env).ok()?)?;
+        let api = Forge::from_url(&super::github::api::of(env).ok()?)?;
         Some(if api.authority == "api.github.com" { Forge { authority: "github.com".into() } } else { api })
     }
 
@@ -95,7 +95,7 @@ impl fmt::Display for Withheld {
         match self {
             Withheld::NoForge => write!(
                 f,
-                "no HTTPS forge server is known (GITHUB_SERVER_URL or GITHUB_API_URL on GitHub; CI_SERVER_URL or `forge.gitlab_url` on GitLab)"
+                "no HTTPS forge server is known (GITHUB_SERVER_URL or GITHUB_API_URL on GitHub; CI_SERVER_URL or `forge.url` on GitLab)"
             ),
             Withheld::NotHttps => write!(f, "it is not HTTPS"),
             Withheld::Userinfo => write!(f, "it carries credentials of its own"),

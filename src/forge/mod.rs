@@ -1,30 +1,36 @@
-//! Shipping a verified commit: `pr.md` and `change.patch` in the report dir, a push of the run's
-//! branch, and a pull request (GitHub) or merge request (GitLab) created or updated, never
-//! duplicated, on the forge the run's place names (`place.rs`).
+//! The forge layer: everything hone asks of a forge, behind one interface, with one folder per
+//! forge (`github/`, `gitlab/`, `forgejo/`, each with the same files for the same concepts) and
+//! the forges registered in `kind.rs`. Here: shipping a verified commit (a push of the run's
+//! branch, and a pull or merge request created or updated, never duplicated, on the forge the
+//! run's place names, `place.rs`), dispatched to `<forge>/pr.rs`. See docs/architecture.md.
 
-pub mod app;
 pub mod autofix;
+pub mod campaign;
 pub mod credential;
 pub mod feedback;
 pub mod forgejo;
 pub mod github;
-pub mod github_api;
-mod github_pr;
 pub mod gitlab;
+pub mod init;
+pub mod kind;
 pub mod listing;
 pub mod local;
 pub mod pace;
 pub mod place;
 pub mod push;
+pub mod query;
 pub mod remote;
 pub mod review;
+mod shared;
+pub mod tokens;
 
 use crate::error::Result;
-use crate::spec::{Job, forge::ForgeKind, raw::PrEnabled};
-use github::GitHub;
+use crate::spec::{Job, raw::PrEnabled};
 use place::Place;
 
 pub use crate::protocol::{PrOperation, PrReport};
+pub use kind::Kind;
+pub use shared::Shared;
 
 /// What to publish, decided by the run: the forge renders nothing of its own.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +48,7 @@ pub struct PrRequest {
 pub struct Ship<'a> {
     pub job: &'a Job,
     pub env: &'a crate::env::RunEnv,
-    pub shared: &'a crate::env::Shared,
+    pub shared: &'a crate::forge::Shared,
     pub ws: &'a crate::git::Workspace,
     /// Git and forge API work stays inside the run's wall-time budget and obeys cancellation.
     pub deadline: tokio::time::Instant,
@@ -90,63 +96,13 @@ impl Ship<'_> {
             return Ok(out);
         }
         match place.kind {
-            ForgeKind::Github => self.github(req, &mut out).await,
-            ForgeKind::Gitlab => self.gitlab(req, &mut out).await,
+            Kind::Github => github::pr::ship(self, req, &mut out).await,
+            Kind::Gitlab => gitlab::pr::ship(self, req, &mut out).await,
+            Kind::Forgejo => {
+                Err(crate::error::HoneError::new(crate::error::Code::Forge, "Forgejo pull requests are not opened yet"))
+            }
         }
         .map(|()| out)
-    }
-
-    /// The pull request (or, in autofix, the comment) on GitHub.
-    async fn github(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-        let Some((owner, repo)) = self.place.repo.as_deref().and_then(|r| r.split_once('/')) else {
-            out.warnings
-                .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());
-            return Ok(());
-        };
-        let token = self.place.token.as_ref().map(|t| t.secret()).unwrap_or_default();
-        let gh = GitHub::new(self.place.api()?, token, owner, repo, self.shared.forge_queue.clone())?;
-        let result = match self.autofix {
-            Some(t) => {
-                let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);
-                let who = (self.job.name.as_str(), self.place.login.as_deref());
-                let url = autofix::upsert_comment(&gh, t.number, who, &text).await;
-                (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
-                url.map(|u| out.url = u)
-            }
-            None => self.pull_request(&gh, req, out).await,
-        };
-        out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
-        result
-    }
-
-    /// The merge request (or, in autofix, the note) on GitLab.
-    async fn gitlab(&self, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-        let gl = gitlab::GitLab::new(self.place, self.shared.forge_queue.clone(), (self.deadline, self.cancel))?;
-        // The job token cannot write merge requests or notes: where the job did not insist on a
-        // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
-        // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.
-        if gl.job_token() && (self.autofix.is_some() || self.job.pr.enabled == PrEnabled::Auto) {
-            let what = if self.autofix.is_some() { "note on the merge request" } else { "merge request" };
-            out.warnings.push(format!(
-                "{} cannot write a {what}: put a project access token with the `api` scope in GITLAB_TOKEN for it",
-                place::CI_JOB_TOKEN
-            ));
-            if let Some(t) = self.autofix {
-                (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
-            }
-            return Ok(());
-        }
-        let result = match self.autofix {
-            Some(t) => {
-                let text = format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body);
-                let url = gitlab::autofix::upsert_note(&gl, t.number, &self.job.name, &text).await;
-                (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
-                url.map(|u| out.url = u)
-            }
-            None => gitlab::mr::publish(&gl, self.job, &self.base_branch, req, self.partial_ref.is_some(), out).await,
-        };
-        out.retries = gl.retries.load(std::sync::atomic::Ordering::Relaxed);
-        result
     }
 
     /// Push the branch (or the partial ref under `pr.on_failure: draft`) with a lease, or say
@@ -182,7 +138,7 @@ impl Ship<'_> {
 }
 
 /// The first line of the autofix comment.
-fn autofix_note(pushed: bool, head_ref: &str) -> String {
+pub(crate) fn autofix_note(pushed: bool, head_ref: &str) -> String {
     if pushed {
         format!("hone pushed a fix to {}.", crate::markdown::code(head_ref))
     } else {
@@ -190,6 +146,6 @@ fn autofix_note(pushed: bool, head_ref: &str) -> String {
     }
 }
 
-fn pushed_op(pushed: bool) -> PrOperation {
+pub(crate) fn pushed_op(pushed: bool) -> PrOperation {
     if pushed { PrOperation::Updated } else { PrOperation::None }
 }

@@ -1,13 +1,14 @@
 //! Where a run's change goes: the forge (GitHub or GitLab), its server and REST API, the
 //! repository's path there, and the token for it. The servers come from the trusted environment
-//! and the job spec only (`GITHUB_SERVER_URL`, `CI_SERVER_URL`, `forge.gitlab_url`); a remote's
+//! and the job spec only (`GITHUB_SERVER_URL`, `CI_SERVER_URL`, `forge.url`); a remote's
 //! URL only chooses among them and names the repository's path, so it cannot send the token
 //! anywhere else (`credential.rs` holds git to the server).
 
 use super::credential::{Forge, Token};
-use super::github_api::ApiUnknown;
+use super::github::api::ApiUnknown;
 use crate::env::RunEnv;
-use crate::spec::forge::{ForgeKind, ForgeSpec};
+use crate::forge::Kind;
+use crate::spec::forge::ForgeSpec;
 
 /// GitLab's SaaS server, the default GitLab.
 pub const GITLAB_COM: &str = "https://gitlab.com";
@@ -25,7 +26,7 @@ pub const CI_JOB_TOKEN: &str = "CI_JOB_TOKEN";
 /// The forge, its server, API and the repository on it, and the token for them.
 #[derive(Debug, Clone)]
 pub struct Place {
-    pub kind: ForgeKind,
+    pub kind: Kind,
     /// The HTTPS server the token may go to (its git and its API); None: the token goes nowhere.
     pub server: Option<Forge>,
     /// The REST API's base URL, without a trailing `/` (`github_api.rs`, or GitLab's `/api/v4`),
@@ -66,26 +67,25 @@ impl Place {
         let host = input.remote_url.and_then(host_of);
         let github = Forge::from_env(env);
         let gitlab = gitlab_server(env, input.spec);
-        let gitlab_default = in_gitlab_ci(env) || input.spec.gitlab_url.is_some();
+        let gitlab_default = in_gitlab_ci(env) || input.spec.url.is_some();
         let kind = kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlab, gitlab_default);
         // `git.token_env` is the token of the job's own forge; a fleet's targets on the other
         // forge use that forge's variables, so no token is handed to the other forge.
-        let default_kind =
-            input.spec.kind.unwrap_or(if gitlab_default { ForgeKind::Gitlab } else { ForgeKind::Github });
+        let default_kind = input.spec.kind.unwrap_or(if gitlab_default { Kind::Gitlab } else { Kind::Github });
         let token_env = input.token_env.filter(|_| kind == default_kind);
         match kind {
-            ForgeKind::Github => {
+            Kind::Github => {
                 let from_url = || super::github::owner_repo(None, input.remote_url).map(|(o, r)| format!("{o}/{r}"));
                 let from_env = env.github_repository.clone().filter(|_| input.env_repo);
                 let repo_trusted = from_env.is_some() || input.remote_trusted;
                 let repo = from_env.or_else(from_url);
                 let var = token_env.unwrap_or("GITHUB_TOKEN");
                 let token = env.var(var).map(|t| Token::new(t, var, GITHUB_USER));
-                let api = super::github_api::of(env);
+                let api = super::github::api::of(env);
                 let elsewhere = github.as_ref().zip(input.remote_url).and_then(|(s, u)| off_server(s, u));
                 Place { kind, server: github, api, elsewhere, repo, token, login: None, repo_trusted }
             }
-            ForgeKind::Gitlab => {
+            Kind::Gitlab => {
                 let ci_server = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
                 let on_ci_server = ci_server.as_deref() == Some(gitlab.as_str());
                 let api = match env.var("CI_API_V4_URL") {
@@ -104,6 +104,22 @@ impl Place {
                 let server = Forge::from_url(&gitlab);
                 Place { kind, server, api, elsewhere: None, repo, token, login: None, repo_trusted }
             }
+            Kind::Forgejo => {
+                let api = Err(ApiUnknown {
+                    why: "hone does not speak to Forgejo yet".into(),
+                    hint: "use a GitHub or GitLab repository".into(),
+                });
+                Place {
+                    kind,
+                    server: None,
+                    api,
+                    elsewhere: None,
+                    repo: None,
+                    token: None,
+                    login: None,
+                    repo_trusted: false,
+                }
+            }
         }
     }
 
@@ -117,10 +133,18 @@ impl Place {
 
     /// The forge's name for messages.
     pub fn forge_name(&self) -> &'static str {
-        match self.kind {
-            ForgeKind::Github => "GitHub",
-            ForgeKind::Gitlab => "GitLab",
+        self.kind.name()
+    }
+
+    /// Intake: a GitHub token whose API is unknown (a server's token and github.com's API)
+    /// stops the run before any work, naming the variable to set. A repository on another host
+    /// than the server is refused only when hone first asks the API (`api`), so a push-only job
+    /// there still runs.
+    pub fn refuse_unknown_api(&self) -> crate::error::Result<()> {
+        if self.kind == Kind::Github && self.token.is_some() {
+            self.api.as_ref().map_err(ApiUnknown::error)?;
         }
+        Ok(())
     }
 
     /// The variable (or variables) a token would come from, for messages.
@@ -128,8 +152,9 @@ impl Place {
         match (&self.token, self.kind, token_env) {
             (Some(t), _, _) => t.var.clone(),
             (None, _, Some(v)) => v.to_string(),
-            (None, ForgeKind::Github, None) => "GITHUB_TOKEN".into(),
-            (None, ForgeKind::Gitlab, None) => format!("GITLAB_TOKEN (or {CI_JOB_TOKEN})"),
+            (None, Kind::Github, None) => "GITHUB_TOKEN".into(),
+            (None, Kind::Gitlab, None) => format!("GITLAB_TOKEN (or {CI_JOB_TOKEN})"),
+            (None, Kind::Forgejo, None) => "FORGEJO_TOKEN (or GITEA_TOKEN)".into(),
         }
     }
 }
@@ -156,29 +181,30 @@ fn off_server(server: &Forge, url: &str) -> Option<ApiUnknown> {
 }
 
 /// The web address of `kind`'s one server for this run (`https://host[/prefix]`): GitHub's from
-/// `GITHUB_SERVER_URL` or `GITHUB_API_URL`; GitLab's from `forge.gitlab_url`, else
+/// `GITHUB_SERVER_URL` or `GITHUB_API_URL`; GitLab's from `forge.url`, else
 /// `CI_SERVER_URL`, else gitlab.com only when neither is set. None when the server named is not
 /// a plain HTTPS address: a request about no one repository (a listing) then goes nowhere, never
 /// to gitlab.com with the token meant for another server.
-pub fn server_url(env: &RunEnv, spec: &ForgeSpec, kind: ForgeKind) -> Option<String> {
+pub fn server_url(env: &RunEnv, spec: &ForgeSpec, kind: Kind) -> Option<String> {
     match kind {
-        ForgeKind::Github => Forge::from_env(env).map(|f| f.url()),
-        ForgeKind::Gitlab => {
-            let named = spec.gitlab_url.is_some() || env.var("CI_SERVER_URL").is_some();
+        Kind::Github => Forge::from_env(env).map(|f| f.url()),
+        Kind::Gitlab => {
+            let named = spec.url.is_some() || env.var("CI_SERVER_URL").is_some();
             let server = gitlab_server(env, spec);
             let usable = !named
-                || [spec.gitlab_url.as_deref(), env.var("CI_SERVER_URL")]
+                || [spec.url.as_deref(), env.var("CI_SERVER_URL")]
                     .into_iter()
                     .flatten()
                     .any(|u| u.trim_end_matches('/') == server.trim_end_matches('/'));
             usable.then_some(server)
         }
+        Kind::Forgejo => None,
     }
 }
 
 /// The place for requests about no one repository (listing an organisation or a group) on
 /// `kind`'s server, with the token the job would use there; `repo` is None.
-pub fn forge_wide(env: &RunEnv, spec: &ForgeSpec, token_env: Option<&str>, kind: ForgeKind) -> Option<Place> {
+pub fn forge_wide(env: &RunEnv, spec: &ForgeSpec, token_env: Option<&str>, kind: Kind) -> Option<Place> {
     if spec.kind.is_some_and(|k| k != kind) {
         return None;
     }
@@ -208,11 +234,11 @@ pub fn in_gitlab_ci(env: &RunEnv) -> bool {
     env.var("GITLAB_CI") == Some("true")
 }
 
-/// The one GitLab server of a run: `forge.gitlab_url`, else `CI_SERVER_URL`, else gitlab.com.
+/// The one GitLab server of a run: `forge.url`, else `CI_SERVER_URL`, else gitlab.com.
 /// Only a plain HTTPS address counts.
 fn gitlab_server(env: &RunEnv, spec: &ForgeSpec) -> String {
     let ci = env.var("CI_SERVER_URL").map(|s| s.trim_end_matches('/').to_string());
-    [spec.gitlab_url.clone(), ci]
+    [spec.url.clone(), ci]
         .into_iter()
         .flatten()
         .find(|u| crate::spec::forge::is_server_url(u))
@@ -222,24 +248,24 @@ fn gitlab_server(env: &RunEnv, spec: &ForgeSpec) -> String {
 /// Which forge: the spec's word, else the one whose server is the remote's host, else GitLab
 /// when `gitlab_default` (in GitLab CI, or the spec names a GitLab server), else GitHub.
 pub fn kind_for(
-    spec: Option<ForgeKind>,
+    spec: Option<Kind>,
     host: Option<&str>,
     github: Option<&Forge>,
     gitlab: &str,
     gitlab_default: bool,
-) -> ForgeKind {
+) -> Kind {
     if let Some(k) = spec {
         return k;
     }
     if let Some(h) = host {
         if github.is_some_and(|g| g.authority() == h) || h == "github.com" {
-            return ForgeKind::Github;
+            return Kind::Github;
         }
         if host_of(gitlab).as_deref() == Some(h) {
-            return ForgeKind::Gitlab;
+            return Kind::Gitlab;
         }
     }
-    if gitlab_default { ForgeKind::Gitlab } else { ForgeKind::Github }
+    if gitlab_default { Kind::Gitlab } else { Kind::Github }
 }
 
 /// The lower-case `host[:port]` of an https, http, ssh or scp-like URL.

@@ -28,31 +28,31 @@ const GITLAB_CI: [(&str, &str); 5] = [
 fn the_remotes_host_picks_among_known_servers() {
     let none = ForgeSpec::default();
     let gh = place(&[("GITHUB_TOKEN", "ghp_x")], &none, "https://github.com/acme/app.git");
-    assert_eq!((gh.kind, gh.repo.as_deref()), (ForgeKind::Github, Some("acme/app")));
+    assert_eq!((gh.kind, gh.repo.as_deref()), (Kind::Github, Some("acme/app")));
     assert_eq!(gh.api().unwrap(), "https://api.github.com");
     assert_eq!(gh.token.as_ref().map(|t| (t.secret(), t.user)), Some(("ghp_x", GITHUB_USER)));
     let gl = place(&[("GITLAB_TOKEN", "glpat-x")], &none, "git@gitlab.com:group/sub/app.git");
-    assert_eq!((gl.kind, gl.repo.as_deref()), (ForgeKind::Gitlab, Some("group/sub/app")));
+    assert_eq!((gl.kind, gl.repo.as_deref()), (Kind::Gitlab, Some("group/sub/app")));
     assert_eq!(gl.api().unwrap(), "https://gitlab.com/api/v4");
     assert_eq!(gl.server.as_ref().map(Forge::url).as_deref(), Some("https://gitlab.com"));
     assert_eq!(gl.token.as_ref().map(|t| (t.secret(), t.user)), Some(("glpat-x", GITLAB_USER)));
     // A self-managed GitLab named by the spec.
-    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
+    let spec = ForgeSpec { kind: None, url: Some("https://git.corp.example".into()) };
     let corp = place(&[], &spec, "https://git.corp.example/team/app.git");
-    assert_eq!(corp.kind, ForgeKind::Gitlab);
+    assert_eq!(corp.kind, Kind::Gitlab);
     assert_eq!(corp.api().unwrap(), "https://git.corp.example/api/v4");
     // An unknown host with a GitLab server named: GitLab (the token stays with that server).
-    assert_eq!(place(&[], &spec, "https://git.unknown.example/a/b").kind, ForgeKind::Gitlab);
+    assert_eq!(place(&[], &spec, "https://git.unknown.example/a/b").kind, Kind::Gitlab);
     // An unknown host: GitHub outside GitLab CI, as before.
-    assert_eq!(place(&[], &none, "https://git.unknown.example/a/b").kind, ForgeKind::Github);
-    assert_eq!(place(&[], &none, "/srv/git/app.git").kind, ForgeKind::Github);
+    assert_eq!(place(&[], &none, "https://git.unknown.example/a/b").kind, Kind::Github);
+    assert_eq!(place(&[], &none, "/srv/git/app.git").kind, Kind::Github);
 }
 
 #[test]
 fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     let none = ForgeSpec::default();
     let p = place(&GITLAB_CI, &none, "https://gitlab.example.com/group/sub/app.git");
-    assert_eq!(p.kind, ForgeKind::Gitlab);
+    assert_eq!(p.kind, Kind::Gitlab);
     assert_eq!(p.api().unwrap(), "https://gitlab.example.com/api/v4");
     assert_eq!(p.repo.as_deref(), Some("group/sub/app"));
     assert_eq!(
@@ -66,15 +66,15 @@ fn in_gitlab_ci_the_server_api_project_and_job_token_come_from_ci() {
     assert_eq!(p.token.as_ref().map(|t| t.user), Some(GITLAB_USER));
     // A local remote in GitLab CI: still GitLab, on the CI server.
     let p = place(&GITLAB_CI, &none, "/builds/group/sub/app");
-    assert_eq!((p.kind, p.api().unwrap()), (ForgeKind::Gitlab, "https://gitlab.example.com/api/v4"));
+    assert_eq!((p.kind, p.api().unwrap()), (Kind::Gitlab, "https://gitlab.example.com/api/v4"));
     // In a self-managed instance's CI, a remote on gitlab.com is not this server's: no project
     // is taken from it, and the job token (CI's server's) is not offered there.
     let p = place(&GITLAB_CI, &none, "https://gitlab.com/other/proj.git");
     assert_eq!((p.api().unwrap(), p.repo.as_deref()), ("https://gitlab.example.com/api/v4", None));
     assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some("https://gitlab.example.com"));
     // The spec's word wins.
-    let spec = ForgeSpec { kind: Some(ForgeKind::Github), gitlab_url: None };
-    assert_eq!(place(&GITLAB_CI, &spec, "https://gitlab.example.com/g/p").kind, ForgeKind::Github);
+    let spec = ForgeSpec { kind: Some(Kind::Github), url: None };
+    assert_eq!(place(&GITLAB_CI, &spec, "https://gitlab.example.com/g/p").kind, Kind::Github);
 }
 
 #[test]
@@ -89,16 +89,16 @@ fn the_token_server_never_comes_from_the_remote() {
     let p = place(&[("GITLAB_CI", "true"), ("CI_SERVER_URL", "http://gitlab.example.com")], &none, "/x");
     assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some(GITLAB_COM));
     // With a server named, a gitlab.com remote gets neither the server nor a project.
-    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
+    let spec = ForgeSpec { kind: None, url: Some("https://git.corp.example".into()) };
     let p = place(&[("GITLAB_TOKEN", "glpat-x")], &spec, "https://gitlab.com/g/p.git");
-    assert_eq!((p.kind, p.repo.as_deref()), (ForgeKind::Gitlab, None));
+    assert_eq!((p.kind, p.repo.as_deref()), (Kind::Gitlab, None));
     assert_eq!(p.server.as_ref().map(Forge::url).as_deref(), Some("https://git.corp.example"));
 }
 
 #[test]
 fn the_jobs_token_variable_is_its_own_forges_only() {
     let env = env(&[("GL_BOT", "glpat-bot"), ("GITHUB_TOKEN", "ghp_x")]);
-    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://git.corp.example".into()) };
+    let spec = ForgeSpec { kind: None, url: Some("https://git.corp.example".into()) };
     let at = |url: &str| {
         Place::decide(&Input {
             env: &env,
@@ -112,7 +112,7 @@ fn the_jobs_token_variable_is_its_own_forges_only() {
     let gl = at("https://git.corp.example/g/p.git");
     assert_eq!(gl.token.as_ref().map(Token::secret), Some("glpat-bot"));
     let gh = at("https://github.com/acme/app.git");
-    assert_eq!((gh.kind, gh.token.as_ref().map(Token::secret)), (ForgeKind::Github, Some("ghp_x")));
+    assert_eq!((gh.kind, gh.token.as_ref().map(Token::secret)), (Kind::Github, Some("ghp_x")));
 }
 
 #[test]
@@ -145,9 +145,9 @@ fn a_fleets_targets_take_their_repository_from_their_remote() {
 
 #[test]
 fn a_gitlab_under_a_path_of_its_own() {
-    let spec = ForgeSpec { kind: None, gitlab_url: Some("https://h.example/gitlab".into()) };
+    let spec = ForgeSpec { kind: None, url: Some("https://h.example/gitlab".into()) };
     let p = place(&[], &spec, "https://h.example/gitlab/g/sub/p.git");
-    assert_eq!((p.kind, p.repo.as_deref()), (ForgeKind::Gitlab, Some("g/sub/p")));
+    assert_eq!((p.kind, p.repo.as_deref()), (Kind::Gitlab, Some("g/sub/p")));
     assert_eq!(p.api().unwrap(), "https://h.example/gitlab/api/v4");
 }
 
@@ -174,20 +174,51 @@ fn a_request_about_no_one_repository_goes_only_to_the_server_named() {
     let spec = ForgeSpec::default();
     // GitLab CI on a server hone will not send a token to (http): never gitlab.com instead.
     let ci_http = env(&[("CI_SERVER_URL", "http://gitlab.internal"), ("GITLAB_TOKEN", "t")]);
-    assert!(server_url(&ci_http, &spec, ForgeKind::Gitlab).is_none());
-    assert!(forge_wide(&ci_http, &spec, None, ForgeKind::Gitlab).is_none());
-    let named = ForgeSpec { gitlab_url: Some("https://gl.example/gl/".into()), ..Default::default() };
-    assert_eq!(server_url(&ci_http, &named, ForgeKind::Gitlab).as_deref(), Some("https://gl.example/gl/"));
+    assert!(server_url(&ci_http, &spec, Kind::Gitlab).is_none());
+    assert!(forge_wide(&ci_http, &spec, None, Kind::Gitlab).is_none());
+    let named = ForgeSpec { url: Some("https://gl.example/gl/".into()), ..Default::default() };
+    assert_eq!(server_url(&ci_http, &named, Kind::Gitlab).as_deref(), Some("https://gl.example/gl/"));
     let nothing_named = env(&[("GITLAB_TOKEN", "t")]);
-    let p = forge_wide(&nothing_named, &spec, None, ForgeKind::Gitlab).unwrap();
+    let p = forge_wide(&nothing_named, &spec, None, Kind::Gitlab).unwrap();
     assert_eq!((p.api().unwrap(), p.repo.is_none()), ("https://gitlab.com/api/v4", true));
     assert_eq!(p.token.unwrap().var, "GITLAB_TOKEN");
     // The job's forge is the other one: no place, rather than the job's token on the other forge.
-    let github_job = ForgeSpec { kind: Some(ForgeKind::Github), ..Default::default() };
-    assert!(forge_wide(&nothing_named, &github_job, Some("GH_BOT"), ForgeKind::Gitlab).is_none());
-    let gh = forge_wide(&env(&[("GITHUB_TOKEN", "g")]), &spec, None, ForgeKind::Github).unwrap();
+    let github_job = ForgeSpec { kind: Some(Kind::Github), ..Default::default() };
+    assert!(forge_wide(&nothing_named, &github_job, Some("GH_BOT"), Kind::Gitlab).is_none());
+    let gh = forge_wide(&env(&[("GITHUB_TOKEN", "g")]), &spec, None, Kind::Github).unwrap();
     assert_eq!(
         (gh.api().unwrap(), gh.token.as_ref().unwrap().var.as_str()),
         ("https://api.github.com", "GITHUB_TOKEN")
     );
+}
+
+#[test]
+fn a_github_target_elsewhere_than_the_environments_server_is_refused() {
+    let at = |vars: &[(&str, &str)], url: &str| {
+        let env = crate::env::RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        let spec = Default::default();
+        let input = Input {
+            env: &env,
+            spec: &spec,
+            token_env: None,
+            remote_url: Some(url),
+            env_repo: false,
+            remote_trusted: true,
+        };
+        Place::decide(&input).elsewhere.map(|e| e.why)
+    };
+    let ghes = [("GITHUB_SERVER_URL", "https://GHE.corp.example:8443/")];
+    for url in ["https://ghe.corp.example/a/b", "git@ghe.corp.example:a/b.git", "ssh://git@ghe.corp.example:22/a/b"] {
+        assert_eq!(at(&ghes, url), None, "{url}");
+    }
+    for url in ["https://github.com/a/b", "git@ssh.github.com:a/b.git", "https://www.github.com/a/b"] {
+        assert_eq!(at(&[], url), None, "{url}");
+        assert!(at(&ghes, url).is_some_and(|m| m.contains("ghe.corp.example")), "{url}");
+    }
+    let e = at(&[], "https://ghe.corp.example/a/b").unwrap();
+    assert!(e.contains("`ghe.corp.example`") && e.contains("`github.com`"), "{e}");
+    // A GitLab target is GitLab's to decide; an http server (no token goes to it) is no server.
+    let lab = [("GITLAB_TOKEN", "t"), ("CI_SERVER_URL", "https://gitlab.corp.example"), ("GITLAB_CI", "true")];
+    assert_eq!(at(&lab, "https://gitlab.corp.example/g/p"), None);
+    assert_eq!(at(&[("GITHUB_SERVER_URL", "http://ghe.corp.example")], "https://elsewhere.example/a/b"), None);
 }

@@ -2,11 +2,6 @@
 //! a policy and workflows that pass `hone validate` and actionlint, with the setup and verify
 //! commands that ecosystem uses. It never overwrites a file.
 
-pub(crate) mod github;
-pub(crate) mod gitlab;
-
-pub use github::{files, job_yaml};
-
 use std::path::{Path, PathBuf};
 
 /// A project kind hone knows the commands of.
@@ -286,6 +281,7 @@ mod tests {
 
     #[test]
     fn commands_are_quoted_for_yaml() {
+        use crate::forge::github::init::job_yaml;
         let p = project(&[("go.mod", "module x\n")]).unwrap();
         let yaml = job_yaml(&p, "gpt-4.1");
         assert!(

@@ -3,7 +3,7 @@
 //! into a sibling: what it needs of an earlier stage is in what that stage returned.
 
 use crate::egress::Ledger;
-use crate::env::{RunEnv, Shared};
+use crate::env::RunEnv;
 use crate::events::Events;
 use crate::forge::autofix;
 use crate::git::{OriginalHead, Saved, Workspace};
@@ -13,6 +13,7 @@ use crate::policy::Policy;
 use crate::protocol::Message;
 use crate::redact::Redactor;
 use crate::sandbox::{Sandbox, SandboxReport};
+use crate::shared::Shared;
 use crate::spec::Job;
 use crate::tools::ToolContext;
 use std::sync::Arc;

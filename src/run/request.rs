@@ -3,10 +3,11 @@
 //! and the stand-ins replay puts in place of the job's own model and policy.
 
 use crate::ci_text::Out;
-use crate::env::{RunEnv, Shared};
+use crate::env::RunEnv;
 use crate::progress::Progress;
 use crate::record::RunRecord;
 use crate::redact::Redactor;
+use crate::shared::Shared;
 use crate::spec::Job;
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,34 +1,31 @@
-//! `forge:` in the job spec: which forge hosts the repository (GitHub or GitLab) when its
-//! remote does not say, and the address of a self-managed GitLab outside GitLab CI.
+//! `forge:` in the job spec: which forge hosts the repository when its remote does not say, and
+//! the address of a self-managed server (GitLab outside GitLab CI, Forgejo or Gitea).
 
 use super::Checker;
+use crate::forge::Kind;
 use serde::{Deserialize, Serialize};
-
-/// A forge hone can open pull (merge) requests on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ForgeKind {
-    Github,
-    Gitlab,
-}
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawForge {
-    /// `github` or `gitlab`. Default: from the remote's host (github.com, `GITHUB_SERVER_URL`,
-    /// the GitLab server), else GitLab inside GitLab CI or when `gitlab_url` is set, else GitHub.
-    pub kind: Option<ForgeKind>,
-    /// A self-managed GitLab, `https://gitlab.example.com` (default: `CI_SERVER_URL` in GitLab
-    /// CI, else `https://gitlab.com`). The token goes to this host only.
+    /// `github`, `gitlab` or `forgejo` (`gitea` is the same). Default: from the remote's host
+    /// (github.com, `GITHUB_SERVER_URL`, the GitLab server), else GitLab inside GitLab CI or when
+    /// `url` is set, else GitHub.
+    pub kind: Option<Kind>,
+    /// A self-managed server, `https://git.example.com`: GitLab's (default: `CI_SERVER_URL` in
+    /// GitLab CI, else `https://gitlab.com`), or with `kind: forgejo` the Forgejo or Gitea server.
+    /// The token goes to this host only.
+    pub url: Option<String>,
+    /// `url`'s older name, for a GitLab server; give one of the two.
     pub gitlab_url: Option<String>,
 }
 
 /// The checked `forge:` block.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ForgeSpec {
-    pub kind: Option<ForgeKind>,
+    pub kind: Option<Kind>,
     /// `https://host[:port][/path]`, without a trailing `/`.
-    pub gitlab_url: Option<String>,
+    pub url: Option<String>,
 }
 
 /// Whether `url` is a plain `https://host[:port][/path]` address: no user or password, query,
@@ -49,17 +46,21 @@ pub fn is_server_url(url: &str) -> bool {
 impl Checker<'_> {
     pub(super) fn forge(&mut self, raw: Option<RawForge>) -> ForgeSpec {
         let raw = raw.unwrap_or_default();
-        let gitlab_url = raw.gitlab_url.map(|u| u.trim_end_matches('/').to_string());
-        if let Some(u) = &gitlab_url
+        if raw.url.is_some() && raw.gitlab_url.is_some() {
+            self.err("forge.gitlab_url", "both `url` and `gitlab_url` are given", "keep `url` alone");
+        }
+        let key = if raw.url.is_some() { "forge.url" } else { "forge.gitlab_url" };
+        let url = raw.url.or(raw.gitlab_url).map(|u| u.trim_end_matches('/').to_string());
+        if let Some(u) = &url
             && !is_server_url(u)
         {
             self.err(
-                "forge.gitlab_url",
+                key,
                 format!("`{u}` is not a plain https:// server address"),
-                "write the GitLab server's address, like `https://gitlab.example.com`, without credentials, query or fragment",
+                "write the server's address, like `https://git.example.com`, without credentials, query or fragment",
             );
         }
-        ForgeSpec { kind: raw.kind, gitlab_url }
+        ForgeSpec { kind: raw.kind, url }
     }
 }
 
@@ -97,8 +98,8 @@ mod tests {
         assert!(e.contains("forge.gitlab_url") && e.contains("job.yaml:7"), "{e}");
         let ok = yaml.replace("http://", "https://");
         let job = crate::spec::parse(std::path::Path::new("job.yaml"), &ok).unwrap();
-        assert_eq!(job.forge.kind, Some(ForgeKind::Gitlab));
-        assert_eq!(job.forge.gitlab_url.as_deref(), Some("https://gitlab.example.com"));
+        assert_eq!(job.forge.kind, Some(Kind::Gitlab));
+        assert_eq!(job.forge.url.as_deref(), Some("https://gitlab.example.com"));
         let bad =
             "version: 1\nname: j\ntask: t\nmodel: { provider: script, script: s.yaml }\nforge: { kind: bitbucket }\n";
         assert!(crate::spec::parse(std::path::Path::new("job.yaml"), bad).is_err());

@@ -4,12 +4,13 @@
 //! pushed, so no one else's commit is lost.
 
 use super::Item;
-use super::forge::Api;
 use super::own::{self, Head, short};
 use super::report::{Action, Owned, PrResult, State};
 use super::state::Ledger;
-use super::status::{Seen, fill, state_of};
+use super::status::fill;
 use crate::error::Result;
+use crate::forge::campaign::Api;
+use crate::forge::campaign::{Seen, state_of};
 
 /// What `close` says on the PR.
 pub fn comment_text(reason: Option<&str>, job: &str) -> String {
@@ -41,7 +42,7 @@ fn kept_for(head: &Head, item: &Item) -> Option<String> {
 /// branch's commit before deleting it.
 pub async fn one(api: &Api<'_>, item: &Item, c: &Close<'_>, r: &mut PrResult) -> Result<()> {
     let pr = api.pull(item.number).await?;
-    let seen = Seen { pr, gitlab: matches!(api, Api::Lab(_)), ..Default::default() };
+    let seen = Seen { pr, kind: api.kind(), ..Default::default() };
     fill(r, &seen, item);
     let pr = &seen.pr;
     r.closed_by_hone = c.ledger.has(&item.id, item.number);

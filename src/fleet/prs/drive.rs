@@ -2,20 +2,16 @@
 //! at most `concurrency` PRs at once, each result journaled as it comes, a signal stopping the
 //! rest, and the reports written at the end whatever happened.
 
-use super::forge::Api;
 use super::report::{self, PrResult, Totals};
 use super::state::{Journal, Ledger, previous};
 use super::{Command, Item, PrsOptions};
 use crate::error::{Code, HoneError};
-use crate::forge::github::GitHub;
-use crate::forge::gitlab::GitLab;
-use crate::forge::place::{Input, Place};
+use crate::forge::Kind;
+use crate::forge::campaign::{Clients, Opened};
+use crate::forge::place::Place;
 use crate::output::dir::ReportDir;
-use crate::spec::forge::ForgeKind;
 use futures_util::StreamExt;
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub struct Plan {
@@ -41,71 +37,21 @@ pub fn result_for(item: &Item, forge: &str) -> PrResult {
     }
 }
 
-struct Ctx {
-    plan_opts: PrsOptions,
-    job: crate::spec::Job,
-    shared: crate::env::Shared,
-    /// One GitHub client per API and token: connections reused across repositories.
-    clients: Mutex<HashMap<(String, String), GitHub>>,
-    sent: AtomicU64,
+struct Ctx<'c> {
+    plan_opts: &'c PrsOptions,
+    clients: Clients<'c>,
     retries: AtomicU64,
     ledger: Ledger,
-    /// Each token's identity on its forge, asked once.
-    ids: super::own::Identities,
     comment: String,
     done: AtomicUsize,
     total: usize,
 }
 
-impl Ctx {
-    /// The place of a target, decided as `hone fleet` decides it (`fleet::target_place`): the
-    /// forge by the URL's host, the repository from the URL, never the environment's.
-    async fn place(&self, url: &str) -> Result<Place, HoneError> {
-        let (env, spec, token_env) = (&self.plan_opts.env, &self.job.forge, self.job.git.token_env.as_deref());
-        let input = Input { env, spec, token_env, remote_url: Some(url), env_repo: false, remote_trusted: true };
-        let mut place = Place::decide(&input);
-        if let Some(e) = &place.elsewhere {
-            return Err(e.error());
-        }
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
-        let (redactor, cancel) = (&self.plan_opts.redactor, &self.plan_opts.cancel);
-        let cx = crate::forge::app::Context { env, shared: &self.shared, redactor, deadline, cancel };
-        crate::forge::app::into_place(&cx, &self.job, &mut place).await?;
-        // With hone's App, the campaign's identity is its bot (`slug[bot]`), known once per run:
-        // its installation tokens may not read `GET /user`.
-        let app = place.kind == ForgeKind::Github && crate::forge::app::configured(env);
-        if let (Some(t), None, true) = (&place.token, &place.login, app) {
-            place.login = self.shared.github_app.identity(&cx, t.secret()).await?.map(|who| who.name);
-        }
-        Ok(place)
-    }
-
-    /// The GitHub client for `owner/repo` at the place's API with its token.
-    fn client(&self, place: &Place) -> Result<GitHub, HoneError> {
-        let Some((owner, repo)) = place.repo.as_deref().and_then(|r| r.split_once('/')) else {
-            return Err(HoneError::new(Code::Forge, "cannot tell the GitHub repository from the target's URL"));
-        };
-        let Some(token) = place.token.as_ref() else {
-            let var = place.token_source(self.job.git.token_env.as_deref());
-            return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the GitHub API"))
-                .hint(format!("set {var} to a token that may read (and for close/merge, write) pull requests")));
-        };
-        self.plan_opts.redactor.add(token.secret());
-        let key = (place.api()?.to_string(), token.secret().to_string());
-        let mut clients = self.clients.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(c) = clients.get(&key) {
-            return c.with_repo(owner, repo);
-        }
-        let c = GitHub::new(place.api()?, token.secret(), owner, repo, self.shared.forge_queue.clone())?;
-        let mine = c.with_repo(owner, repo)?;
-        clients.insert(key, c);
-        Ok(mine)
-    }
-
+impl Ctx<'_> {
     /// One PR, start to end; an error is the result's, never the run's.
     async fn one(&self, item: Item, url: String) -> PrResult {
-        let place = self.place(&url).await;
-        let forge = place.as_ref().map_or("github", |p| if p.kind == ForgeKind::Gitlab { "gitlab" } else { "github" });
+        let place = self.clients.place(&url).await;
+        let forge = place.as_ref().map_or(Kind::default(), |p| p.kind).id();
         let mut r = result_for(&item, forge);
         if let Err(e) = self.act(place, &item, &mut r).await {
             let why = e.hint.as_ref().map_or_else(|| e.message.clone(), |h| format!("{}; {h}", e.message));
@@ -115,39 +61,9 @@ impl Ctx {
         r
     }
 
-    /// The GitLab client for the place's project with its token, bounded like the place.
-    fn lab_client(&self, place: &Place) -> Result<GitLab, HoneError> {
-        let Some(token) = place.token.as_ref() else {
-            let var = place.token_source(self.job.git.token_env.as_deref());
-            return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the GitLab API"))
-                .hint(format!("set {var} to a token with the `api` scope (role Developer or above)")));
-        };
-        self.plan_opts.redactor.add(token.secret());
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(600);
-        GitLab::new(place, self.shared.forge_queue.clone(), (deadline, &self.plan_opts.cancel))
-    }
-
-    /// The forge's client for the place, and the item with its repository as the forge names it.
-    fn api(&self, mut place: Place, item: &Item) -> Result<(Api<'_>, Item), HoneError> {
-        // Whose token: the API and the token itself (a key in memory only).
-        let key = format!("{}\n{}", place.api()?, place.token.as_ref().map(|t| t.secret()).unwrap_or_default());
-        let (sent, ids) = (&self.sent, &self.ids);
-        let api = if place.kind == ForgeKind::Gitlab {
-            let gl = self.lab_client(&place)?;
-            let item = Item { repo: gl.project.clone(), ..item.clone() };
-            (Api::Lab(super::gitlab::Api { gl, sent, ids, key }), item)
-        } else {
-            let gh = self.client(&place)?;
-            let item = Item { repo: format!("{}/{}", gh.owner, gh.repo), ..item.clone() };
-            let login = place.login.clone();
-            (Api::Hub(super::github::Api { gh, sent, login, ids, key }), item)
-        };
-        place.token = None;
-        Ok(api)
-    }
-
     async fn act(&self, place: Result<Place, HoneError>, item: &Item, r: &mut PrResult) -> Result<(), HoneError> {
-        let (api, item) = self.api(place?, item)?;
+        let Opened { api, repo } = self.clients.open(place?)?;
+        let item = Item { repo, ..item.clone() };
         let res = match &self.plan_opts.command {
             Command::Status => {
                 r.closed_by_hone = self.ledger.has(&item.id, item.number);
@@ -160,7 +76,7 @@ impl Ctx {
             Command::Merge { method, dry_run } => super::merge::one(&api, &item, *method, *dry_run, r).await,
         };
         let retried = api.retries();
-        self.sent.fetch_add(retried, Ordering::Relaxed);
+        self.clients.sent.fetch_add(retried, Ordering::Relaxed);
         self.retries.fetch_add(retried, Ordering::Relaxed);
         res
     }
@@ -217,15 +133,12 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
         Command::Close { reason, .. } => super::close::comment_text(reason.as_deref(), &job.name),
         _ => String::new(),
     };
+    let clients = Clients::new((&opts.env, &job), Default::default(), (&opts.redactor, &opts.cancel));
     let ctx = Ctx {
         ledger: Ledger::read(&dir),
-        ids: Default::default(),
         total: items.len(),
-        plan_opts: opts,
-        job,
-        shared: Default::default(),
-        clients: Mutex::new(HashMap::new()),
-        sent: AtomicU64::new(0),
+        plan_opts: &opts,
+        clients,
         retries: AtomicU64::new(0),
         comment,
         done: AtomicUsize::new(0),
@@ -242,7 +155,7 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
     let totals = Totals {
         started_at,
         duration_ms: started.elapsed().as_millis() as u64,
-        requests: ctx.sent.load(Ordering::Relaxed),
+        requests: ctx.clients.sent.load(Ordering::Relaxed),
         retries: ctx.retries.load(Ordering::Relaxed),
         interrupted: ctx.plan_opts.cancel.is_cancelled(),
     };
@@ -262,41 +175,4 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
     );
     let json = String::from_utf8_lossy(&json).into_owned();
     Ok(super::PrsOutcome { exit_code: r.exit_code, line, json })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_github_target_elsewhere_than_the_environments_server_is_refused() {
-        let at = |vars: &[(&str, &str)], url: &str| {
-            let env = crate::env::RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
-            let spec = Default::default();
-            let input = Input {
-                env: &env,
-                spec: &spec,
-                token_env: None,
-                remote_url: Some(url),
-                env_repo: false,
-                remote_trusted: true,
-            };
-            Place::decide(&input).elsewhere.map(|e| e.why)
-        };
-        let ghes = [("GITHUB_SERVER_URL", "https://GHE.corp.example:8443/")];
-        for url in ["https://ghe.corp.example/a/b", "git@ghe.corp.example:a/b.git", "ssh://git@ghe.corp.example:22/a/b"]
-        {
-            assert_eq!(at(&ghes, url), None, "{url}");
-        }
-        for url in ["https://github.com/a/b", "git@ssh.github.com:a/b.git", "https://www.github.com/a/b"] {
-            assert_eq!(at(&[], url), None, "{url}");
-            assert!(at(&ghes, url).is_some_and(|m| m.contains("ghe.corp.example")), "{url}");
-        }
-        let e = at(&[], "https://ghe.corp.example/a/b").unwrap();
-        assert!(e.contains("`ghe.corp.example`") && e.contains("`github.com`"), "{e}");
-        // A GitLab target is GitLab's to decide; an http server (no token goes to it) is no server.
-        let lab = [("GITLAB_TOKEN", "t"), ("CI_SERVER_URL", "https://gitlab.corp.example"), ("GITLAB_CI", "true")];
-        assert_eq!(at(&lab, "https://gitlab.corp.example/g/p"), None);
-        assert_eq!(at(&[("GITHUB_SERVER_URL", "http://ghe.corp.example")], "https://elsewhere.example/a/b"), None);
-    }
 }

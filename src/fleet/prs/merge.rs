@@ -5,32 +5,11 @@
 //! protection, a head that moved) are reported, never retried.
 
 use super::Item;
-use super::forge::Api;
-use super::github::Merged;
 use super::own::{self, short};
 use super::report::{Action, PrResult, State};
-use super::status::{blocker, fill, state_of};
+use super::status::fill;
 use crate::error::Result;
-
-/// How to merge: `merge`, `squash` or `rebase` (GitLab: `squash` squashes, `merge` takes the
-/// project's method, `rebase` is refused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Method {
-    #[default]
-    Merge,
-    Squash,
-    Rebase,
-}
-
-impl Method {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Method::Merge => "merge",
-            Method::Squash => "squash",
-            Method::Rebase => "rebase",
-        }
-    }
-}
+use crate::forge::campaign::{Api, Merged, Method, blocker, state_of};
 
 /// Merge (or enqueue) one PR; a dry run says what it would do and why the others wait.
 pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &mut PrResult) -> Result<()> {
@@ -47,8 +26,8 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
     if let Some(why) = blocker(&seen) {
         return skip(r, &why);
     }
-    if let (Api::Lab(_), Method::Rebase) = (api, method) {
-        return skip(r, "GitLab merges by the project's merge method: use --method merge or squash");
+    if let Some(why) = api.refuses(method) {
+        return skip(r, why);
     }
     // The commit hone pushed, which `judge` found to be the PR's head: what the merge is held to.
     let Some(at) = item.pushed.as_deref() else { return skip(r, "no commit hone pushed is recorded for it") };
@@ -59,15 +38,15 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         r.reason = Some(format!("would {how} at {}", short(at)));
         return Ok(());
     }
-    if let (true, Api::Hub(gh)) = (queue, api) {
-        match gh.enqueue(&pr.node_id, at).await? {
+    if let (true, Some(queued)) = (queue, api.enqueue(pr, at).await?) {
+        match queued {
             Ok(()) => {
                 r.action = Some(Action::Queued);
                 r.reason = Some(format!("added to the merge queue at {}", short(at)));
             }
             Err(m) => {
                 r.action = Some(Action::Refused);
-                r.reason = Some(format!("GitHub refused to queue it: {m}"));
+                r.reason = Some(format!("{} refused to queue it: {m}", api.name()));
             }
         }
         return Ok(());

@@ -7,9 +7,6 @@
 
 mod close;
 mod drive;
-mod forge;
-mod github;
-mod gitlab;
 pub mod merge;
 mod own;
 mod report;
@@ -23,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-pub use merge::Method;
+pub use crate::forge::campaign::Method;
 pub use report::PrResult;
 
 /// Which command, with its own options.

@@ -6,36 +6,8 @@
 //! opened it onto. fleet.json and targets.json only say where to look.
 
 use super::Item;
-use super::github::Pr;
 use super::report::Owned;
-use crate::error::Result;
-use std::collections::HashMap;
-
-/// The identity hone's token acts as on a forge.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Me {
-    /// GitHub's login (`slug[bot]` for an App), GitLab's user name.
-    pub login: String,
-    /// GitLab's user id, which decides there (a user name can be changed); none on GitHub.
-    pub id: Option<u64>,
-}
-
-/// Each token's identity, asked once a run (`GET /user`).
-#[derive(Default)]
-pub struct Identities(tokio::sync::Mutex<HashMap<String, Me>>);
-
-impl Identities {
-    /// The identity known by `key`, else the one `ask` finds (kept only when it is found).
-    pub async fn get(&self, key: &str, ask: impl std::future::Future<Output = Result<Me>>) -> Result<Me> {
-        let mut known = self.0.lock().await;
-        if let Some(me) = known.get(key) {
-            return Ok(me.clone());
-        }
-        let me = ask.await?;
-        known.insert(key.to_string(), me.clone());
-        Ok(me)
-    }
-}
+use crate::forge::campaign::{Me, Pr};
 
 /// The PR's head against the commit hone pushed.
 #[derive(Debug, Clone, PartialEq, Eq)]

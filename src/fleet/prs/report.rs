@@ -2,29 +2,10 @@
 //! reports `prs-<command>.json` and `.md`, and the exit code.
 
 use crate::error::Code;
+pub use crate::forge::campaign::{Checks, Review, State};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// A pull request's state on its forge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum State {
-    Open,
-    Draft,
-    Merged,
-    Closed,
-}
-
-/// The head commit's checks (check runs and commit statuses together; GitLab: its head
-/// pipeline). No check reported yet, or a required one missing, is `pending`, never `passing`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Checks {
-    Passing,
-    Failing,
-    Pending,
-}
 
 /// Whether an open PR is hone's to change, as hone proved it against the forge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,17 +21,6 @@ pub enum Owned {
     NotTheJobsBranch,
     /// Its head is not the commit hone's run pushed (someone pushed since), or no push is recorded.
     NotHonesHead,
-}
-
-/// The reviews, the latest of each reviewer, against what the base branch requires.
-#[allow(clippy::enum_variant_names)] // GitHub's names: `review_required` is a review state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Review {
-    Approved,
-    ChangesRequested,
-    ReviewRequired,
-    None,
 }
 
 /// What `close` or `merge` did with a pull request (or would do, in a dry run).

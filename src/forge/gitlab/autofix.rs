@@ -7,6 +7,26 @@ use crate::error::{Code, HoneError, Result};
 use crate::forge::autofix::{Decision, Target, comment_marker, commit_id};
 use serde_json::{Value, json};
 
+/// The merge request a GitLab merge request pipeline runs for (`CI_MERGE_REQUEST_IID`).
+pub fn number_from_ci(env: &crate::env::RunEnv) -> Option<u64> {
+    crate::forge::place::in_gitlab_ci(env).then(|| env.var("CI_MERGE_REQUEST_IID")?.parse().ok()).flatten()
+}
+
+/// Autofix's reading of merge request `iid` at the place: the decision, and with `remember`
+/// the trusted reviewers' feedback on it.
+pub async fn read(
+    place: &crate::forge::place::Place,
+    iid: u64,
+    ask: &crate::forge::autofix::Ask<'_>,
+    remember: bool,
+) -> Result<crate::forge::autofix::Read> {
+    let gl = GitLab::new(place, ask.shared.queue.clone(), ask.bounds)?;
+    let decision = inspect(&gl, iid, ask.review).await?;
+    let fixing = matches!(decision, Decision::Fix(_)) && remember;
+    let feedback = if fixing { Some(super::feedback::gitlab(&gl, iid, None).await) } else { None };
+    Ok((decision, feedback))
+}
+
 /// Read merge request `iid` and decide whether hone may fix it.
 /// `forks_ok`: review mode, which pushes nothing, works on a fork's merge request too.
 pub async fn inspect(gl: &GitLab, iid: u64, forks_ok: bool) -> Result<Decision> {
@@ -16,7 +36,7 @@ pub async fn inspect(gl: &GitLab, iid: u64, forks_ok: bool) -> Result<Decision> 
             Code::Forge,
             format!("cannot read merge request !{iid} of `{}`: {}", gl.project, a.message()),
         );
-        return Err(super::mr::not_found_hint(e, &a));
+        return Err(super::pr::not_found_hint(e, &a));
     }
     decide(&a.body, iid, forks_ok)
 }
@@ -74,7 +94,7 @@ async fn find_own_note(gl: &GitLab, iid: u64, me: u64, marker: &str) -> Result<O
     for page in 1..=NOTE_PAGES {
         let path = format!("/merge_requests/{iid}/notes?per_page=100&sort=asc&page={page}");
         let a = gl.get(&gl.project_path(&path)).await?;
-        super::mr::check(&a, || format!("reading the notes of merge request !{iid}"))?;
+        super::pr::check(&a, || format!("reading the notes of merge request !{iid}"))?;
         if let Some(id) = own_note(&a.body, me, marker) {
             return Ok(Some(id));
         }
@@ -96,7 +116,7 @@ pub async fn upsert_note(gl: &GitLab, iid: u64, job: &str, text: &str) -> Result
         }
         None => gl.post(&gl.project_path(&format!("/merge_requests/{iid}/notes")), &json!({"body": body})).await?,
     };
-    super::mr::check(&a, || format!("commenting on merge request !{iid}"))?;
+    super::pr::check(&a, || format!("commenting on merge request !{iid}"))?;
     let mr = gl.get(&gl.project_path(&format!("/merge_requests/{iid}"))).await?;
     Ok(mr.body["web_url"].as_str().map(str::to_string))
 }

@@ -4,7 +4,7 @@
 //! under another's with hone's marker first), each author's role
 //! looked up once (at most `MAX_LOOKUPS` authors), the bounds of `forge::feedback`.
 
-use super::{GitLab, mr::check};
+use super::{GitLab, pr::check};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::feedback::{Feedback, MAX_ITEMS, MAX_LOGIN, MAX_PATH, bounded, newest, stamp, text_of, time_of};
 use serde_json::Value;
@@ -31,7 +31,7 @@ pub async fn gitlab(gl: &GitLab, iid: u64, own_user: Option<u64>) -> Result<Vec<
     check(&a, || format!("reading the notes of merge request !{iid}"))?;
     let notes = a.body.as_array().ok_or_else(|| {
         HoneError::new(Code::Forge, format!("reading the notes of merge request !{iid}: GitLab's answer is not a list"))
-            .hint("check `forge.gitlab_url` (or CI_SERVER_URL): it should be the GitLab server's address")
+            .hint("check `forge.url` (or CI_SERVER_URL): it should be the GitLab server's address")
     })?;
     let mut roles = Roles::default();
     let mut kept = Vec::new();

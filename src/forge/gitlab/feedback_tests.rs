@@ -5,12 +5,12 @@
 use super::*;
 use crate::forge::credential::Token;
 use crate::forge::feedback::MAX_BODY;
-use crate::forge::feedback::tests::standin::{GL_SELF, GL_TOKEN, GlNote, MockFeedback};
+use crate::forge::github::feedback::tests::standin::{GL_SELF, GL_TOKEN, GlNote, MockFeedback};
 use crate::forge::place::Place;
 
 fn client(api: &str, token: &str) -> GitLab {
     let place = Place {
-        kind: crate::spec::forge::ForgeKind::Gitlab,
+        kind: crate::forge::Kind::Gitlab,
         server: None,
         api: Ok(api.into()),
         elsewhere: None,

@@ -5,8 +5,12 @@
 //! token kind it needs.
 
 pub mod autofix;
+pub mod campaign;
 pub mod feedback;
-pub mod mr;
+pub mod init;
+pub mod listing;
+pub mod pr;
+pub mod query;
 pub mod review;
 
 use super::credential::Token;
@@ -97,7 +101,7 @@ impl GitLab {
                 Code::Forge,
                 format!("the GitLab API `{api}` is not HTTPS: the token is not sent there"),
             )
-            .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's https:// address"));
+            .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.url` to the server's https:// address"));
         }
         let http = crate::net::builder(api)?
             .build()
@@ -178,7 +182,7 @@ impl GitLab {
                 Code::Forge,
                 format!("GitLab answered {method} {path} with a redirect (HTTP {status}), which hone does not follow"),
             )
-            .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.gitlab_url` to the server's own address"));
+            .hint("set CI_API_V4_URL, CI_SERVER_URL or `forge.url` to the server's own address"));
         }
         match refusal(&answer, &self.token, &format!("{method} {path}")) {
             Some(e) => Err(e),

@@ -8,7 +8,7 @@ mod render;
 
 pub use diff::{DiffRefs, commentable, latest_version};
 
-use super::{GitLab, mr::check};
+use super::{GitLab, pr::check};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::place::CI_JOB_TOKEN;
 use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker};

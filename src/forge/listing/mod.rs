@@ -3,11 +3,6 @@
 //! from the answer followed), bounded, and every request is paced, timed and cancellable.
 //! What comes back is the forge's word, to be checked by the caller.
 
-mod github;
-mod gitlab;
-
-use super::github::GitHub;
-use super::gitlab::GitLab;
 use crate::error::Result;
 
 /// What to list.
@@ -56,7 +51,7 @@ const MAX_TOPICS: usize = 100;
 const MAX_TOPIC_LEN: usize = 100;
 
 /// A repository's topics as the forge listed them, bounded.
-fn topics(v: Option<&serde_json::Value>) -> Vec<String> {
+pub fn topics(v: Option<&serde_json::Value>) -> Vec<String> {
     let all = v.and_then(serde_json::Value::as_array).map(Vec::as_slice).unwrap_or_default();
     all.iter()
         .filter_map(|t| t.as_str())
@@ -66,25 +61,49 @@ fn topics(v: Option<&serde_json::Value>) -> Vec<String> {
         .collect()
 }
 
-/// The client a listing goes through.
-pub enum Client<'a> {
-    GitHub(&'a GitHub),
-    GitLab(&'a GitLab),
-}
-
-/// List `source` through `client` (GitHub sources need a GitHub client, GitLab's a GitLab one).
-pub async fn list(client: Client<'_>, source: &Source) -> Result<Listing> {
-    match (client, source) {
-        (Client::GitLab(gl), Source::GitlabGroup { group, subgroups }) => gitlab::list(gl, group, *subgroups).await,
-        (Client::GitHub(gh), s) if !matches!(s, Source::GitlabGroup { .. }) => github::list(gh, s).await,
+/// List `source` on the place's forge (a place for no one repository: `place::forge_wide`) with
+/// its token, paced with the process's other forge requests and bounded by `bounds`.
+pub async fn list(
+    place: &super::place::Place,
+    token: &super::credential::Token,
+    source: &Source,
+    (shared, bounds): (&super::Shared, (tokio::time::Instant, &tokio_util::sync::CancellationToken)),
+) -> Result<Listing> {
+    let queue = shared.queue.clone();
+    match (place.kind, source) {
+        (super::Kind::Gitlab, Source::GitlabGroup { group, subgroups }) => {
+            let gl = super::gitlab::GitLab::server(place, queue, bounds)?;
+            super::gitlab::listing::list(&gl, group, *subgroups).await
+        }
+        (super::Kind::Github, s) if !matches!(s, Source::GitlabGroup { .. }) => {
+            let gh = super::github::GitHub::account(place.api()?, token.secret(), queue)?;
+            super::github::listing::list(&gh, s).await
+        }
         _ => Err(crate::error::HoneError::new(
             crate::error::Code::Internal,
-            "a listing was sent to the other forge's client",
+            "a listing was sent to another forge than its query's",
         )),
     }
 }
 
+/// Why a query's forge has no server hone may list on.
+pub fn no_server(kind: super::Kind) -> crate::error::HoneError {
+    use crate::error::{Code, HoneError};
+    match kind {
+        super::Kind::Github => HoneError::new(Code::Spec, "cannot tell GitHub's server for the fleet's query").hint(
+            "set GITHUB_SERVER_URL to GitHub's https:// address (https://github.com, or your GitHub Enterprise Server)",
+        ),
+        super::Kind::Gitlab => HoneError::new(
+            Code::Spec,
+            "the GitLab server named (`forge.url` or CI_SERVER_URL) is not a plain https:// address: hone lists no group there, and never falls back to gitlab.com with its token",
+        )
+        .hint("set `forge.url` in the job to the server's https:// address"),
+        super::Kind::Forgejo => HoneError::new(Code::Spec, "cannot tell the Forgejo server for the fleet's query")
+            .hint("set `forge.url` in the job to the Forgejo (or Gitea) server's https:// address"),
+    }
+}
+
 /// The warning for a listing cut at `MAX_PAGES`.
-fn cut_short(what: &str) -> String {
+pub fn cut_short(what: &str) -> String {
     format!("{what} had more than {} pages of {PER_PAGE}: hone read the first {}", MAX_PAGES, MAX_PAGES)
 }

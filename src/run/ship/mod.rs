@@ -78,7 +78,7 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
     let s = forge::Ship {
         job: &p.job,
         env: &p.env,
-        shared: &p.shared,
+        shared: &p.shared.forge,
         ws: &p.ws,
         deadline: p.deadline,
         cancel: &p.cancel,
@@ -125,9 +125,9 @@ async fn place(p: &Scope, orders: &Orders<'_>) -> crate::error::Result<forge::pl
         remote_trusted: orders.remote_trusted,
     });
     if !orders.dry_run {
-        let (env, shared, redactor, deadline, cancel) = (&p.env, &p.shared, &p.redactor, p.deadline, &p.cancel);
-        let cx = forge::app::Context { env, shared, redactor, deadline, cancel };
-        forge::app::into_place(&cx, &p.job, &mut place).await?;
+        let (env, shared, redactor, deadline, cancel) = (&p.env, &p.shared.forge, &p.redactor, p.deadline, &p.cancel);
+        let cx = forge::tokens::Context { env, shared, redactor, deadline, cancel };
+        forge::tokens::into_place(&cx, &p.job, &mut place).await?;
     }
     Ok(place)
 }

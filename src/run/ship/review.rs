@@ -9,7 +9,6 @@ use crate::error::{Code, HoneError};
 use crate::forge::{self, review};
 use crate::protocol::{Event, ReviewReport};
 use crate::record::Status;
-use crate::spec::forge::ForgeKind;
 
 /// Post (or update) hone's review on the PR; a failure here is an infrastructure failure.
 pub async fn ship(p: &Scope, orders: Orders<'_>, run: &mut Run) -> Status {
@@ -102,18 +101,5 @@ async fn post(
         body,
         login: place.login.as_deref(),
     };
-    let queue = p.shared.forge_queue.clone();
-    match place.kind {
-        ForgeKind::Github => {
-            let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
-                HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
-            })?;
-            let gh = forge::github::GitHub::new(place.api()?, token.secret(), owner, repo, queue)?;
-            review::github::publish(&gh, &p.ws, &input).await
-        }
-        ForgeKind::Gitlab => {
-            let gl = forge::gitlab::GitLab::new(&place, queue, (p.deadline, &p.cancel))?;
-            forge::gitlab::review::publish(&gl, &p.ws, &input).await
-        }
-    }
+    forge::review::publish(&place, token, &p.ws, &input, (&p.shared.forge, p.deadline, &p.cancel)).await
 }

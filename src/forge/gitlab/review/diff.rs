@@ -1,7 +1,7 @@
 //! A merge request's latest diff as GitLab gives it: its version's shas, the lines a note may be
 //! anchored to, and each new line's old line (GitLab's line code needs both on an unchanged line).
 
-use super::super::{GitLab, mr::check};
+use super::super::{GitLab, pr::check};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::review::anchors::Commentable;
 use serde_json::Value;

@@ -2,7 +2,7 @@
 //! job's marker; never another user's that quotes it), its pending draft notes, and retiring an
 //! earlier review's notes once a new one is up.
 
-use super::super::{GitLab, mr::check};
+use super::super::{GitLab, pr::check};
 use crate::error::Result;
 use serde_json::{Value, json};
 

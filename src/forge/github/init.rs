@@ -2,13 +2,13 @@
 //! becomes a PR (issue), every new issue is labelled from a read-only answer (triage), and a PR
 //! labelled `hone-review` gets a review with suggested changes (review).
 
-use super::{Project, quote};
+use crate::init::{Project, quote};
 use std::path::PathBuf;
 
 const SCHEMA: &str = "https://raw.githubusercontent.com/hone/hone/v0/docs/schemas";
 
 /// What to do once the files are written (the last line `init` prints on stderr).
-pub const NEXT: &str = "next: `hone validate` each spec in .github/hone/, edit the label list in triage.yaml, commit; \
+const NEXT: &str = "next: `hone validate` each spec in .github/hone/, edit the label list in triage.yaml, commit; \
      then new issues are triaged, an issue labelled `hone` becomes a PR, and a PR labelled `hone-review` gets a review";
 
 /// The spec's first lines: the schema comment, then `comment` (already `# `-prefixed lines).
@@ -93,19 +93,24 @@ pub fn triage_yaml(model: &str) -> String {
 }
 
 /// The files `init` writes, relative to the repository root, with their contents.
+/// The files and next step for GitHub.
+pub fn scaffold(p: &Project, model: &str) -> crate::forge::init::Scaffold {
+    crate::forge::init::Scaffold { files: files(p, model), next: NEXT.to_string() }
+}
+
 pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {
     let workflow = |text: &str| keyed(text, model);
     vec![
         (PathBuf::from(".github/hone/issue.yaml"), job_yaml(p, model)),
         (PathBuf::from(".github/hone/triage.yaml"), triage_yaml(model)),
         (PathBuf::from(".github/hone/review.yaml"), review_yaml(p, model)),
-        (PathBuf::from(".github/hone/policy.yaml"), super::policy_yaml(p)),
+        (PathBuf::from(".github/hone/policy.yaml"), crate::init::policy_yaml(p)),
         (
             PathBuf::from(".github/workflows/hone-issue-to-pr.yml"),
-            workflow(include_str!("../../workflows/issue-to-pr.yml")),
+            workflow(include_str!("../../../workflows/issue-to-pr.yml")),
         ),
-        (PathBuf::from(".github/workflows/hone-triage.yml"), workflow(include_str!("../../workflows/triage.yml"))),
-        (PathBuf::from(".github/workflows/hone-review.yml"), workflow(include_str!("../../workflows/review.yml"))),
+        (PathBuf::from(".github/workflows/hone-triage.yml"), workflow(include_str!("../../../workflows/triage.yml"))),
+        (PathBuf::from(".github/workflows/hone-review.yml"), workflow(include_str!("../../../workflows/review.yml"))),
     ]
 }
 

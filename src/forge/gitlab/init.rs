@@ -2,8 +2,7 @@
 //! requests labelled `hone-fix`, and scheduled runs), its policy, and the include of hone's
 //! GitLab CI/CD template with the ecosystem's image; `.gitlab-ci.yml` only when there is none.
 
-use super::{Ecosystem, Project};
-use crate::spec::forge::ForgeKind;
+use crate::init::{Ecosystem, Project};
 use std::path::PathBuf;
 
 /// The template's URL at hone's major version (`tests/suite/versions.rs` checks the tag).
@@ -13,17 +12,6 @@ const TEMPLATE: &str = "https://raw.githubusercontent.com/hone/hone/v0/workflows
 pub const JOB: &str = ".gitlab/hone/job.yaml";
 /// The file that includes the template.
 pub const CI_FILE: &str = ".gitlab/hone.gitlab-ci.yml";
-
-/// The forge `init` writes for: GitHub for a github.com remote, GitLab for a gitlab.com remote
-/// or, on any other host, for a project that has a `.gitlab-ci.yml`; else GitHub.
-pub fn forge_of(remote_host: Option<&str>, has_gitlab_ci: bool) -> ForgeKind {
-    match remote_host {
-        Some("github.com") => ForgeKind::Github,
-        Some("gitlab.com") => ForgeKind::Gitlab,
-        _ if has_gitlab_ci => ForgeKind::Gitlab,
-        _ => ForgeKind::Github,
-    }
-}
 
 /// An image with the ecosystem's toolchain, git, bash, curl and sha256sum (what the template's
 /// release install needs).
@@ -38,7 +26,7 @@ fn image(e: Ecosystem) -> &'static str {
 
 /// The job spec: the task is to make the checks pass, as autofix does on a merge request.
 fn job_yaml(p: &Project, model: &str) -> String {
-    let issue = super::job_yaml(p, model);
+    let issue = crate::forge::github::init::job_yaml(p, model);
     let head = format!(
         "# Written by `hone init` for a {} project on GitLab: the job in {CI_FILE} runs it on merge\n\
          # requests labelled `hone-fix` (hone fixes them in place) and on scheduled pipelines. Check it\n\
@@ -68,10 +56,25 @@ fn ci_yaml(p: &Project, model: &str) -> String {
 /// The files `init` writes for GitLab, relative to the repository root; `.gitlab-ci.yml` only
 /// when the project has none (`init` never replaces a file, and a pipeline of the project's own
 /// is not edited: the next step says to include the file).
+/// The files and next step for GitLab: the job, policy and CI template, and `.gitlab-ci.yml`
+/// unless the project has one (then the next step says to include the template).
+pub fn scaffold(p: &Project, model: &str, root: &std::path::Path) -> crate::forge::init::Scaffold {
+    let has_gitlab_ci = std::fs::symlink_metadata(root.join(".gitlab-ci.yml")).is_ok_and(|m| m.is_file());
+    let include = if has_gitlab_ci {
+        format!(", add `include: [{{ local: {CI_FILE} }}]` to .gitlab-ci.yml")
+    } else {
+        String::new()
+    };
+    let next = format!(
+        "next: `hone validate {JOB}`{include}, set the CI/CD variables the include names, commit, and label a merge request `hone-fix`"
+    );
+    crate::forge::init::Scaffold { files: files(p, model, has_gitlab_ci), next }
+}
+
 pub fn files(p: &Project, model: &str, has_gitlab_ci: bool) -> Vec<(PathBuf, String)> {
     let mut out = vec![
         (PathBuf::from(JOB), job_yaml(p, model)),
-        (PathBuf::from(".gitlab/hone/policy.yaml"), super::policy_yaml(p)),
+        (PathBuf::from(".gitlab/hone/policy.yaml"), crate::init::policy_yaml(p)),
         (PathBuf::from(CI_FILE), ci_yaml(p, model)),
     ];
     if !has_gitlab_ci {
@@ -91,15 +94,6 @@ mod tests {
             setup: vec![("deps".into(), "pip install -e .".into())],
             verify: vec![("tests".into(), "pytest -q".into())],
         }
-    }
-
-    #[test]
-    fn the_forge_is_the_remotes_or_the_projects_ci() {
-        assert_eq!(forge_of(Some("github.com"), true), ForgeKind::Github);
-        assert_eq!(forge_of(Some("gitlab.com"), false), ForgeKind::Gitlab);
-        assert_eq!(forge_of(Some("git.corp.example"), true), ForgeKind::Gitlab);
-        assert_eq!(forge_of(Some("git.corp.example"), false), ForgeKind::Github);
-        assert_eq!(forge_of(None, false), ForgeKind::Github);
     }
 
     #[test]

@@ -59,6 +59,36 @@ async fn user_ids(gl: &GitLab, usernames: &[String], out: &mut PrReport) -> Resu
     Ok(ids)
 }
 
+/// The merge request (or, in autofix, the note) on GitLab.
+pub async fn ship(s: &crate::forge::Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+    let gl = GitLab::new(s.place, s.shared.queue.clone(), (s.deadline, s.cancel))?;
+    // The job token cannot write merge requests or notes: where the job did not insist on a
+    // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
+    // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.
+    if gl.job_token() && (s.autofix.is_some() || s.job.pr.enabled == crate::spec::raw::PrEnabled::Auto) {
+        let what = if s.autofix.is_some() { "note on the merge request" } else { "merge request" };
+        out.warnings.push(format!(
+            "{} cannot write a {what}: put a project access token with the `api` scope in GITLAB_TOKEN for it",
+            crate::forge::place::CI_JOB_TOKEN
+        ));
+        if let Some(t) = s.autofix {
+            (out.number, out.operation) = (Some(t.number), crate::forge::pushed_op(out.pushed));
+        }
+        return Ok(());
+    }
+    let result = match s.autofix {
+        Some(t) => {
+            let text = format!("{}\n\n{}", crate::forge::autofix_note(out.pushed, &t.head_ref), req.body);
+            let url = super::autofix::upsert_note(&gl, t.number, &s.job.name, &text).await;
+            (out.number, out.operation) = (Some(t.number), crate::forge::pushed_op(out.pushed));
+            url.map(|u| out.url = u)
+        }
+        None => publish(&gl, s.job, &s.base_branch, req, s.partial_ref.is_some(), out).await,
+    };
+    out.retries = gl.retries.load(std::sync::atomic::Ordering::Relaxed);
+    result
+}
+
 /// Open or update the run's merge request (or close a stale one when nothing changed).
 pub async fn publish(
     gl: &GitLab,
@@ -151,7 +181,7 @@ pub fn not_found_hint(e: HoneError, a: &Answer) -> HoneError {
     if a.status != 404 {
         return e;
     }
-    e.hint("check the project's path (the remote's URL, or CI_PROJECT_PATH), the server (`forge.gitlab_url` or CI_SERVER_URL), and that the token's user is a member of the project")
+    e.hint("check the project's path (the remote's URL, or CI_PROJECT_PATH), the server (`forge.url` or CI_SERVER_URL), and that the token's user is a member of the project")
 }
 
 /// An error unless GitLab answered with success.

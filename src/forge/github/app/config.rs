@@ -130,7 +130,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    const KEY: &str = include_str!("../../../tests/data/github_app/app-key.pem");
+    const KEY: &str = include_str!("../../../../tests/data/github_app/app-key.pem");
 
     fn env(vars: &[(&str, &str)]) -> RunEnv {
         RunEnv::from_vars(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>())

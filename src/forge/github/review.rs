@@ -4,9 +4,9 @@
 //! edited when it already says the same, else superseded (its comments deleted, its body pointing
 //! to the new one). Pages of lists are counted by hone; a `Link` header is never followed.
 
-use super::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::github::{GitHub, Resp};
+use crate::forge::review::{Input, ReviewOperation, ReviewPlan, ReviewReport, body, marker};
 use serde_json::{Value, json};
 
 /// The most pages of a PR's files hone reads (GitHub lists at most 3,000 files, 100 a page).
@@ -35,7 +35,7 @@ pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>)
     still_at_head(gh, input).await?;
     let login = match input.login {
         Some(l) => l.to_string(),
-        None => crate::forge::autofix::own_login(gh).await?,
+        None => super::autofix::own_login(gh).await?,
     };
     let marker = marker(input.job);
     let own = own_reviews(gh, input.number, &login, &marker).await?;
@@ -57,7 +57,7 @@ pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>)
     };
     let (commentable, warning) = commentable(gh, input.number).await?;
     report.warnings.extend(warning);
-    let plan = super::plan_on(ws, (input.head_sha, commit_sha), commentable).await?;
+    let plan = crate::forge::review::plan_on(ws, (input.head_sha, commit_sha), commentable).await?;
     let text = body::render(&plan, input, body::GITHUB_MAX_BODY);
     report.suggestions = plan.suggestions.len();
     report.in_patch = plan.in_patch_lines();
@@ -120,10 +120,10 @@ async fn pages(gh: &GitHub, (path, what, number): (&str, &str, u64), max: u32) -
 
 /// The lines of the PR's diff a comment may sit on, from its files' patches (a file GitHub gives
 /// no patch for, binary or too large, has none), and a warning when the list was too long.
-async fn commentable(gh: &GitHub, number: u64) -> Result<(super::anchors::Commentable, Option<String>)> {
+async fn commentable(gh: &GitHub, number: u64) -> Result<(crate::forge::review::anchors::Commentable, Option<String>)> {
     let path = format!("/pulls/{number}/files");
     let (files, more) = pages(gh, (&path, "reading the files", number), MAX_FILE_PAGES).await?;
-    let mut c = super::anchors::Commentable::default();
+    let mut c = crate::forge::review::anchors::Commentable::default();
     for f in &files {
         if let (Some(name), Some(patch)) = (f["filename"].as_str(), f["patch"].as_str()) {
             c.add(name, patch);
@@ -237,5 +237,5 @@ async fn still_at_head(gh: &GitHub, input: &Input<'_>) -> Result<()> {
 }
 
 #[cfg(test)]
-#[path = "github_tests.rs"]
+#[path = "review_tests.rs"]
 mod tests;

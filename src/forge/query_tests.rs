@@ -12,7 +12,7 @@ fn repo(path: &str) -> Listed {
 }
 
 fn org(o: &str) -> Query {
-    Query::Github(GithubQuery { org: Some(o.into()), ..Default::default() })
+    Query::Github(github::query::Query { org: Some(o.into()), ..Default::default() })
 }
 
 #[test]
@@ -64,10 +64,12 @@ fn only_names_the_forge_gives_under_the_owner_asked_for_become_targets() {
     ] {
         assert!(!q.accept(&repo(hostile)) && !q.placed(hostile), "{hostile}");
     }
-    let search = Query::Github(GithubQuery { search: Some("topic:x".into()), ..Default::default() });
+    let search = Query::Github(github::query::Query { search: Some("topic:x".into()), ..Default::default() });
     assert!(search.accept(&repo("anyone/app")), "a search may find any owner");
     assert!(!search.accept(&repo("anyone/app/x")));
-    let group = |subgroups| Query::Gitlab(GitlabQuery { group: "platform/be".into(), subgroups, ..Default::default() });
+    let group = |subgroups| {
+        Query::Gitlab(gitlab::query::Query { group: "platform/be".into(), subgroups, ..Default::default() })
+    };
     assert!(group(true).accept(&repo("platform/be/api")));
     assert!(group(true).accept(&repo("platform/be/deep/api")));
     assert!(!group(false).accept(&repo("platform/be/deep/api")), "no subgroups");
@@ -78,21 +80,25 @@ fn only_names_the_forge_gives_under_the_owner_asked_for_become_targets() {
 
 #[test]
 fn queries_are_checked_before_anything_is_asked() {
-    let gh = |q: GithubQuery| Query::Github(q).check();
-    assert!(gh(GithubQuery::default()).unwrap().contains("exactly one"));
-    let both = GithubQuery { org: Some("a".into()), user: Some("b".into()), ..Default::default() };
+    let gh = |q: github::query::Query| Query::Github(q).check();
+    assert!(gh(github::query::Query::default()).unwrap().contains("exactly one"));
+    let both = github::query::Query { org: Some("a".into()), user: Some("b".into()), ..Default::default() };
     assert!(gh(both).unwrap().contains("exactly one"));
     assert!(
-        gh(GithubQuery { org: Some("a/b".into()), ..Default::default() }).unwrap().contains("not a GitHub account")
+        gh(github::query::Query { org: Some("a/b".into()), ..Default::default() })
+            .unwrap()
+            .contains("not a GitHub account")
     );
-    assert_eq!(gh(GithubQuery { org: Some("acme".into()), ..Default::default() }), None);
-    let code = |filters| GithubQuery { code_search: Some("org:acme x".into()), filters, ..Default::default() };
+    assert_eq!(gh(github::query::Query { org: Some("acme".into()), ..Default::default() }), None);
+    let code = |filters| github::query::Query { code_search: Some("org:acme x".into()), filters, ..Default::default() };
     assert_eq!(gh(code(Filters::default())), None);
     assert_eq!(gh(code(Filters { forks: Keep::Include, ..Default::default() })), None);
     let topics = Filters { topics: vec!["x".into()], ..Default::default() };
     assert!(gh(code(topics)).unwrap().contains("code search"));
-    assert!(gh(GithubQuery { search: Some(" ".into()), ..Default::default() }).unwrap().contains("empty"));
-    let gl = |g: &str| Query::Gitlab(GitlabQuery { group: g.into(), subgroups: true, ..Default::default() }).check();
+    assert!(gh(github::query::Query { search: Some(" ".into()), ..Default::default() }).unwrap().contains("empty"));
+    let gl = |g: &str| {
+        Query::Gitlab(gitlab::query::Query { group: g.into(), subgroups: true, ..Default::default() }).check()
+    };
     assert_eq!(gl("platform"), None);
     assert_eq!(gl("platform/backend/"), None);
     for bad in ["", "a/../b", "a?x", "a b"] {
@@ -103,10 +109,10 @@ fn queries_are_checked_before_anything_is_asked() {
 #[test]
 fn what_is_asked_and_where_it_clones_from() {
     assert_eq!(org("acme").source(), Source::GithubOrg("acme".into()));
-    let gl = Query::Gitlab(GitlabQuery { group: "/platform/".into(), subgroups: false, ..Default::default() });
+    let gl = Query::Gitlab(gitlab::query::Query { group: "/platform/".into(), subgroups: false, ..Default::default() });
     assert_eq!(gl.source(), Source::GitlabGroup { group: "platform".into(), subgroups: false });
     let language = Filters { language: Some("Go".into()), ..Default::default() };
-    let gl = Query::Gitlab(GitlabQuery { group: "platform".into(), subgroups: true, filters: language });
+    let gl = Query::Gitlab(gitlab::query::Query { group: "platform".into(), subgroups: true, filters: language });
     assert!(gl.check().unwrap().contains("does not say a project's language"));
     assert_eq!(clone_url("https://gitlab.example/gl/", "platform/api"), "https://gitlab.example/gl/platform/api.git");
     assert_eq!(clone_url("https://github.com", "acme/app"), "https://github.com/acme/app.git");

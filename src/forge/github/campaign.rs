@@ -4,8 +4,9 @@
 //! made from the fleet file's repository, fleet.json's PR number and the job's branch, encoded;
 //! nothing in an answer names where the next request goes.
 
+use super::{GitHub, Resp, encode};
 use crate::error::{Code, HoneError, Result};
-use crate::forge::github::{GitHub, Resp, encode};
+use crate::forge::campaign::{Identities, Me, Merged, Pr, Reviewed, Rules, quote};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,59 +20,8 @@ pub struct Api<'a> {
     /// The identity a GitHub App's token acts as (`slug[bot]`), known without asking.
     pub login: Option<String>,
     /// Each token's identity, asked once (`key` names this client's API and token).
-    pub ids: &'a super::own::Identities,
+    pub ids: &'a Identities,
     pub key: String,
-}
-
-/// A review: the reviewer's login, its state, and the reviewer's `author_association`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Reviewed {
-    pub login: String,
-    pub state: String,
-    pub association: String,
-}
-
-/// A pull request as GitHub describes it: only the fields hone reads.
-#[derive(Debug, Clone, Default)]
-pub struct Pr {
-    pub url: String,
-    /// Who opened it: GitHub's `user.login`, GitLab's `author.username`.
-    pub author: String,
-    /// GitLab's `author.id` (none on GitHub).
-    pub author_id: Option<u64>,
-    pub node_id: String,
-    /// `open` or `closed`.
-    pub state: String,
-    pub merged: bool,
-    pub draft: bool,
-    pub head_sha: String,
-    pub head_ref: String,
-    /// `owner/repo` of the head, `None` when the fork is gone.
-    pub head_repo: Option<String>,
-    pub base_ref: String,
-    pub base_repo: Option<String>,
-    /// `true`, `false`, or `None` while GitHub computes it.
-    pub mergeable: Option<bool>,
-    pub mergeable_state: String,
-    pub created_at: String,
-}
-
-/// What the base branch's rules ask of a merge (its rulesets, readable with read access).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Rules {
-    pub merge_queue: bool,
-    pub required_reviews: u64,
-    /// The contexts of its `required_status_checks` rules: each must report, and pass.
-    pub required_checks: Vec<String>,
-}
-
-/// How a merge request ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Merged {
-    Merged,
-    /// GitHub refused it: 405 (not mergeable, branch protection, a merge queue), 409 (the head
-    /// moved since it was checked), 422; with GitHub's message.
-    Refused(u16, String),
 }
 
 fn failed(what: &str, r: &Resp) -> HoneError {
@@ -196,15 +146,15 @@ impl Api<'_> {
 
     /// The identity the token acts as: a GitHub App's bot, else `GET /user`'s login, or for an
     /// installation token GraphQL `viewer`'s (once).
-    pub async fn me(&self) -> Result<super::own::Me> {
+    pub async fn me(&self) -> Result<Me> {
         if let Some(login) = &self.login {
-            return Ok(super::own::Me { login: login.clone(), id: None });
+            return Ok(Me { login: login.clone(), id: None });
         }
         self.ids
             .get(&self.key, async {
-                let asked = crate::forge::autofix::own_login_asked(&self.gh).await;
+                let asked = super::autofix::own_login_asked(&self.gh).await;
                 self.sent.fetch_add(asked.as_ref().map_or(1, |(_, n)| *n), Ordering::Relaxed);
-                Ok(super::own::Me { login: asked?.0, id: None })
+                Ok(Me { login: asked?.0, id: None })
             })
             .await
     }
@@ -298,11 +248,6 @@ impl Api<'_> {
         }
         Ok(Ok(()))
     }
-}
-
-/// A server's text quoted in a report: at most 200 characters, no control characters.
-pub fn quote(m: &str) -> String {
-    m.chars().filter(|c| !c.is_control()).take(200).collect()
 }
 
 /// GitHub's message in an answer, quoted safely.

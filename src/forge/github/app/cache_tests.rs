@@ -1,5 +1,6 @@
 use super::*;
-use crate::env::{RunEnv, Shared};
+use crate::env::RunEnv;
+use crate::forge::Shared;
 use crate::redact::Redactor;
 use axum::extract::State;
 use axum::routing::{get, post};
@@ -8,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
-const KEY: &str = include_str!("../../../tests/data/github_app/app-key.pem");
+const KEY: &str = include_str!("../../../../tests/data/github_app/app-key.pem");
 
 #[test]
 fn a_token_is_minted_again_five_minutes_before_it_expires() {
@@ -54,10 +55,10 @@ async fn every_token_is_redacted_before_it_is_handed_out_and_kept_while_fresh() 
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let cx = Context { env: &env, shared: &shared, redactor: &redactor, deadline, cancel: &cancel };
     let p = Permissions::for_job(&super::super::test_job(""), false);
-    let token = shared.github_app.token(&cx, &p, "acme", "app").await.unwrap().unwrap();
+    let token = shared.app.token(&cx, &p, "acme", "app").await.unwrap().unwrap();
     assert_eq!(token, "ghs_unitcanary0123456789");
     assert!(!redactor.apply(&format!("x {token} y")).contains(&token), "the token is a secret from the start");
-    let again = shared.github_app.clone().token(&cx, &p, "ACME", "App").await.unwrap().unwrap();
+    let again = shared.app.clone().token(&cx, &p, "ACME", "App").await.unwrap().unwrap();
     assert_eq!(again, token, "kept (owner and repository as GitHub compares them)");
     let asked = mints.lock().unwrap().clone();
     let jwt = asked[0]["jwt"].as_str().unwrap().to_string();
@@ -74,7 +75,7 @@ async fn no_credential_leaves_over_plain_http_and_cancellation_stops_a_request()
     let p = Permissions::for_job(&super::super::test_job(""), false);
     let remote = env("http://api.example.com");
     let cx = Context { env: &remote, shared: &shared, redactor: &redactor, deadline, cancel: &cancel };
-    let e = shared.github_app.token(&cx, &p, "acme", "app").await.unwrap_err();
+    let e = shared.app.token(&cx, &p, "acme", "app").await.unwrap_err();
     assert_eq!(e.code, Code::Spec);
     assert!(e.message.contains("not an HTTPS URL"), "{}", e.message);
     // A server that takes the connection and never answers: only the cancellation ends the wait.
@@ -83,7 +84,7 @@ async fn no_credential_leaves_over_plain_http_and_cancellation_stops_a_request()
     let hung = env(&url);
     cancel.cancel();
     let cx = Context { env: &hung, shared: &Shared::default(), redactor: &redactor, deadline, cancel: &cancel };
-    let e = cx.shared.github_app.token(&cx, &p, "acme", "app").await.unwrap_err();
+    let e = cx.shared.app.token(&cx, &p, "acme", "app").await.unwrap_err();
     assert_eq!(e.code, Code::Cancelled, "{}", e.message);
     drop(silent);
 }

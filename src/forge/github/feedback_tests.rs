@@ -3,9 +3,10 @@
 //! reviews and comments, never a bot's or hone's own, bounded, newest first.
 
 use super::*;
+use crate::forge::feedback::MAX_BODY;
 use standin::{GH_SELF, GH_TOKEN, GhItem, MockFeedback};
 
-#[path = "../../tests/common/mock_feedback.rs"]
+#[path = "../../../tests/common/mock_feedback.rs"]
 #[allow(dead_code)]
 pub(crate) mod standin;
 

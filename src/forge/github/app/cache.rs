@@ -111,7 +111,7 @@ impl Cache {
         {
             return Ok(Some(m.token.clone()));
         }
-        let base = crate::forge::github_api::of(cx.env).map_err(|e| e.error())?;
+        let base = crate::forge::github::api::of(cx.env).map_err(|e| e.error())?;
         let http = st.http(&base)?;
         let api = Api { http: &http, base: &base, app_id: &app.id, deadline: cx.deadline, cancel: cx.cancel };
         let jwt = st.jwt(&app, cx.redactor)?;
@@ -146,7 +146,7 @@ impl Cache {
             return Ok(Some(who.clone()));
         }
         let Some(app) = st.app(cx)? else { return Ok(None) };
-        let base = crate::forge::github_api::of(cx.env).map_err(|e| e.error())?;
+        let base = crate::forge::github::api::of(cx.env).map_err(|e| e.error())?;
         let http = st.http(&base)?;
         let api = Api { http: &http, base: &base, app_id: &app.id, deadline: cx.deadline, cancel: cx.cancel };
         let jwt = st.jwt(&app, cx.redactor)?;

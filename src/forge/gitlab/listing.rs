@@ -1,9 +1,9 @@
 //! GitLab's listing of a group's projects (`/groups/:id/projects`), page by page.
 
-use super::{Listed, Listing, MAX_PAGES, PER_PAGE, cut_short};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::github::encode;
 use crate::forge::gitlab::GitLab;
+use crate::forge::listing::{Listed, Listing, MAX_PAGES, PER_PAGE, cut_short};
 use serde_json::Value;
 
 pub async fn list(gl: &GitLab, group: &str, subgroups: bool) -> Result<Listing> {
@@ -50,7 +50,7 @@ fn listed(v: &Value) -> Option<Listed> {
         archived: v.get("archived").and_then(Value::as_bool),
         fork: Some(v.get("forked_from_project").is_some_and(|f| !f.is_null())),
         visibility: v.get("visibility").and_then(Value::as_str).map(str::to_string),
-        topics: super::topics(v.get("topics").or_else(|| v.get("tag_list"))),
+        topics: crate::forge::listing::topics(v.get("topics").or_else(|| v.get("tag_list"))),
         language: None,
     })
 }

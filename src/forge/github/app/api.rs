@@ -68,7 +68,7 @@ impl Api<'_> {
     /// `GET /app`: the App's slug (its bot user is `{slug}[bot]`).
     pub async fn slug(&self, jwt: &str) -> Result<String> {
         let body = self.ok(Step::App, self.call(Method::GET, "/app", jwt, None).await?)?;
-        let slug = body["slug"].as_str().filter(|s| super::super::github::is_name(s));
+        let slug = body["slug"].as_str().filter(|s| super::super::is_name(s));
         slug.map(str::to_string).ok_or_else(|| self.malformed(Step::App, "no usable `slug`"))
     }
 
@@ -135,7 +135,7 @@ pub fn is_token(t: &str) -> bool {
 
 /// A name as one path segment (`[bot]` included).
 fn encode(s: &str) -> String {
-    super::super::github::encode(s)
+    super::super::encode(s)
 }
 
 #[cfg(test)]

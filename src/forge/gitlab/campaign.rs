@@ -5,10 +5,8 @@
 //! request number and the job's branch, encoded; nothing in an answer names where the next
 //! request goes.
 
-use super::github::{Merged, Pr, quote};
-use super::report::{Checks, Review};
-use super::status::Seen;
 use crate::error::{Code, HoneError, Result};
+use crate::forge::campaign::{Checks, Identities, Me, Merged, Pr, Review, Seen, quote};
 use crate::forge::github::encode;
 use crate::forge::gitlab::{Answer, GitLab};
 use serde_json::{Value, json};
@@ -19,7 +17,7 @@ pub struct Api<'a> {
     pub gl: GitLab,
     pub sent: &'a AtomicU64,
     /// Each token's identity, asked once (`key` names this client's server and token).
-    pub ids: &'a super::own::Identities,
+    pub ids: &'a Identities,
     pub key: String,
 }
 
@@ -66,13 +64,13 @@ impl Api<'_> {
     }
 
     /// The token's user (`GET /user`): its id decides whose merge request it is.
-    pub async fn me(&self) -> Result<super::own::Me> {
+    pub async fn me(&self) -> Result<Me> {
         self.ids
             .get(&self.key, async {
                 self.count();
                 let me = self.gl.get("/user").await?;
                 match (me.body["id"].as_u64(), me.body["username"].as_str()) {
-                    (Some(id), Some(name)) if me.ok() => Ok(super::own::Me { login: name.to_string(), id: Some(id) }),
+                    (Some(id), Some(name)) if me.ok() => Ok(Me { login: name.to_string(), id: Some(id) }),
                     _ => Err(HoneError::new(
                         Code::Forge,
                         format!("GitLab would not say who the token's user is: {}", quote(&me.message())),
@@ -189,7 +187,7 @@ pub fn seen(b: &Value, project: &str, approvals: Option<&Value>) -> Seen {
         checks_why: why.filter(|_| open),
         review: open.then(|| approval_review(approvals, &status)),
         rules: None,
-        gitlab: true,
+        kind: crate::forge::Kind::Gitlab,
         pr,
     }
 }

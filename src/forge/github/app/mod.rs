@@ -21,9 +21,10 @@ pub use cache::Cache;
 pub use config::{ID_VAR, configured};
 pub use permissions::Permissions;
 
-use super::{credential, github};
-use crate::env::{RunEnv, Shared};
+use crate::env::RunEnv;
 use crate::error::{Code, HoneError, Result};
+use crate::forge::Shared;
+use crate::forge::{credential, github};
 use crate::redact::Redactor;
 use crate::spec::{Job, raw::PrEnabled};
 use tokio::time::Instant;
@@ -51,13 +52,13 @@ pub async fn github_token(cx: &Context<'_>, job: &Job, owner: &str, repo: &str) 
             .hint("set GITHUB_REPOSITORY=owner/repo, or point the remote at the repository's GitHub URL"));
     }
     let p = Permissions::for_job(job, autofix(job, cx.env));
-    cx.shared.github_app.token(cx, &p, owner, repo).await
+    cx.shared.app.token(cx, &p, owner, repo).await
 }
 
 /// With an App configured, give a GitHub `place` the App's token for its repository (a place
 /// whose repository is unknown, or on GitLab, is left as it is: no token is minted for it).
-pub async fn into_place(cx: &Context<'_>, job: &Job, place: &mut super::place::Place) -> Result<()> {
-    if !configured(cx.env) || place.kind != crate::spec::forge::ForgeKind::Github {
+pub async fn into_place(cx: &Context<'_>, job: &Job, place: &mut crate::forge::place::Place) -> Result<()> {
+    if !configured(cx.env) || place.kind != crate::forge::Kind::Github {
         return Ok(());
     }
     // The checkout's remote URL is the repository side's to write: an App installed on many
@@ -78,9 +79,9 @@ pub async fn into_place(cx: &Context<'_>, job: &Job, place: &mut super::place::P
     // Autofix edits the comment its own login wrote: the App's bot, which an installation token
     // cannot read from `GET /user`.
     if let (Some(t), true) = (&token, autofix(job, cx.env)) {
-        place.login = cx.shared.github_app.identity(cx, t).await?.map(|who| who.name);
+        place.login = cx.shared.app.identity(cx, t).await?.map(|who| who.name);
     }
-    let user = super::place::GITHUB_USER;
+    let user = crate::forge::place::GITHUB_USER;
     place.token = token.map(|t| credential::Token::new(t, format!("the GitHub App's token ({ID_VAR})"), user));
     Ok(())
 }
@@ -114,7 +115,7 @@ pub async fn prepare(
     };
     let token = github_token(cx, job, &owner, &repo).await?.unwrap_or_default();
     if identity::unnamed(job)
-        && let Some(who) = cx.shared.github_app.identity(cx, &token).await?
+        && let Some(who) = cx.shared.app.identity(cx, &token).await?
     {
         identity::adopt(job, &who);
     }
@@ -123,7 +124,7 @@ pub async fn prepare(
 
 /// Whether the run fixes a PR in place (`--pr N`, `pr.number`, or the PR of the Actions event).
 fn autofix(job: &Job, env: &RunEnv) -> bool {
-    job.pr.number.is_some() || (env.actions && super::autofix::number_from_event(env).is_some())
+    job.pr.number.is_some() || (env.actions && crate::forge::autofix::number_from_event(env).is_some())
 }
 
 /// A job from the spec lines `yaml` (after a minimal head), for the unit tests.

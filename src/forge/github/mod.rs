@@ -5,6 +5,18 @@
 //! has a time limit and reads at most `MAX_BODY` of the answer. `GITHUB_API_URL` (GitHub
 //! Enterprise Server) is the base.
 
+pub mod api;
+pub mod app;
+pub mod autofix;
+pub mod campaign;
+pub mod checks;
+pub mod feedback;
+pub mod init;
+pub mod listing;
+pub mod pr;
+pub mod query;
+pub mod review;
+
 use crate::error::{Code, HoneError, Result};
 use http::Method;
 use serde_json::Value;

@@ -1,10 +1,33 @@
 //! The run's pull request on GitHub: found by its head branch, created or updated (labels,
 //! assignees, reviewers), or closed when the run changed nothing.
 
-use super::github::{self, GitHub};
-use super::{PrOperation, PrReport, PrRequest, Ship};
+use super::{self as github, GitHub};
 use crate::error::{Code, HoneError, Result};
+use crate::forge::{PrOperation, PrReport, PrRequest, Ship};
 use serde_json::json;
+
+/// The pull request (or, in autofix, the comment) on GitHub.
+pub async fn ship(s: &Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+    let Some((owner, repo)) = s.place.repo.as_deref().and_then(|r| r.split_once('/')) else {
+        out.warnings
+            .push("cannot tell the GitHub repository (set GITHUB_REPOSITORY=owner/repo): no PR was opened".into());
+        return Ok(());
+    };
+    let token = s.place.token.as_ref().map(|t| t.secret()).unwrap_or_default();
+    let gh = GitHub::new(s.place.api()?, token, owner, repo, s.shared.queue.clone())?;
+    let result = match s.autofix {
+        Some(t) => {
+            let text = format!("{}\n\n{}", crate::forge::autofix_note(out.pushed, &t.head_ref), req.body);
+            let who = (s.job.name.as_str(), s.place.login.as_deref());
+            let url = super::autofix::upsert_comment(&gh, t.number, who, &text).await;
+            (out.number, out.operation) = (Some(t.number), crate::forge::pushed_op(out.pushed));
+            url.map(|u| out.url = u)
+        }
+        None => s.pull_request(&gh, req, out).await,
+    };
+    out.retries = gh.retries.load(std::sync::atomic::Ordering::Relaxed);
+    result
+}
 
 impl Ship<'_> {
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
@@ -21,7 +44,7 @@ impl Ship<'_> {
             .and_then(|p| Some((p["number"].as_u64()?, p["html_url"].as_str().unwrap_or("").to_string()))))
     }
 
-    pub(super) async fn pull_request(&self, gh: &GitHub, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+    async fn pull_request(&self, gh: &GitHub, req: &PrRequest, out: &mut PrReport) -> Result<()> {
         let changed = req.changed;
         let pr = &self.job.pr;
         let existing = self.find_open(gh).await?;

@@ -1,9 +1,9 @@
 //! GitHub's listings: `/orgs/{org}/repos`, `/users/{user}/repos`, `/search/repositories` and
 //! `/search/code`, page by page.
 
-use super::{Listed, Listing, MAX_PAGES, PER_PAGE, Source, cut_short};
 use crate::error::{Code, HoneError, Result};
 use crate::forge::github::{GitHub, Resp, encode};
+use crate::forge::listing::{Listed, Listing, MAX_PAGES, PER_PAGE, Source, cut_short};
 use serde_json::Value;
 
 /// GitHub's search answers at most this many results, whatever the query matched.
@@ -72,7 +72,7 @@ fn listed(v: &Value) -> Option<Listed> {
         archived: b("archived"),
         fork: b("fork"),
         visibility,
-        topics: super::topics(v.get("topics")),
+        topics: crate::forge::listing::topics(v.get("topics")),
         language: s("language"),
     })
 }
