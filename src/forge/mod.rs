@@ -98,9 +98,7 @@ impl Ship<'_> {
         match place.kind {
             Kind::Github => github::pr::ship(self, req, &mut out).await,
             Kind::Gitlab => gitlab::pr::ship(self, req, &mut out).await,
-            Kind::Forgejo => {
-                Err(crate::error::HoneError::new(crate::error::Code::Forge, "Forgejo pull requests are not opened yet"))
-            }
+            Kind::Forgejo => forgejo::pr::ship(self, req, &mut out).await,
         }
         .map(|()| out)
     }

@@ -77,6 +77,9 @@ impl<'c> Clients<'c> {
             let var = place.token_source(self.job.git.token_env.as_deref());
             let (what, scope) = match place.kind {
                 Kind::Gitlab => ("GitLab", "a token with the `api` scope (role Developer or above)"),
+                Kind::Forgejo => {
+                    ("Forgejo", "a token with the scopes `write:repository`, `write:issue` and `read:user`")
+                }
                 _ => ("forge", "a token that may read (and for close/merge, write) pull requests"),
             };
             return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the {what} API"))
@@ -100,7 +103,11 @@ impl<'c> Clients<'c> {
                 Opened { api: Api::Hub(github::campaign::Api { gh, sent, login, ids, key }), repo }
             }
             Kind::Forgejo => {
-                return Err(HoneError::new(Code::Forge, "`hone fleet prs` does not speak to Forgejo yet"));
+                let deadline = tokio::time::Instant::now() + TARGET_LIMIT;
+                let fj =
+                    crate::forge::forgejo::Forgejo::new(&place, self.shared.queue.clone(), (deadline, self.cancel))?;
+                let repo = fj.repo.clone();
+                Opened { api: Api::Fj(crate::forge::forgejo::campaign::Api { fj, sent, ids, key }), repo }
             }
         };
         place.token = None;

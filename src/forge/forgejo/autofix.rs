@@ -8,6 +8,22 @@ use crate::error::{Code, HoneError, Result};
 use crate::forge::autofix::{Decision, Target, comment_marker, commit_id};
 use serde_json::{Value, json};
 
+/// Autofix's reading of PR `number` at the place: the decision, and with `remember` the
+/// feedback of reviewers with write access on it.
+pub async fn read(
+    place: &crate::forge::place::Place,
+    number: u64,
+    ask: &crate::forge::autofix::Ask<'_>,
+    remember: bool,
+) -> Result<crate::forge::autofix::Read> {
+    let fj = Forgejo::new(place, ask.shared.queue.clone(), ask.bounds)?;
+    // A fork's PR is never pushed to, whatever `pr.allow_forks` says; review mode pushes nothing.
+    let decision = inspect(&fj, number, ask.review).await?;
+    let fixing = matches!(decision, Decision::Fix(_)) && remember;
+    let feedback = if fixing { Some(super::feedback::forgejo(&fj, number, None).await) } else { None };
+    Ok((decision, feedback))
+}
+
 /// Read PR `number` and decide whether hone may fix it.
 /// `forks_ok`: review mode, which pushes nothing, works on a fork's PR too.
 pub async fn inspect(fj: &Forgejo, number: u64, forks_ok: bool) -> Result<Decision> {

@@ -7,49 +7,13 @@
 
 use super::{Answer, Forgejo, encode};
 use crate::error::{Code, HoneError, Result};
+use crate::forge::campaign::{Checks, Identities, Me, Merged, Pr, Review, Seen, quote};
 use serde_json::{Value, json};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The most pages of reviews read (50 a page).
 const REVIEW_PAGES: u32 = 10;
 const PER_PAGE: usize = 50;
-
-/// A pull request as Forgejo describes it: only the fields hone reads.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Reading {
-    pub url: String,
-    pub author: String,
-    pub author_id: Option<u64>,
-    /// `open` or `closed`.
-    pub state: String,
-    pub merged: bool,
-    pub draft: bool,
-    pub head_sha: String,
-    pub head_ref: String,
-    /// `owner/repo` of the head, `None` when the fork is gone.
-    pub head_repo: Option<String>,
-    pub base_ref: String,
-    pub base_repo: Option<String>,
-    pub mergeable: Option<bool>,
-    pub created_at: String,
-}
-
-/// The head's checks: Forgejo's combined status of its commit, against the contexts the base
-/// branch's protection requires.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckState {
-    Passing,
-    Failing,
-    Pending,
-}
-
-/// The reviews as they decide a merge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewState {
-    Approved,
-    ChangesRequested,
-    ReviewRequired,
-    None,
-}
 
 /// What the base branch's protection asks of a merge.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -58,36 +22,99 @@ pub struct Protection {
     pub required_checks: Vec<String>,
 }
 
-/// How a merge request ended: merged, or refused with Forgejo's status and message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Merge {
-    Merged,
-    Refused(u16, String),
+/// One repository's client, counting the requests it makes.
+pub struct Api<'a> {
+    pub fj: Forgejo,
+    pub sent: &'a AtomicU64,
+    /// Each token's identity, asked once (`key` names this client's server and token).
+    pub ids: &'a Identities,
+    pub key: String,
 }
 
 fn failed(what: &str, a: &Answer) -> HoneError {
-    HoneError::new(Code::Forge, format!("{what} failed: {}", a.message()))
+    HoneError::new(Code::Forge, format!("{what} failed: {}", quote(&a.message())))
 }
 
-/// PR `n`, read.
-pub async fn pull(fj: &Forgejo, n: u64) -> Result<Reading> {
-    let a = fj.get(&fj.repo_path(&format!("/pulls/{n}"))).await?;
-    if !a.ok() {
-        return Err(failed(&format!("reading PR #{n}"), &a));
+impl Api<'_> {
+    fn count(&self, n: u64) {
+        self.sent.fetch_add(n, Ordering::Relaxed);
     }
-    Ok(reading(&a.body))
+
+    /// PR `n` alone.
+    pub async fn pull(&self, n: u64) -> Result<Pr> {
+        self.count(1);
+        let a = self.fj.get(&self.fj.repo_path(&format!("/pulls/{n}"))).await?;
+        if !a.ok() {
+            return Err(failed(&format!("reading PR #{n}"), &a));
+        }
+        Ok(reading(&a.body))
+    }
+
+    /// PR `n` and, when open, its head's checks against its base's protection, and its reviews.
+    pub async fn observe(&self, n: u64) -> Result<Seen> {
+        let pr = self.pull(n).await?;
+        let kind = crate::forge::Kind::Forgejo;
+        if pr.state != "open" || pr.merged {
+            return Ok(Seen { pr, kind, ..Default::default() });
+        }
+        self.count(3);
+        let fj = &self.fj;
+        let (combined, prot, reviews) =
+            tokio::try_join!(status(fj, &pr.head_sha), protection(fj, &pr.base_ref), reviews(fj, n))?;
+        let (checks, why) = checks_of(&combined, &prot.required_checks);
+        let review = review_of(&reviews, prot.required_approvals);
+        Ok(Seen { checks: Some(checks), checks_why: why, review: Some(review), rules: None, kind, pr })
+    }
+
+    /// The token's user (`GET /user`): its id decides whose PR it is.
+    pub async fn me(&self) -> Result<Me> {
+        self.ids
+            .get(&self.key, async {
+                self.count(1);
+                let (id, login) = super::whoami(&self.fj).await?;
+                Ok(Me { login, id: Some(id) })
+            })
+            .await
+    }
+
+    pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
+        self.count(1);
+        branch_sha(&self.fj, branch).await
+    }
+
+    pub async fn comment(&self, n: u64, body: &str) -> Result<()> {
+        self.count(1);
+        comment(&self.fj, n, body).await
+    }
+
+    pub async fn close(&self, n: u64) -> Result<()> {
+        self.count(1);
+        close(&self.fj, n).await
+    }
+
+    pub async fn delete_branch(&self, branch: &str) -> Result<bool> {
+        self.count(1);
+        delete_branch(&self.fj, branch).await
+    }
+
+    /// Merge at `sha` (`head_commit_id`) by `how`, never forced.
+    pub async fn merge(&self, n: u64, sha: &str, how: &str) -> Result<Merged> {
+        self.count(1);
+        merge(&self.fj, n, sha, how).await
+    }
 }
 
 /// What Forgejo's answer for a PR says. The draft is Forgejo's `draft`, or a `WIP:` title.
-pub fn reading(b: &Value) -> Reading {
+pub fn reading(b: &Value) -> Pr {
     let s = |v: &Value| v.as_str().unwrap_or("").chars().filter(|c| !c.is_control()).take(500).collect::<String>();
     let repo = |k: &str| b[k]["repo"]["full_name"].as_str().filter(|r| super::is_repo_path(r)).map(str::to_string);
-    let title = s(&b["title"]);
-    let wip = ["WIP:", "[WIP]"].iter().any(|p| title.to_ascii_uppercase().starts_with(p));
-    Reading {
+    let title = s(&b["title"]).to_ascii_uppercase();
+    let wip = ["WIP:", "[WIP]"].iter().any(|p| title.starts_with(p));
+    Pr {
         url: s(&b["html_url"]),
         author: s(&b["user"]["login"]),
         author_id: b["user"]["id"].as_u64(),
+        node_id: String::new(),
         state: if b["state"] == "open" { "open".into() } else { "closed".into() },
         merged: b["merged"].as_bool().unwrap_or(false),
         draft: b["draft"].as_bool().unwrap_or(false) || wip,
@@ -97,7 +124,30 @@ pub fn reading(b: &Value) -> Reading {
         base_ref: s(&b["base"]["ref"]),
         base_repo: repo("base"),
         mergeable: b["mergeable"].as_bool(),
+        mergeable_state: String::new(),
         created_at: s(&b["created_at"]),
+    }
+}
+
+/// Why an open PR cannot be merged now on Forgejo, or `None`: its checks pass, the official
+/// reviews allow it, and Forgejo says it is mergeable.
+pub fn blocker(seen: &Seen) -> Option<String> {
+    match (seen.checks, &seen.checks_why) {
+        (Some(Checks::Failing), _) => return Some("checks failing".into()),
+        (Some(Checks::Pending), Some(why)) => return Some(format!("checks pending: {why}")),
+        (Some(Checks::Pending), None) => return Some("checks pending".into()),
+        (None, _) => return Some("checks unknown".into()),
+        _ => {}
+    }
+    match seen.review {
+        Some(Review::ChangesRequested) => return Some("changes requested".into()),
+        Some(Review::ReviewRequired) => return Some("review required".into()),
+        _ => {}
+    }
+    match seen.pr.mergeable {
+        None => Some("mergeability unknown (Forgejo is checking it; try again)".into()),
+        Some(false) => Some("conflicts with its base".into()),
+        Some(true) => None,
     }
 }
 
@@ -112,24 +162,24 @@ pub async fn status(fj: &Forgejo, sha: &str) -> Result<Value> {
 
 /// The checks a combined status makes, with why when pending: none reported, or a context the
 /// protection requires has not reported, is pending; any failure or error fails.
-pub fn checks_of(combined: &Value, required: &[String]) -> (CheckState, Option<String>) {
+pub fn checks_of(combined: &Value, required: &[String]) -> (Checks, Option<String>) {
     let statuses = combined["statuses"].as_array().map(Vec::as_slice).unwrap_or_default();
     let reported = |c: &str| statuses.iter().any(|s| s["context"].as_str() == Some(c));
     let missing: Vec<String> = required.iter().filter(|c| !reported(c)).map(|c| format!("`{c}`")).collect();
     let states: Vec<&str> = statuses.iter().filter_map(|s| s["status"].as_str()).collect();
     if states.iter().any(|s| matches!(*s, "failure" | "error")) {
-        return (CheckState::Failing, None);
+        return (Checks::Failing, None);
     }
     if states.is_empty() {
-        return (CheckState::Pending, Some("no check has reported on its head".into()));
+        return (Checks::Pending, Some("no check has reported on its head".into()));
     }
     if !missing.is_empty() {
-        return (CheckState::Pending, Some(format!("required checks not reported: {}", missing.join(", "))));
+        return (Checks::Pending, Some(format!("required checks not reported: {}", missing.join(", "))));
     }
     if states.iter().all(|s| matches!(*s, "success" | "warning")) {
-        (CheckState::Passing, None)
+        (Checks::Passing, None)
     } else {
-        (CheckState::Pending, None)
+        (Checks::Pending, None)
     }
 }
 
@@ -172,7 +222,7 @@ pub async fn reviews(fj: &Forgejo, n: u64) -> Result<Vec<Value>> {
 /// The reviews' verdict: the latest official (by someone whose approval counts), not dismissed
 /// or stale, review of each reviewer; changes requested by any wins; approved when at least the
 /// approvals the protection requires (one when it requires none) are there.
-pub fn review_of(reviews: &[Value], required: u64) -> ReviewState {
+pub fn review_of(reviews: &[Value], required: u64) -> Review {
     let mut latest: std::collections::BTreeMap<u64, &str> = Default::default();
     for r in reviews {
         let counts = r["official"] == true && r["dismissed"] != true && r["stale"] != true;
@@ -185,13 +235,13 @@ pub fn review_of(reviews: &[Value], required: u64) -> ReviewState {
     }
     let approvals = latest.values().filter(|s| **s == "APPROVED").count() as u64;
     if latest.values().any(|s| *s == "REQUEST_CHANGES") {
-        ReviewState::ChangesRequested
+        Review::ChangesRequested
     } else if approvals < required {
-        ReviewState::ReviewRequired
+        Review::ReviewRequired
     } else if approvals > 0 {
-        ReviewState::Approved
+        Review::Approved
     } else {
-        ReviewState::None
+        Review::None
     }
 }
 
@@ -236,12 +286,16 @@ pub async fn delete_branch(fj: &Forgejo, branch: &str) -> Result<bool> {
 /// PR `n` merged by `how` (`merge`, `squash`, `rebase`) if its head is still `sha`, never
 /// forced: Forgejo checks its own rules again (405 not mergeable or not allowed, 409 the head
 /// moved or conflicts).
-pub async fn merge(fj: &Forgejo, n: u64, sha: &str, how: &str) -> Result<Merge> {
+pub async fn merge(fj: &Forgejo, n: u64, sha: &str, how: &str) -> Result<Merged> {
     let body = json!({"Do": how, "head_commit_id": sha});
     let a = fj.post(&fj.repo_path(&format!("/pulls/{n}/merge")), &body).await?;
     match a.status {
-        200 | 204 => Ok(Merge::Merged),
-        405 | 409 | 422 => Ok(Merge::Refused(a.status, a.message())),
+        200 | 204 => Ok(Merged::Merged),
+        405 | 409 | 422 => {
+            let m = a.message();
+            let m = m.strip_prefix(&format!("HTTP {}: ", a.status)).unwrap_or(&m);
+            Ok(Merged::Refused(a.status, quote(m)))
+        }
         _ => Err(failed(&format!("merging PR #{n}"), &a)),
     }
 }

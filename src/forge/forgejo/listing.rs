@@ -4,14 +4,11 @@
 
 use super::{Forgejo, encode, is_name, is_repo_path};
 use crate::error::{Code, HoneError, Result};
-use crate::forge::listing::{Listed, Listing, MAX_PAGES};
+use crate::forge::listing::{Listed, Listing, MAX_PAGES, topics};
 use serde_json::Value;
 
 /// A page of at most this many repositories (Forgejo's default most, `MAX_RESPONSE_ITEMS`).
 pub const PER_PAGE: usize = 50;
-/// The most topics kept of one repository, and the longest kept.
-const MAX_TOPICS: usize = 100;
-const MAX_TOPIC_LEN: usize = 100;
 
 /// The repositories of organisation `org`, as Forgejo lists them.
 pub async fn list(fj: &Forgejo, org: &str) -> Result<Listing> {
@@ -63,19 +60,12 @@ pub fn listed(v: &Value, org: &str) -> Option<Listed> {
         (Some(false), _) => Some("public"),
         _ => None,
     };
-    let topics = v["topics"].as_array().map(Vec::as_slice).unwrap_or_default();
     Some(Listed {
         path: path.to_string(),
         archived: v["archived"].as_bool(),
         fork: v["fork"].as_bool(),
         visibility: visibility.map(str::to_string),
-        topics: topics
-            .iter()
-            .filter_map(Value::as_str)
-            .filter(|t| t.len() <= MAX_TOPIC_LEN)
-            .take(MAX_TOPICS)
-            .map(str::to_string)
-            .collect(),
+        topics: topics(v.get("topics")),
         language: v["language"].as_str().filter(|l| !l.is_empty() && l.len() <= 100).map(str::to_string),
     })
 }

@@ -5,15 +5,13 @@
 //! turned into an error that names the scope it needs. Paths are made by hone from the repository
 //! it was given; no URL from an answer is ever requested.
 
-// Not wired into the run yet: the forge kind and its dispatch come with the forge interface.
-#![allow(dead_code)]
-
 pub mod autofix;
 pub mod campaign;
 pub mod feedback;
 pub mod listing;
 pub mod place;
 pub mod pr;
+pub mod query;
 
 use super::credential::Token;
 use super::place::Place;

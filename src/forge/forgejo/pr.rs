@@ -71,6 +71,22 @@ pub fn ids_of(labels: &Value, names: &[String]) -> Vec<Option<u64>> {
     names.iter().map(|n| all.iter().find(|l| l["name"] == n.as_str()).and_then(|l| l["id"].as_u64())).collect()
 }
 
+/// Ship on Forgejo: the PR opened or updated, or in autofix hone's one comment on the PR.
+pub async fn ship(s: &crate::forge::Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<()> {
+    let fj = Forgejo::new(s.place, s.shared.queue.clone(), (s.deadline, s.cancel))?;
+    let result = match s.autofix {
+        Some(t) => {
+            let text = format!("{}\n\n{}", crate::forge::autofix_note(out.pushed, &t.head_ref), req.body);
+            let url = super::autofix::upsert_comment(&fj, t.number, &s.job.name, &text).await;
+            (out.number, out.operation) = (Some(t.number), crate::forge::pushed_op(out.pushed));
+            url.map(|u| out.url = u)
+        }
+        None => publish(&fj, s.job, &s.base_branch, req, s.partial_ref.is_some(), out).await,
+    };
+    out.retries = fj.retries.load(std::sync::atomic::Ordering::Relaxed);
+    result
+}
+
 /// Open or update the run's PR (or close a stale one when nothing changed).
 pub async fn publish(
     fj: &Forgejo,
