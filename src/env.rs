@@ -10,11 +10,11 @@ pub struct RunEnv {
     /// Running as a GitHub Actions step (`GITHUB_ACTIONS=true`).
     pub actions: bool,
     /// `GITHUB_REPOSITORY` (`owner/repo`).
-    pub github_repository: Option<String>,
-    pub github_event_name: Option<String>,
-    pub github_event_path: Option<PathBuf>,
-    pub github_output: Option<PathBuf>,
-    pub github_step_summary: Option<PathBuf>,
+    pub actions_repository: Option<String>,
+    pub actions_event_name: Option<String>,
+    pub actions_event_path: Option<PathBuf>,
+    pub actions_output: Option<PathBuf>,
+    pub actions_step_summary: Option<PathBuf>,
     /// Every variable, for those a spec or policy names (keys, tokens, the commands' pass list).
     vars: BTreeMap<String, String>,
 }
@@ -65,11 +65,11 @@ impl RunEnv {
         let get = |k: &str| vars.get(k).filter(|v| !v.trim().is_empty()).cloned();
         RunEnv {
             actions: vars.get("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
-            github_repository: get("GITHUB_REPOSITORY"),
-            github_event_name: get("GITHUB_EVENT_NAME"),
-            github_event_path: get("GITHUB_EVENT_PATH").map(PathBuf::from),
-            github_output: get("GITHUB_OUTPUT").map(PathBuf::from),
-            github_step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            actions_repository: get("GITHUB_REPOSITORY"),
+            actions_event_name: get("GITHUB_EVENT_NAME"),
+            actions_event_path: get("GITHUB_EVENT_PATH").map(PathBuf::from),
+            actions_output: get("GITHUB_OUTPUT").map(PathBuf::from),
+            actions_step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             vars,
         }
     }
@@ -122,7 +122,7 @@ mod tests {
             ("TOKEN".into(), "t".into()),
         ]));
         assert!(env.actions);
-        assert_eq!(env.github_repository, None);
+        assert_eq!(env.actions_repository, None);
         assert_eq!(env.home(), None);
         assert_eq!(env.var("TOKEN"), Some("t"));
     }

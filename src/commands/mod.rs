@@ -245,7 +245,7 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<crate::forge
             return exit::INVALID_INPUT;
         }
     };
-    let Some(project) = crate::init::detect(&root).filter(|p| !p.verify.is_empty()) else {
+    let Some(project) = crate::project::detect(&root).filter(|p| !p.verify.is_empty()) else {
         let e = HoneError::new(
             Code::Spec,
             format!("found no Python, Node, Rust or Go project with tests at {}", root.display()),
@@ -264,7 +264,7 @@ fn init(dir: Option<std::path::PathBuf>, model: &str, forge: Option<crate::forge
             return exit::INVALID_INPUT;
         }
     };
-    match crate::init::write(&root, &files) {
+    match crate::project::write(&root, &files) {
         Ok((written, kept)) => {
             for f in &written {
                 eprintln!("wrote {}", f.display());

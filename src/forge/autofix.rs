@@ -36,10 +36,10 @@ pub fn comment_marker(job: &str) -> String {
 
 /// The PR number from `GITHUB_EVENT_PATH` when the workflow was triggered by a pull request.
 pub fn number_from_event(env: &crate::env::RunEnv) -> Option<u64> {
-    if !env.github_event_name.as_deref()?.starts_with("pull_request") {
+    if !env.actions_event_name.as_deref()?.starts_with("pull_request") {
         return None;
     }
-    let text = std::fs::read_to_string(env.github_event_path.as_ref()?).ok()?;
+    let text = std::fs::read_to_string(env.actions_event_path.as_ref()?).ok()?;
     let v: serde_json::Value = serde_json::from_str(&text).ok()?;
     v["pull_request"]["number"].as_u64().or_else(|| v["number"].as_u64())
 }

@@ -3,7 +3,7 @@
 
 use super::Kind;
 use crate::error::Result;
-use crate::init::Project;
+use crate::project::Project;
 use std::path::{Path, PathBuf};
 
 /// What `hone init` writes for one forge, and what the user does next.

@@ -85,7 +85,7 @@ impl Place {
         match kind {
             Kind::Github => {
                 let from_url = || super::github::owner_repo(None, input.remote_url).map(|(o, r)| format!("{o}/{r}"));
-                let from_env = env.github_repository.clone().filter(|_| input.env_repo);
+                let from_env = env.actions_repository.clone().filter(|_| input.env_repo);
                 let repo_trusted = from_env.is_some() || input.remote_trusted;
                 let repo = from_env.or_else(from_url);
                 let var = token_env.unwrap_or("GITHUB_TOKEN");
@@ -183,7 +183,7 @@ fn forgejo_place(input: &Input<'_>, server: Option<&str>, token_env: Option<&str
     let actions = fp::on_actions_server(env, server);
     let repo = match (&host, input.remote_url) {
         (Some(h), Some(url)) if on.as_ref() == Some(h) => repo_path_under(url, server),
-        (None, _) if input.env_repo && actions => env.github_repository.clone(),
+        (None, _) if input.env_repo && actions => env.actions_repository.clone(),
         _ => None,
     };
     let elsewhere = host.filter(|h| on.as_ref() != Some(h)).map(|h| ApiUnknown {

@@ -34,7 +34,7 @@ pub fn integrate(
     redactor: &crate::redact::Redactor,
     commands: Option<&mut crate::ci_text::Out>,
 ) {
-    if let Some(path) = &env.github_output {
+    if let Some(path) = &env.actions_output {
         let dir = report_dir.unwrap_or(std::path::Path::new(""));
         let outputs = outputs(report, report.pr.as_ref(), dir);
         let outputs: Vec<(&str, String)> = outputs.into_iter().map(|(k, v)| (k, redactor.apply(&v))).collect();
@@ -42,7 +42,7 @@ pub fn integrate(
             tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
         }
     }
-    if let Some(path) = &env.github_step_summary {
+    if let Some(path) = &env.actions_step_summary {
         let md = redactor.apply(&super::summary::render(report));
         let res =
             std::fs::OpenOptions::new().create(true).append(true).open(path).and_then(|mut f| writeln!(f, "{md}"));

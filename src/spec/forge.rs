@@ -17,7 +17,8 @@ pub struct RawForge {
     /// The token goes to this host only.
     pub url: Option<String>,
     /// `url`'s older name, for a GitLab server; give one of the two.
-    pub gitlab_url: Option<String>,
+    #[serde(rename = "gitlab_url")]
+    pub older_url: Option<String>,
 }
 
 /// The checked `forge:` block.
@@ -46,11 +47,11 @@ pub fn is_server_url(url: &str) -> bool {
 impl Checker<'_> {
     pub(super) fn forge(&mut self, raw: Option<RawForge>) -> ForgeSpec {
         let raw = raw.unwrap_or_default();
-        if raw.url.is_some() && raw.gitlab_url.is_some() {
+        if raw.url.is_some() && raw.older_url.is_some() {
             self.err("forge.gitlab_url", "both `url` and `gitlab_url` are given", "keep `url` alone");
         }
         let key = if raw.url.is_some() { "forge.url" } else { "forge.gitlab_url" };
-        let url = raw.url.or(raw.gitlab_url).map(|u| u.trim_end_matches('/').to_string());
+        let url = raw.url.or(raw.older_url).map(|u| u.trim_end_matches('/').to_string());
         if let Some(u) = &url
             && !is_server_url(u)
         {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The run and what stands above it: the command line, the commands, and the commands that start
 /// runs (fleets, replay, validate, init).
-const ABOVE: &[&str] = &["run", "commands", "cli", "fleet", "replay", "validate", "init", "bench", "schema"];
+const ABOVE: &[&str] = &["run", "commands", "cli", "fleet", "replay", "validate", "bench", "schema"];
 /// Files at the top that are above the run too.
 const TOP: &[&str] = &["main", "lib"];
 

@@ -60,6 +60,7 @@ mod fleet_prs_gitlab_attacks;
 mod fleet_prs_runs;
 mod fleet_queries;
 mod forge_credentials;
+mod forge_names;
 mod forgejo;
 mod forgejo_fleet;
 mod forgejo_standin;

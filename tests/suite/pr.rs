@@ -287,7 +287,7 @@ async fn under_actions_outputs_summary_and_masks_are_written() {
         .mount(&gh)
         .await;
     mount_labels_and_reviewers(&gh, 5).await;
-    let out_file = repo.dir.path().join("github_output");
+    let out_file = repo.dir.path().join("actions_output");
     let sum_file = repo.dir.path().join("step_summary");
     std::fs::write(&out_file, "previous=step\n").unwrap();
     let model = fixing_model().await;

@@ -124,7 +124,7 @@ async fn a_refused_request_replays_in_step_and_ci_variables_change_nothing() {
     drop(mock);
     let event = repo.dir.path().join("event.json");
     std::fs::write(&event, r#"{"number": 7, "pull_request": {"number": 7}}"#).unwrap();
-    let output = repo.dir.path().join("github_output");
+    let output = repo.dir.path().join("actions_output");
     let env = [
         ("GITHUB_ACTIONS", "true"),
         ("GITHUB_EVENT_NAME", "pull_request"),

@@ -38,7 +38,7 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
         r.reason = Some(format!("would {how} at {}", short(at)));
         return Ok(());
     }
-    if let (true, Some(queued)) = (queue, api.enqueue(pr, at).await?) {
+    if queue && let Some(queued) = api.enqueue(pr, at).await? {
         match queued {
             Ok(()) => {
                 r.action = Some(Action::Queued);

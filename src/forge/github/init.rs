@@ -2,7 +2,7 @@
 //! becomes a PR (issue), every new issue is labelled from a read-only answer (triage), and a PR
 //! labelled `hone-review` gets a review with suggested changes (review).
 
-use crate::init::{Project, quote};
+use crate::project::{Project, quote};
 use std::path::PathBuf;
 
 const SCHEMA: &str = "https://raw.githubusercontent.com/hone/hone/v0/docs/schemas";
@@ -104,7 +104,7 @@ pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {
         (PathBuf::from(".github/hone/issue.yaml"), job_yaml(p, model)),
         (PathBuf::from(".github/hone/triage.yaml"), triage_yaml(model)),
         (PathBuf::from(".github/hone/review.yaml"), review_yaml(p, model)),
-        (PathBuf::from(".github/hone/policy.yaml"), crate::init::policy_yaml(p)),
+        (PathBuf::from(".github/hone/policy.yaml"), crate::project::policy_yaml(p)),
         (
             PathBuf::from(".github/workflows/hone-issue-to-pr.yml"),
             workflow(include_str!("../../../workflows/issue-to-pr.yml")),
@@ -128,7 +128,7 @@ fn keyed(w: &str, model: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::init::Ecosystem;
+    use crate::project::Ecosystem;
 
     fn rust() -> Project {
         Project {

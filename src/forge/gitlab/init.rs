@@ -2,7 +2,7 @@
 //! requests labelled `hone-fix`, and scheduled runs), its policy, and the include of hone's
 //! GitLab CI/CD template with the ecosystem's image; `.gitlab-ci.yml` only when there is none.
 
-use crate::init::{Ecosystem, Project};
+use crate::project::{Ecosystem, Project};
 use std::path::PathBuf;
 
 /// The template's URL at hone's major version (`tests/suite/versions.rs` checks the tag).
@@ -74,7 +74,7 @@ pub fn scaffold(p: &Project, model: &str, root: &std::path::Path) -> crate::forg
 pub fn files(p: &Project, model: &str, has_gitlab_ci: bool) -> Vec<(PathBuf, String)> {
     let mut out = vec![
         (PathBuf::from(JOB), job_yaml(p, model)),
-        (PathBuf::from(".gitlab/hone/policy.yaml"), crate::init::policy_yaml(p)),
+        (PathBuf::from(".gitlab/hone/policy.yaml"), crate::project::policy_yaml(p)),
         (PathBuf::from(CI_FILE), ci_yaml(p, model)),
     ];
     if !has_gitlab_ci {

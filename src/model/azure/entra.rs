@@ -20,7 +20,7 @@ pub const SCOPE: &str = "https://cognitiveservices.azure.com/.default";
 /// Entra ID's public cloud, when `AZURE_AUTHORITY_HOST` does not name another.
 pub const AUTHORITY: &str = "https://login.microsoftonline.com";
 /// The audience of GitHub's OIDC token that Entra ID federates with.
-pub const GITHUB_AUDIENCE: &str = "api://AzureADTokenExchange";
+pub const ACTIONS_AUDIENCE: &str = "api://AzureADTokenExchange";
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// How the app proves itself.
@@ -28,7 +28,7 @@ enum Proof {
     /// A federated token in a file the platform rotates (AKS): read at every fetch.
     File(PathBuf),
     /// GitHub Actions' OIDC token, asked from the runner.
-    GitHub {
+    ActionsOidc {
         url: String,
         bearer: String,
     },
@@ -56,7 +56,7 @@ pub fn from_env(env: &RunEnv, redactor: &Redactor) -> Result<Option<Arc<Refreshi
     } else if let (Some(url), Some(bearer)) =
         (env.var("ACTIONS_ID_TOKEN_REQUEST_URL"), env.var("ACTIONS_ID_TOKEN_REQUEST_TOKEN"))
     {
-        Proof::GitHub { url: url.into(), bearer: bearer.into() }
+        Proof::ActionsOidc { url: url.into(), bearer: bearer.into() }
     } else {
         return Ok(None);
     };
@@ -88,8 +88,8 @@ impl Entra {
             Proof::File(path) => tokio::fs::read_to_string(path)
                 .await
                 .map_err(|e| refused("cannot read AZURE_FEDERATED_TOKEN_FILE", format!("{}: {e}", path.display())))?,
-            Proof::GitHub { url, bearer } => {
-                let rb = self.http.get(url).query(&[("audience", GITHUB_AUDIENCE)]).bearer_auth(bearer);
+            Proof::ActionsOidc { url, bearer } => {
+                let rb = self.http.get(url).query(&[("audience", ACTIONS_AUDIENCE)]).bearer_auth(bearer);
                 let v = json_of(rb, "GitHub's OIDC token service").await?;
                 let token = v["value"].as_str().unwrap_or_default().to_string();
                 if token.is_empty() {

@@ -1,6 +1,7 @@
-//! `hone init`: look at the repository's ecosystem (Python, Node, Rust, Go) and write job specs,
-//! a policy and workflows that pass `hone validate` and actionlint, with the setup and verify
-//! commands that ecosystem uses. It never overwrites a file.
+//! The project `hone init` writes for: the repository's ecosystem (Python, Node, Rust, Go), the
+//! setup and verify commands it uses, the policy for them, and writing the files without ever
+//! overwriting one. Each forge's `init.rs` (`forge/<forge>/init.rs`) writes its own job specs and
+//! workflows from it, which pass `hone validate` and actionlint.
 
 use std::path::{Path, PathBuf};
 
