@@ -8,6 +8,7 @@
 pub mod autofix;
 pub mod campaign;
 pub mod feedback;
+pub mod init;
 pub mod listing;
 pub mod place;
 pub mod pr;
