@@ -19,6 +19,9 @@ pub enum RepoStatus {
     Skipped,
     Failed,
     Cancelled,
+    /// Not run: the campaign's pace (`pr.hourly_limit`, `pr.open_limit`) is spent; a later
+    /// fleet run picks it up. Not a failure.
+    Waiting,
 }
 
 impl RepoStatus {
@@ -36,6 +39,7 @@ impl RepoStatus {
             RepoStatus::Skipped => "skipped",
             RepoStatus::Failed => "failed",
             RepoStatus::Cancelled => "cancelled",
+            RepoStatus::Waiting => "waiting",
         }
     }
 }
@@ -93,7 +97,8 @@ pub struct FleetReport {
     pub repos: Vec<RepoResult>,
 }
 
-/// 0 when every repository succeeded or had nothing to change; 1 if any failed; 130 if cancelled.
+/// 0 when every repository succeeded, had nothing to change or is waiting for the campaign's
+/// pace; 1 if any failed; 130 if cancelled.
 pub fn exit_code(repos: &[RepoResult], interrupted: bool) -> i32 {
     if interrupted || repos.iter().any(|r| r.status == RepoStatus::Cancelled) {
         crate::exit::INTERRUPTED
@@ -178,7 +183,9 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
     let mut report = ReportBuilder::new();
     for repo in &r.repos {
         let time = time::Duration::milliseconds(repo.duration_ms as i64);
-        let mut case = if repo.status.ok() {
+        let mut case = if repo.status == RepoStatus::Waiting {
+            TestCaseBuilder::skipped_with_cause("run", "waiting", repo.error.as_deref().unwrap_or("waiting"))
+        } else if repo.status.ok() {
             TestCaseBuilder::success("run", time)
         } else {
             let msg = format!("{}: {}", repo.code.map_or("E_?", |c| c.as_str()), repo.error.as_deref().unwrap_or(""));
@@ -253,6 +260,7 @@ pub(crate) mod tests {
         assert_eq!(exit_code(&[repo("a", RepoStatus::PrCreated), repo("b", RepoStatus::NoChange)], false), 0);
         assert_eq!(exit_code(&[repo("a", RepoStatus::PrCreated), repo("b", RepoStatus::Failed)], false), 1);
         assert_eq!(exit_code(&[repo("a", RepoStatus::Cancelled)], false), 130);
+        assert_eq!(exit_code(&[repo("a", RepoStatus::PrCreated), repo("b", RepoStatus::Waiting)], false), 0);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod journal;
 mod layout;
 pub(crate) mod live;
 mod outcome;
+mod pace;
 mod pool;
 pub mod prs;
 pub mod resolve;
@@ -124,6 +125,8 @@ struct Ctx {
     dry_run: bool,
     /// Each repository's outcome, recorded durably as it finishes (`journal`).
     journal: journal::Journal,
+    /// The campaign's pace, when the job sets one (`pace`).
+    pace: std::sync::OnceLock<pace::Pace>,
 }
 
 impl Ctx {
@@ -168,7 +171,14 @@ impl Ctx {
             l.started(&t.id, now());
         }
         self.sample();
-        let mut r = rt.block_on(run_one(t, self.clone()));
+        let mut r = match pace::admit(self, &t) {
+            pace::Admit::Run { slot } => {
+                let r = rt.block_on(run_one(t, self.clone()));
+                pace::ended(self, slot, &r);
+                r
+            }
+            pace::Admit::Not(r) => *r,
+        };
         self.sample();
         // Credentials in URLs never reach a report or a log line.
         r.error = r.error.map(|e| self.redactor.apply(&without_userinfo(&e)));
@@ -293,7 +303,11 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         live: (!opts.quiet).then(|| live::Live::stderr(total, workers, opts.json, opts.redactor.clone())),
         peak: Default::default(),
         journal,
+        pace: Default::default(),
     });
+    if let Some(p) = pace::plan(&ctx, &ctx.runs, &targets, workers).await? {
+        _ = ctx.pace.set(p);
+    }
     let started = std::time::Instant::now();
     results.extend(run_all(targets, workers, ctx.clone()).await);
     let interrupted = opts.cancel.is_cancelled() && !ctx.fleet.fail_fast;

@@ -57,6 +57,8 @@ pub(super) fn select(
         let keep = previous.iter().find(|r| r.id == t.id && r.source == shown).filter(|r| match () {
             // A dry run's result stands only for another dry run: it pushed nothing.
             _ if r.dry_run && !opts.dry_run => false,
+            // Waiting for the campaign's pace: it never ran, so it runs whenever the fleet does.
+            _ if r.status == super::aggregate::RepoStatus::Waiting => false,
             _ if opts.only_failed => r.status.ok(),
             _ => r.status.ok() && r.job_hash == digest_for(&t),
         });
@@ -205,5 +207,17 @@ mod tests {
         // --only failed: whatever did not fail stands, whatever the digest.
         let (run, _) = select(all, &prev, &opts(false, true, false), |_| "x".into(), dir);
         assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["failed", "preview", "new"]);
+    }
+
+    #[test]
+    fn a_repository_waiting_for_the_pace_runs_again_under_resume_and_only_failed() {
+        let prev =
+            [result("waited", RepoStatus::Waiting, "d", false), result("done", RepoStatus::PrCreated, "d", false)];
+        let all = ["waited", "done"].map(t).to_vec();
+        for (resume, only_failed) in [(true, false), (false, true)] {
+            let (run, carried) = select(all.clone(), &prev, &opts(resume, only_failed, false), |_| "d".into(), dir);
+            assert_eq!(run.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["waited"]);
+            assert_eq!(carried.len(), 1);
+        }
     }
 }

@@ -16,6 +16,7 @@ pub mod kind;
 pub mod listing;
 pub mod local;
 pub mod pace;
+pub mod pace_campaign;
 pub mod place;
 pub mod push;
 pub mod query;

@@ -207,6 +207,11 @@ pub enum Event {
         allowed: bool,
         rule: String,
     },
+    /// In a fleet: the repository was not run, the campaign's pace being spent (`pr.hourly_limit`,
+    /// `pr.open_limit`); a `run_completed` with status `waiting` follows.
+    Waiting {
+        reason: String,
+    },
     RunCompleted {
         status: String,
         exit_code: i32,

@@ -229,6 +229,10 @@ pub struct PrSpec {
     /// Autofix mode: the PR to fix in place.
     pub number: Option<u64>,
     pub allow_forks: bool,
+    /// `hone fleet`'s pace: at most this many of the campaign's PRs opened an hour.
+    pub hourly_limit: Option<u32>,
+    /// `hone fleet`'s pace: at most this many of the campaign's PRs open at once.
+    pub open_limit: Option<u32>,
 }
 
 impl From<super::raw::RawPr> for PrSpec {
@@ -246,6 +250,19 @@ impl From<super::raw::RawPr> for PrSpec {
             on_failure: r.on_failure.unwrap_or_default(),
             number: r.number,
             allow_forks: r.allow_forks.unwrap_or(false),
+            hourly_limit: r.hourly_limit,
+            open_limit: r.open_limit,
+        }
+    }
+}
+
+impl super::Checker<'_> {
+    /// `pr.hourly_limit` and `pr.open_limit`: positive when given.
+    pub(super) fn pace(&mut self, pr: &PrSpec) {
+        for (key, n) in [("hourly_limit", pr.hourly_limit), ("open_limit", pr.open_limit)] {
+            if n == Some(0) {
+                self.err(&format!("pr.{key}"), "must be at least 1", "leave it out for no limit");
+            }
         }
     }
 }

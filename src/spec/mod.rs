@@ -193,6 +193,7 @@ impl Checker<'_> {
         let limits = self.limits(raw.limits.unwrap_or_default(), model.unpriced().as_deref());
         let git = self.git(raw.git.unwrap_or_default(), &name);
         let pr = PrSpec::from(raw.pr.unwrap_or_default());
+        self.pace(&pr);
         let forge = self.forge(raw.forge);
         let report_dir = raw.report.and_then(|r| r.dir).map(|d| resolve(dir, &d));
         let tools = self.tools(raw.tools.unwrap_or_default());

@@ -317,6 +317,14 @@ pub struct RawPr {
     pub on_failure: Option<OnFailure>,
     pub number: Option<u64>,
     pub allow_forks: Option<bool>,
+    /// `hone fleet`: at most this many of the campaign's PRs opened in any hour (Renovate's
+    /// `prHourlyLimit`); a repository that would open one more waits for a later fleet run.
+    #[schemars(range(min = 1))]
+    pub hourly_limit: Option<u32>,
+    /// `hone fleet`: at most this many of the campaign's PRs open at once (Renovate's
+    /// `prConcurrentLimit`); a repository whose PR is open still runs and updates it.
+    #[schemars(range(min = 1))]
+    pub open_limit: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

@@ -179,3 +179,19 @@ fn the_api_defaults_to_responses_for_models_served_only_there() {
         assert_eq!(d[0].path, "model.api", "{d:#?}");
     }
 }
+
+#[test]
+fn the_campaign_pace_is_positive_and_located() {
+    let job = parse(
+        Path::new("dir/hone.yaml"),
+        &GOOD.replace("version: 1\n", "version: 1\npr: { hourly_limit: 10, open_limit: 3 }\n"),
+    )
+    .unwrap();
+    assert_eq!((job.pr.hourly_limit, job.pr.open_limit), (Some(10), Some(3)));
+    let job = parse(Path::new("dir/hone.yaml"), GOOD).unwrap();
+    assert_eq!((job.pr.hourly_limit, job.pr.open_limit), (None, None));
+    let e = errors(&GOOD.replace("version: 1\n", "version: 1\npr:\n  hourly_limit: 0\n  open_limit: -2\n"));
+    let found: Vec<_> = e.iter().map(|d| (d.path.as_str(), d.line, d.col)).collect();
+    assert_eq!(found, vec![("pr.hourly_limit", 3, 17), ("pr.open_limit", 4, 15)], "{e:#?}");
+    assert!(e[0].message.contains("must be at least 1"), "{}", e[0].message);
+}

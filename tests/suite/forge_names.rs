@@ -4,21 +4,11 @@
 //! test, naming the line. What users write (a YAML key, a URL, a message) is text, not code: the
 //! forge layer gives it its meaning. Adding a forge touches its folder and its registration.
 
-use std::path::{Path, PathBuf};
+use super::layering::sources;
+use std::path::Path;
 
 /// The names of forges hone speaks to.
 const FORGES: &[&str] = &["github", "gitlab", "forgejo", "gitea"];
-
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            sources(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// `text` with its comments and string and character literals blanked, and everything from a
 /// `#[cfg(test)]` at the start of a line on left out (test modules sit at the end of a file).

@@ -12,7 +12,8 @@ const ABOVE: &[&str] = &["run", "commands", "cli", "fleet", "replay", "validate"
 /// Files at the top that are above the run too.
 const TOP: &[&str] = &["main", "lib"];
 
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `.rs` file under `dir`, into `out`.
+pub fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {
         let p = e.path();
         if p.is_dir() {

@@ -50,6 +50,8 @@ mod fleet_clone_base;
 mod fleet_dirs;
 mod fleet_events;
 mod fleet_kill;
+mod fleet_pace;
+mod fleet_pace_gitlab;
 mod fleet_paths;
 mod fleet_progress;
 mod fleet_prs;

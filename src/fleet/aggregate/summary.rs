@@ -30,7 +30,10 @@ pub fn summary(r: &FleetReport) -> String {
         let err = repo
             .error
             .as_deref()
-            .map(|e| format!("{}: {}", repo.code.map_or("", |c| c.as_str()), crate::markdown::text(e)))
+            .map(|e| match repo.code {
+                Some(c) => format!("{}: {}", c.as_str(), crate::markdown::text(e)),
+                None => crate::markdown::text(e),
+            })
             .unwrap_or_default();
         let resumed = if repo.resumed { " (resumed)" } else { "" };
         let _ = writeln!(

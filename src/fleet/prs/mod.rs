@@ -9,6 +9,7 @@ mod close;
 mod drive;
 pub mod merge;
 mod own;
+pub mod pace;
 mod report;
 mod state;
 mod status;

@@ -62,6 +62,15 @@ impl Api<'_> {
         }
     }
 
+    /// Every PR whose head is `branch` in the repository, open or not, newest first (whoever
+    /// opened it: the fleet tells the campaign's by `Me`, the branch and the repository).
+    pub async fn campaign_prs(&self, branch: &str) -> Result<Vec<Pr>> {
+        match self {
+            Api::Hub(a) => a.campaign_prs(branch).await,
+            Api::Lab(a) => a.campaign_prs(branch).await,
+        }
+    }
+
     /// The commit `branch` is at on the forge now, `None` when it does not exist.
     pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
         match self {
@@ -145,7 +154,7 @@ pub fn blocker(seen: &Seen) -> Option<String> {
     }
     match seen.kind {
         Kind::Github => github::checks::blocker(seen),
-        Kind::Gitlab => gitlab::campaign::blocker(seen),
-        Kind::Forgejo => forgejo::campaign::blocker(seen),
+        Kind::Gitlab => gitlab::checks::blocker(seen),
+        Kind::Forgejo => forgejo::checks::blocker(seen),
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod autofix;
 pub mod campaign;
+pub mod checks;
 pub mod feedback;
 pub mod init;
 pub mod listing;

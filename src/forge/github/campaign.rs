@@ -43,25 +43,15 @@ impl Api<'_> {
         if !r.ok() {
             return Err(failed(&format!("reading PR #{n}"), &r));
         }
-        let b = &r.body;
-        let s = |v: &Value| v.as_str().unwrap_or("").to_string();
-        Ok(Pr {
-            url: s(&b["html_url"]),
-            author: s(&b["user"]["login"]),
-            author_id: None,
-            node_id: s(&b["node_id"]),
-            state: s(&b["state"]),
-            merged: b["merged"].as_bool().unwrap_or(false) || !b["merged_at"].is_null(),
-            draft: b["draft"].as_bool().unwrap_or(false),
-            head_sha: s(&b["head"]["sha"]),
-            head_ref: s(&b["head"]["ref"]),
-            head_repo: b["head"]["repo"]["full_name"].as_str().map(str::to_string),
-            base_ref: s(&b["base"]["ref"]),
-            base_repo: b["base"]["repo"]["full_name"].as_str().map(str::to_string),
-            mergeable: b["mergeable"].as_bool(),
-            mergeable_state: s(&b["mergeable_state"]),
-            created_at: s(&b["created_at"]),
-        })
+        Ok(pr_of(&r.body))
+    }
+
+    /// Every PR (open or not) whose head is `branch` in this repository, newest first: what the
+    /// fleet's pace counts, once each is proved the campaign's (`own::pr_check`).
+    pub async fn campaign_prs(&self, branch: &str) -> Result<Vec<Pr>> {
+        let head = encode(&format!("{}:{branch}", self.gh.owner));
+        let path = self.gh.repo_path(&format!("/pulls?head={head}&state=all&sort=created&direction=desc"));
+        Ok(self.pages(&path, None, "listing the branch's pull requests").await?.iter().map(pr_of).collect())
     }
 
     /// Every item of a paged list under `key` (or the answer itself when it is the list). A list
@@ -247,6 +237,28 @@ impl Api<'_> {
             return Ok(Err(quote(e["message"].as_str().unwrap_or("GraphQL error"))));
         }
         Ok(Ok(()))
+    }
+}
+
+/// A pull request as GitHub's answer describes it.
+fn pr_of(b: &Value) -> Pr {
+    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    Pr {
+        url: s(&b["html_url"]),
+        author: s(&b["user"]["login"]),
+        author_id: None,
+        node_id: s(&b["node_id"]),
+        state: s(&b["state"]),
+        merged: b["merged"].as_bool().unwrap_or(false) || !b["merged_at"].is_null(),
+        draft: b["draft"].as_bool().unwrap_or(false),
+        head_sha: s(&b["head"]["sha"]),
+        head_ref: s(&b["head"]["ref"]),
+        head_repo: b["head"]["repo"]["full_name"].as_str().map(str::to_string),
+        base_ref: s(&b["base"]["ref"]),
+        base_repo: b["base"]["repo"]["full_name"].as_str().map(str::to_string),
+        mergeable: b["mergeable"].as_bool(),
+        mergeable_state: s(&b["mergeable_state"]),
+        created_at: s(&b["created_at"]),
     }
 }
 

@@ -229,13 +229,16 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
         ("GET", ["pulls"]) => {
             let head = query.split('&').find_map(|kv| kv.strip_prefix("head=")).unwrap_or("");
             let head = percent_encoding::percent_decode_str(head).decode_utf8_lossy().into_owned();
-            let list: Vec<Value> = r
+            // GitHub's `state`: open (the default), closed or all.
+            let state = query.split('&').find_map(|kv| kv.strip_prefix("state=")).unwrap_or("open");
+            let mut list: Vec<&MockPr> = r
                 .prs
                 .values()
-                .filter(|p| p.state == "open" && format!("{}:{}", full.split('/').next().unwrap(), p.head_ref) == head)
-                .map(|p| pr_json(full, p))
+                .filter(|p| state == "all" || p.state == state)
+                .filter(|p| format!("{}:{}", full.split('/').next().unwrap(), p.head_ref) == head)
                 .collect();
-            (200, json!(list))
+            list.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+            (200, page_of(json!(list.iter().map(|p| pr_json(full, p)).collect::<Vec<_>>()), query))
         }
         ("POST", ["pulls"]) => {
             let n = r.prs.keys().max().copied().unwrap_or(0) + 1;
