@@ -6,7 +6,7 @@
 //! request goes.
 
 use crate::error::{Code, HoneError, Result};
-use crate::forge::campaign::{Identities, Me, Merged, Seen, quote};
+use crate::forge::campaign::{Identities, Me, Merged, Pr, Seen, quote};
 use crate::forge::github::encode;
 use crate::forge::gitlab::{Answer, GitLab};
 use serde_json::json;
@@ -96,7 +96,7 @@ impl Api<'_> {
             if page > 10 && !items.is_empty() {
                 return Err(HoneError::new(Code::Forge, "listing the branch's merge requests failed: more than 1000"));
             }
-            all.extend(items.iter().map(|b| seen(b, &self.gl.project, None).pr));
+            all.extend(items.iter().map(|b| super::checks::seen(b, &self.gl.project, None).pr));
             if items.len() < 100 {
                 break;
             }
