@@ -202,3 +202,46 @@ async fn an_organisation_is_listed_by_its_query() {
     let pages = fj.requests().iter().filter(|s| s.path == "/api/v1/orgs/acme/repos").count();
     assert_eq!(pages, 2, "54 repositories are two pages of 50");
 }
+
+/// `pr.open_limit` counts the campaign's open PRs on Forgejo: the token's user's PR on the job's
+/// branch counts (and is still updated), a PR someone else opened from a branch of that name (a
+/// fork's) does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_open_limit_counts_only_the_campaigns_prs() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = broken_repo();
+    let fj = MockForgejo::start(&dir.path().join("forgejo")).await;
+    fj.add_token(TOKEN, BOT);
+    for r in ["acme/r1", "acme/r2", "acme/r3"] {
+        fj.add_repo(r, &src.origin);
+        fj.add_writer(r, BOT);
+    }
+    repo::git(&fj.bare("acme/r1"), &["branch", "hone/pacejob", "main"]);
+    fj.add_pull("acme/r1", "hone/pacejob", "main", "hone's", BOT, None);
+    fj.fork("acme/r2", "mallory/r2");
+    repo::git(&fj.bare("mallory/r2"), &["branch", "hone/pacejob", "main"]);
+    fj.add_pull("acme/r2", "hone/pacejob", "main", "Mallory's", "mallory", Some("mallory/r2"));
+    std::fs::write(dir.path().join("script.yaml"), FIX_SCRIPT).unwrap();
+    let job = format!(
+        "version: 1\nname: pacejob\ntask: Make check.sh pass.\nmodel: {{ provider: script, script: script.yaml }}\nverify:\n  - {{ name: check, run: \"sh check.sh\", timeout: 30s }}\nplan: false\npr: {{ enabled: true, open_limit: 2 }}\n{}",
+        forge_spec(&fj.base)
+    );
+    std::fs::write(dir.path().join("job.yaml"), job).unwrap();
+    let repos: String =
+        ["r1", "r2", "r3"].iter().map(|n| format!("  - url: {}\n", fj.git_url(&format!("acme/{n}")))).collect();
+    let fleet = dir.path().join("fleet.yaml");
+    std::fs::write(&fleet, format!("version: 1\njob: job.yaml\nrepos:\n{repos}workspace: ws\nconcurrency: 1\n"))
+        .unwrap();
+    let ca = test_ca().display().to_string();
+    let env = [("FORGEJO_TOKEN", TOKEN), ("SSL_CERT_FILE", ca.as_str()), ("GIT_SSL_CAINFO", ca.as_str())];
+    let run = run_hone_env(&["fleet", fleet.to_str().unwrap()], &[], dir.path().join("unused"), &env).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(fj.violations().is_empty(), "{:#?}", fj.violations());
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
+    let with = |s: &str| -> Vec<String> {
+        r["repos"].as_array().unwrap().iter().filter(|x| x["status"] == s).map(|x| x["id"].to_string()).collect()
+    };
+    assert_eq!(with("pr_updated").len(), 1, "hone's open PR is still updated: {r:#}");
+    assert_eq!((with("pr_created").len(), with("waiting").len()), (1, 1), "mallory's PR is no campaign PR: {r:#}");
+    assert_eq!(fj.pulls("acme/r2")[0]["title"], "Mallory's");
+}

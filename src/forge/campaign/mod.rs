@@ -68,6 +68,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.campaign_prs(branch).await,
             Api::Lab(a) => a.campaign_prs(branch).await,
+            Api::Fj(a) => a.campaign_prs(branch).await,
         }
     }
 

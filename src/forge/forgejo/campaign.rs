@@ -10,7 +10,6 @@ use crate::forge::campaign::{Identities, Me, Merged, Pr, Seen, quote};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-
 /// One repository's client, counting the requests it makes.
 pub struct Api<'a> {
     pub fj: Forgejo,
@@ -19,6 +18,10 @@ pub struct Api<'a> {
     pub ids: &'a Identities,
     pub key: String,
 }
+
+/// A page of PRs, and the most pages read listing a branch's.
+const PER_PAGE: usize = 50;
+const PR_PAGES: u32 = 20;
 
 fn failed(what: &str, a: &Answer) -> HoneError {
     HoneError::new(Code::Forge, format!("{what} failed: {}", quote(&a.message())))
@@ -58,6 +61,35 @@ impl Api<'_> {
                 Ok(Me { login, id: Some(id) })
             })
             .await
+    }
+
+    /// Every PR (open or not) whose head is `branch`, newest (highest number) first: Forgejo
+    /// lists them all, 50 a page, and hone keeps those on the branch. More than `PR_PAGES` pages
+    /// is an error, never decided on from part of the list.
+    pub async fn campaign_prs(&self, branch: &str) -> Result<Vec<Pr>> {
+        let mut all: Vec<(u64, Pr)> = Vec::new();
+        for page in 1..=PR_PAGES + 1 {
+            self.count(1);
+            let a = self.fj.get(&self.fj.repo_path(&format!("/pulls?state=all&limit={PER_PAGE}&page={page}"))).await?;
+            if !a.ok() {
+                return Err(failed("listing the repository's pull requests", &a));
+            }
+            let items = a.body.as_array().cloned().unwrap_or_default();
+            if page > PR_PAGES && !items.is_empty() {
+                let many = PR_PAGES as usize * PER_PAGE;
+                return Err(HoneError::new(
+                    Code::Forge,
+                    format!("listing the repository's pull requests failed: more than {many}"),
+                ));
+            }
+            let on_branch = items.iter().filter(|b| b["head"]["ref"] == branch);
+            all.extend(on_branch.filter_map(|b| Some((b["number"].as_u64()?, reading(b)))));
+            if items.len() < PER_PAGE {
+                break;
+            }
+        }
+        all.sort_by_key(|(n, _)| std::cmp::Reverse(*n));
+        Ok(all.into_iter().map(|(_, p)| p).collect())
     }
 
     pub async fn branch_sha(&self, branch: &str) -> Result<Option<String>> {
@@ -111,8 +143,6 @@ pub fn reading(b: &Value) -> Pr {
         created_at: s(&b["created_at"]),
     }
 }
-
-
 
 /// The commit the repository's branch `branch` is at, `None` when there is no such branch.
 pub async fn branch_sha(fj: &Forgejo, branch: &str) -> Result<Option<String>> {
