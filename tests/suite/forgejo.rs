@@ -230,3 +230,47 @@ async fn the_token_never_goes_to_a_remote_on_another_server() {
     assert!(fj.pulls("acme/app").is_empty() && other.pulls("acme/app").is_empty());
     run.assert_no_secret(TOKEN);
 }
+
+/// Forgejo's 429 with `Retry-After` is waited out and the request sent again, and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limited_requests_are_retried() {
+    let repo = broken_repo();
+    let (fj, _root) = forgejo_for(&repo).await;
+    fj.rate_limit_next(2);
+    let run = run_forgejo(&repo, &fj, "  enabled: true\n", &[], &[("FORGEJO_TOKEN", TOKEN)]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["pr"]["retries"], 2, "{}", run.report()["pr"]);
+    assert_eq!(fj.requests().iter().filter(|r| r.status == 429).count(), 2);
+    assert_eq!(fj.pulls("acme/app").len(), 1);
+    assert_clean(&run, &fj);
+}
+
+/// `on_failure: draft`: the unverified work goes up as a work-in-progress PR (Forgejo's `WIP: `
+/// title), and the run still fails; the next run that verifies makes it ready, the same PR.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_work_is_a_wip_pull_request_until_a_run_verifies() {
+    let repo = broken_repo();
+    let (fj, _root) = forgejo_for(&repo).await;
+    let model = MockModel::start().await;
+    model
+        .turn(call("write_file", json!({"path": "status.txt", "content": "half\n"})), false)
+        .turn(text("I could not finish."), false);
+    let yaml = format!(
+        "{}{}pr:\n  on_failure: draft\n",
+        job_yaml("fjjob", &model.base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0"),
+        forge_spec(&fj.base)
+    );
+    let ca = test_ca().display().to_string();
+    let env = [("SSL_CERT_FILE", ca.as_str()), ("GIT_SSL_CAINFO", ca.as_str()), ("FORGEJO_TOKEN", TOKEN)];
+    let failed = run_job_env(&repo, &yaml, &env).await;
+    assert_eq!(failed.code, 1, "a draft does not make a failed run a success: {}", failed.stderr);
+    let prs = fj.pulls("acme/app");
+    assert_eq!((prs.len(), &prs[0]["draft"]), (1, &json!(true)), "{prs:#?}");
+    assert!(prs[0]["title"].as_str().unwrap().starts_with("WIP: "), "{}", prs[0]["title"]);
+
+    let fixed = run_forgejo(&repo, &fj, "  on_failure: draft\n", &[], &[("FORGEJO_TOKEN", TOKEN)]).await;
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    let prs = fj.pulls("acme/app");
+    assert_eq!((prs.len(), &prs[0]["draft"]), (1, &json!(false)), "{prs:#?}");
+    assert_clean(&fixed, &fj);
+}
