@@ -119,9 +119,7 @@ pub async fn inspect(place: &super::place::Place, number: u64, ask: &Ask<'_>) ->
     let (mut decision, feedback) = match place.kind {
         super::Kind::Github => super::github::autofix::read(place, &token, number, ask, remember).await?,
         super::Kind::Gitlab => super::gitlab::autofix::read(place, number, ask, remember).await?,
-        super::Kind::Forgejo => {
-            return Err(HoneError::new(Code::Forge, "autofix does not speak to Forgejo yet"));
-        }
+        super::Kind::Forgejo => super::forgejo::autofix::read(place, number, ask, remember).await?,
     };
     if let (Decision::Fix(t), Some(read)) = (&mut decision, feedback) {
         match read {

@@ -32,10 +32,7 @@ pub fn scaffold(kind: Kind, project: &Project, model: &str, root: &Path) -> Resu
     match kind {
         Kind::Github => Ok(super::github::init::scaffold(project, model)),
         Kind::Gitlab => Ok(super::gitlab::init::scaffold(project, model, root)),
-        Kind::Forgejo => Err(crate::error::HoneError::new(
-            crate::error::Code::InvalidArgs,
-            "`hone init` does not write Forgejo's workflows yet",
-        )),
+        Kind::Forgejo => Ok(super::forgejo::init::scaffold(project, model)),
     }
 }
 

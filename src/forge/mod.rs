@@ -8,6 +8,7 @@ pub mod autofix;
 pub mod campaign;
 pub mod credential;
 pub mod feedback;
+pub mod forgejo;
 pub mod github;
 pub mod gitlab;
 pub mod init;
@@ -98,9 +99,7 @@ impl Ship<'_> {
         match place.kind {
             Kind::Github => github::pr::ship(self, req, &mut out).await,
             Kind::Gitlab => gitlab::pr::ship(self, req, &mut out).await,
-            Kind::Forgejo => {
-                Err(crate::error::HoneError::new(crate::error::Code::Forge, "Forgejo pull requests are not opened yet"))
-            }
+            Kind::Forgejo => forgejo::pr::ship(self, req, &mut out).await,
         }
         .map(|()| out)
     }

@@ -68,10 +68,19 @@ impl Place {
         let github = Forge::from_env(env);
         let gitlab = gitlab_server(env, input.spec);
         let gitlab_default = in_gitlab_ci(env) || input.spec.url.is_some();
-        let kind = kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlab, gitlab_default);
+        // Under Forgejo (Gitea) Actions, the runner's server is Forgejo's, not GitHub's.
+        let forgejo_actions = super::forgejo::place::actions_server(env);
+        let kind = match (input.spec.kind, &forgejo_actions) {
+            (None, Some(f)) if host.is_none() || host_of(f) == host => Kind::Forgejo,
+            _ => kind_for(input.spec.kind, host.as_deref(), github.as_ref(), &gitlab, gitlab_default),
+        };
         // `git.token_env` is the token of the job's own forge; a fleet's targets on the other
         // forge use that forge's variables, so no token is handed to the other forge.
-        let default_kind = input.spec.kind.unwrap_or(if gitlab_default { Kind::Gitlab } else { Kind::Github });
+        let default_kind = input.spec.kind.unwrap_or(match forgejo_actions {
+            Some(_) => Kind::Forgejo,
+            None if gitlab_default => Kind::Gitlab,
+            None => Kind::Github,
+        });
         let token_env = input.token_env.filter(|_| kind == default_kind);
         match kind {
             Kind::Github => {
@@ -105,20 +114,8 @@ impl Place {
                 Place { kind, server, api, elsewhere: None, repo, token, login: None, repo_trusted }
             }
             Kind::Forgejo => {
-                let api = Err(ApiUnknown {
-                    why: "hone does not speak to Forgejo yet".into(),
-                    hint: "use a GitHub or GitLab repository".into(),
-                });
-                Place {
-                    kind,
-                    server: None,
-                    api,
-                    elsewhere: None,
-                    repo: None,
-                    token: None,
-                    login: None,
-                    repo_trusted: false,
-                }
+                let server = super::forgejo::place::server(env, input.spec.url.as_deref());
+                forgejo_place(input, server.as_deref(), token_env)
             }
         }
     }
@@ -157,6 +154,45 @@ impl Place {
             (None, Kind::Forgejo, None) => "FORGEJO_TOKEN (or GITEA_TOKEN)".into(),
         }
     }
+}
+
+/// The place on the run's Forgejo server (`server`: the spec's `forge.url`, else Forgejo
+/// Actions' own): the repository is the remote's path there, or, for a checkout whose remote names
+/// no host, the Actions repository; a remote on another host gets no request and no token
+/// (`elsewhere`), so a remote URL never chooses where the token goes.
+fn forgejo_place(input: &Input<'_>, server: Option<&str>, token_env: Option<&str>) -> Place {
+    use super::forgejo::place as fp;
+    let (env, kind) = (input.env, Kind::Forgejo);
+    let Some(server) = server else {
+        let api = Err(ApiUnknown {
+            why: "no Forgejo server is named: hone sends its token to none".into(),
+            hint: "set `forge.url` in the job to the Forgejo (or Gitea) server's https:// address (under Forgejo Actions, GITHUB_SERVER_URL names it)".into(),
+        });
+        return Place {
+            kind,
+            server: None,
+            api,
+            elsewhere: None,
+            repo: None,
+            token: None,
+            login: None,
+            repo_trusted: false,
+        };
+    };
+    let (host, on) = (input.remote_url.and_then(host_of), host_of(server));
+    let actions = fp::on_actions_server(env, server);
+    let repo = match (&host, input.remote_url) {
+        (Some(h), Some(url)) if on.as_ref() == Some(h) => repo_path_under(url, server),
+        (None, _) if input.env_repo && actions => env.actions_repository.clone(),
+        _ => None,
+    };
+    let elsewhere = host.filter(|h| on.as_ref() != Some(h)).map(|h| ApiUnknown {
+        why: format!("the repository's URL is on `{h}`, not on `{server}`, the Forgejo server this job's token is for"),
+        hint: format!("set `forge.url: https://{h}` in the job to work there"),
+    });
+    let repo_trusted = input.remote_trusted || (input.env_repo && actions);
+    let (token, api) = (fp::token(env, token_env, server), Ok(fp::api(server)));
+    Place { kind, server: Forge::from_url(server), api, elsewhere, repo, token, login: None, repo_trusted }
 }
 
 /// Why a GitHub repository at `url` gets no request with the environment's token, API or App:
@@ -198,7 +234,7 @@ pub fn server_url(env: &RunEnv, spec: &ForgeSpec, kind: Kind) -> Option<String> 
                     .any(|u| u.trim_end_matches('/') == server.trim_end_matches('/'));
             usable.then_some(server)
         }
-        Kind::Forgejo => None,
+        Kind::Forgejo => super::forgejo::place::server(env, spec.url.as_deref()),
     }
 }
 

@@ -5,7 +5,7 @@
 //! server, never taken from the answer.
 
 use super::listing::{Listed, Source};
-use super::{Kind, github, gitlab};
+use super::{Kind, forgejo, github, gitlab};
 use serde::{Deserialize, Serialize};
 
 /// Archived repositories or forks: left out (the default), kept, or the only ones kept.
@@ -89,6 +89,7 @@ impl Filters {
 pub enum Query {
     Github(github::query::Query),
     Gitlab(gitlab::query::Query),
+    Forgejo(forgejo::query::Query),
 }
 
 impl Query {
@@ -96,6 +97,7 @@ impl Query {
         match self {
             Query::Github(_) => Kind::Github,
             Query::Gitlab(_) => Kind::Gitlab,
+            Query::Forgejo(_) => Kind::Forgejo,
         }
     }
 
@@ -108,6 +110,7 @@ impl Query {
         match self {
             Query::Github(q) => &q.filters,
             Query::Gitlab(q) => &q.filters,
+            Query::Forgejo(q) => &q.filters,
         }
     }
 
@@ -116,6 +119,7 @@ impl Query {
         match self {
             Query::Github(q) => q.source(),
             Query::Gitlab(q) => q.source(),
+            Query::Forgejo(q) => q.source(),
         }
     }
 
@@ -124,6 +128,7 @@ impl Query {
         match self {
             Query::Github(q) => q.check(),
             Query::Gitlab(q) => q.check(),
+            Query::Forgejo(q) => q.check(),
         }
     }
 
@@ -138,6 +143,7 @@ impl Query {
         match self {
             Query::Github(q) => q.placed(path),
             Query::Gitlab(q) => q.placed(path),
+            Query::Forgejo(q) => q.placed(path),
         }
     }
 }
@@ -154,21 +160,24 @@ pub struct RawEntry {
     github: Option<github::query::Query>,
     /// Every project of a GitLab group, filtered.
     gitlab: Option<gitlab::query::Query>,
+    /// Every repository of a Forgejo (Gitea) organisation, filtered.
+    forgejo: Option<forgejo::query::Query>,
     pub base: Option<String>,
 }
 
 impl RawEntry {
-    /// The query keys, for messages: "`github` or `gitlab`".
-    pub const QUERY_KEYS: &str = "`github` or `gitlab`";
+    /// The query keys, for messages: "`github`, `gitlab` or `forgejo`".
+    pub const QUERY_KEYS: &str = "`github`, `gitlab` or `forgejo`";
 
     /// How many queries the entry gives.
     pub fn queries(&self) -> usize {
-        usize::from(self.github.is_some()) + usize::from(self.gitlab.is_some())
+        usize::from(self.github.is_some()) + usize::from(self.gitlab.is_some()) + usize::from(self.forgejo.is_some())
     }
 
     /// The entry's one query, if it gives one.
     pub fn query(&mut self) -> Option<Query> {
-        self.github.take().map(Query::Github).or(self.gitlab.take().map(Query::Gitlab))
+        let query = self.github.take().map(Query::Github).or(self.gitlab.take().map(Query::Gitlab));
+        query.or(self.forgejo.take().map(Query::Forgejo))
     }
 }
 

@@ -45,6 +45,7 @@ pub mod mermaid;
 pub mod mock_azure;
 pub mod mock_bedrock;
 pub mod mock_feedback;
+pub mod mock_forgejo;
 pub mod mock_github;
 pub mod mock_github_app;
 pub mod mock_github_review;

@@ -7,7 +7,7 @@ mod open;
 mod seen;
 
 use super::Kind;
-use super::{github, gitlab};
+use super::{forgejo, github, gitlab};
 use crate::error::Result;
 use std::sync::atomic::Ordering;
 
@@ -17,6 +17,7 @@ pub use seen::*;
 pub enum Api<'a> {
     Hub(github::campaign::Api<'a>),
     Lab(gitlab::campaign::Api<'a>),
+    Fj(forgejo::campaign::Api<'a>),
 }
 
 impl Api<'_> {
@@ -25,6 +26,7 @@ impl Api<'_> {
         match self {
             Api::Hub(_) => Kind::Github,
             Api::Lab(_) => Kind::Gitlab,
+            Api::Fj(_) => Kind::Forgejo,
         }
     }
 
@@ -38,6 +40,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => github::checks::observe(a, n).await,
             Api::Lab(a) => a.observe(n).await,
+            Api::Fj(a) => a.observe(n).await,
         }
     }
 
@@ -46,6 +49,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.pull(n).await,
             Api::Lab(a) => Ok(a.pull(n).await?.pr),
+            Api::Fj(a) => a.pull(n).await,
         }
     }
 
@@ -54,6 +58,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.me().await,
             Api::Lab(a) => a.me().await,
+            Api::Fj(a) => a.me().await,
         }
     }
 
@@ -63,6 +68,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.campaign_prs(branch).await,
             Api::Lab(a) => a.campaign_prs(branch).await,
+            Api::Fj(a) => a.campaign_prs(branch).await,
         }
     }
 
@@ -71,6 +77,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.branch_sha(branch).await,
             Api::Lab(a) => a.branch_sha(branch).await,
+            Api::Fj(a) => a.branch_sha(branch).await,
         }
     }
 
@@ -78,6 +85,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.comment(n, body).await,
             Api::Lab(a) => a.comment(n, body).await,
+            Api::Fj(a) => a.comment(n, body).await,
         }
     }
 
@@ -85,6 +93,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.close(n).await,
             Api::Lab(a) => a.close(n).await,
+            Api::Fj(a) => a.close(n).await,
         }
     }
 
@@ -92,6 +101,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.delete_branch(branch).await,
             Api::Lab(a) => a.delete_branch(branch).await,
+            Api::Fj(a) => a.delete_branch(branch).await,
         }
     }
 
@@ -110,6 +120,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.merge(n, sha, method.as_str()).await,
             Api::Lab(a) => a.merge(n, sha, method == Method::Squash).await,
+            Api::Fj(a) => a.merge(n, sha, method.as_str()).await,
         }
     }
 
@@ -118,7 +129,7 @@ impl Api<'_> {
     pub async fn enqueue(&self, pr: &Pr, sha: &str) -> Result<Option<std::result::Result<(), String>>> {
         match self {
             Api::Hub(a) => a.enqueue(&pr.node_id, sha).await.map(Some),
-            Api::Lab(_) => Ok(None),
+            Api::Lab(_) | Api::Fj(_) => Ok(None),
         }
     }
 
@@ -127,6 +138,7 @@ impl Api<'_> {
         match self {
             Api::Hub(a) => a.gh.retries.load(Ordering::Relaxed) as u64,
             Api::Lab(a) => a.gl.retries.load(Ordering::Relaxed) as u64,
+            Api::Fj(a) => a.fj.retries.load(Ordering::Relaxed) as u64,
         }
     }
 }
@@ -144,6 +156,6 @@ pub fn blocker(seen: &Seen) -> Option<String> {
     match seen.kind {
         Kind::Github => github::checks::blocker(seen),
         Kind::Gitlab => gitlab::checks::blocker(seen),
-        Kind::Forgejo => Some("Forgejo's merge rules are not read yet".into()),
+        Kind::Forgejo => forgejo::checks::blocker(seen),
     }
 }

@@ -78,6 +78,7 @@ impl<'c> Clients<'c> {
             let what = place.forge_name();
             let scope = match place.kind {
                 Kind::Gitlab => "a token with the `api` scope (role Developer or above)",
+                Kind::Forgejo => "a token with the scopes `write:repository`, `write:issue` and `read:user`",
                 _ => "a token that may read (and for close/merge, write) pull requests",
             };
             return Err(HoneError::new(Code::Forge, format!("{var} is not set: no token for the {what} API"))
@@ -101,7 +102,11 @@ impl<'c> Clients<'c> {
                 Opened { api: Api::Hub(github::campaign::Api { gh, sent, login, ids, key }), repo }
             }
             Kind::Forgejo => {
-                return Err(HoneError::new(Code::Forge, "`hone fleet prs` does not speak to Forgejo yet"));
+                let deadline = tokio::time::Instant::now() + TARGET_LIMIT;
+                let fj =
+                    crate::forge::forgejo::Forgejo::new(&place, self.shared.queue.clone(), (deadline, self.cancel))?;
+                let repo = fj.repo.clone();
+                Opened { api: Api::Fj(crate::forge::forgejo::campaign::Api { fj, sent, ids, key }), repo }
             }
         };
         place.token = None;

@@ -19,8 +19,8 @@ pub async fn list(gh: &GitHub, source: &Source) -> Result<Listing> {
         }
         Source::GithubSearch(q) => (format!("/search/repositories?q={}", encode(q)), true, format!("search `{q}`")),
         Source::GithubCode(q) => (format!("/search/code?q={}", encode(q)), true, format!("code search `{q}`")),
-        Source::GitlabGroup { .. } => {
-            return Err(HoneError::new(Code::Internal, "a GitLab group is not a GitHub listing"));
+        Source::GitlabGroup { .. } | Source::ForgejoOrg(_) => {
+            return Err(HoneError::new(Code::Internal, "only a GitHub source is a GitHub listing"));
         }
     };
     let code = matches!(source, Source::GithubCode(_));

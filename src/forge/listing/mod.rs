@@ -1,5 +1,5 @@
 //! Listing repositories on a forge: a GitHub organisation's or user's repositories, a GitHub
-//! repository or code search, a GitLab group's projects. Pages are counted by hone (never a link
+//! repository or code search, a GitLab group's projects, a Forgejo organisation's repositories. Pages are counted by hone (never a link
 //! from the answer followed), bounded, and every request is paced, timed and cancellable.
 //! What comes back is the forge's word, to be checked by the caller.
 
@@ -17,6 +17,8 @@ pub enum Source {
         group: String,
         subgroups: bool,
     },
+    /// A Forgejo organisation's repositories.
+    ForgejoOrg(String),
 }
 
 /// One repository as the forge described it.
@@ -75,7 +77,11 @@ pub async fn list(
             let gl = super::gitlab::GitLab::server(place, queue, bounds)?;
             super::gitlab::listing::list(&gl, group, *subgroups).await
         }
-        (super::Kind::Github, s) if !matches!(s, Source::GitlabGroup { .. }) => {
+        (super::Kind::Forgejo, Source::ForgejoOrg(org)) => {
+            let fj = super::forgejo::Forgejo::server(place, queue, bounds)?;
+            super::forgejo::listing::list(&fj, org).await
+        }
+        (super::Kind::Github, s) if !matches!(s, Source::GitlabGroup { .. } | Source::ForgejoOrg(_)) => {
             let gh = super::github::GitHub::account(place.api()?, token.secret(), queue)?;
             super::github::listing::list(&gh, s).await
         }
