@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(at, [1, 1]);
         assert_eq!(f.queries[0].base.as_deref(), Some("dev"));
         let crate::forge::query::Query::Github(q) = &f.queries[0].query else { panic!("github") };
-        assert_eq!((q.org.as_deref(), q.filters.archived), (Some("acme"), crate::forge::query::Keep::Include));
+        assert_eq!((q.org.as_deref(), q.filters.archived), (Some("acme"), crate::forge::listing::Keep::Include));
         let crate::forge::query::Query::Gitlab(q) = &f.queries[1].query else { panic!("gitlab") };
         assert!(q.subgroups, "subgroups by default");
         write(

@@ -86,16 +86,6 @@ pub fn made_by_hone(message: &str, by: &MadeBy, job: &crate::spec::Job) -> bool 
     let hone = (job.git.author_name.clone(), job.git.author_email.clone());
     by.author == hone && by.committer == hone && message.lines().any(|l| l.trim() == format!("Hone-Job: {}", job.name))
 }
-/// The PR the environment's CI runs for, when it describes one: the Actions event's pull
-/// request (GitHub Actions, Forgejo Actions) or GitLab's merge request pipeline.
-pub fn number_from_env(kind: super::Kind, env: &crate::env::RunEnv) -> Option<u64> {
-    match kind {
-        super::Kind::Github | super::Kind::Forgejo if env.actions => number_from_event(env),
-        super::Kind::Gitlab => super::gitlab::autofix::number_from_ci(env),
-        super::Kind::Github | super::Kind::Forgejo => None,
-    }
-}
-
 /// How a PR is read for autofix or review.
 pub struct Ask<'a> {
     pub job: &'a crate::spec::Job,
@@ -103,33 +93,6 @@ pub struct Ask<'a> {
     pub review: bool,
     pub shared: &'a super::Shared,
     pub bounds: (tokio::time::Instant, &'a tokio_util::sync::CancellationToken),
-}
-
-/// Read PR `number` on the place's forge and decide whether hone may fix it; with the job's
-/// memory on, read the trusted reviewers' feedback on it too (what cannot be read is said in
-/// the target, and the run goes on without it).
-pub async fn inspect(place: &super::place::Place, number: u64, ask: &Ask<'_>) -> Result<Decision> {
-    let (job, review) = (ask.job, ask.review);
-    let Some(token) = place.token.clone() else {
-        let var = place.token_source(job.git.token_env.as_deref());
-        return Err(HoneError::new(Code::Forge, format!("{var} is not set; autofix needs a token")));
-    };
-    // Reviewers' feedback is for hone's memory, which a review of someone else's PR never writes.
-    let remember = !review && job.memory.enabled;
-    let (mut decision, feedback) = match place.kind {
-        super::Kind::Github => super::github::autofix::read(place, &token, number, ask, remember).await?,
-        super::Kind::Gitlab => super::gitlab::autofix::read(place, number, ask, remember).await?,
-        super::Kind::Forgejo => super::forgejo::autofix::read(place, number, ask, remember).await?,
-    };
-    if let (Decision::Fix(t), Some(read)) = (&mut decision, feedback) {
-        match read {
-            Ok(items) => t.feedback = items,
-            Err(e) => {
-                t.feedback_unread = Some(format!("reviewers' feedback on the PR was not read: {}", e.headline(200)))
-            }
-        }
-    }
-    Ok(decision)
 }
 
 /// `f`, within the run's deadline and cancellation.

@@ -4,13 +4,9 @@
 use super::Kind;
 use crate::error::Result;
 use crate::project::Project;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// What `hone init` writes for one forge, and what the user does next.
-pub struct Scaffold {
-    pub files: Vec<(PathBuf, String)>,
-    pub next: String,
-}
+pub use crate::project::Scaffold;
 
 /// The forge `init` writes for: the remote's host when it is a known public forge; else the
 /// CI configuration the project has (`.gitlab-ci.yml`, `.forgejo/`, `.gitea/`); else GitHub.

@@ -18,6 +18,7 @@ pub mod local;
 pub mod pace;
 pub mod pace_campaign;
 pub mod place;
+pub mod pull;
 pub mod push;
 pub mod query;
 pub mod remote;

@@ -1,87 +1,12 @@
-//! Targets from a query: the forge listing a fleet file asks for (a GitHub organisation, user or
-//! search; a GitLab group), the filters on what it answers, and which listed repositories become
-//! targets. The listing is the forge's answer, so it is hostile: a name must be one the forge
+//! Targets from a query: the forge listing a fleet file asks for (each forge's `query.rs`: a
+//! GitHub organisation, user or search; a GitLab group; a Forgejo organisation), dispatched to its
+//! forge's listing, and which listed repositories become targets. The listing is the forge's answer, so it is hostile: a name must be one the forge
 //! gives and lie where the query looked, and the clone URL is built by hone from the forge's own
 //! server, never taken from the answer.
 
-use super::listing::{Listed, Source};
+use super::listing::{Filters, Listed, Listing};
 use super::{Kind, forgejo, github, gitlab};
 use serde::{Deserialize, Serialize};
-
-/// Archived repositories or forks: left out (the default), kept, or the only ones kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Keep {
-    #[default]
-    Exclude,
-    Include,
-    Only,
-}
-
-impl Keep {
-    /// Whether a repository that `is` archived (or a fork) passes; when the answer does not
-    /// say, it passes `exclude` and fails `only`.
-    pub(crate) fn allows(self, is: Option<bool>) -> bool {
-        match self {
-            Keep::Include => true,
-            Keep::Exclude => is != Some(true),
-            Keep::Only => is == Some(true),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Visibility {
-    Public,
-    Private,
-    Internal,
-}
-
-impl Visibility {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Visibility::Public => "public",
-            Visibility::Private => "private",
-            Visibility::Internal => "internal",
-        }
-    }
-}
-
-/// What every query can filter on.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Filters {
-    /// Keep repositories that have every one of these topics.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub topics: Vec<String>,
-    /// Keep repositories in this language (the forge's primary language, any case).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub language: Option<String>,
-    /// Archived repositories: `exclude` (the default), `include` or `only`.
-    #[serde(default)]
-    pub archived: Keep,
-    /// Forks: `exclude` (the default), `include` or `only`.
-    #[serde(default)]
-    pub forks: Keep,
-    /// Keep only `public`, `private` or `internal` repositories (default: any).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub visibility: Option<Visibility>,
-}
-
-impl Filters {
-    /// Whether `l` passes every filter. A filter on something the answer did not say (a code
-    /// search's repositories carry no topics) keeps nothing, except `archived`'s default.
-    pub fn keep(&self, l: &Listed) -> bool {
-        let topics = self.topics.iter().all(|t| l.topics.iter().any(|have| have.eq_ignore_ascii_case(t)));
-        let language = self
-            .language
-            .as_ref()
-            .is_none_or(|want| l.language.as_deref().is_some_and(|have| have.eq_ignore_ascii_case(want)));
-        let visibility = self.visibility.is_none_or(|v| l.visibility.as_deref() == Some(v.as_str()));
-        topics && language && visibility && self.archived.allows(l.archived) && self.forks.allows(l.fork)
-    }
-}
 
 /// One query of a fleet file, checked.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,12 +39,33 @@ impl Query {
         }
     }
 
-    /// What to ask the forge. Only for a query `check` accepted.
-    pub fn source(&self) -> Source {
+    /// Ask the place's forge (a place for no one repository: `place::forge_wide`) for the
+    /// query's repositories with its token, paced with the process's other forge requests and
+    /// bounded by `bounds`. Only for a query `check` accepted, on its own forge's place.
+    pub async fn list(
+        &self,
+        place: &super::place::Place,
+        token: &super::credential::Token,
+        (shared, bounds): (&super::Shared, (tokio::time::Instant, &tokio_util::sync::CancellationToken)),
+    ) -> crate::error::Result<Listing> {
+        if place.kind != self.kind() {
+            let why = "a listing was sent to another forge than its query's";
+            return Err(crate::error::HoneError::new(crate::error::Code::Internal, why));
+        }
+        let queue = shared.queue.clone();
         match self {
-            Query::Github(q) => q.source(),
-            Query::Gitlab(q) => q.source(),
-            Query::Forgejo(q) => q.source(),
+            Query::Github(q) => {
+                let gh = github::GitHub::account(place.api()?, token.secret(), queue)?;
+                github::listing::list(&gh, &q.source()).await
+            }
+            Query::Gitlab(q) => {
+                let gl = gitlab::GitLab::server(place, queue, bounds)?;
+                gitlab::listing::list(&gl, &q.group_path(), q.subgroups).await
+            }
+            Query::Forgejo(q) => {
+                let fj = forgejo::Forgejo::server(place, queue, bounds)?;
+                forgejo::listing::list(&fj, &q.org).await
+            }
         }
     }
 

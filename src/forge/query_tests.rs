@@ -1,4 +1,5 @@
 use super::*;
+use crate::forge::listing::{Keep, filters::Visibility};
 
 fn repo(path: &str) -> Listed {
     Listed {
@@ -108,9 +109,10 @@ fn queries_are_checked_before_anything_is_asked() {
 
 #[test]
 fn what_is_asked_and_where_it_clones_from() {
-    assert_eq!(org("acme").source(), Source::GithubOrg("acme".into()));
-    let gl = Query::Gitlab(gitlab::query::Query { group: "/platform/".into(), subgroups: false, ..Default::default() });
-    assert_eq!(gl.source(), Source::GitlabGroup { group: "platform".into(), subgroups: false });
+    let Query::Github(q) = org("acme") else { unreachable!() };
+    assert_eq!(q.source(), github::listing::Source::Org("acme".into()));
+    let gl = gitlab::query::Query { group: "/platform/".into(), subgroups: false, ..Default::default() };
+    assert_eq!(gl.group_path(), "platform");
     let language = Filters { language: Some("Go".into()), ..Default::default() };
     let gl = Query::Gitlab(gitlab::query::Query { group: "platform".into(), subgroups: true, filters: language });
     assert!(gl.check().unwrap().contains("does not say a project's language"));

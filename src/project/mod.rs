@@ -5,6 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+/// What `hone init` writes for one forge (each forge's `init.rs` makes it), and what the user does next.
+pub struct Scaffold {
+    pub files: Vec<(PathBuf, String)>,
+    pub next: String,
+}
+
 /// A project kind hone knows the commands of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ecosystem {

@@ -50,13 +50,13 @@ fn workflow(model: &str) -> String {
 }
 
 /// The files and next step for Forgejo: the job, its policy and the autofix workflow.
-pub fn scaffold(p: &Project, model: &str) -> crate::forge::init::Scaffold {
+pub fn scaffold(p: &Project, model: &str) -> crate::project::Scaffold {
     let files = vec![
         (PathBuf::from(JOB), job_yaml(p, model)),
         (PathBuf::from(".forgejo/hone/policy.yaml"), crate::project::policy_yaml(p)),
         (PathBuf::from(WORKFLOW), workflow(model)),
     ];
-    crate::forge::init::Scaffold { files, next: NEXT.to_string() }
+    crate::project::Scaffold { files, next: NEXT.to_string() }
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! `forgejo:` in a fleet file's `repos`: an organisation's repositories on the job's Forgejo (or
 //! Gitea) server, and which of the names Forgejo answers lie in that organisation.
 
-use crate::forge::listing::Source;
-use crate::forge::query::Filters;
+use crate::forge::listing::Filters;
 use serde::{Deserialize, Serialize};
 
 /// `forgejo:` in a fleet file's `repos`: an organisation's repositories.
@@ -17,11 +16,6 @@ pub struct Query {
 }
 
 impl Query {
-    /// What to ask Forgejo.
-    pub fn source(&self) -> Source {
-        Source::ForgejoOrg(self.org.clone())
-    }
-
     /// What is wrong with the query as written, if anything.
     pub fn check(&self) -> Option<String> {
         (!super::is_name(&self.org)).then(|| format!("`{}` is not a Forgejo organisation name", self.org))

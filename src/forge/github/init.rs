@@ -94,8 +94,8 @@ pub fn triage_yaml(model: &str) -> String {
 
 /// The files `init` writes, relative to the repository root, with their contents.
 /// The files and next step for GitHub.
-pub fn scaffold(p: &Project, model: &str) -> crate::forge::init::Scaffold {
-    crate::forge::init::Scaffold { files: files(p, model), next: NEXT.to_string() }
+pub fn scaffold(p: &Project, model: &str) -> crate::project::Scaffold {
+    crate::project::Scaffold { files: files(p, model), next: NEXT.to_string() }
 }
 
 pub fn files(p: &Project, model: &str) -> Vec<(PathBuf, String)> {

@@ -3,27 +3,33 @@
 
 use crate::error::{Code, HoneError, Result};
 use crate::forge::github::{GitHub, Resp, encode};
-use crate::forge::listing::{Listed, Listing, MAX_PAGES, PER_PAGE, Source, cut_short};
+use crate::forge::listing::{Listed, Listing, MAX_PAGES, PER_PAGE, cut_short};
 use serde_json::Value;
+
+/// What to list on GitHub.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Org(String),
+    User(String),
+    Search(String),
+    Code(String),
+}
 
 /// GitHub's search answers at most this many results, whatever the query matched.
 const SEARCH_LIMIT: usize = 1000;
 
 pub async fn list(gh: &GitHub, source: &Source) -> Result<Listing> {
     let (path, search, what) = match source {
-        Source::GithubOrg(o) => {
+        Source::Org(o) => {
             (format!("/orgs/{}/repos?type=all&sort=full_name", encode(o)), false, format!("organisation `{o}`"))
         }
-        Source::GithubUser(u) => {
+        Source::User(u) => {
             (format!("/users/{}/repos?type=owner&sort=full_name", encode(u)), false, format!("user `{u}`"))
         }
-        Source::GithubSearch(q) => (format!("/search/repositories?q={}", encode(q)), true, format!("search `{q}`")),
-        Source::GithubCode(q) => (format!("/search/code?q={}", encode(q)), true, format!("code search `{q}`")),
-        Source::GitlabGroup { .. } | Source::ForgejoOrg(_) => {
-            return Err(HoneError::new(Code::Internal, "only a GitHub source is a GitHub listing"));
-        }
+        Source::Search(q) => (format!("/search/repositories?q={}", encode(q)), true, format!("search `{q}`")),
+        Source::Code(q) => (format!("/search/code?q={}", encode(q)), true, format!("code search `{q}`")),
     };
-    let code = matches!(source, Source::GithubCode(_));
+    let code = matches!(source, Source::Code(_));
     let mut out = Listing::default();
     let mut seen = std::collections::HashSet::new();
     let mut page = 1;

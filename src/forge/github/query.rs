@@ -1,8 +1,8 @@
 //! `github:` in a fleet file's `repos`: which of GitHub's listings to ask (an organisation, a
 //! user, a repository or code search), and which of the names it answers lie where it looked.
 
-use crate::forge::listing::Source;
-use crate::forge::query::{Filters, Keep};
+use super::listing::Source;
+use crate::forge::listing::{Filters, Keep};
 use serde::{Deserialize, Serialize};
 
 /// `github:` in a fleet file's `repos`: exactly one of `org`, `user`, `search`, `code_search`.
@@ -30,11 +30,11 @@ impl Query {
     /// What to ask GitHub. Only for a query `check` accepted.
     pub fn source(&self) -> Source {
         match (&self.org, &self.user, &self.search, &self.code_search) {
-            (Some(o), ..) => Source::GithubOrg(o.clone()),
-            (_, Some(u), ..) => Source::GithubUser(u.clone()),
-            (_, _, Some(s), _) => Source::GithubSearch(s.clone()),
-            (.., Some(c)) => Source::GithubCode(c.clone()),
-            _ => Source::GithubSearch(String::new()),
+            (Some(o), ..) => Source::Org(o.clone()),
+            (_, Some(u), ..) => Source::User(u.clone()),
+            (_, _, Some(s), _) => Source::Search(s.clone()),
+            (.., Some(c)) => Source::Code(c.clone()),
+            _ => Source::Search(String::new()),
         }
     }
 

@@ -58,7 +58,7 @@ fn ci_yaml(p: &Project, model: &str) -> String {
 /// is not edited: the next step says to include the file).
 /// The files and next step for GitLab: the job, policy and CI template, and `.gitlab-ci.yml`
 /// unless the project has one (then the next step says to include the template).
-pub fn scaffold(p: &Project, model: &str, root: &std::path::Path) -> crate::forge::init::Scaffold {
+pub fn scaffold(p: &Project, model: &str, root: &std::path::Path) -> crate::project::Scaffold {
     let has_gitlab_ci = std::fs::symlink_metadata(root.join(".gitlab-ci.yml")).is_ok_and(|m| m.is_file());
     let include = if has_gitlab_ci {
         format!(", add `include: [{{ local: {CI_FILE} }}]` to .gitlab-ci.yml")
@@ -68,7 +68,7 @@ pub fn scaffold(p: &Project, model: &str, root: &std::path::Path) -> crate::forg
     let next = format!(
         "next: `hone validate {JOB}`{include}, set the CI/CD variables the include names, commit, and label a merge request `hone-fix`"
     );
-    crate::forge::init::Scaffold { files: files(p, model, has_gitlab_ci), next }
+    crate::project::Scaffold { files: files(p, model, has_gitlab_ci), next }
 }
 
 pub fn files(p: &Project, model: &str, has_gitlab_ci: bool) -> Vec<(PathBuf, String)> {

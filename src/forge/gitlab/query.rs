@@ -1,8 +1,7 @@
 //! `gitlab:` in a fleet file's `repos`: a group's projects, and which of the paths GitLab
 //! answers lie in that group.
 
-use crate::forge::listing::Source;
-use crate::forge::query::Filters;
+use crate::forge::listing::Filters;
 use serde::{Deserialize, Serialize};
 
 /// `gitlab:` in a fleet file's `repos`: a group's projects.
@@ -24,9 +23,9 @@ fn yes() -> bool {
 }
 
 impl Query {
-    /// What to ask GitLab.
-    pub fn source(&self) -> Source {
-        Source::GitlabGroup { group: self.group.trim_matches('/').to_string(), subgroups: self.subgroups }
+    /// The group's path, as GitLab is asked for it.
+    pub fn group_path(&self) -> String {
+        self.group.trim_matches('/').to_string()
     }
 
     /// What is wrong with the query as written, if anything.

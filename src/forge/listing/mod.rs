@@ -3,23 +3,9 @@
 //! from the answer followed), bounded, and every request is paced, timed and cancellable.
 //! What comes back is the forge's word, to be checked by the caller.
 
-use crate::error::Result;
+pub mod filters;
 
-/// What to list.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    GithubOrg(String),
-    GithubUser(String),
-    GithubSearch(String),
-    GithubCode(String),
-    /// A group's projects (with `subgroups`, its subgroups' too).
-    GitlabGroup {
-        group: String,
-        subgroups: bool,
-    },
-    /// A Forgejo organisation's repositories.
-    ForgejoOrg(String),
-}
+pub use filters::{Filters, Keep};
 
 /// One repository as the forge described it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,35 +47,6 @@ pub fn topics(v: Option<&serde_json::Value>) -> Vec<String> {
         .take(MAX_TOPICS)
         .map(str::to_string)
         .collect()
-}
-
-/// List `source` on the place's forge (a place for no one repository: `place::forge_wide`) with
-/// its token, paced with the process's other forge requests and bounded by `bounds`.
-pub async fn list(
-    place: &super::place::Place,
-    token: &super::credential::Token,
-    source: &Source,
-    (shared, bounds): (&super::Shared, (tokio::time::Instant, &tokio_util::sync::CancellationToken)),
-) -> Result<Listing> {
-    let queue = shared.queue.clone();
-    match (place.kind, source) {
-        (super::Kind::Gitlab, Source::GitlabGroup { group, subgroups }) => {
-            let gl = super::gitlab::GitLab::server(place, queue, bounds)?;
-            super::gitlab::listing::list(&gl, group, *subgroups).await
-        }
-        (super::Kind::Forgejo, Source::ForgejoOrg(org)) => {
-            let fj = super::forgejo::Forgejo::server(place, queue, bounds)?;
-            super::forgejo::listing::list(&fj, org).await
-        }
-        (super::Kind::Github, s) if !matches!(s, Source::GitlabGroup { .. } | Source::ForgejoOrg(_)) => {
-            let gh = super::github::GitHub::account(place.api()?, token.secret(), queue)?;
-            super::github::listing::list(&gh, s).await
-        }
-        _ => Err(crate::error::HoneError::new(
-            crate::error::Code::Internal,
-            "a listing was sent to another forge than its query's",
-        )),
-    }
 }
 
 /// Why a query's forge has no server hone may list on.

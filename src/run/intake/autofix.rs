@@ -49,7 +49,7 @@ pub async fn decide(
     }
     // The event's (or pipeline's) PR is this repository's only when the environment describes
     // it: never for a fleet's targets.
-    let from_env = || autofix::number_from_env(place.kind, &req.env).filter(|_| req.env_repo);
+    let from_env = || crate::forge::pull::number_from_env(place.kind, &req.env).filter(|_| req.env_repo);
     let review = job.change == crate::spec::answer::Change::Review;
     let Some(number) = job.pr.number.or_else(from_env) else {
         if review {
@@ -65,7 +65,7 @@ pub async fn decide(
         e
     })?;
     let ask = autofix::Ask { job, review, shared, bounds: (deadline, cancel) };
-    let decision = autofix::inspect(&place, number, &ask).await;
+    let decision = crate::forge::pull::inspect(&place, number, &ask).await;
     let mut target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
