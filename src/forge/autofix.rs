@@ -4,7 +4,7 @@
 //! branch, pushes a new commit to it, and keeps one comment on the PR up to date: the one its own
 //! identity wrote, never another's that carries the marker.
 
-use crate::error::{Code, HoneError, Result};
+use crate::error::Result;
 
 /// The PR being fixed.
 #[derive(Debug, Clone)]
@@ -93,17 +93,6 @@ pub struct Ask<'a> {
     pub review: bool,
     pub shared: &'a super::Shared,
     pub bounds: (tokio::time::Instant, &'a tokio_util::sync::CancellationToken),
-}
-
-/// `f`, within the run's deadline and cancellation.
-pub async fn within<T>(
-    (deadline, cancel): (tokio::time::Instant, &tokio_util::sync::CancellationToken),
-    f: impl std::future::Future<Output = Result<T>>,
-) -> Result<T> {
-    tokio::select! {
-        r = tokio::time::timeout_at(deadline, f) => r.unwrap_or_else(|_| Err(HoneError::new(Code::Budget, "the wall-time budget ran out"))),
-        () = cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled")),
-    }
 }
 
 /// What an autofix read gives: the decision, and the feedback when it was asked for.

@@ -25,7 +25,14 @@ pub async fn read(
     // A GitHub App's bot login is known without asking `/user`.
     let own = place.login.as_deref();
     let feedback = if fixing {
-        Some(crate::forge::autofix::within(ask.bounds, super::feedback::github(&gh, number, own)).await)
+        Some(
+            crate::forge::pace::bounded(
+                ask.bounds,
+                || format!("reading the feedback on PR #{number}"),
+                super::feedback::github(&gh, number, own),
+            )
+            .await,
+        )
     } else {
         None
     };

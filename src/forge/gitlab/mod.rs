@@ -137,12 +137,8 @@ impl GitLab {
 
     /// `call_once`, given up at the run's deadline or on cancellation.
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
-        tokio::select! {
-            r = tokio::time::timeout_at(self.deadline, self.call_once(method.clone(), path, body)) => r.unwrap_or_else(|_| {
-                Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out during GitLab request {method} {path}")))
-            }),
-            () = self.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, format!("cancelled during GitLab request {method} {path}"))),
-        }
+        let what = || format!("GitLab request {method} {path}");
+        super::pace::bounded((self.deadline, &self.cancel), what, self.call_once(method.clone(), path, body)).await
     }
 
     async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
