@@ -200,3 +200,32 @@ async fn the_token_goes_to_an_enterprise_api_and_never_along_a_redirect() {
     let said = format!("{}{}", run.stdout, run.report()["pr"]);
     assert!(said.contains("redirect"), "the run does not say the API redirected: {said}");
 }
+
+/// Attack: mallory opens a PR from hone's branch (anyone may, on a public repository) onto the
+/// base hone uses. hone's run edits none of it: GitHub refuses a second PR for the same head and
+/// base, and the run says whose it is instead of adopting it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pr_someone_else_opened_from_hones_branch_is_never_edited() {
+    use crate::suite::pr::{LOGIN, TOKEN as PR_TOKEN, fixing_model, mount_list, mutations, run_pr, yaml};
+    let repo = broken_repo();
+    let gh = MockServer::start().await;
+    let mut theirs = crate::suite::pr::pr_json(5);
+    theirs["user"] = json!({"login": "mallory"});
+    mount_list(&gh, json!([theirs])).await;
+    let exists = json!({"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "message": "A pull request already exists for acme:hone/prjob."}]});
+    Mock::given(method("POST"))
+        .and(path("/repos/acme/app/pulls"))
+        .respond_with(ResponseTemplate::new(422).set_body_json(exists))
+        .mount(&gh)
+        .await;
+    let model = fixing_model().await;
+    let run = run_pr(&repo, &yaml("prjob", &model.base_url, "  close_if_empty: true\n"), &gh, &[]).await;
+    let edits: Vec<_> =
+        mutations(&gh).await.into_iter().filter(|(m, p, _)| m != "POST" || p != "/repos/acme/app/pulls").collect();
+    assert!(edits.is_empty(), "mallory's PR was touched: {edits:#?}");
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    let err = run.report()["errors"].to_string();
+    assert!(err.contains("did not open it") && err.contains("hone/prjob"), "{err}");
+    run.assert_no_secret(PR_TOKEN);
+    assert_ne!(LOGIN, "mallory");
+}

@@ -164,11 +164,17 @@ async fn make_r03_passable_with_an_open_pr(dir: &Path, gh: &MockServer) {
     git(&fix, &["push", "-q", "origin", "main"]);
     Mock::given(method("GET"))
         .and(wiremock::matchers::path("/repos/origins/r03/pulls"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(json!([{"number": 77, "html_url": "https://github.example/o/r03/pull/77"}])),
-        )
+        .respond_with(ResponseTemplate::new(200).set_body_json(
+            json!([{"number": 77, "html_url": "https://github.example/o/r03/pull/77", "user": {"login": "hone-bot"}}]),
+        ))
         .with_priority(1)
+        .mount(gh)
+        .await;
+    // The token's user opened it: it is hone's PR to update.
+    let me = json!({"login": "hone-bot", "type": "User"});
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/user"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(me))
         .mount(gh)
         .await;
     Mock::given(method("PATCH"))

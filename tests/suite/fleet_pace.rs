@@ -193,10 +193,14 @@ async fn an_open_pr_someone_else_opened_on_the_branch_is_not_the_campaigns() {
     open.author = "mallory".into();
     gh.seed("origins/r01", open);
     let run = fleet_run(&gh, &fleet, now()).await;
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     let r = fleet_json(dir.path());
-    // r01's run may open one (it took a slot; it found mallory's open PR and gave the slot
-    // back), so one new PR opens and one repository waits: mallory's PR is no campaign PR.
+    // mallory's open PR is no campaign PR: r01's run takes a slot, will not adopt mallory's PR
+    // (GitHub refuses a second one for the same head and base) and fails saying so, giving the
+    // slot back; one new PR opens elsewhere and one repository waits.
+    assert_eq!(with_status(&r, "failed"), ["origins__r01"], "{r:#}\n{}", run.stderr);
+    let e = r["repos"].as_array().unwrap().iter().find(|x| x["id"] == "origins__r01").unwrap();
+    assert!(e["error"].as_str().unwrap().contains("did not open it"), "{e:#}");
+    assert_eq!(gh.pr("origins/r01", 1).author, "mallory", "mallory's PR is left as it was");
     assert_eq!(with_status(&r, "pr_created").len(), 1, "{r:#}");
     assert_eq!(with_status(&r, "waiting").len(), 1, "{r:#}");
 }

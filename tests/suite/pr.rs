@@ -7,31 +7,39 @@ use serde_json::{Value, json};
 use wiremock::matchers::{body_partial_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
-const TOKEN: &str = "ghp_testcanary0123456789abcdef";
+pub(crate) const TOKEN: &str = "ghp_testcanary0123456789abcdef";
 
-fn pr_json(n: u64) -> Value {
-    json!({"number": n, "html_url": format!("https://github.example/acme/app/pull/{n}"), "state": "open"})
+/// The login the token acts as (`GET /user`), who opened hone's PRs.
+pub(crate) const LOGIN: &str = "hone-bot";
+
+pub(crate) fn pr_json(n: u64) -> Value {
+    json!({"number": n, "html_url": format!("https://github.example/acme/app/pull/{n}"), "state": "open", "user": {"login": LOGIN}})
 }
 
-async fn fixing_model() -> MockModel {
+pub(crate) async fn fixing_model() -> MockModel {
     let mock = MockModel::start().await;
     mock.turn(call("write_file", json!({"path": "status.txt", "content": "fixed\n"})), false)
         .turn(text("Set status.txt to fixed."), false);
     mock
 }
 
-fn yaml(name: &str, model: &str, extra: &str) -> String {
+pub(crate) fn yaml(name: &str, model: &str, extra: &str) -> String {
     format!("{}pr:\n  labels: [automated]\n  reviewers: [octocat]\n{extra}", job_yaml(name, model, false))
 }
 
-async fn run_pr(repo: &crate::common::repo::TestRepo, yaml: &str, gh: &MockServer, extra_env: &[(&str, &str)]) -> Run {
+pub(crate) async fn run_pr(
+    repo: &crate::common::repo::TestRepo,
+    yaml: &str,
+    gh: &MockServer,
+    extra_env: &[(&str, &str)],
+) -> Run {
     let mut env =
         vec![("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", gh.uri().leak() as &str)];
     env.extend_from_slice(extra_env);
     run_job_env(repo, yaml, &env).await
 }
 
-async fn mutations(gh: &MockServer) -> Vec<(String, String, Value)> {
+pub(crate) async fn mutations(gh: &MockServer) -> Vec<(String, String, Value)> {
     gh.received_requests()
         .await
         .expect("wiremock records requests")
@@ -43,7 +51,14 @@ async fn mutations(gh: &MockServer) -> Vec<(String, String, Value)> {
         .collect()
 }
 
-async fn mount_list(gh: &MockServer, prs: Value) {
+/// The open PRs from `hone/prjob` are `prs`; the token is `LOGIN`'s.
+pub(crate) async fn mount_list(gh: &MockServer, prs: Value) {
+    let me = json!({"login": LOGIN, "type": "User"});
+    Mock::given(method("GET"))
+        .and(path("/user"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(me))
+        .mount(gh)
+        .await;
     Mock::given(method("GET"))
         .and(path("/repos/acme/app/pulls"))
         .and(query_param("head", "acme:hone/prjob"))

@@ -30,6 +30,10 @@ pub async fn ship(s: &Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<(
 }
 
 impl Ship<'_> {
+    /// hone's open PR from the job's branch: one the token's identity opened (`place.login`, a
+    /// GitHub App's bot, else `GET /user` or GraphQL `viewer`, asked only when a PR is open). A
+    /// PR someone else opened from hone's branch (anyone may, on a public repository) is never
+    /// edited or closed.
     async fn find_open(&self, gh: &GitHub) -> Result<Option<(u64, String)>> {
         let head = github::encode(&format!("{}:{}", gh.owner, self.job.git.branch));
         let path = gh.repo_path(&format!("/pulls?head={head}&state=open"));
@@ -37,10 +41,15 @@ impl Ship<'_> {
         if !resp.ok() {
             return Err(HoneError::new(Code::Forge, format!("listing pull requests failed: {}", resp.message())));
         }
-        Ok(resp
-            .body
-            .as_array()
-            .and_then(|a| a.first())
+        let Some(open) = resp.body.as_array().filter(|a| !a.is_empty()) else { return Ok(None) };
+        let own = match self.place.login.as_deref() {
+            Some(l) => l.to_string(),
+            None => super::autofix::own_login(gh).await?,
+        };
+        let by_me = |p: &&serde_json::Value| p["user"]["login"].as_str().is_some_and(|l| l.eq_ignore_ascii_case(&own));
+        Ok(open
+            .iter()
+            .find(by_me)
             .and_then(|p| Some((p["number"].as_u64()?, p["html_url"].as_str().unwrap_or("").to_string()))))
     }
 
@@ -70,13 +79,15 @@ impl Ship<'_> {
                 let resp = gh.post(&gh.repo_path("/pulls"), &create).await?;
                 if resp.status == 422 && resp.message().to_lowercase().contains("already exists") {
                     let Some((n, url)) = self.find_open(gh).await? else {
+                        let (branch, base) = (&self.job.git.branch, &self.base_branch);
                         return Err(HoneError::new(
                             Code::Forge,
                             format!(
-                                "GitHub says a PR already exists, but none is open for the branch: {}",
+                                "a PR from `{branch}` onto `{base}` is open, but hone's identity did not open it: hone does not edit someone else's PR ({})",
                                 resp.message()
                             ),
-                        ));
+                        )
+                        .hint("close that PR, or give the job another branch (`git.branch`)"));
                     };
                     self.update(gh, n, &title, &text, out).await?;
                     out.url = Some(url);

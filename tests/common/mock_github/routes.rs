@@ -241,6 +241,14 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             (200, page_of(json!(list.iter().map(|p| pr_json(full, p)).collect::<Vec<_>>()), query))
         }
         ("POST", ["pulls"]) => {
+            // GitHub keeps one open PR per head and base.
+            let (head, base) = (body["head"].as_str().unwrap_or(""), body["base"].as_str().unwrap_or("main"));
+            if r.prs.values().any(|p| p.state == "open" && p.head_ref == head && p.base_ref == base) {
+                let owner = full.split('/').next().unwrap_or("");
+                let why = format!("A pull request already exists for {owner}:{head}.");
+                let errors = json!([{"resource": "PullRequest", "code": "custom", "message": why}]);
+                return (422, json!({"message": "Validation Failed", "errors": errors}));
+            }
             let n = r.prs.keys().max().copied().unwrap_or(0) + 1;
             let mut p = MockPr::open(n, body["head"].as_str().unwrap_or(""));
             p.base_ref = body["base"].as_str().unwrap_or("main").into();
