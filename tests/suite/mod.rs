@@ -15,6 +15,7 @@ mod budgets;
 mod cancel;
 mod chaos;
 mod charts;
+mod circles;
 mod cloud_credentials;
 mod code_quality;
 mod context;

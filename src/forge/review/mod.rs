@@ -4,6 +4,7 @@
 
 pub mod anchors;
 pub mod body;
+pub mod publish;
 pub mod suggest;
 
 pub use crate::protocol::{ReviewOperation, ReviewReport};
@@ -74,28 +75,4 @@ fn oid(sha: &str) -> crate::error::Result<git2::Oid> {
 /// The marker that starts the body of every review hone writes for `job`.
 pub fn marker(job: &str) -> String {
     format!("<!-- hone:review job={job} -->")
-}
-/// Publish the review on the place's forge (`<forge>/review.rs`), bounded by the run.
-pub async fn publish(
-    place: &super::place::Place,
-    token: &super::credential::Token,
-    ws: &crate::git::Workspace,
-    input: &Input<'_>,
-    (shared, deadline, cancel): (&super::Shared, tokio::time::Instant, &tokio_util::sync::CancellationToken),
-) -> crate::error::Result<ReviewReport> {
-    use crate::error::{Code, HoneError};
-    match place.kind {
-        super::Kind::Github => {
-            let (owner, repo) = place.repo.as_deref().and_then(|r| r.split_once('/')).ok_or_else(|| {
-                HoneError::new(Code::Forge, "cannot tell the GitHub repository; set GITHUB_REPOSITORY=owner/repo")
-            })?;
-            let gh = super::github::GitHub::new(place.api()?, token.secret(), owner, repo, shared.queue.clone())?;
-            super::github::review::publish(&gh, ws, input).await
-        }
-        super::Kind::Gitlab => {
-            let gl = super::gitlab::GitLab::new(place, shared.queue.clone(), (deadline, cancel))?;
-            super::gitlab::review::publish(&gl, ws, input).await
-        }
-        super::Kind::Forgejo => Err(HoneError::new(Code::Forge, "review mode does not publish on Forgejo yet")),
-    }
 }

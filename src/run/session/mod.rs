@@ -7,6 +7,7 @@ mod answer;
 mod budget;
 mod checkpoint;
 mod context;
+mod cost;
 mod history;
 mod hooks;
 mod instructions;
@@ -15,6 +16,7 @@ mod plan;
 mod prompt;
 mod toolcall;
 mod turns;
+mod watch;
 mod watchdog;
 
 use super::checks::Checks;

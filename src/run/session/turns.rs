@@ -27,7 +27,7 @@ pub struct Loop<'a> {
     specs: Vec<ToolSpec>,
     pub(super) run: &'a mut Run,
     pub(super) messages: Vec<Message>,
-    pub(super) watch: super::watchdog::Watch,
+    pub(super) watch: super::watch::Watch,
     pub(super) base: git2::Oid,
     pub(super) clarify_requested: bool,
     /// The model called `finish`: how it said it ended.
@@ -169,7 +169,7 @@ impl<'a> Loop<'a> {
         self.run.transcript.request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
         let link = self.link(turn);
-        let mut cost = super::budget::TurnCost::new(&self.s.job, link, self.run.record.spent_usd(), priced);
+        let mut cost = super::cost::TurnCost::new(&self.s.job, link, self.run.record.spent_usd(), priced);
         let (events, stats, faults) = (&self.s.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
         let reply = retry::complete(
             &link.client,
@@ -247,7 +247,7 @@ impl<'a> Loop<'a> {
 
     /// Run the reply's tool calls, or take its text as the model's last word.
     async fn handle_reply(&mut self, turn: u32, reply: Reply) -> Next {
-        if let Some(why) = super::watchdog::degenerate(&reply.message) {
+        if let Some(why) = super::watch::degenerate(&reply.message) {
             return self.degenerate(turn, why);
         }
         self.watch.degenerate = 0;

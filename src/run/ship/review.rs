@@ -101,5 +101,5 @@ async fn post(
         body,
         login: place.login.as_deref(),
     };
-    forge::review::publish(&place, token, &p.ws, &input, (&p.shared.forge, p.deadline, &p.cancel)).await
+    forge::review::publish::publish(&place, token, &p.ws, &input, (&p.shared.forge, p.deadline, &p.cancel)).await
 }
