@@ -137,8 +137,15 @@ impl Ship<'_> {
     }
 }
 
+/// Autofix: PR `t` was fixed in place (`out` gets its number, and `updated` when hone pushed);
+/// returns the text of hone's one comment on it: what was pushed, then the PR text.
+pub(crate) fn fixed_in_place(t: &autofix::Target, req: &PrRequest, out: &mut PrReport) -> String {
+    (out.number, out.operation) = (Some(t.number), pushed_op(out.pushed));
+    format!("{}\n\n{}", autofix_note(out.pushed, &t.head_ref), req.body)
+}
+
 /// The first line of the autofix comment.
-pub(crate) fn autofix_note(pushed: bool, head_ref: &str) -> String {
+fn autofix_note(pushed: bool, head_ref: &str) -> String {
     if pushed {
         format!("hone pushed a fix to {}.", crate::markdown::code(head_ref))
     } else {

@@ -5,16 +5,15 @@
 
 use crate::error::{Code, HoneError, Result};
 use crate::forge::autofix::{Ask, Decision};
+use crate::forge::{Kind, forgejo, github, gitlab};
 
 /// The PR the environment's CI runs for, when it describes one: the Actions event's pull
 /// request (GitHub Actions, Forgejo Actions) or GitLab's merge request pipeline.
-pub fn number_from_env(kind: crate::forge::Kind, env: &crate::env::RunEnv) -> Option<u64> {
+pub fn number_from_env(kind: Kind, env: &crate::env::RunEnv) -> Option<u64> {
     match kind {
-        crate::forge::Kind::Github | crate::forge::Kind::Forgejo if env.actions => {
-            crate::forge::autofix::number_from_event(env)
-        }
-        crate::forge::Kind::Gitlab => crate::forge::gitlab::autofix::number_from_ci(env),
-        crate::forge::Kind::Github | crate::forge::Kind::Forgejo => None,
+        Kind::Github | Kind::Forgejo if env.actions => crate::forge::autofix::number_from_event(env),
+        Kind::Gitlab => gitlab::autofix::number_from_ci(env),
+        Kind::Github | Kind::Forgejo => None,
     }
 }
 
@@ -30,9 +29,9 @@ pub async fn inspect(place: &crate::forge::place::Place, number: u64, ask: &Ask<
     // Reviewers' feedback is for hone's memory, which a review of someone else's PR never writes.
     let remember = !review && job.memory.enabled;
     let (mut decision, feedback) = match place.kind {
-        crate::forge::Kind::Github => crate::forge::github::autofix::read(place, &token, number, ask, remember).await?,
-        crate::forge::Kind::Gitlab => crate::forge::gitlab::autofix::read(place, number, ask, remember).await?,
-        crate::forge::Kind::Forgejo => crate::forge::forgejo::autofix::read(place, number, ask, remember).await?,
+        Kind::Github => github::autofix::read(place, &token, number, ask, remember).await?,
+        Kind::Gitlab => gitlab::autofix::read(place, number, ask, remember).await?,
+        Kind::Forgejo => forgejo::autofix::read(place, number, ask, remember).await?,
     };
     if let (Decision::Fix(t), Some(read)) = (&mut decision, feedback) {
         match read {

@@ -17,11 +17,9 @@ pub async fn ship(s: &Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<(
     let gh = GitHub::new(s.place.api()?, token, owner, repo, s.shared.queue.clone())?;
     let result = match s.autofix {
         Some(t) => {
-            let text = format!("{}\n\n{}", crate::forge::autofix_note(out.pushed, &t.head_ref), req.body);
+            let text = crate::forge::fixed_in_place(t, req, out);
             let who = (s.job.name.as_str(), s.place.login.as_deref());
-            let url = super::autofix::upsert_comment(&gh, t.number, who, &text).await;
-            (out.number, out.operation) = (Some(t.number), crate::forge::pushed_op(out.pushed));
-            url.map(|u| out.url = u)
+            super::autofix::upsert_comment(&gh, t.number, who, &text).await.map(|u| out.url = u)
         }
         None => s.pull_request(&gh, req, out).await,
     };

@@ -78,10 +78,8 @@ pub async fn ship(s: &crate::forge::Ship<'_>, req: &PrRequest, out: &mut PrRepor
     }
     let result = match s.autofix {
         Some(t) => {
-            let text = format!("{}\n\n{}", crate::forge::autofix_note(out.pushed, &t.head_ref), req.body);
-            let url = super::autofix::upsert_note(&gl, t.number, &s.job.name, &text).await;
-            (out.number, out.operation) = (Some(t.number), crate::forge::pushed_op(out.pushed));
-            url.map(|u| out.url = u)
+            let text = crate::forge::fixed_in_place(t, req, out);
+            super::autofix::upsert_note(&gl, t.number, &s.job.name, &text).await.map(|u| out.url = u)
         }
         None => publish(&gl, s.job, &s.base_branch, req, s.partial_ref.is_some(), out).await,
     };
