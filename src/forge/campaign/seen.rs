@@ -161,3 +161,21 @@ pub fn state_of(pr: &Pr) -> State {
 pub fn quote(m: &str) -> String {
     m.chars().filter(|c| !c.is_control()).take(200).collect()
 }
+
+/// What the checks and reviews of an open PR say against merging it now, where the forge sums
+/// them up as GitHub does (checks passing, no change requested, the review the rules require):
+/// `None` when they allow it.
+pub fn checks_or_reviews_block(seen: &Seen) -> Option<String> {
+    match (seen.checks, &seen.checks_why) {
+        (Some(Checks::Failing), _) => return Some("checks failing".into()),
+        (Some(Checks::Pending), Some(why)) => return Some(format!("checks pending: {why}")),
+        (Some(Checks::Pending), None) => return Some("checks pending".into()),
+        (None, _) => return Some("checks unknown".into()),
+        _ => {}
+    }
+    match seen.review {
+        Some(Review::ChangesRequested) => Some("changes requested".into()),
+        Some(Review::ReviewRequired) => Some("review required".into()),
+        _ => None,
+    }
+}

@@ -40,17 +40,8 @@ pub async fn observe(fj: &Forgejo, n: u64, pr: Pr) -> Result<Seen> {
 /// Why an open PR cannot be merged now on Forgejo, or `None`: its checks pass, the official
 /// reviews allow it, and Forgejo says it is mergeable.
 pub fn blocker(seen: &Seen) -> Option<String> {
-    match (seen.checks, &seen.checks_why) {
-        (Some(Checks::Failing), _) => return Some("checks failing".into()),
-        (Some(Checks::Pending), Some(why)) => return Some(format!("checks pending: {why}")),
-        (Some(Checks::Pending), None) => return Some("checks pending".into()),
-        (None, _) => return Some("checks unknown".into()),
-        _ => {}
-    }
-    match seen.review {
-        Some(Review::ChangesRequested) => return Some("changes requested".into()),
-        Some(Review::ReviewRequired) => return Some("review required".into()),
-        _ => {}
+    if let Some(why) = crate::forge::campaign::checks_or_reviews_block(seen) {
+        return Some(why);
     }
     match seen.pr.mergeable {
         None => Some("mergeability unknown (Forgejo is checking it; try again)".into()),

@@ -103,17 +103,8 @@ pub fn review_state(reviews: &[Reviewed], required: u64) -> Review {
 /// checks passing, reviews allowing, mergeable (not a draft: `campaign::blocker` asked first).
 pub fn blocker(seen: &Seen) -> Option<String> {
     let pr = &seen.pr;
-    match (seen.checks, &seen.checks_why) {
-        (Some(Checks::Failing), _) => return Some("checks failing".into()),
-        (Some(Checks::Pending), Some(why)) => return Some(format!("checks pending: {why}")),
-        (Some(Checks::Pending), None) => return Some("checks pending".into()),
-        (None, _) => return Some("checks unknown".into()),
-        _ => {}
-    }
-    match seen.review {
-        Some(Review::ChangesRequested) => return Some("changes requested".into()),
-        Some(Review::ReviewRequired) => return Some("review required".into()),
-        _ => {}
+    if let Some(why) = crate::forge::campaign::checks_or_reviews_block(seen) {
+        return Some(why);
     }
     match (pr.mergeable, pr.mergeable_state.as_str()) {
         (None, _) => Some("mergeability unknown (GitHub is computing it; try again)".into()),
