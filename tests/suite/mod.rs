@@ -134,6 +134,7 @@ mod safety;
 mod second_attempt;
 mod setup_cmds;
 mod spec_errors;
+mod typed_errors;
 mod versions;
 mod vertex;
 mod workflow_commands;
