@@ -2,12 +2,44 @@
 //! assertion (`model::vertex`) and a GitHub App's JWT (`forge::app`). aws-lc-rs signs (it is
 //! rustls's crypto already); rustls-pki-types reads the PEM.
 
+use crate::error::Code;
 use aws_lc_rs::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject;
 use serde_json::{Value, json};
+
+/// What is wrong with a private key. The text completes "the key …" (`is not a PEM private key
+/// (…)`), saying what is wrong without repeating any of the key.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("is not a PEM private key ({0})")]
+    NotPem(&'static str),
+    #[error("is not an RSA key")]
+    NotRsa,
+    #[error("is not a usable RSA key ({0})")]
+    Unusable(aws_lc_rs::error::KeyRejected),
+}
+
+/// The key could not sign a token (aws-lc-rs says no more).
+#[derive(Debug, thiserror::Error)]
+#[error("the key could not sign the token")]
+pub struct SignError;
+
+impl KeyError {
+    /// A key is part of the configuration hone is given.
+    pub const fn code(&self) -> Code {
+        Code::Spec
+    }
+}
+
+impl SignError {
+    /// A key that loaded but does not sign is the configuration's too.
+    pub const fn code(&self) -> Code {
+        Code::Spec
+    }
+}
 
 /// An RSA private key, ready to sign.
 pub struct Signer {
@@ -23,23 +55,20 @@ impl std::fmt::Debug for Signer {
 }
 
 impl Signer {
-    /// The RSA key in `pem` (PKCS#8 or PKCS#1, as GitHub issues App keys). The error completes
-    /// "the key …" (`is not a PEM private key (…)`), saying what is wrong without repeating any
-    /// of the key.
-    pub fn from_pem(pem: &str, key_id: Option<String>) -> Result<Signer, String> {
-        let der = PrivateKeyDer::from_pem_slice(pem.as_bytes())
-            .map_err(|e| format!("is not a PEM private key ({})", pem_problem(&e)))?;
+    /// The RSA key in `pem` (PKCS#8 or PKCS#1, as GitHub issues App keys).
+    pub fn from_pem(pem: &str, key_id: Option<String>) -> Result<Signer, KeyError> {
+        let der = PrivateKeyDer::from_pem_slice(pem.as_bytes()).map_err(|e| KeyError::NotPem(pem_problem(&e)))?;
         let key = match &der {
             PrivateKeyDer::Pkcs8(k) => RsaKeyPair::from_pkcs8(k.secret_pkcs8_der()),
             PrivateKeyDer::Pkcs1(k) => RsaKeyPair::from_der(k.secret_pkcs1_der()),
-            _ => return Err("is not an RSA key".into()),
+            _ => return Err(KeyError::NotRsa),
         }
-        .map_err(|e| format!("is not a usable RSA key ({e})"))?;
+        .map_err(KeyError::Unusable)?;
         Ok(Signer { key, key_id })
     }
 
     /// The signed token `header.claims.signature`, each part base64url without padding.
-    pub fn assertion(&self, claims: &Value) -> Result<String, String> {
+    pub fn assertion(&self, claims: &Value) -> Result<String, SignError> {
         let mut header = json!({"alg": "RS256", "typ": "JWT"});
         if let Some(kid) = &self.key_id {
             header["kid"] = json!(kid);
@@ -48,9 +77,7 @@ impl Signer {
             format!("{}.{}", URL_SAFE_NO_PAD.encode(header.to_string()), URL_SAFE_NO_PAD.encode(claims.to_string()));
         let mut sig = vec![0u8; self.key.public_modulus_len()];
         let rng = aws_lc_rs::rand::SystemRandom::new();
-        self.key
-            .sign(&RSA_PKCS1_SHA256, &rng, signing_input.as_bytes(), &mut sig)
-            .map_err(|_| "the key could not sign the token".to_string())?;
+        self.key.sign(&RSA_PKCS1_SHA256, &rng, signing_input.as_bytes(), &mut sig).map_err(|_| SignError)?;
         Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig)))
     }
 }
@@ -99,7 +126,7 @@ mod tests {
             ("-----BEGIN PRIVATE KEY-----\nnot base64!!\n-----END PRIVATE KEY-----\n", "PEM"),
             ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "not a usable RSA key"),
         ] {
-            let e = Signer::from_pem(pem, None).unwrap_err();
+            let e = Signer::from_pem(pem, None).unwrap_err().to_string();
             assert!(e.contains(why), "{pem:?}: {e}");
             assert!(!e.contains("AAAA") && !e.contains("not base64"), "{e}");
         }

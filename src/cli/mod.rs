@@ -1,5 +1,9 @@
 //! Command-line interface (clap derive). The doc comments are the `--help` text.
 
+mod shard;
+
+pub use shard::{Shard, ShardError};
+
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
@@ -322,50 +326,6 @@ pub struct FleetArgs {
 pub enum Only {
     /// Those whose last run failed.
     Failed,
-}
-
-/// `--shard i/N`: shard `index` of `count`, 1-based; `index` is `None` for `auto/N`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: Option<usize>,
-    pub count: usize,
-}
-
-impl Shard {
-    /// The 1-based shard index: given, or for `auto/N`, `JOB_COMPLETION_INDEX` (0-based) + 1.
-    pub fn resolve(self, completion_index: Option<&str>) -> Result<(usize, usize), String> {
-        if let Some(i) = self.index {
-            return Ok((i, self.count));
-        }
-        let n = self.count;
-        let raw = completion_index.ok_or_else(|| {
-            format!("`--shard auto/{n}` takes the shard from JOB_COMPLETION_INDEX, which is not set\n  = help: run it as a Kubernetes Indexed Job with `completions: {n}`, or give the shard: `--shard 1/{n}`")
-        })?;
-        match raw.trim().parse::<usize>() {
-            Ok(i) if i < n => Ok((i + 1, n)),
-            _ => {
-                Err(format!("JOB_COMPLETION_INDEX is `{raw}`, not an index from 0 to {} for `--shard auto/{n}`", n - 1))
-            }
-        }
-    }
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a shard: write i/N with 1 <= i <= N, like 2/8, or auto/N");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let count = n.trim().parse::<usize>().map_err(|_| bad())?;
-        if i.trim() == "auto" && count > 0 {
-            return Ok(Shard { index: None, count });
-        }
-        let index = i.trim().parse::<usize>().map_err(|_| bad())?;
-        if index == 0 || index > count {
-            return Err(bad());
-        }
-        Ok(Shard { index: Some(index), count })
-    }
 }
 
 #[cfg(test)]

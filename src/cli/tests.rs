@@ -9,7 +9,7 @@ fn shards_parse_or_say_how_to_write_them() {
     assert_eq!("auto/4".parse::<Shard>(), Ok(Shard { index: None, count: 4 }));
     for bad in ["0/3", "4/3", "2", "a/b", "/3", "2/", "-1/3", "", "auto/0", "auto/x"] {
         let e = bad.parse::<Shard>().unwrap_err();
-        assert!(e.contains("i/N"), "{bad}: {e}");
+        assert!(e.to_string().contains("i/N"), "{bad}: {e}");
     }
 }
 
@@ -53,9 +53,12 @@ fn auto_shards_come_from_the_indexed_jobs_completion_index() {
     let auto = Shard { index: None, count: 4 };
     assert_eq!(auto.resolve(Some("0")), Ok((1, 4)));
     assert_eq!(auto.resolve(Some("3")), Ok((4, 4)));
-    assert!(auto.resolve(Some("4")).unwrap_err().contains("from 0 to 3"));
+    assert!(auto.resolve(Some("4")).unwrap_err().to_string().contains("from 0 to 3"));
     assert!(auto.resolve(Some("x")).is_err());
-    assert!(auto.resolve(None).unwrap_err().contains("JOB_COMPLETION_INDEX"));
+    assert!(auto.resolve(None).unwrap_err().to_string().contains("JOB_COMPLETION_INDEX"));
+    let e = crate::error::HoneError::from(auto.resolve(None).unwrap_err());
+    assert_eq!(e.code, crate::error::Code::Spec);
+    assert!(e.hint.is_some_and(|h| h.contains("completions: 4")), "the help says how to run it");
     assert_eq!(Shard { index: Some(2), count: 4 }.resolve(Some("0")), Ok((2, 4)), "a given index wins");
 }
 

@@ -170,7 +170,7 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
     let shard = match a.shard.map(|s| s.resolve(env.var("JOB_COMPLETION_INDEX"))).transpose() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("{}", HoneError::from(e).render());
             return exit::INVALID_INPUT;
         }
     };

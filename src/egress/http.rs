@@ -94,7 +94,7 @@ fn authority(auth: &str, default: Option<u16>) -> Result<(Target, u16), BadReque
         Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| bad("a bad port".into()))?,
         None => default.ok_or_else(|| bad("CONNECT needs `host:port`".into()))?,
     };
-    Ok((Target::parse(host).map_err(bad)?, port))
+    Ok((Target::parse(host).map_err(|e| bad(e.to_string()))?, port))
 }
 
 /// The answer that opens a tunnel.

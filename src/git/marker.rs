@@ -65,8 +65,8 @@ impl Marker {
         }
     }
 
-    /// Every field as hone writes it, or why not.
-    pub fn check(&self) -> std::result::Result<(), String> {
+    /// Every field as hone writes it, or the first that is not.
+    pub fn check(&self) -> std::result::Result<(), OddField> {
         let hex = |s: &str| s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
         let uuid = uuid::Uuid::parse_str(&self.run_id).ok().map(|u| u.hyphenated().to_string());
         let branch_ok = |b: &str| !b.starts_with('-') && git2::Reference::is_valid_name(&format!("refs/heads/{b}"));
@@ -89,7 +89,7 @@ impl Marker {
             (git2::Reference::is_valid_name(&self.saved_ref()), "ref"),
         ];
         match problems.iter().find(|(ok, _)| !ok) {
-            Some((_, field)) => Err(format!("its `{field}` is not one hone writes")),
+            Some((_, field)) => Err(OddField(field)),
             None => Ok(()),
         }
     }
@@ -104,6 +104,11 @@ impl Marker {
         alive(self.pid, &self.started)
     }
 }
+
+/// A field of a marker that is not one hone writes (the first found): the marker is never acted on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("its `{0}` is not one hone writes")]
+pub struct OddField(pub &'static str);
 
 /// What the marker file holds.
 pub enum Found {
@@ -162,7 +167,7 @@ impl Place {
         match serde_json::from_slice::<Marker>(&bytes) {
             Ok(m) => match m.check() {
                 Ok(()) => Found::Marker(Box::new(m)),
-                Err(why) => Found::Unreadable(why),
+                Err(why) => Found::Unreadable(why.to_string()),
             },
             Err(e) => Found::Unreadable(format!("it is not a marker hone writes: {e}")),
         }

@@ -29,7 +29,7 @@ pub use recover::Recovered;
 pub use saved::Saved;
 pub use withheld::Withheld;
 
-pub use scratch::init_scratch;
+pub use scratch::{Below, init_scratch};
 
 use crate::error::{Code, HoneError, Result};
 use git2::{BranchType, Oid, Repository, Signature};

@@ -4,10 +4,19 @@ use crate::error::{Code, HoneError, Result};
 use git2::{Repository, Signature};
 use std::path::Path;
 
+/// Where a scratch repository goes: `rel` below `base`, which is trusted; the directories in
+/// `rel` are reached without following a symlink.
+#[derive(Debug, Clone, Copy)]
+pub struct Below<'a> {
+    pub base: &'a Path,
+    pub rel: &'a Path,
+}
+
 /// Copy a plain directory into `dest` as a fresh repository with one commit on `main`.
-/// `dest` is `base/rel`: the directories below `base` are reached without following a symlink
-/// (one in their place is replaced), and an earlier copy is removed by descriptor.
-pub fn init_scratch(src: &Path, (base, rel): (&Path, &Path)) -> Result<()> {
+/// The directories below `dest.base` are reached without following a symlink (one in their
+/// place is replaced), and an earlier copy is removed by descriptor.
+pub fn init_scratch(src: &Path, dest: Below<'_>) -> Result<()> {
+    let Below { base, rel } = dest;
     let dest = base.join(rel);
     let io = |e: std::io::Error| HoneError::new(Code::Io, format!("cannot clear {}: {e}", dest.display()));
     let (parent, name) = (rel.parent().unwrap_or(Path::new("")), rel.file_name().unwrap_or_default());

@@ -144,7 +144,7 @@ fn fill(template: &str, what: &str, i: &Inputs<'_>) -> Result<String, Error> {
 /// and CA bundle); it follows no redirect (a redirect would carry the headers, credentials
 /// included, to wherever it points).
 fn http_client(url: &str) -> Result<reqwest::Client, Error> {
-    let b = crate::net::builder(url).map_err(|e| Error::Template { what: "its HTTP client".into(), why: e.message })?;
+    let b = crate::net::builder(url).map_err(Error::ClientSetup)?;
     b.build().map_err(Error::Client)
 }
 

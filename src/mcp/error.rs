@@ -28,7 +28,10 @@ pub enum Error {
     TooManyPages,
     /// A template (`what`: its `url`, a header) names a variable that is not set.
     #[error("{what}: {why}")]
-    Template { what: String, why: String },
+    Template { what: String, why: crate::spec::mcp::TemplateError },
+    /// Its HTTP client could not be set up from hone's environment (its proxies, its CAs).
+    #[error("its HTTP client: {}", .0.message)]
+    ClientSetup(HoneError),
     /// A header's name or value is not one HTTP allows.
     #[error("its header `{name}`: {why}")]
     Header { name: String, why: String },

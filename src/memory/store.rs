@@ -85,6 +85,36 @@ struct Head {
     key: String,
 }
 
+/// A memory file that is there but cannot be used: it is ignored, with a warning saying why.
+#[derive(Debug, thiserror::Error)]
+#[error("memory file {}: {why}; ignored (start afresh with `hone memory clear`)", path.display())]
+struct Ignored {
+    path: PathBuf,
+    why: Unusable,
+}
+
+/// Why a memory file cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum Unusable {
+    #[error("it is a symlink")]
+    Symlink,
+    #[error("cannot read it ({0})")]
+    Unreadable(std::io::Error),
+    #[error("it is larger than {} KiB", MAX_FILE_BYTES / 1024)]
+    TooLarge,
+    #[error("it is not a memory file ({0})")]
+    NotMemory(serde_json::Error),
+    #[error("it has version {0}, this hone reads {VERSION}")]
+    Version(u32),
+    #[error("its key is not one")]
+    NoKey,
+    /// The key (as stored) of the repository it is for.
+    #[error("it is for another repository (`{0}`)")]
+    OtherRepo(String),
+    #[error("its key does not match its name")]
+    MisNamed,
+}
+
 impl Store {
     pub fn at(dir: PathBuf) -> Store {
         Store { dir, wait: LOCK_WAIT }
@@ -119,40 +149,35 @@ impl Store {
         match self.read(&dir, &name, Some(key)) {
             Ok(Some(m)) => (m, vec![]),
             Ok(None) => (Memory::new(key), vec![]),
-            Err(why) => (Memory::new(key), vec![why]),
+            Err(why) => (Memory::new(key), vec![why.to_string()]),
         }
     }
 
     /// Read `name` in `dir`: `None` when it does not exist, an error (a warning's text) when it
     /// cannot be used. With `key`, the file must be that key's; without, its name must match the
     /// key it holds.
-    fn read(&self, dir: &OwnedFd, name: &str, key: Option<&RepoKey>) -> std::result::Result<Option<Memory>, String> {
-        let path = self.dir.join(name);
-        let ignored = |why: String| {
-            format!("memory file {}: {why}; ignored (start afresh with `hone memory clear`)", path.display())
-        };
+    fn read(&self, dir: &OwnedFd, name: &str, key: Option<&RepoKey>) -> Result<Option<Memory>, Ignored> {
+        let ignored = |why: Unusable| Ignored { path: self.dir.join(name), why };
         let bytes = match crate::safe_fs::read_regular_at(dir, name, MAX_FILE_BYTES + 1) {
             Ok(b) => b,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(ignored("it is a symlink".into())),
-            Err(e) => return Err(ignored(format!("cannot read it ({e})"))),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(ignored(Unusable::Symlink)),
+            Err(e) => return Err(ignored(Unusable::Unreadable(e))),
         };
         if bytes.len() as u64 > MAX_FILE_BYTES {
-            return Err(ignored(format!("it is larger than {} KiB", MAX_FILE_BYTES / 1024)));
+            return Err(ignored(Unusable::TooLarge));
         }
-        let head: Head =
-            serde_json::from_slice(&bytes).map_err(|e| ignored(format!("it is not a memory file ({e})")))?;
+        let head: Head = serde_json::from_slice(&bytes).map_err(|e| ignored(Unusable::NotMemory(e)))?;
         if head.version != VERSION {
-            return Err(ignored(format!("it has version {}, this hone reads {VERSION}", head.version)));
+            return Err(ignored(Unusable::Version(head.version)));
         }
-        let stored = RepoKey::from_stored(&head.key).ok_or_else(|| ignored("its key is not one".into()))?;
+        let stored = RepoKey::from_stored(&head.key).ok_or_else(|| ignored(Unusable::NoKey))?;
         match key {
-            Some(k) if *k != stored => return Err(ignored(format!("it is for another repository (`{}`)", head.key))),
-            None if file_name(&stored) != name => return Err(ignored("its key does not match its name".into())),
+            Some(k) if *k != stored => return Err(ignored(Unusable::OtherRepo(head.key))),
+            None if file_name(&stored) != name => return Err(ignored(Unusable::MisNamed)),
             _ => {}
         }
-        let m: Memory =
-            serde_json::from_slice(&bytes).map_err(|e| ignored(format!("it is not a memory file ({e})")))?;
+        let m: Memory = serde_json::from_slice(&bytes).map_err(|e| ignored(Unusable::NotMemory(e)))?;
         Ok(Some(m.sanitized()))
     }
 
@@ -173,7 +198,7 @@ impl Store {
         let (mut m, mut warnings) = match self.read(dir.fd(), &file_name(key), Some(key)) {
             Ok(Some(m)) => (m, vec![]),
             Ok(None) => (Memory::new(key), vec![]),
-            Err(why) => (Memory::new(key), vec![why]),
+            Err(why) => (Memory::new(key), vec![why.to_string()]),
         };
         warnings.extend(dir.warning.clone());
         let before = m.clone();
@@ -281,7 +306,7 @@ impl Store {
                     file: self.dir.join(&name),
                 }),
                 Ok(None) => {}
-                Err(w) => warnings.push(w),
+                Err(w) => warnings.push(w.to_string()),
             }
         }
         out.sort_by(|a, b| a.key.cmp(&b.key));

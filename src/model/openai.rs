@@ -67,8 +67,8 @@ impl OpenAi {
     }
 
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
-        let resp =
-            post(&self.http, &self.url, &self.auth, &self.body(req), (self.request_timeout, self.stream)).await?;
+        let wait = Wait { limit: self.request_timeout, stream: self.stream };
+        let resp = post(&self.http, &self.url, &self.auth, &self.body(req), wait).await?;
         let mut reply = if self.stream { self.read_stream(resp).await } else { self.read_body(resp).await }?;
         if self.text_tools {
             let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -95,7 +95,15 @@ impl OpenAi {
     }
 }
 
-/// POST `body` to `url` (with `auth`'s credential), within `limit`; an error status is
+/// How a request waits for its answer: `limit`, for the whole answer, or with `stream` for its
+/// first byte (the stream's own idle timeout takes over from there).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Wait {
+    pub limit: Duration,
+    pub stream: bool,
+}
+
+/// POST `body` to `url` (with `auth`'s credential), waiting as `wait` says; an error status is
 /// a `ModelError` with the provider's message (OpenAI's error shape, which compatible servers
 /// and the Responses API share).
 pub(super) async fn post(
@@ -103,10 +111,10 @@ pub(super) async fn post(
     url: &str,
     auth: &Auth,
     body: &Value,
-    (limit, stream): (Duration, bool),
+    wait: Wait,
 ) -> Result<reqwest::Response, ModelError> {
     let rb = auth.apply(client.post(url).json(body)).await?;
-    let resp = http::send(rb, limit, stream).await?;
+    let resp = http::send(rb, wait.limit, wait.stream).await?;
     let status = resp.status();
     if !status.is_success() {
         let retry_after = http::retry_after(resp.headers());

@@ -66,8 +66,8 @@ impl Responses {
     }
 
     pub async fn complete(&self, req: &ChatRequest) -> Result<Reply, ModelError> {
-        let limits = (self.request_timeout, self.stream);
-        let resp = super::openai::post(&self.http, &self.url, &self.auth, &self.body(req), limits).await?;
+        let wait = super::openai::Wait { limit: self.request_timeout, stream: self.stream };
+        let resp = super::openai::post(&self.http, &self.url, &self.auth, &self.body(req), wait).await?;
         if self.stream {
             let mut asm = Assembler::default();
             http::events(resp, self.idle_timeout, |_, event| asm.push(event)).await?;

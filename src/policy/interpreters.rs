@@ -2,10 +2,11 @@
 //! aliases, pagers, output files), sed (`e`, `w`, `s///e`, script files), awk (`system`, pipes,
 //! `getline` from commands, output redirection, program files) and tar (checkpoint actions,
 //! compress and rsh programs). What would run a program is refused; files they would write are
-//! added to the command's writes, so the write rules decide them. Pure. Parse helpers: an error
-//! is the text of the refusal, which is the denial the model reads.
+//! added to the command's writes, so the write rules decide them. Pure; each refusal a
+//! `ShellError`.
 
 use super::shell::SimpleCmd;
+use super::shell_error::ShellError;
 
 /// git's own commands. Anything else after `git` is an alias (from a config a command may have
 /// written), which cannot be analysed.
@@ -101,18 +102,14 @@ const GIT_COMMANDS: &[&str] = &[
 /// git's global options that take a value as the next word.
 const GIT_VALUE_OPTS: &[&str] = &["-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--list-cmds"];
 
-pub fn git(cmd: &mut SimpleCmd) -> Result<(), String> {
+pub fn git(cmd: &mut SimpleCmd) -> Result<(), ShellError> {
     let rest = &cmd.argv[1..];
-    let refuse = || {
-        Err("`git -c`/`--config-env`/`--exec-path` can make git run arbitrary programs (core.sshCommand, alias.*, …)"
-            .into())
-    };
     let mut i = 0;
     while i < rest.len() {
         let a = rest[i].as_str();
         // `-c name=value` and `-cname=value`.
         if a.starts_with("-c") || a.starts_with("--config-env") || a.starts_with("--exec-path") {
-            return refuse();
+            return Err(ShellError::GitConfig);
         }
         if GIT_VALUE_OPTS.contains(&a) {
             i += 2;
@@ -126,9 +123,7 @@ pub fn git(cmd: &mut SimpleCmd) -> Result<(), String> {
     }
     let Some(sub) = rest.get(i).map(String::as_str) else { return Ok(()) };
     if !GIT_COMMANDS.contains(&sub) {
-        return Err(format!(
-            "`git {sub}` is not a git command (an alias, which cannot be analysed); write the command out"
-        ));
+        return Err(ShellError::GitAlias(sub.into()));
     }
     let tail: Vec<String> = rest[i + 1..].to_vec();
     let has = |f: &dyn Fn(&str) -> bool| tail.iter().any(|t| f(t));
@@ -145,7 +140,7 @@ pub fn git(cmd: &mut SimpleCmd) -> Result<(), String> {
         _ => has(&|t| t.starts_with("--ext-diff") || t.starts_with("--textconv")),
     };
     if runs {
-        return Err(format!("`git {sub}` with this form runs other programs"));
+        return Err(ShellError::GitRuns(sub.into()));
     }
     for (k, t) in tail.iter().enumerate() {
         let out = if let Some(v) = t.strip_prefix("--output=") {
@@ -162,7 +157,7 @@ pub fn git(cmd: &mut SimpleCmd) -> Result<(), String> {
 
 /// GNU sed: `e` and `s///e` run commands and are refused; `w`/`W` and `s///w` write files and are
 /// refused (use write_file); script files cannot be analysed; `-i` writes the files it edits.
-pub fn sed(cmd: &mut SimpleCmd) -> Result<(), String> {
+pub fn sed(cmd: &mut SimpleCmd) -> Result<(), ShellError> {
     let rest = cmd.argv[1..].to_vec();
     let mut scripts = Vec::new();
     let mut files = Vec::new();
@@ -172,7 +167,7 @@ pub fn sed(cmd: &mut SimpleCmd) -> Result<(), String> {
         let a = &rest[i];
         // `-f file`, `-ffile`, `--file=file`.
         if a.starts_with("-f") || a.starts_with("--file") {
-            return Err("sed script files cannot be analysed; give the script on the command line".into());
+            return Err(ShellError::SedFile);
         }
         if a == "-e" || a == "--expression" {
             scripts.extend(rest.get(i + 1).cloned());
@@ -208,7 +203,7 @@ pub fn sed(cmd: &mut SimpleCmd) -> Result<(), String> {
 }
 
 /// Walk a sed script command by command (addresses, `s` and `y` with any delimiter and escapes).
-fn sed_script(script: &str) -> Result<(), String> {
+fn sed_script(script: &str) -> Result<(), ShellError> {
     let c: Vec<char> = script.chars().collect();
     let mut i = 0;
     let delimited = |i: &mut usize, parts: usize| {
@@ -235,17 +230,17 @@ fn sed_script(script: &str) -> Result<(), String> {
                 i += 1;
                 delimited(&mut i, 1);
             }
-            'e' => return Err("sed's `e` command runs shell commands".into()),
-            'w' | 'W' => return Err("sed's `w` command writes files; use write_file".into()),
+            'e' => return Err(ShellError::SedRuns("`e` command")),
+            'w' | 'W' => return Err(ShellError::SedWrites("`w` command")),
             's' => {
                 i += 1;
                 delimited(&mut i, 2);
                 let flags: String = c[i..].iter().take_while(|ch| !matches!(ch, ';' | '\n' | '}')).collect();
                 if flags.contains('e') {
-                    return Err("sed's `s///e` flag runs shell commands".into());
+                    return Err(ShellError::SedRuns("`s///e` flag"));
                 }
                 if flags.contains('w') {
-                    return Err("sed's `s///w` flag writes files; use write_file".into());
+                    return Err(ShellError::SedWrites("`s///w` flag"));
                 }
                 i += flags.chars().count();
             }
@@ -267,7 +262,7 @@ fn sed_script(script: &str) -> Result<(), String> {
 
 /// awk programs: `system()`, command pipes (`cmd | getline`, `print | cmd`, `|&`) and output
 /// redirection (`print > file`) are refused; program files cannot be analysed.
-pub fn awk(cmd: &SimpleCmd) -> Result<(), String> {
+pub fn awk(cmd: &SimpleCmd) -> Result<(), ShellError> {
     let rest = &cmd.argv[1..];
     let mut program_seen = false;
     let mut i = 0;
@@ -279,7 +274,7 @@ pub fn awk(cmd: &SimpleCmd) -> Result<(), String> {
             || a == "-E"
             || a == "--exec"
         {
-            return Err("awk program files cannot be analysed; give the program on the command line".into());
+            return Err(ShellError::AwkFile);
         }
         if a == "-v" || a == "-F" || a == "--assign" || a == "--field-separator" {
             i += 2;
@@ -290,7 +285,7 @@ pub fn awk(cmd: &SimpleCmd) -> Result<(), String> {
             let compact: String = a.chars().filter(|c| !c.is_whitespace()).collect();
             let pipes = ["|getline", "print|", "printf|", "|&", "system(", ")|"];
             if pipes.iter().any(|p| compact.contains(p)) || redirects_output(a) {
-                return Err("awk's `system()`, command pipes and output redirection run commands or write files".into());
+                return Err(ShellError::AwkRuns);
             }
         }
         i += 1;
@@ -307,7 +302,7 @@ fn redirects_output(program: &str) -> bool {
 }
 
 /// tar options that run programs.
-pub fn tar(cmd: &SimpleCmd) -> Result<(), String> {
+pub fn tar(cmd: &SimpleCmd) -> Result<(), ShellError> {
     const RUNS: &[&str] = &[
         "--checkpoint-action",
         "--to-command",
@@ -321,7 +316,7 @@ pub fn tar(cmd: &SimpleCmd) -> Result<(), String> {
     ];
     for a in &cmd.argv[1..] {
         if RUNS.iter().any(|r| a == r || a.starts_with(&format!("{r}="))) {
-            return Err(format!("tar's `{a}` runs another program"));
+            return Err(ShellError::TarRuns(a.clone()));
         }
     }
     Ok(())

@@ -92,7 +92,7 @@ fn git_forms_that_run_programs_are_refused_and_their_neighbours_are_not() {
 
 #[test]
 fn refusals_name_what_git_would_do() {
-    let why = |cmd: &str| analyse(cmd).unwrap_err();
+    let why = |cmd: &str| analyse(cmd).unwrap_err().to_string();
     assert!(why("git -c x=y log").contains("can make git run arbitrary programs"));
     assert!(why("git -C sub lg").contains("`git lg` is not a git command"), "{}", why("git -C sub lg"));
     assert!(why("git bisect run make").contains("`git bisect` with this form runs other programs"));

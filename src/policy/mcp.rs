@@ -1,7 +1,8 @@
 //! Which MCP tools the model is offered (`mcp:` in the policy): globs over `SERVER/TOOL`, a deny
 //! winning over an allow, and nothing offered that no allow names. A pattern that does not
-//! compile is reported as text: the message of the policy's diagnostic at its position.
+//! compile is a `RuleError`: the message of the policy's diagnostic at its position.
 
+use super::rule_error::RuleError;
 use super::{Decision, Policy};
 use crate::spec::{Diagnostic, yaml};
 use globset::{GlobBuilder, GlobMatcher};
@@ -19,13 +20,12 @@ pub struct McpRule {
 impl McpRule {
     /// `SERVER/TOOL`, split at the first `/`: `*` in the tool's part matches any characters,
     /// `/` included (tool names may hold one), and never reaches into the server's name.
-    fn new(key: String, pattern: &str) -> Result<McpRule, String> {
+    fn new(key: String, pattern: &str) -> Result<McpRule, RuleError> {
         let (server, tool) = pattern
             .split_once('/')
             .filter(|(s, t)| !s.is_empty() && !t.is_empty() && !s.contains('/'))
-            .ok_or_else(|| format!("`{pattern}` is not a `SERVER/TOOL` pattern"))?;
-        let glob =
-            |g: &str| GlobBuilder::new(g).build().map(|g| g.compile_matcher()).map_err(|e| format!("bad glob: {e}"));
+            .ok_or_else(|| RuleError::NotServerTool(pattern.into()))?;
+        let glob = |g: &str| GlobBuilder::new(g).build().map(|g| g.compile_matcher()).map_err(RuleError::McpGlob);
         Ok(McpRule { key, pattern: pattern.to_string(), server: glob(server)?, tool: glob(tool)? })
     }
 
@@ -59,7 +59,7 @@ pub(super) fn rules_from(p: &mut Policy, raw: super::raw::RawMcp, map: &yaml::So
                 Ok(r) => target.push(r),
                 Err(e) => errors.push(map.at_value(
                     &k,
-                    e,
+                    e.to_string(),
                     Some("name a server and a tool, with globs: `issues/lookup_*`, `docs/*`".into()),
                 )),
             }

@@ -9,7 +9,9 @@ pub mod mcp;
 pub mod network;
 mod protect;
 pub mod raw;
+pub mod rule_error;
 pub mod shell;
+pub mod shell_error;
 pub mod wrappers;
 
 pub use decide::{Access, Decision, decide_command, decide_path, decide_tool_write, read_denied_by};
@@ -18,6 +20,7 @@ pub use mcp::decide_mcp;
 use crate::spec::{Diagnostic, yaml};
 use globset::GlobMatcher;
 use raw::{RawPolicy, SandboxMode};
+use rule_error::RuleError;
 use std::path::{Path, PathBuf};
 
 /// One word of a command pattern.
@@ -103,38 +106,31 @@ pub const DEFAULT_WRITE_DENY: &[&str] = &[".github/workflows/**"];
 pub const DEFAULT_ENV_PASS: &[&str] =
     &["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL"];
 
-/// A path glob; a parse helper: the error is the text of the policy's diagnostic.
-fn compile_glob(g: &str) -> Result<GlobMatcher, String> {
-    globset::GlobBuilder::new(g).literal_separator(true).build().map(|g| g.compile_matcher()).map_err(|e| e.to_string())
+/// A path glob.
+fn compile_glob(g: &str) -> Result<GlobMatcher, RuleError> {
+    Ok(globset::GlobBuilder::new(g).literal_separator(true).build()?.compile_matcher())
 }
 
 /// Compile a command pattern: words separated by spaces; `*` alone matches any number of words;
-/// `*`, `?` and `[..]` inside a word are globs over that word. A parse helper: the error is the
-/// text of the policy's diagnostic.
-pub fn compile_pattern(key: &str, text: &str) -> Result<Pattern, String> {
+/// `*`, `?` and `[..]` inside a word are globs over that word.
+pub fn compile_pattern(key: &str, text: &str) -> Result<Pattern, RuleError> {
     let mut words = Vec::new();
     for w in text.split_whitespace() {
         words.push(if w == "*" {
             PWord::Any
         } else if w.contains(['*', '?', '[']) {
-            PWord::Glob(
-                globset::GlobBuilder::new(w)
-                    .literal_separator(false)
-                    .build()
-                    .map_err(|e| e.to_string())?
-                    .compile_matcher(),
-            )
+            PWord::Glob(globset::GlobBuilder::new(w).literal_separator(false).build()?.compile_matcher())
         } else {
             PWord::Literal(w.to_string())
         });
     }
     if words.is_empty() {
-        return Err("the pattern is empty".into());
+        return Err(RuleError::EmptyPattern);
     }
     Ok(Pattern { key: key.into(), text: text.into(), words })
 }
 
-fn rules(key: &str, globs: &[String]) -> Result<Vec<PathRule>, (String, String)> {
+fn rules(key: &str, globs: &[String]) -> Result<Vec<PathRule>, (String, RuleError)> {
     globs
         .iter()
         .enumerate()

@@ -2,9 +2,10 @@
 //! or only to the hosts an allow-list names. The decisions are pure: which rule names a host,
 //! and which addresses a name may resolve to (never loopback, private, link-local or metadata
 //! ones unless the list names that address). The parsers (`Rule::parse`, `name`,
-//! `Target::parse`) return their error as text: a policy diagnostic's message, or why the proxy
-//! refuses a request.
+//! `Target::parse`) say what is wrong with a `RuleError`: a policy diagnostic's message, or why
+//! the proxy refuses a request.
 
+use super::rule_error::RuleError;
 use crate::spec::{Diagnostic, yaml};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -76,7 +77,7 @@ pub struct Rule {
 impl Rule {
     /// Parse `host`, `*.domain`, `host:port`, an IPv4 address, or an IPv6 one (in brackets to
     /// give a port).
-    pub fn parse(key: &str, text: &str) -> Result<Rule, String> {
+    pub fn parse(key: &str, text: &str) -> Result<Rule, RuleError> {
         let t = text.trim();
         let (host, port) = split_port(t)?;
         let host = if let Ok(ip) = host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
@@ -84,7 +85,7 @@ impl Rule {
         } else if let Some(rest) = host.strip_prefix("*.") {
             HostRule::Under(name(rest)?)
         } else if host == "*" || host.contains('*') {
-            return Err("`*` may only start a name (`*.example.com`); `network: true` allows every host".into());
+            return Err(RuleError::Wildcard);
         } else {
             HostRule::Name(name(host)?)
         };
@@ -102,14 +103,14 @@ impl Rule {
 }
 
 /// `host[:port]` or `[v6]:port`; a bare IPv6 address has no port.
-fn split_port(t: &str) -> Result<(&str, Option<u16>), String> {
-    let port = |p: &str| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("`{p}` is not a port"));
+fn split_port(t: &str) -> Result<(&str, Option<u16>), RuleError> {
+    let port = |p: &str| p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| RuleError::NotAPort(p.into()));
     if let Some(rest) = t.strip_prefix('[') {
-        let (addr, after) = rest.split_once(']').ok_or("an IPv6 address in brackets lacks its `]`")?;
+        let (addr, after) = rest.split_once(']').ok_or(RuleError::UnclosedBracket)?;
         return match after.strip_prefix(':') {
             Some(p) => Ok((&t[..addr.len() + 2], Some(port(p)?))),
             None if after.is_empty() => Ok((t, None)),
-            None => Err(format!("unexpected `{after}` after the address")),
+            None => Err(RuleError::AfterAddress(after.into())),
         };
     }
     if t.parse::<Ipv6Addr>().is_ok() {
@@ -123,23 +124,20 @@ fn split_port(t: &str) -> Result<(&str, Option<u16>), String> {
 
 /// A host name as hone compares it: lower case, no trailing dot; letters, digits, `-`, `_` and
 /// dots between non-empty labels.
-pub fn name(raw: &str) -> Result<String, String> {
+pub fn name(raw: &str) -> Result<String, RuleError> {
     let n = raw.strip_suffix('.').unwrap_or(raw).to_ascii_lowercase();
     let label_ok = |l: &str| {
         !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     };
     if n.is_empty() || n.len() > 253 || !n.split('.').all(label_ok) {
-        return Err(format!("`{}` is not a host name", raw.escape_debug()));
+        return Err(RuleError::NotAHostName(raw.into()));
     }
     // `127.1`, `0x7f.1`, `2130706433`: the system's resolver reads these as IPv4 addresses (and
     // no top-level domain is a number), so they are not names a rule could name.
     let last = n.rsplit('.').next().unwrap_or_default();
     let hex = last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
     if hex || last.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "`{}` is an IPv4 address in a spelling hone does not take; write it as four decimal numbers (`127.0.0.1`)",
-            raw.escape_debug()
-        ));
+        return Err(RuleError::OddIpv4(raw.into()));
     }
     Ok(n)
 }
@@ -153,7 +151,7 @@ pub enum Target {
 
 impl Target {
     /// A request's host: an address (IPv6 in brackets or not) or a host name.
-    pub fn parse(host: &str) -> Result<Target, String> {
+    pub fn parse(host: &str) -> Result<Target, RuleError> {
         let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
         match bare.parse::<IpAddr>() {
             Ok(ip) => Ok(Target::Addr(canonical(ip))),

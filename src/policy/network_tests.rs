@@ -55,9 +55,12 @@ fn bad_rules_are_refused_with_a_reason() {
         ("[::1", "lacks its `]`"),
         ("http://pypi.org", "not a port"),
     ] {
-        let e = Rule::parse("k", text).unwrap_err();
+        let e = Rule::parse("k", text).unwrap_err().to_string();
         assert!(e.contains(why), "{text}: {e}");
     }
+    assert_eq!(Rule::parse("k", "pypi.org:0"), Err(RuleError::NotAPort("0".into())));
+    assert_eq!(Target::parse("127.1"), Err(RuleError::OddIpv4("127.1".into())));
+    assert_eq!(RuleError::Wildcard.code(), crate::error::Code::Policy);
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! simple command it would run: through pipelines, lists, subshells, `$(…)`, backticks, process
 //! substitution, heredocs, assignments, redirect targets, and recursively through `bash -c`
 //! strings and command runners (`env`, `timeout`, `xargs`, `find -exec`, …). What cannot be
-//! analysed is refused with a reason. Pure: no I/O.
+//! analysed is refused with a `ShellError`, which says why. Pure: no I/O.
 
+use super::shell_error::ShellError;
 use super::wrappers;
 use brush_parser::ast::{
     self, Command, CommandPrefixOrSuffixItem as Item, CompoundCommand, IoFileRedirectKind, IoRedirect,
@@ -78,22 +79,22 @@ fn deceptive_char(c: char) -> bool {
 }
 
 /// Every simple command `cmd` would run, or the reason it cannot be analysed.
-pub fn analyse(cmd: &str) -> Result<Vec<SimpleCmd>, String> {
+pub fn analyse(cmd: &str) -> Result<Vec<SimpleCmd>, ShellError> {
     let mut out = Vec::new();
     analyse_into(cmd, 0, &mut out)?;
     Ok(out)
 }
 
-pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     if depth > MAX_DEPTH {
-        return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+        return Err(ShellError::TooDeep(MAX_DEPTH));
     }
     if let Some(c) = cmd.chars().find(|c| deceptive_char(*c)) {
-        return Err(format!("contains the control or invisible character U+{:04X}", c as u32));
+        return Err(ShellError::Deceptive(c));
     }
     let opts = ParserOptions::default();
     let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);
-    let program = parser.parse_program().map_err(|e| format!("does not parse as a shell command ({e})"))?;
+    let program = parser.parse_program().map_err(|e| ShellError::Syntax(e.to_string()))?;
     let mut w = Walker { depth, out };
     for list in &program.complete_commands {
         w.list(list)?;
@@ -107,7 +108,7 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
-    fn list(&mut self, l: &ast::CompoundList) -> Result<(), String> {
+    fn list(&mut self, l: &ast::CompoundList) -> Result<(), ShellError> {
         for ast::CompoundListItem(and_or, _) in &l.0 {
             self.pipeline(&and_or.first)?;
             for next in &and_or.additional {
@@ -119,11 +120,11 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn pipeline(&mut self, p: &ast::Pipeline) -> Result<(), String> {
+    fn pipeline(&mut self, p: &ast::Pipeline) -> Result<(), ShellError> {
         p.seq.iter().try_for_each(|c| self.command(c))
     }
 
-    fn command(&mut self, c: &Command) -> Result<(), String> {
+    fn command(&mut self, c: &Command) -> Result<(), ShellError> {
         match c {
             Command::Simple(s) => self.simple(s),
             Command::Compound(cc, redirects) => {
@@ -141,7 +142,7 @@ impl Walker<'_> {
         }
     }
 
-    fn compound(&mut self, c: &CompoundCommand) -> Result<(), String> {
+    fn compound(&mut self, c: &CompoundCommand) -> Result<(), ShellError> {
         match c {
             CompoundCommand::Arithmetic(a) => {
                 no_substitution(&c.to_string(), "an arithmetic command")?;
@@ -195,7 +196,7 @@ impl Walker<'_> {
         }
     }
 
-    fn simple(&mut self, s: &ast::SimpleCommand) -> Result<(), String> {
+    fn simple(&mut self, s: &ast::SimpleCommand) -> Result<(), ShellError> {
         let mut cmd = SimpleCmd { argv: vec![], dynamic: vec![], writes: vec![], reads: vec![] };
         let prefix = s.prefix.iter().flat_map(|p| p.0.iter()).map(|i| (i, true));
         let items: Vec<(&Item, bool)> =
@@ -228,12 +229,10 @@ impl Walker<'_> {
         }
         let (name, dynamic_name) = &words[0];
         if *dynamic_name || name.contains(['*', '?', '[']) {
-            return Err(format!(
-                "the command name `{name}` is computed at run time (dynamic command names cannot be checked)"
-            ));
+            return Err(ShellError::DynamicName(name.clone()));
         }
         if !name.is_ascii() {
-            return Err(format!("the command name `{name}` has non-ASCII characters (possible look-alike)"));
+            return Err(ShellError::NonAsciiName(name.clone()));
         }
         cmd.argv = words.iter().map(|(w, _)| w.clone()).collect();
         cmd.dynamic = words.iter().map(|(_, d)| *d).collect();
@@ -242,7 +241,7 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn assignment(&mut self, a: &ast::Assignment) -> Result<(), String> {
+    fn assignment(&mut self, a: &ast::Assignment) -> Result<(), ShellError> {
         assignment_name_allowed(a)?;
         match &a.value {
             ast::AssignmentValue::Scalar(w) => self.word(&w.value).map(|_| ()),
@@ -255,7 +254,7 @@ impl Walker<'_> {
         }
     }
 
-    fn redirect(&mut self, r: &IoRedirect, target: &mut Option<&mut SimpleCmd>) -> Result<(), String> {
+    fn redirect(&mut self, r: &IoRedirect, target: &mut Option<&mut SimpleCmd>) -> Result<(), ShellError> {
         match r {
             IoRedirect::File(_, kind, t) => match t {
                 ast::IoFileRedirectTarget::Filename(w) => {
@@ -298,14 +297,14 @@ impl Walker<'_> {
 
     /// The static value of a word (or its source text), and whether it has expansions.
     /// Command substitutions inside it are analysed as commands in their own right.
-    fn word(&mut self, raw: &str) -> Result<(String, bool), String> {
+    fn word(&mut self, raw: &str) -> Result<(String, bool), ShellError> {
         Ok(self.words(raw)?.swap_remove(0))
     }
 
     /// The words `raw` becomes: one, or several when bash would brace-expand it.
-    fn words(&mut self, raw: &str) -> Result<Vec<(String, bool)>, String> {
-        let pieces =
-            word::parse(raw, &ParserOptions::default()).map_err(|e| format!("cannot parse the word `{raw}` ({e})"))?;
+    fn words(&mut self, raw: &str) -> Result<Vec<(String, bool)>, ShellError> {
+        let pieces = word::parse(raw, &ParserOptions::default())
+            .map_err(|e| ShellError::Word { word: raw.to_string(), why: e.to_string() })?;
         let mut text = String::new();
         let mut dynamic = false;
         self.pieces(raw, &pieces, &mut text, &mut dynamic)?;
@@ -315,9 +314,9 @@ impl Walker<'_> {
             return Ok(vec![(text, dynamic)]);
         }
         if dynamic {
-            return Err(format!("`{raw}` brace-expands words computed at run time, which cannot be checked"));
+            return Err(ShellError::DynamicBraces(raw.to_string()));
         }
-        let expanded = super::braces::expand(&text).ok_or_else(|| format!("`{raw}` expands to too many words"))?;
+        let expanded = super::braces::expand(&text).ok_or_else(|| ShellError::TooManyWords(raw.to_string()))?;
         Ok(expanded.into_iter().map(|w| (w, false)).collect())
     }
 
@@ -327,7 +326,7 @@ impl Walker<'_> {
         pieces: &[WordPieceWithSource],
         text: &mut String,
         dynamic: &mut bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), ShellError> {
         for p in pieces {
             let src = raw.get(p.start_index..p.end_index).unwrap_or(raw);
             match &p.piece {
@@ -371,17 +370,17 @@ fn looks_like_command(expr: &str) -> bool {
 
 /// Refuse text that hides a command substitution where hone does not analyse it.
 /// Refuse an assignment to a variable that changes what runs (`LD_PRELOAD`, `PATH`, …).
-fn assignment_name_allowed(a: &ast::Assignment) -> Result<(), String> {
+fn assignment_name_allowed(a: &ast::Assignment) -> Result<(), ShellError> {
     let (ast::AssignmentName::VariableName(name) | ast::AssignmentName::ArrayElementName(name, _)) = &a.name;
     if is_dangerous_var(name) {
-        return Err(format!("sets `{name}`, which changes what runs (not allowed in commands)"));
+        return Err(ShellError::DangerousVar(name.to_string()));
     }
     Ok(())
 }
 
-fn no_substitution(src: &str, what: &str) -> Result<(), String> {
+fn no_substitution(src: &str, what: &'static str) -> Result<(), ShellError> {
     if src.contains("$(") || src.contains('`') || src.contains("<(") || src.contains(">(") {
-        return Err(format!("has a command substitution inside {what}, which cannot be analysed"));
+        return Err(ShellError::HiddenSubstitution(what));
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ fn one(cmd: &str) -> SimpleCmd {
 }
 
 fn refusal(cmd: &str) -> String {
-    analyse(cmd).expect_err(cmd)
+    analyse(cmd).expect_err(cmd).to_string()
 }
 
 /// `inner` inside `depth` nested command substitutions.
@@ -88,11 +88,10 @@ fn two_plain_words_read_as_a_command() {
 #[test]
 fn substitutions_where_they_are_not_analysed_are_refused() {
     for src in ["a $(b)", "a `b`", "a <(b)", "a >(b)"] {
-        assert_eq!(
-            no_substitution(src, "a test"),
-            Err("has a command substitution inside a test, which cannot be analysed".to_string()),
-            "{src}"
-        );
+        let e = no_substitution(src, "a test");
+        assert_eq!(e, Err(ShellError::HiddenSubstitution("a test")), "{src}");
+        let text = e.unwrap_err().to_string();
+        assert_eq!(text, "has a command substitution inside a test, which cannot be analysed");
     }
     assert_eq!(no_substitution("a $b (c) <d >e", "a test"), Ok(()));
     assert!(refusal("echo $(( `id` ))").contains("inside an expansion"));
@@ -110,4 +109,18 @@ fn assignment_words_after_the_command_name_are_arguments() {
     assert!(analyse("export LD_PRELOAD=/tmp/x.so").is_err());
     assert!(analyse("make PATH=/tmp/evil").is_err());
     assert_eq!(argv("env X=1 ls"), [vec!["ls"], vec!["env", "X=1", "ls"]]);
+}
+
+/// Each refusal is a `ShellError` the caller can tell apart, and a denial by the policy when it
+/// becomes a `HoneError`; its text is what the model reads.
+#[test]
+fn refusals_are_typed_and_denied_by_the_policy() {
+    assert_eq!(analyse("eval x"), Err(ShellError::Eval));
+    assert_eq!(analyse("bash -c \"$X\""), Err(ShellError::DynamicScript("bash".into())));
+    assert_eq!(analyse("git -C sub lg"), Err(ShellError::GitAlias("lg".into())));
+    assert_eq!(analyse("sed 'w out' f"), Err(ShellError::SedWrites("`w` command")));
+    assert_eq!(analyse("ls\r"), Err(ShellError::Deceptive('\r')));
+    let e = crate::error::HoneError::from(ShellError::Eval);
+    assert_eq!(e.code, crate::error::Code::PolicyDenied);
+    assert_eq!(e.message, "unanalysable: uses `eval`, which runs text that cannot be analysed");
 }

@@ -1,11 +1,12 @@
 //! Commands that run other commands: shells with `-c`, `env`, `timeout`, `nice`, `xargs`,
 //! `find -exec`, `sudo`, `taskset` and friends. Their inner commands are analysed too, so
 //! wrapping a denied command never hides it. Programs with command languages of their own (git,
-//! sed, awk, tar) are checked in `interpreters.rs`; aliases are refused. Parse helpers: an
-//! error is the text of the refusal, which is the denial the model reads.
+//! sed, awk, tar) are checked in `interpreters.rs`; aliases are refused, each refusal a
+//! `ShellError`.
 
 use super::interpreters;
 use super::shell::{SimpleCmd, analyse_into, is_dangerous_var};
+use super::shell_error::ShellError;
 
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "busybox"];
 
@@ -15,7 +16,7 @@ fn basename(s: &str) -> &str {
 
 /// Analyse what `cmd` runs in turn, appending those commands to `out` (and files it writes
 /// through its options to its `writes`).
-pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     let name = basename(&cmd.argv[0]).to_string();
     match name.as_str() {
         "git" => return interpreters::git(cmd),
@@ -33,11 +34,9 @@ pub fn unwrap(cmd: &mut SimpleCmd, depth: usize, out: &mut Vec<SimpleCmd>) -> Re
         return inner(args, depth, out);
     }
     match name {
-        "eval" => Err("uses `eval`, which runs text that cannot be analysed".into()),
-        "alias" | "unalias" => Err("defines aliases, which cannot be analysed; write the command out".into()),
-        "shopt" if rest.iter().any(|a| a == "expand_aliases") => {
-            Err("turns on aliases, which cannot be analysed; write the command out".into())
-        }
+        "eval" => Err(ShellError::Eval),
+        "alias" | "unalias" => Err(ShellError::Alias),
+        "shopt" if rest.iter().any(|a| a == "expand_aliases") => Err(ShellError::AliasesOn),
         _ if SHELLS.contains(&name) => shell(name, rest, dyn_rest, depth, out),
         "env" => env(rest, dyn_rest, depth, out),
         "xargs" => xargs(rest, depth, out),
@@ -137,7 +136,7 @@ fn skip_flags<'a>(args: &'a [String], with_values: &[&str]) -> &'a [String] {
     &args[i.min(args.len())..]
 }
 
-fn inner(args: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+fn inner(args: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     if args.is_empty() {
         return Ok(());
     }
@@ -146,7 +145,7 @@ fn inner(args: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), 
     analyse_into(&line.join(" "), depth + 1, out)
 }
 
-fn script(text: &str, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+fn script(text: &str, depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     analyse_into(text, depth + 1, out)
 }
 
@@ -158,7 +157,13 @@ pub fn quote(s: &str) -> String {
     }
 }
 
-fn shell(name: &str, rest: &[String], dynamic: &[bool], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+fn shell(
+    name: &str,
+    rest: &[String],
+    dynamic: &[bool],
+    depth: usize,
+    out: &mut Vec<SimpleCmd>,
+) -> Result<(), ShellError> {
     let mut i = 0;
     let mut has_c = false;
     while i < rest.len() && rest[i].starts_with('-') && rest[i] != "-" && rest[i] != "--" {
@@ -175,24 +180,24 @@ fn shell(name: &str, rest: &[String], dynamic: &[bool], depth: usize, out: &mut 
         return inner(rest, depth, out);
     }
     if has_c {
-        let Some(text) = rest.get(i) else { return Err(format!("`{name} -c` without a command string")) };
+        let Some(text) = rest.get(i) else { return Err(ShellError::NoScript(name.into())) };
         if dynamic.get(i).copied().unwrap_or(true) {
-            return Err(format!("`{name} -c` runs a string computed at run time, which cannot be analysed"));
+            return Err(ShellError::DynamicScript(name.into()));
         }
         return script(text, depth, out);
     }
     if rest.get(i).is_none_or(|a| a == "-s" || a == "-") {
-        return Err(format!("`{name}` reading commands from stdin cannot be analysed"));
+        return Err(ShellError::Stdin(name.into()));
     }
     Ok(()) // `bash script.sh`: runs a file; it is matched by the policy's patterns as written
 }
 
-fn env(rest: &[String], dynamic: &[bool], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+fn env(rest: &[String], dynamic: &[bool], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     let mut i = 0;
     while i < rest.len() {
         let a = &rest[i];
         if dynamic.get(i).copied().unwrap_or(false) {
-            return Err("`env` with arguments computed at run time cannot be analysed".into());
+            return Err(ShellError::DynamicEnv);
         }
         if a == "--split-string" || a.starts_with("--split-string=") {
             let text = a.strip_prefix("--split-string=").map(str::to_string);
@@ -224,7 +229,7 @@ fn env(rest: &[String], dynamic: &[bool], depth: usize, out: &mut Vec<SimpleCmd>
         }
         if let Some((k, _)) = a.split_once('=') {
             if is_dangerous_var(k) {
-                return Err(format!("sets `{k}`, which changes what runs (not allowed in commands)"));
+                return Err(ShellError::DangerousVar(k.into()));
             }
             i += 1;
             continue;
@@ -234,7 +239,7 @@ fn env(rest: &[String], dynamic: &[bool], depth: usize, out: &mut Vec<SimpleCmd>
     inner(rest.get(i..).unwrap_or(&[]), depth, out)
 }
 
-fn xargs(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+fn xargs(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     let with_values = [
         "-a",
         "-d",
@@ -258,12 +263,12 @@ fn xargs(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), 
     if let (Some(r), Some(first)) = (replace, args.first())
         && first.contains(&r)
     {
-        return Err("`xargs -I` puts its input in the command name, which cannot be analysed".into());
+        return Err(ShellError::XargsName);
     }
     inner(args, depth, out)
 }
 
-fn find(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), String> {
+fn find(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), ShellError> {
     let mut i = 0;
     while i < rest.len() {
         if matches!(rest[i].as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
@@ -271,7 +276,7 @@ fn find(rest: &[String], depth: usize, out: &mut Vec<SimpleCmd>) -> Result<(), S
             let end = (start..rest.len()).find(|&j| rest[j] == ";" || rest[j] == "+").unwrap_or(rest.len());
             let cmd = &rest[start..end];
             if cmd.first().is_some_and(|c| c.contains("{}")) {
-                return Err("`find -exec` with `{}` as the command cannot be analysed".into());
+                return Err(ShellError::FindExecName);
             }
             inner(cmd, depth, out)?;
             i = end;

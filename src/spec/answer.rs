@@ -58,7 +58,7 @@ pub const MAX_ERRORS: usize = 20;
 impl OutputSpec {
     /// Check `result` against the schema: `Err` with each problem as `at /path: what`.
     pub fn check(&self, result: &Value) -> Result<(), Vec<String>> {
-        let v = compile(&self.schema).map_err(|e| vec![e])?;
+        let v = compile(&self.schema).map_err(|e| vec![e.to_string()])?;
         let errors: Vec<String> = v
             .iter_errors(result)
             .take(MAX_ERRORS)
@@ -73,24 +73,38 @@ impl OutputSpec {
 
 /// The schema compiled. No resolver is built in: a `$ref` to anything outside the schema fails
 /// here, and hone never fetches one.
-fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
-    jsonschema::options().should_validate_formats(true).build(schema).map_err(|e| e.to_string())
+fn compile(schema: &Value) -> Result<jsonschema::Validator, Box<jsonschema::ValidationError<'static>>> {
+    jsonschema::options().should_validate_formats(true).build(schema).map_err(Box::new)
+}
+
+/// Why a schema file cannot be used; the text follows "the schema file `…`: " in the spec's
+/// diagnostic (`E_SPEC`).
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaFileError {
+    #[error("cannot read it: {0}")]
+    Unreadable(#[from] std::io::Error),
+    #[error("it is larger than {} KiB", MAX_SCHEMA_BYTES >> 10)]
+    TooLarge,
+    #[error("it is not valid YAML: {0}")]
+    Yaml(serde_saphyr::Error),
+    #[error("it is not valid JSON: {0}")]
+    Json(serde_json::Error),
 }
 
 /// Read a schema file: bounded, JSON or (by name) YAML.
-fn read_schema(path: &Path) -> Result<Value, String> {
+fn read_schema(path: &Path) -> Result<Value, SchemaFileError> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let file = std::fs::File::open(path)?;
     let mut text = String::new();
-    file.take(MAX_SCHEMA_BYTES + 1).read_to_string(&mut text).map_err(|e| format!("cannot read it: {e}"))?;
+    file.take(MAX_SCHEMA_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_SCHEMA_BYTES {
-        return Err(format!("it is larger than {} KiB", MAX_SCHEMA_BYTES >> 10));
+        return Err(SchemaFileError::TooLarge);
     }
     let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
     if yaml {
-        serde_saphyr::from_str(&text).map_err(|e| format!("it is not valid YAML: {e}"))
+        serde_saphyr::from_str(&text).map_err(SchemaFileError::Yaml)
     } else {
-        serde_json::from_str(&text).map_err(|e| format!("it is not valid JSON: {e}"))
+        serde_json::from_str(&text).map_err(SchemaFileError::Json)
     }
 }
 

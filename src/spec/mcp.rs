@@ -72,16 +72,28 @@ fn valid_env_name(n: &str) -> bool {
         && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// What is wrong with a template (`${NAME}` in a header's value or the URL), or with filling it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// The template, which has a `${` that does not close.
+    #[error("`${{` without `}}` in `{0}`")]
+    Unclosed(String),
+    #[error("`${{{0}}}` is not a variable name")]
+    NotAName(String),
+    #[error("the environment variable `{0}` is not set")]
+    Unset(String),
+}
+
 /// The variables `${NAME}` in a header template, or what is wrong with it.
-pub fn template_vars(t: &str) -> Result<Vec<&str>, String> {
+pub fn template_vars(t: &str) -> Result<Vec<&str>, TemplateError> {
     let mut out = Vec::new();
     let mut rest = t;
     while let Some(i) = rest.find("${") {
         let after = &rest[i + 2..];
-        let end = after.find('}').ok_or_else(|| format!("`${{` without `}}` in `{t}`"))?;
+        let end = after.find('}').ok_or_else(|| TemplateError::Unclosed(t.into()))?;
         let name = &after[..end];
         if !valid_env_name(name) {
-            return Err(format!("`${{{name}}}` is not a variable name"));
+            return Err(TemplateError::NotAName(name.into()));
         }
         out.push(name);
         rest = &after[end + 1..];
@@ -90,15 +102,15 @@ pub fn template_vars(t: &str) -> Result<Vec<&str>, String> {
 }
 
 /// Expand a header template from `lookup`; the first variable that is not set is the error.
-pub fn expand(t: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(t: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, TemplateError> {
     let mut out = String::new();
     let mut rest = t;
     while let Some(i) = rest.find("${") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 2..];
-        let end = after.find('}').ok_or_else(|| format!("`${{` without `}}` in `{t}`"))?;
+        let end = after.find('}').ok_or_else(|| TemplateError::Unclosed(t.into()))?;
         let name = &after[..end];
-        out.push_str(&lookup(name).ok_or_else(|| format!("the environment variable `{name}` is not set"))?);
+        out.push_str(&lookup(name).ok_or_else(|| TemplateError::Unset(name.into()))?);
         rest = &after[end + 1..];
     }
     out.push_str(rest);
@@ -174,7 +186,7 @@ impl Checker<'_> {
                 // A `${NAME}` in the URL (a key in its query) is filled from the environment.
                 let shape = expand(url, |_| Some("x".into()));
                 if let Err(e) = template_vars(url) {
-                    self.err(&join(base, "url"), e, "write `${NAME}` for a variable's value");
+                    self.err(&join(base, "url"), e.to_string(), "write `${NAME}` for a variable's value");
                 } else if !(url.starts_with("http://") || url.starts_with("https://"))
                     || shape.as_deref().map_or(true, |u| reqwest::Url::parse(u).is_err())
                 {
@@ -187,7 +199,11 @@ impl Checker<'_> {
                     if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
                         self.err(&at, format!("`{k}` is not a header name"), "for example `Authorization`");
                     } else if let Err(e) = template_vars(v) {
-                        self.err(&at, e, "write the value with `${NAME}` for a variable, like `Bearer ${DOCS_TOKEN}`");
+                        self.err(
+                            &at,
+                            e.to_string(),
+                            "write the value with `${NAME}` for a variable, like `Bearer ${DOCS_TOKEN}`",
+                        );
                     } else if v.contains(['\r', '\n']) {
                         self.err(&at, "a header value cannot hold a line break", "write it on one line");
                     }
@@ -274,7 +290,8 @@ mod tests {
         assert_eq!(template_vars("$5 plain").unwrap(), Vec::<&str>::new());
         let env = |n: &str| (n == "T").then(|| "s3cret".to_string());
         assert_eq!(expand("Bearer ${T}!", env).unwrap(), "Bearer s3cret!");
-        assert_eq!(expand("${U}", env).unwrap_err(), "the environment variable `U` is not set");
+        assert_eq!(expand("${U}", env), Err(TemplateError::Unset("U".into())));
+        assert_eq!(expand("${U}", env).unwrap_err().to_string(), "the environment variable `U` is not set");
     }
 
     #[test]

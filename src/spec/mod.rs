@@ -275,15 +275,16 @@ impl Checker<'_> {
         tools
     }
 
-    /// The name, command and timeout of `setup[i]` or `verify[i]` (at `base`), each checked:
-    /// names present and unique among `taken`, a command, a timeout above zero.
+    /// The name, command and timeout of `setup[i]` or `verify[i]` (`c`, at `base`), each
+    /// checked: names present and unique among `taken`, a command, a timeout above zero.
     fn command(
         &mut self,
         base: &str,
-        (name, run, timeout): (Option<String>, Option<String>, Option<duration::Dur>),
+        c: raw::RawCommand,
         taken: &[&str],
         default_timeout: Duration,
     ) -> (String, String, Duration) {
+        let raw::RawCommand { name, run, timeout } = c;
         let name = name.unwrap_or_default();
         if name.trim().is_empty() {
             self.missing(&join(base, "name"), "give each command a short `name`, like deps, lint or test");
@@ -314,7 +315,7 @@ impl Checker<'_> {
                 continue;
             }
             let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
-            let (name, run, timeout) = self.command(&base, (s.name, s.run, s.timeout), &taken, default_timeout);
+            let (name, run, timeout) = self.command(&base, s, &taken, default_timeout);
             out.push(CommandSpec { name, run, timeout });
         }
         out
@@ -328,8 +329,8 @@ impl Checker<'_> {
                 continue;
             }
             let taken: Vec<&str> = out.iter().map(|o| o.name.as_str()).collect();
-            let (name, run, timeout) =
-                self.command(&base, (v.name, v.run, v.timeout), &taken, Duration::from_secs(600));
+            let c = raw::RawCommand { name: v.name, run: v.run, timeout: v.timeout };
+            let (name, run, timeout) = self.command(&base, c, &taken, Duration::from_secs(600));
             if let Some(j) = &v.junit
                 && (j.starts_with('/') || j.split('/').any(|c| c == ".."))
             {

@@ -87,10 +87,25 @@ pub struct Hunk {
     pub new: Vec<String>,
 }
 
+/// Why a patch's text is no unified diff; the model reads it in the tool's result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatchSyntax {
+    #[error("a hunk (@@) comes before any ---/+++ file header")]
+    HunkFirst,
+    #[error("no `--- a/file` / `+++ b/file` header found")]
+    NoHeader,
+}
+
+impl PatchSyntax {
+    /// The patch is the tool's argument.
+    pub const fn code(&self) -> Code {
+        Code::InvalidArgs
+    }
+}
+
 /// Parse unified diff text leniently: hunk counts are ignored, blank lines and lines without a
 /// prefix inside hunks are context, `diff --git`/`index` lines and `\ No newline` markers are skipped.
-/// A parse helper: the error is text, which the model reads in the tool's result.
-pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
+pub fn parse(text: &str) -> Result<Vec<FilePatch>, PatchSyntax> {
     let mut files: Vec<FilePatch> = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
@@ -105,7 +120,7 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
         }
         if line.starts_with("@@") {
             let Some(file) = files.last_mut() else {
-                return Err("a hunk (@@) comes before any ---/+++ file header".into());
+                return Err(PatchSyntax::HunkFirst);
             };
             let mut h = Hunk { old_start: hunk_start(line), ..Default::default() };
             i += 1;
@@ -146,7 +161,7 @@ pub fn parse(text: &str) -> Result<Vec<FilePatch>, String> {
         i += 1;
     }
     if files.is_empty() {
-        return Err("no `--- a/file` / `+++ b/file` header found".into());
+        return Err(PatchSyntax::NoHeader);
     }
     Ok(files)
 }
@@ -245,7 +260,7 @@ pub fn apply(ctx: &ToolContext, a: PatchArgs) -> ToolOutput {
     let files = match parse(&a.patch) {
         Ok(f) => f,
         Err(e) => {
-            return ToolOutput::err(Code::InvalidArgs, format!("the patch could not be parsed: {e}"));
+            return ToolOutput::err(e.code(), format!("the patch could not be parsed: {e}"));
         }
     };
     // Compute every result first, so a patch applies to all its files or to none.

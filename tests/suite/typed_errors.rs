@@ -252,9 +252,5 @@ fn three() -> Result<Option<std::result::Result<(), String>>> {}
 "#;
     let found = scan(fixture);
     let hits: Vec<(usize, &str)> = found.iter().map(|h| (h.line, h.item.as_str())).collect();
-    assert_eq!(
-        hits,
-        [(5, "one"), (6, "one"), (11, "two"), (17, "Parsed"), (20, "Field"), (35, "three")],
-        "{hits:?}"
-    );
+    assert_eq!(hits, [(5, "one"), (6, "one"), (11, "two"), (17, "Parsed"), (20, "Field"), (35, "three")], "{hits:?}");
 }

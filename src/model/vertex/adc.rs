@@ -100,13 +100,13 @@ enum Hidden {
 
 /// The credentials in the file at `path` (`origin` says where it was named, for messages).
 fn from_file(path: &Path, origin: String, cx: &Context<'_>, hidden: Hidden) -> Result<Found, HoneError> {
-    let fail = |why: String| {
-        HoneError::new(Code::Spec, format!("{origin} {why}"))
+    let fail = |code: Code, why: String| {
+        HoneError::new(code, format!("{origin} {why}"))
             .hint("point GOOGLE_APPLICATION_CREDENTIALS at the JSON file Google issued (a service account key, or a workload identity federation configuration)")
     };
     refuse_inside(path, cx.repo, &origin, hidden)?;
-    let bytes = read_small(path).map_err(|e| fail(format!("cannot be read: {e}")))?;
-    let creds = credfile::parse(&bytes).map_err(fail)?;
+    let bytes = read_small(path).map_err(|e| fail(Code::Spec, format!("cannot be read: {e}")))?;
+    let creds = credfile::parse(&bytes).map_err(|e| fail(e.code(), e.to_string()))?;
     for s in credfile::secrets(&creds) {
         cx.redactor.add(&s);
     }
@@ -114,7 +114,8 @@ fn from_file(path: &Path, origin: String, cx: &Context<'_>, hidden: Hidden) -> R
     let mut files = vec![path.to_path_buf()];
     let token = match creds {
         Credentials::ServiceAccount(sa) => {
-            let grant = ServiceAccountGrant::new(cx.http.clone(), &sa, origin.clone()).map_err(fail)?;
+            let grant = ServiceAccountGrant::new(cx.http.clone(), &sa, origin.clone())
+                .map_err(|e| fail(e.code(), e.to_string()))?;
             Arc::new(Refreshing::new(grant, cx.redactor.clone()))
         }
         Credentials::AuthorizedUser(u) => {

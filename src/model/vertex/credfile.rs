@@ -1,9 +1,10 @@
 //! Google credentials files, parsed: `service_account` (a key), `authorized_user` (gcloud's
 //! refresh token) and `external_account` (workload identity federation: a subject token from a
 //! file or a URL, exchanged at STS, optionally for a service account's token). Pure: the bytes
-//! in, typed credentials or a message naming what is wrong out. Every URL a token request goes to
+//! in, typed credentials or a `CredFileError` naming what is wrong out. Every URL a token request goes to
 //! must be https (http only to this machine); a credential source that runs a program is refused.
 
+pub use super::credfile_error::CredFileError;
 use super::token::https_or_loopback;
 use serde::Deserialize;
 use serde_json::Value;
@@ -115,38 +116,31 @@ fn google_token_uri() -> String {
     GOOGLE_TOKEN_URI.into()
 }
 
-/// Parse a credentials file's bytes. The error is a sentence to follow the file's name.
-pub fn parse(bytes: &[u8]) -> Result<Credentials, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| format!("is not JSON ({e})"))?;
-    let kind = v
-        .get("type")
-        .and_then(Value::as_str)
-        .ok_or("has no `type` (service_account, authorized_user or external_account)")?;
-    let typed = |what: &str| format!("is not a usable `{what}` credentials file");
+/// Parse a credentials file's bytes.
+pub fn parse(bytes: &[u8]) -> Result<Credentials, CredFileError> {
+    let v: Value = serde_json::from_slice(bytes).map_err(CredFileError::NotJson)?;
+    let kind = v.get("type").and_then(Value::as_str).ok_or(CredFileError::NoType)?;
+    let typed = |kind: &'static str| move |why| CredFileError::Unusable { kind, why };
     let creds = match kind {
-        "service_account" => Credentials::ServiceAccount(
-            serde_json::from_value(v.clone()).map_err(|e| format!("{} ({e})", typed(kind)))?,
-        ),
-        "authorized_user" => Credentials::AuthorizedUser(
-            serde_json::from_value(v.clone()).map_err(|e| format!("{} ({e})", typed(kind)))?,
-        ),
+        "service_account" => {
+            Credentials::ServiceAccount(serde_json::from_value(v.clone()).map_err(typed("service_account"))?)
+        }
+        "authorized_user" => {
+            Credentials::AuthorizedUser(serde_json::from_value(v.clone()).map_err(typed("authorized_user"))?)
+        }
         "external_account" => {
-            let e: ExternalAccount = serde_json::from_value(v.clone()).map_err(|e| format!("{} ({e})", typed(kind)))?;
+            let e: ExternalAccount = serde_json::from_value(v.clone()).map_err(typed("external_account"))?;
             let subject = subject(&e.credential_source)?;
             Credentials::External(e, subject)
         }
-        other => {
-            return Err(format!(
-                "has `type: {other}`, which hone does not read (it reads service_account, authorized_user and external_account)"
-            ));
-        }
+        other => return Err(CredFileError::UnknownType(other.into())),
     };
     check_urls(&creds)?;
     Ok(creds)
 }
 
 /// Every URL a token request goes to: https, or http to this machine.
-fn check_urls(c: &Credentials) -> Result<(), String> {
+fn check_urls(c: &Credentials) -> Result<(), CredFileError> {
     let urls: Vec<(&str, &str)> = match c {
         Credentials::ServiceAccount(s) => vec![("token_uri", &s.token_uri)],
         Credentials::AuthorizedUser(u) => vec![("token_uri", &u.token_uri)],
@@ -163,26 +157,20 @@ fn check_urls(c: &Credentials) -> Result<(), String> {
     };
     for (key, url) in urls {
         if !https_or_loopback(url) {
-            return Err(format!(
-                "has `{key}` `{url}`, which is not an https URL (credentials travel to it; plain http is only for this machine)"
-            ));
+            return Err(CredFileError::NotHttps { key, url: url.into() });
         }
     }
     Ok(())
 }
 
 /// The external account's `credential_source`: a file or a URL; never a program.
-fn subject(src: &Value) -> Result<Subject, String> {
+fn subject(src: &Value) -> Result<Subject, CredFileError> {
     let s = |k: &str| src.get(k).and_then(Value::as_str).map(str::to_string);
     if src.get("executable").is_some() {
-        return Err("has a `credential_source.executable`: hone never runs a program named by configuration; \
-                    write the subject token to a file (`credential_source.file`) or serve it from a URL instead"
-            .into());
+        return Err(CredFileError::Executable);
     }
     if src.get("environment_id").is_some() {
-        return Err("has a `credential_source.environment_id` (AWS or Azure instance credentials), \
-                    which hone does not read; use a `file` or `url` credential source"
-            .into());
+        return Err(CredFileError::EnvironmentId);
     }
     let format = format(src.get("format"))?;
     if let Some(path) = s("file") {
@@ -191,23 +179,23 @@ fn subject(src: &Value) -> Result<Subject, String> {
     if let Some(url) = s("url") {
         let mut headers = BTreeMap::new();
         if let Some(h) = src.get("headers") {
-            let map = h.as_object().ok_or("has `credential_source.headers` that is not a mapping")?;
+            let map = h.as_object().ok_or(CredFileError::HeadersNotMap)?;
             for (k, v) in map {
-                let v = v.as_str().ok_or_else(|| format!("has a header `{k}` whose value is not a string"))?;
+                let v = v.as_str().ok_or_else(|| CredFileError::HeaderNotText(k.clone()))?;
                 let valid = reqwest::header::HeaderName::from_bytes(k.as_bytes()).is_ok()
                     && reqwest::header::HeaderValue::from_str(v).is_ok();
                 if !valid {
-                    return Err(format!("has a header `{k}` that is not a valid HTTP header"));
+                    return Err(CredFileError::BadHeader(k.clone()));
                 }
                 headers.insert(k.clone(), v.to_string());
             }
         }
         return Ok(Subject::Url { url, headers, format });
     }
-    Err("has a `credential_source` with neither `file` nor `url`".into())
+    Err(CredFileError::NoSource)
 }
 
-fn format(f: Option<&Value>) -> Result<Format, String> {
+fn format(f: Option<&Value>) -> Result<Format, CredFileError> {
     let Some(f) = f else {
         return Ok(Format::Text);
     };
@@ -218,8 +206,8 @@ fn format(f: Option<&Value>) -> Result<Format, String> {
             .and_then(Value::as_str)
             .filter(|n| !n.is_empty())
             .map(|n| Format::Json(n.to_string()))
-            .ok_or_else(|| "has `credential_source.format.type: json` without `subject_token_field_name`".to_string()),
-        other => Err(format!("has `credential_source.format.type: {other}` (text or json)")),
+            .ok_or(CredFileError::NoTokenField),
+        other => Err(CredFileError::UnknownFormat(other.into())),
     }
 }
 
@@ -252,7 +240,7 @@ mod tests {
     use serde_json::json;
 
     fn parsed(v: Value) -> Result<Credentials, String> {
-        parse(v.to_string().as_bytes())
+        parse(v.to_string().as_bytes()).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -317,7 +305,7 @@ mod tests {
         v["token_url"] = json!("http://sts.example.com/v1/token");
         v["credential_source"] = json!({"file": "f"});
         assert!(parsed(v).unwrap_err().contains("`token_url`"));
-        assert!(parse(b"{not json").unwrap_err().contains("not JSON"));
+        assert!(parse(b"{not json").unwrap_err().to_string().contains("not JSON"));
         assert!(parsed(json!({"client_email": "x"})).unwrap_err().contains("no `type`"));
         assert!(parsed(json!({"type": "gdch_service_account"})).unwrap_err().contains("does not read"));
         let e = parsed(json!({"type": "service_account", "client_email": "x"})).unwrap_err();

@@ -2,7 +2,7 @@
 //! account's signed JWT (`urn:ietf:params:oauth:grant-type:jwt-bearer`, RFC 7523) and an
 //! authorized user's refresh token (gcloud's `application_default_credentials.json`).
 
-use super::credfile::{AuthorizedUser, ServiceAccount};
+use super::credfile::{AuthorizedUser, CredFileError, ServiceAccount};
 use super::jwt;
 use super::token::{self, Context, SCOPE};
 use crate::jwt::Signer;
@@ -22,9 +22,8 @@ pub struct ServiceAccountGrant {
 
 impl ServiceAccountGrant {
     /// The grant for `sa`; a key that cannot be read is an error naming what is wrong with it.
-    pub fn new(http: reqwest::Client, sa: &ServiceAccount, origin: String) -> Result<Self, String> {
-        let signer = Signer::from_pem(&sa.private_key, sa.private_key_id.clone())
-            .map_err(|e| format!("has a `private_key` that {e}"))?;
+    pub fn new(http: reqwest::Client, sa: &ServiceAccount, origin: String) -> Result<Self, CredFileError> {
+        let signer = Signer::from_pem(&sa.private_key, sa.private_key_id.clone())?;
         let ctx = Context {
             kind: "service_account",
             origin,

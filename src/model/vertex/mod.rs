@@ -6,6 +6,7 @@
 mod adc;
 mod claude;
 mod credfile;
+mod credfile_error;
 mod endpoint;
 mod errors;
 mod external;

@@ -41,7 +41,7 @@ pub fn repo_root(job: &Job, cli_repo: Option<PathBuf>) -> Result<PathBuf, HoneEr
     if job.repo.scratch {
         let src = named.unwrap_or_else(|| spec_dir(job));
         let (base, rel) = (spec_dir(job), Path::new(HONE_DIR).join("scratch").join(&job.name));
-        crate::git::init_scratch(&src, (&base, &rel))?;
+        crate::git::init_scratch(&src, crate::git::Below { base: &base, rel: &rel })?;
         return Ok(base.join(rel));
     }
     let root = match named {

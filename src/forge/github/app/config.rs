@@ -66,7 +66,7 @@ impl App {
         register(redactor, &pem);
         let from = if env.var(KEY_VAR).is_some() { KEY_VAR } else { KEY_FILE_VAR };
         let signer = Signer::from_pem(&pem, None).map_err(|why| {
-            HoneError::new(Code::Spec, format!("the GitHub App's private key in {from} {why}")).hint(KEY_HELP)
+            HoneError::new(why.code(), format!("the GitHub App's private key in {from} {why}")).hint(KEY_HELP)
         })?;
         Ok(Some(App { id, signer }))
     }
@@ -75,7 +75,7 @@ impl App {
     pub fn jwt(&self, now: u64) -> Result<String> {
         self.signer
             .assertion(&claims(&self.id, now))
-            .map_err(|e| HoneError::new(Code::Spec, format!("cannot sign the GitHub App's JWT: {e}")))
+            .map_err(|e| HoneError::new(e.code(), format!("cannot sign the GitHub App's JWT: {e}")))
     }
 }
 
