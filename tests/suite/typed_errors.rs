@@ -6,7 +6,9 @@ use super::layering::sources;
 use std::path::Path;
 
 /// `(file under src/, item)`: the `Result<_, String>` this test lets through, each a parser's
-/// inner step whose text is the message of a typed error made one step up. At most five.
+/// inner step whose text is the message of a typed error made one step up. At most five; none
+/// is needed today (the shell analysis, the policy's rules, the credentials file, the patch
+/// parser and the spec's templates each have an error type of their own).
 const ALLOWED: &[(&str, &str)] = &[];
 
 /// One `Result<_, String>` found: where, and in which item (the `fn`, `type`, `struct` or `enum`
@@ -193,16 +195,19 @@ fn no_error_is_a_bare_string_outside_the_few_parser_steps_allowed() {
     let mut files = Vec::new();
     sources(&src, &mut files);
     files.sort();
-    let mut found = Vec::new();
+    let (mut found, mut used) = (Vec::new(), Vec::new());
     for f in files.iter().filter(|f| !is_test_file(f)) {
         let rel = f.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
         let text = std::fs::read_to_string(f).unwrap();
         for h in scan(&text) {
-            if !ALLOWED.contains(&(rel.as_str(), h.item.as_str())) {
-                found.push(format!("src/{rel}:{}: in `{}`", h.line, h.item));
+            match ALLOWED.iter().find(|(file, item)| *file == rel && *item == h.item) {
+                Some(allowed) => used.push(*allowed),
+                None => found.push(format!("src/{rel}:{}: in `{}`", h.line, h.item)),
             }
         }
     }
+    let stale: Vec<_> = ALLOWED.iter().filter(|a| !used.contains(a)).collect();
+    assert!(stale.is_empty(), "allowed, but no longer there (remove them from ALLOWED): {stale:?}");
     assert!(
         found.is_empty(),
         "{} `Result<_, String>` outside the allowed list (return `HoneError` with its `Code`, or a typed \
