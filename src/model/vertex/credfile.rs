@@ -1,8 +1,9 @@
 //! Google credentials files, parsed: `service_account` (a key), `authorized_user` (gcloud's
 //! refresh token) and `external_account` (workload identity federation: a subject token from a
 //! file or a URL, exchanged at STS, optionally for a service account's token). Pure: the bytes
-//! in, typed credentials or a `CredFileError` naming what is wrong out. Every URL a token request goes to
-//! must be https (http only to this machine); a credential source that runs a program is refused.
+//! in, typed credentials or a `CredFileError` naming what is wrong out. Every URL a token
+//! request goes to must be https (http only to this machine); a credential source that runs a
+//! program is refused.
 
 pub use super::credfile_error::CredFileError;
 use super::token::https_or_loopback;
