@@ -190,6 +190,8 @@ mod tests {
             Code::Setup,
             Code::Mcp,
             Code::Blocked,
+            Code::Output,
+            Code::Internal,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
