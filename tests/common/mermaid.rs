@@ -1,4 +1,4 @@
-//! Mermaid's own parser, in Node (tests/data/mermaid/parse.mjs, with the packages .ci/run
+//! Mermaid's own parser, in Node (tests/data/mermaid/parse.mjs, with the packages .ci/test
 //! installs and names in `HONE_TEST_MERMAID`): reads every ```` ```mermaid ```` block of the
 //! Markdown hone writes, as GitHub would render it.
 
@@ -27,7 +27,7 @@ fn node(args: &[&std::ffi::OsStr]) -> std::io::Result<std::process::Output> {
 
 /// Ok when `HONE_TEST_MERMAID` names a directory whose packages load.
 pub fn available() -> Result<(), String> {
-    let why = "(`bash .ci/mermaid.sh` installs mermaid, jsdom and marked with npm into target/test-tools/mermaid; or set HONE_TEST_MERMAID to a directory that has them)";
+    let why = "(`bash .ci/test` installs mermaid, jsdom and marked with npm into target/test-tools/mermaid, through .ci/mermaid.sh; or set HONE_TEST_MERMAID to a directory that has them)";
     let Some(dir) = packages() else {
         return Err(format!("the Mermaid parser is not installed {why}"));
     };

@@ -25,7 +25,7 @@ pub enum Need {
     Python,
     /// `node` and `npm`.
     Node,
-    /// `go` (Debian: golang-go; `.ci/run` installs it).
+    /// `go` (Debian: golang-go; `.ci/test` installs it as root).
     Go,
     /// A Rust toolchain installed by rustup in the home: `~/.cargo/bin/cargo` (rustup's proxy)
     /// and a toolchain in `~/.rustup/toolchains` (`.ci/run` makes one for the unprivileged pass).
@@ -86,14 +86,14 @@ impl Need {
             }
             Need::Xmllint => match std::process::Command::new("xmllint").arg("--version").output() {
                 Ok(o) if o.status.success() => Ok(()),
-                _ => Err("xmllint is not installed (apt-get install libxml2-utils; .ci/run installs it)".into()),
+                _ => Err("xmllint is not installed (apt-get install libxml2-utils, or `bash .ci/test`)".into()),
             },
             Need::Mermaid => super::mermaid::available(),
             Need::Python => {
                 runs("python3", &["-c", "import ensurepip, venv"], "python3 with venv (apt-get install python3-venv)")
             }
             Need::Node => runs("node", &["--version"], "node").and_then(|()| runs("npm", &["--version"], "npm")),
-            Need::Go => runs("go", &["version"], "go (apt-get install golang-go; .ci/run installs it)"),
+            Need::Go => runs("go", &["version"], "go (apt-get install golang-go; `bash .ci/test` installs it as root)"),
             Need::Rustup => rustup_in_home(),
         }
     }

@@ -53,7 +53,7 @@ impl Run {
     }
 }
 
-/// Validate a JUnit file against the Jenkins junit-10 XSD with xmllint (installed by .ci/run).
+/// Validate a JUnit file against the Jenkins junit-10 XSD with xmllint (installed by .ci/test).
 pub fn assert_junit_valid(path: &Path) {
     require!(Need::Xmllint);
     let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/junit-10.xsd");

@@ -35,6 +35,7 @@ mod deputy_restore;
 #[cfg(target_os = "linux")]
 mod deputy_tools;
 mod deputy_workflow;
+mod doc_links;
 #[cfg(target_os = "linux")]
 mod egress;
 #[cfg(target_os = "linux")]
