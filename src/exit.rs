@@ -1,4 +1,4 @@
-//! The process exit codes hone promises, as named constants (listed in the README).
+//! The process exit codes hone promises, as named constants (listed in docs/exit-codes.md).
 
 /// The run succeeded, or nothing needed to change.
 pub const SUCCESS: i32 = 0;
