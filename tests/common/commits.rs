@@ -1,6 +1,6 @@
 //! What a successful run committed: the one check every run of the suite goes through.
 //!
-//! `success` is a promise (README, "What a run does"): the commit holds the model's change and
+//! `success` is a promise (docs/run.md): the commit holds the model's change and
 //! nothing else. So, for every run that exits 0 with `status: success`, the paths that differ
 //! between the run's base and its commit must
 //! - be exactly report.json's `files_changed`,
