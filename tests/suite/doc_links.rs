@@ -138,3 +138,21 @@ fn a_missing_file_and_a_missing_heading_are_found_and_good_links_pass() {
     }
     assert_eq!(bad.lines().count(), 5, "{bad}");
 }
+
+/// The README's index names every document in docs/ (a new doc nobody can find from the README
+/// is a doc nobody reads).
+#[test]
+fn the_readme_index_links_every_document_in_docs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let linked: HashSet<String> = destinations(&std::fs::read_to_string(root.join("README.md")).unwrap())
+        .into_iter()
+        .map(|d| d.split('#').next().unwrap_or("").trim_start_matches("./").to_string())
+        .collect();
+    let missing: Vec<String> = documents(root)
+        .into_iter()
+        .skip(1)
+        .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+        .filter(|p| !linked.contains(p))
+        .collect();
+    assert!(missing.is_empty(), "docs the README's Documentation index does not link: {missing:?}");
+}
