@@ -203,7 +203,7 @@ async fn list(
         HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories{why}", place.forge_name()))
             .hint(format!("set {} to a token that can read them", place.token_source(token_env)))
     })?;
-    let listing = q.list(&place, token, (&cx.shared.forge, (deadline, cx.cancel))).await?;
+    let listing = q.list(&place, token, &cx.shared.forge, &crate::bound::Bound::new(deadline, cx.cancel)).await?;
     let mut paths: Vec<String> = listing.repos.iter().filter(|l| q.accept(l)).map(|l| l.path.clone()).collect();
     paths.sort_by_key(|p| p.to_ascii_lowercase());
     paths.dedup_by_key(|p| p.to_ascii_lowercase());

@@ -92,7 +92,7 @@ pub struct Ask<'a> {
     /// Review mode: a fork's PR is as good as any (nothing is pushed), and no feedback is read.
     pub review: bool,
     pub shared: &'a super::Shared,
-    pub bounds: (tokio::time::Instant, &'a tokio_util::sync::CancellationToken),
+    pub bound: &'a crate::bound::Bound,
 }
 
 /// What an autofix read gives: the decision, and the feedback when it was asked for.

@@ -62,16 +62,16 @@ pub async fn paced<T>(
 /// `f`, given up at the run's deadline (`Code::Budget`) or on cancellation (`Code::Cancelled`);
 /// `what` names the work in the error.
 pub async fn bounded<T>(
-    (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
+    bound: &crate::bound::Bound,
     what: impl FnOnce() -> String,
     f: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
     use crate::error::{Code, HoneError};
     tokio::select! {
-        r = tokio::time::timeout_at(deadline, f) => r.unwrap_or_else(|_| {
+        r = tokio::time::timeout_at(bound.deadline, f) => r.unwrap_or_else(|_| {
             Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out during {}", what())))
         }),
-        () = cancel.cancelled() => Err(HoneError::new(Code::Cancelled, format!("cancelled during {}", what()))),
+        () = bound.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, format!("cancelled during {}", what()))),
     }
 }
 

@@ -146,12 +146,12 @@ pub fn spawn(
 /// panics).
 pub async fn wait(
     work: tokio::task::JoinHandle<String>,
-    (cancel, deadline): (&tokio_util::sync::CancellationToken, tokio::time::Instant),
+    bound: &crate::bound::Bound,
 ) -> String {
     tokio::select! {
         r = work => r.unwrap_or_default(),
-        () = cancel.cancelled() => String::new(),
-        () = tokio::time::sleep_until(deadline) => String::new(),
+        () = bound.cancel.cancelled() => String::new(),
+        () = tokio::time::sleep_until(bound.deadline) => String::new(),
     }
 }
 

@@ -18,8 +18,6 @@ use crate::spec::Job;
 use crate::tools::ToolContext;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// What every stage reads: the job as intake settled it, the repository, the policy, and the
 /// run's handles and bounds.
@@ -31,9 +29,9 @@ pub struct Scope {
     pub events: Events,
     pub env: Arc<RunEnv>,
     pub shared: Shared,
-    /// The end of the run's wall-time budget: the loop, commands and git work all stop by then.
-    pub deadline: Instant,
-    pub cancel: CancellationToken,
+    /// The end of the run's wall-time budget and its cancellation: the loop, commands and git
+    /// work all stop by then.
+    pub bound: crate::bound::Bound,
     pub report_dir: ReportDir,
     /// Every connection through the jails' proxies (policies that list hosts).
     pub egress: Ledger,

@@ -113,6 +113,7 @@ mod memory_feedback;
 mod memory_messages;
 mod memory_run;
 mod mentions;
+mod named_params;
 mod model_faults;
 mod outcomes;
 mod plan;

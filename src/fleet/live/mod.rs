@@ -45,7 +45,8 @@ impl Live {
     pub fn new(
         w: Box<dyn std::io::Write + Send>,
         tty: bool,
-        (total, workers): (usize, usize),
+        total: usize,
+        workers: usize,
         redactor: Redactor,
     ) -> Self {
         let now = Instant::now();
@@ -75,7 +76,7 @@ impl Live {
     pub fn stderr(total: usize, workers: usize, json: bool, redactor: Redactor) -> Live {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal() && !(json && std::io::stdout().is_terminal());
-        let live = Live::new(Box::new(std::io::stderr()), tty, (total, workers), redactor);
+        let live = Live::new(Box::new(std::io::stderr()), tty, total, workers, redactor);
         if tty {
             screen::install(&live.screen);
         }

@@ -16,7 +16,7 @@ pub async fn read(
     ask: &crate::forge::autofix::Ask<'_>,
     remember: bool,
 ) -> Result<crate::forge::autofix::Read> {
-    let fj = Forgejo::new(place, ask.shared.queue.clone(), ask.bounds)?;
+    let fj = Forgejo::new(place, ask.shared.queue.clone(), ask.bound)?;
     // A fork's PR is never pushed to, whatever `pr.allow_forks` says; review mode pushes nothing.
     let decision = inspect(&fj, number, ask.review).await?;
     let fixing = matches!(decision, Decision::Fix(_)) && remember;

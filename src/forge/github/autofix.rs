@@ -27,7 +27,7 @@ pub async fn read(
     let feedback = if fixing {
         Some(
             crate::forge::pace::bounded(
-                ask.bounds,
+                ask.bound,
                 || format!("reading the feedback on PR #{number}"),
                 super::feedback::github(&gh, number, own),
             )
@@ -113,7 +113,8 @@ fn own_comment(comments: &serde_json::Value, login: &str, marker: &str) -> Optio
 pub async fn upsert_comment(
     gh: &GitHub,
     number: u64,
-    (job, login): (&str, Option<&str>),
+    job: &str,
+    login: Option<&str>,
     text: &str,
 ) -> Result<Option<String>> {
     let marker = comment_marker(job);

@@ -20,7 +20,7 @@ pub async fn read(
     ask: &crate::forge::autofix::Ask<'_>,
     remember: bool,
 ) -> Result<crate::forge::autofix::Read> {
-    let gl = GitLab::new(place, ask.shared.queue.clone(), ask.bounds)?;
+    let gl = GitLab::new(place, ask.shared.queue.clone(), ask.bound)?;
     let decision = inspect(&gl, iid, ask.review).await?;
     let fixing = matches!(decision, Decision::Fix(_)) && remember;
     let feedback = if fixing { Some(super::feedback::gitlab(&gl, iid, None).await) } else { None };

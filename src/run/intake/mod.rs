@@ -195,17 +195,16 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     let paths = (report_dir.path(), env.as_ref());
     let (jail, jail_report) =
         first_jail(&policy, &ws, paths, events.run_id(), &ignored, &job, &egress).await.map_err(&fail)?;
-    let bounds = (deadline, &req.cancel);
+    let bound = crate::bound::Bound::new(deadline, &req.cancel);
     // A read-only job answers about the checkout it is given; a PR changes nothing of that.
     let work = match job.change {
         spec::answer::Change::None => super::handoff::Work::Do(None),
-        _ => autofix::decide(&mut job, &ws, req, bounds).await.map_err(&fail)?,
+        _ => autofix::decide(&mut job, &ws, req, &bound).await.map_err(&fail)?,
     };
     let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
     let start = Start { work, model, jail, jail_report, ignored, map, saved, history, claimed };
-    let (shared, cancel) = (req.shared.clone(), req.cancel.clone());
-    let scope =
-        Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress, memory, marker };
+    let shared = req.shared.clone();
+    let scope = Scope { job, ws, policy, redactor, events, env, shared, bound, report_dir, egress, memory, marker };
     Ok((scope, start))
 }
 

@@ -58,12 +58,12 @@ pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid,
     let budget_note =
         || format!("the wall-time budget ({}) ran out", crate::spec::duration::format(s.job.limits.max_wall_time));
     let status = tokio::select! {
-        r = tokio::time::timeout_at(s.deadline, lp.drive()) => r.unwrap_or_else(|_| {
+        r = tokio::time::timeout_at(s.bound.deadline, lp.drive()) => r.unwrap_or_else(|_| {
             lp.run.record.errors.push(HoneError::new(Code::Budget, budget_note()));
             lp.enter(State::Summarizing, "the wall-time budget ran out");
             Status::BudgetExhausted
         }),
-        () = s.cancel.cancelled() => Status::Cancelled,
+        () = s.bound.cancel.cancelled() => Status::Cancelled,
     };
     lp.settle_marks().await;
     Ended { status, touched: lp.touched }
@@ -74,7 +74,7 @@ pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid,
 async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
     let s = lp.s;
     lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-    let map = crate::repomap::wait(opening.map, (&s.cancel, s.deadline)).await;
+    let map = crate::repomap::wait(opening.map, &s.bound).await;
     let job = &s.job;
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
     let mut messages = vec![Message::system(prompt::system(job, s.ws.root(), &map, &s.policy))];

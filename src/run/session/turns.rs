@@ -176,7 +176,7 @@ impl<'a> Loop<'a> {
             &req,
             self.s.shared.model_slots.as_deref(),
             &link.spec.retry,
-            self.s.deadline,
+            self.s.bound.deadline,
             &self.tools.cancel,
             |attempt, err, delay| {
                 if !cost.may_retry(err) {
