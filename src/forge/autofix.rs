@@ -17,7 +17,7 @@ pub struct Target {
     /// `diff_refs.base_sha`), where the repository's instruction files are read: never the
     /// head's, which the PR's author wrote. `Err`: why there is none (the forge named none, or,
     /// once intake has looked, hone could not fetch it).
-    pub base_sha: std::result::Result<String, String>,
+    pub base_sha: Result<String>,
     /// Trusted reviewers' feedback on the PR (filled in at intake for hone's memory).
     pub feedback: Vec<super::feedback::Feedback>,
     /// Why the feedback could not be read (the run goes on without it).

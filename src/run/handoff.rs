@@ -84,7 +84,7 @@ pub struct Checkout {
     /// review) the PR's base commit as the forge names it, which the PR's author and hone's own
     /// earlier commits on its branch cannot have changed. `Err`: why there is none (the run goes
     /// on without them, never with the head's).
-    pub guidance: Result<git2::Oid, String>,
+    pub guidance: Result<git2::Oid, crate::error::HoneError>,
 }
 
 /// The environment stage's result: the tools in the run's jail, the checks with the baseline

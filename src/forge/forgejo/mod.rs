@@ -157,7 +157,7 @@ impl Forgejo {
     async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let url = format!("{}{path}", self.api);
         let what = format!("Forgejo {method} {path}");
-        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
+        super::pace::paced(&self.queue, method != Method::GET, &self.retries, &what, async || {
             let auth = format!("token {}", self.token.secret());
             let mut rb = self.http.request(method.clone(), &url).header("authorization", auth);
             if let Some(b) = body {

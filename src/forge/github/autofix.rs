@@ -68,7 +68,7 @@ pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Deci
         head_sha: field("head", "sha")?,
         base_ref: field("base", "ref")?,
         base_sha: commit_id(&b["base"]["sha"])
-            .ok_or_else(|| format!("GitHub's answer for PR #{number} names no base commit")),
+            .ok_or_else(|| HoneError::new(Code::Forge, format!("GitHub's answer for PR #{number} names no base commit"))),
         feedback: Vec::new(),
         feedback_unread: None,
     }))

@@ -143,7 +143,7 @@ impl GitLab {
     async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let url = format!("{}{path}", self.api);
         let what = format!("GitLab {method} {path}");
-        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
+        super::pace::paced(&self.queue, method != Method::GET, &self.retries, &what, async || {
             let header = if self.job_token() { "JOB-TOKEN" } else { "PRIVATE-TOKEN" };
             let mut rb = self.http.request(method.clone(), &url).header(header, self.token.secret());
             if let Some(b) = body {

@@ -44,9 +44,9 @@ pub async fn check_out(
     let base = ws.resolve_base(job.repo.base.as_deref())?;
     // A PR's instruction files are its base commit's (intake fetched it), never its head's; a
     // replay's, where the recorded run read them.
-    let oid = |sha: &str| git2::Oid::from_str(sha).map_err(|e| e.message().to_string());
+    let oid = |sha: &str| git2::Oid::from_str(sha).map_err(HoneError::from);
     let guidance = match (pr, &job.repo.guidance) {
-        (Some(t), _) => t.base_sha.as_deref().map_err(Clone::clone).and_then(oid),
+        (Some(t), _) => t.base_sha.clone().and_then(|sha| oid(&sha)),
         (None, Some(sha)) => oid(sha),
         (None, None) => Ok(base),
     };
@@ -86,7 +86,8 @@ pub struct Resume<'a> {
 /// (recorded in `run`): then nothing else runs in this checkout.
 pub async fn prepare(
     s: &Scope,
-    (jail, checkout): (Sandbox, &Checkout),
+    jail: Sandbox,
+    checkout: &Checkout,
     map: Option<JoinHandle<String>>,
     resume: Resume<'_>,
     run: &mut Run,
@@ -175,8 +176,9 @@ async fn mcp_jails(s: &Scope, tools: &ToolContext) -> Vec<Result<Sandbox, crate:
         .collect();
     let (cancel, deadline) = (s.bound.cancel.clone(), s.bound.deadline.into_std());
     let stop = move || cancel.is_cancelled() || std::time::Instant::now() >= deadline;
-    let egress = (&s.policy.mcp_egress(), &s.egress);
-    let mut jails = crate::sandbox::services(&tools.sandbox, &stdio, egress, s.ws.root(), stop).await.into_iter();
+    let egress = s.policy.mcp_egress();
+    let mut jails =
+        crate::sandbox::services(&tools.sandbox, &stdio, &egress, &s.egress, s.ws.root(), stop).await.into_iter();
     s.job
         .mcp
         .iter()

@@ -98,8 +98,8 @@ pub async fn decide(
 async fn fetch_base(
     ws: &Workspace,
     remote: &crate::forge::remote::Remote,
-    base: Result<String, String>,
-) -> Result<String, String> {
+    base: Result<String, HoneError>,
+) -> Result<String, HoneError> {
     let sha = base?;
     let present = git2::Oid::from_str(&sha).is_ok_and(|oid| ws.repository().find_commit(oid).is_ok());
     if present {
@@ -107,8 +107,8 @@ async fn fetch_base(
     }
     match remote.fetch(ws, &sha, "refs/hone/autofix/base").await {
         Ok(got) if got == sha => Ok(sha),
-        Ok(got) => Err(format!("fetching the pull request's base commit {sha} gave {got}")),
-        Err(e) => Err(format!("the pull request's base commit {sha} could not be fetched: {}", e.message)),
+        Ok(got) => Err(HoneError::new(Code::Git, format!("fetching the pull request's base commit {sha} gave {got}"))),
+        Err(e) => Err(HoneError::new(e.code, format!("the pull request's base commit {sha} could not be fetched: {}", e.message))),
     }
 }
 

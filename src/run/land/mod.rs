@@ -16,7 +16,8 @@ use tokio::time::Instant;
 /// The session's end, judged and landed: the run's status.
 pub async fn land(
     s: &Scope,
-    (tools, git_guard): (Arc<ToolContext>, GitGuard),
+    tools: Arc<ToolContext>,
+    git_guard: GitGuard,
     ended: Ended,
     base: git2::Oid,
     run: &mut Run,

@@ -31,7 +31,12 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 /// What the loop works with: the model, the tools in the run's jail, and the job's checks.
-type Parts<'a> = (&'a Models, &'a Arc<ToolContext>, Checks);
+/// What the session works with: the models, the tools and the checks.
+pub struct Parts<'a> {
+    pub model: &'a Models,
+    pub tools: &'a Arc<ToolContext>,
+    pub checks: Checks,
+}
 
 /// How the session starts.
 pub struct Opening {
@@ -47,12 +52,12 @@ pub struct Opening {
     pub memory: Option<String>,
     /// The commit the repository's instruction files are read from, or why there is none
     /// (`Checkout::guidance`).
-    pub guidance: Result<git2::Oid, String>,
+    pub guidance: Result<git2::Oid, crate::error::HoneError>,
 }
 
 /// Run the session from the baseline to an outcome.
 pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid, run: &mut Run) -> Ended {
-    let mut lp = turns::Loop::new(s, parts, run, (base, opening.guidance.clone()));
+    let mut lp = turns::Loop::new(s, parts, run, base, opening.guidance.clone());
     lp.touched = opening.touched;
     begin(&mut lp, opening).await;
     let budget_note =
