@@ -134,7 +134,8 @@ impl Ctx {
     /// the clone; the run mints or reuses its own at intake.
     async fn app_token(&self, place: &mut crate::forge::place::Place) -> Result<(), HoneError> {
         let (env, shared, redactor) = (self.env.as_ref(), &self.runs.forge, &self.redactor);
-        let bound = &crate::bound::Bound::new(tokio::time::Instant::now() + std::time::Duration::from_secs(3600), &self.cancel);
+        let bound =
+            &crate::bound::Bound::new(tokio::time::Instant::now() + std::time::Duration::from_secs(3600), &self.cancel);
         let cx = crate::forge::tokens::Context { env, shared, redactor, bound };
         crate::forge::tokens::into_place(&cx, &self.job, place).await
     }

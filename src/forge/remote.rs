@@ -277,11 +277,7 @@ pub fn hardened(dir: &Path, env: &crate::env::RunEnv, access: &Access) -> tokio:
 const REDIRECTS: [u16; 5] = [301, 302, 303, 307, 308];
 
 /// Run a git process to its end, within `bound` (and at most `OP_LIMIT`).
-pub async fn run(
-    mut c: tokio::process::Command,
-    what: &str,
-    bound: &Bound,
-) -> Result<String> {
+pub async fn run(mut c: tokio::process::Command, what: &str, bound: &Bound) -> Result<String> {
     let limit = bound.deadline.min(Instant::now() + OP_LIMIT);
     if limit <= Instant::now() {
         return Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out before git could {what}")));
@@ -310,6 +306,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio_util::sync::CancellationToken;
 
     /// A git server that accepts the connection and never answers: a stalled push or fetch.
     fn stalled_server() -> (std::net::TcpListener, String) {
@@ -329,8 +326,9 @@ mod tests {
     async fn a_stalled_remote_stops_at_the_runs_deadline() {
         let (_server, url) = stalled_server();
         let deadline = Instant::now() + Duration::from_millis(300);
-        let e =
-            run(ls_remote(&url), "list the remote's branches", &Bound::new(deadline, &CancellationToken::new())).await.unwrap_err();
+        let e = run(ls_remote(&url), "list the remote's branches", &Bound::new(deadline, &CancellationToken::new()))
+            .await
+            .unwrap_err();
         assert_eq!(e.code, Code::Git, "{e:?}");
         assert!(e.message.contains("took too long"), "{}", e.message);
     }
@@ -340,10 +338,11 @@ mod tests {
         let (_server, url) = stalled_server();
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
-        let deadline = Instant::now() + Duration::from_secs(3600);
-        let (r, ()) = tokio::join!(run(ls_remote(&url), "push", &Bound::new(deadline, &cancel)), async move { trigger.cancel() });
+        let bound = Bound::new(Instant::now() + Duration::from_secs(3600), &cancel);
+        let (r, ()) = tokio::join!(run(ls_remote(&url), "push", &bound), async move { trigger.cancel() });
         assert_eq!(r.unwrap_err().code, Code::Cancelled);
-        let out = run(ls_remote(&url), "push", Instant::now(), &CancellationToken::new()).await.unwrap_err();
+        let out =
+            run(ls_remote(&url), "push", &Bound::new(Instant::now(), &CancellationToken::new())).await.unwrap_err();
         assert_eq!(out.code, Code::Budget, "no budget left: git is not even started");
     }
 

@@ -110,13 +110,7 @@ fn rank(rel: &str, task: &str) -> i64 {
 /// The map for `root`, at most about `budget_tokens` tokens (4 characters each). Definitions
 /// come only from files `readable` allows (the policy's `read_deny`); names are listed like
 /// `glob_file_search` lists them.
-pub fn build(
-    root: &Path,
-    git_dir: &Path,
-    task: &str,
-    budget_tokens: usize,
-    readable: &dyn Fn(&str) -> bool,
-) -> String {
+pub fn build(root: &Path, git_dir: &Path, task: &str, budget_tokens: usize, readable: &dyn Fn(&str) -> bool) -> String {
     if budget_tokens == 0 {
         return String::new();
     }
@@ -145,10 +139,7 @@ pub fn spawn(
 
 /// The map `spawn` started; empty when the run is cancelled or out of time first (or the walk
 /// panics).
-pub async fn wait(
-    work: tokio::task::JoinHandle<String>,
-    bound: &crate::bound::Bound,
-) -> String {
+pub async fn wait(work: tokio::task::JoinHandle<String>, bound: &crate::bound::Bound) -> String {
     tokio::select! {
         r = work => r.unwrap_or_default(),
         () = bound.cancel.cancelled() => String::new(),

@@ -165,6 +165,11 @@ pub(crate) async fn spread<'a, F: Fn(u8) -> u8>(
 fn by_ref(&(a, b): &(u8, u8), mut (c, d): (u8, u8)) {}
 "#;
     let got = tuple_params(fixture);
-    let want = vec![(3, "pair".to_string()), (4, "spread".to_string()), (11, "a closure".to_string()), (15, "by_ref".to_string())];
+    let want = vec![
+        (3, "pair".to_string()),
+        (4, "spread".to_string()),
+        (11, "a closure".to_string()),
+        (15, "by_ref".to_string()),
+    ];
     assert_eq!(got, want);
 }

@@ -42,13 +42,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Live {
     /// Progress for `total` repositories on `workers` workers, written to `w` (a terminal when
     /// `tty`), starting `now`.
-    pub fn new(
-        w: Box<dyn std::io::Write + Send>,
-        tty: bool,
-        total: usize,
-        workers: usize,
-        redactor: Redactor,
-    ) -> Self {
+    pub fn new(w: Box<dyn std::io::Write + Send>, tty: bool, total: usize, workers: usize, redactor: Redactor) -> Self {
         let now = Instant::now();
         let state = State {
             counts: Counts { total, ..Default::default() },

@@ -58,8 +58,9 @@ pub fn decide(b: &Value, repo: &str, number: u64, forks_ok: bool) -> Result<Deci
     };
     let sha = commit_id(&b["head"]["sha"])
         .ok_or_else(|| HoneError::new(Code::Forge, format!("PR #{number} has no valid head.sha")));
-    let base_sha = commit_id(&b["base"]["sha"])
-        .ok_or_else(|| HoneError::new(Code::Forge, format!("Forgejo's answer for PR #{number} names no base commit (`base.sha`)")));
+    let base_sha = commit_id(&b["base"]["sha"]).ok_or_else(|| {
+        HoneError::new(Code::Forge, format!("Forgejo's answer for PR #{number} names no base commit (`base.sha`)"))
+    });
     Ok(Decision::Fix(Target {
         number,
         head_ref: branch("head")?,

@@ -90,11 +90,7 @@ pub fn is_name(s: &str) -> bool {
 impl Forgejo {
     /// The client for the place's repository with its token. Errors when the place has no
     /// `owner/repo`, token or plain API URL.
-    pub fn new(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        bound: &Bound,
-    ) -> Result<Forgejo> {
+    pub fn new(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<Forgejo> {
         let repo = place.repo.clone().filter(|r| is_repo_path(r)).ok_or_else(|| {
             HoneError::new(Code::Forge, "cannot tell the Forgejo repository (its `owner/name`)")
                 .hint("run under Forgejo Actions (GITHUB_REPOSITORY), or point the remote at the repository's URL on the Forgejo server")
@@ -105,11 +101,7 @@ impl Forgejo {
     }
 
     /// A client for requests about no one repository (the token's user, an organisation's list).
-    pub fn server(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        bound: &Bound,
-    ) -> Result<Forgejo> {
+    pub fn server(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<Forgejo> {
         let token = place.token.clone().ok_or_else(|| {
             HoneError::new(Code::Forge, "no Forgejo token")
                 .hint(format!("set FORGEJO_TOKEN to an access token with the scopes {SCOPES}"))

@@ -67,8 +67,9 @@ pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Deci
         head_ref: field("head", "ref")?,
         head_sha: field("head", "sha")?,
         base_ref: field("base", "ref")?,
-        base_sha: commit_id(&b["base"]["sha"])
-            .ok_or_else(|| HoneError::new(Code::Forge, format!("GitHub's answer for PR #{number} names no base commit"))),
+        base_sha: commit_id(&b["base"]["sha"]).ok_or_else(|| {
+            HoneError::new(Code::Forge, format!("GitHub's answer for PR #{number} names no base commit"))
+        }),
         feedback: Vec::new(),
         feedback_unread: None,
     }))

@@ -62,11 +62,10 @@ fn decide(b: &Value, iid: u64, forks_ok: bool) -> Result<Decision> {
     };
     let sha = commit_id(&b["sha"])
         .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no valid sha")));
-    let base_sha = commit_id(&b["diff_refs"]["base_sha"])
-        .ok_or_else(|| {
-            let why = format!("GitLab's answer for merge request !{iid} names no base commit (`diff_refs.base_sha`)");
-            HoneError::new(Code::Forge, why)
-        });
+    let base_sha = commit_id(&b["diff_refs"]["base_sha"]).ok_or_else(|| {
+        let why = format!("GitLab's answer for merge request !{iid} names no base commit (`diff_refs.base_sha`)");
+        HoneError::new(Code::Forge, why)
+    });
     Ok(Decision::Fix(Target {
         number: iid,
         head_ref: branch("source_branch")?,

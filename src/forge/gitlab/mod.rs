@@ -72,11 +72,7 @@ impl Answer {
 impl GitLab {
     /// The client for the place's project with its token. Errors when the place has no project
     /// path, token or plain API URL.
-    pub fn new(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        bound: &Bound,
-    ) -> Result<GitLab> {
+    pub fn new(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<GitLab> {
         let project = place.repo.clone().filter(|p| is_project_path(p)).ok_or_else(|| {
             HoneError::new(Code::Forge, "cannot tell the GitLab project (its `group/project` path)")
                 .hint("run in GitLab CI (CI_PROJECT_PATH), or point the remote at the project's GitLab URL")
@@ -87,11 +83,7 @@ impl GitLab {
     }
 
     /// A client for requests about no one project (listing a group): `project_path` is not for it.
-    pub fn server(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        bound: &Bound,
-    ) -> Result<GitLab> {
+    pub fn server(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<GitLab> {
         let token = place.token.clone().ok_or_else(|| {
             HoneError::new(Code::Forge, "no GitLab token")
                 .hint("set GITLAB_TOKEN to a project access token with the `api` scope")
@@ -108,7 +100,15 @@ impl GitLab {
             .build()
             .map_err(|e| HoneError::new(Code::Forge, format!("cannot build the GitLab client: {e}")))?;
         let project = String::new();
-        Ok(GitLab { http, api: api.to_string(), project, token, retries: AtomicU32::new(0), queue, bound: bound.clone() })
+        Ok(GitLab {
+            http,
+            api: api.to_string(),
+            project,
+            token,
+            retries: AtomicU32::new(0),
+            queue,
+            bound: bound.clone(),
+        })
     }
 
     /// Whether the token is GitLab CI's job token, which cannot use most of the API.

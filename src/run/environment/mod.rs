@@ -220,7 +220,9 @@ async fn before_start(
     if let Some((code, why)) = crate::verify::unrunnable(&run.record.baseline) {
         return Err((code, why, Status::InvalidInput, "a check cannot run"));
     }
-    if let Some(why) = tools.mcp.get().filter(|_| !s.bound.cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down) {
+    if let Some(why) =
+        tools.mcp.get().filter(|_| !s.bound.cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down)
+    {
         return Err((Code::Mcp, why, Status::Error, "a required MCP server did not start"));
     }
     match resume.saved {

@@ -114,7 +114,8 @@ async fn protect_and_jail(
     protected.extend(made);
     protected.sort();
     protected.dedup();
-    let site = crate::sandbox::Site { ws: &p.ws, env: &p.env, report_dir: p.report_dir.path(), run_id: p.events.run_id() };
+    let site =
+        crate::sandbox::Site { ws: &p.ws, env: &p.env, report_dir: p.report_dir.path(), run_id: p.events.run_id() };
     match crate::sandbox::start(&policy, &site, &protected, "commands", &p.egress).await {
         Ok((sandbox, report)) => {
             run.record.policy.sandbox = report;

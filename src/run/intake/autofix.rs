@@ -68,8 +68,7 @@ pub async fn decide(
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
     };
-    let remote =
-        remote::Remote::open(ws, &job.git.remote, &req.env, &place, bound).map_err(|e| fail(e.message))?;
+    let remote = remote::Remote::open(ws, &job.git.remote, &req.env, &place, bound).map_err(|e| fail(e.message))?;
     let source = source_ref(review, place.kind, &target);
     let fetched = remote.fetch(ws, &source, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
@@ -108,7 +107,10 @@ async fn fetch_base(
     match remote.fetch(ws, &sha, "refs/hone/autofix/base").await {
         Ok(got) if got == sha => Ok(sha),
         Ok(got) => Err(HoneError::new(Code::Git, format!("fetching the pull request's base commit {sha} gave {got}"))),
-        Err(e) => Err(HoneError::new(e.code, format!("the pull request's base commit {sha} could not be fetched: {}", e.message))),
+        Err(e) => Err(HoneError::new(
+            e.code,
+            format!("the pull request's base commit {sha} could not be fetched: {}", e.message),
+        )),
     }
 }
 

@@ -71,11 +71,7 @@ fn is_saved_ref(name: &str) -> bool {
 }
 
 /// The saved work `read` named, found in the repository.
-pub fn find(
-    ws: &Workspace,
-    named: Named,
-    job: &crate::spec::Job,
-) -> Result<Resumed, HoneError> {
+pub fn find(ws: &Workspace, named: Named, job: &crate::spec::Job) -> Result<Resumed, HoneError> {
     if job.repo.scratch {
         let msg = "`--continue` does not work with `repo.scratch: true`: the scratch repository (and the work saved in it) is made again for each run; run the second attempt on a repository of its own";
         return Err(HoneError::new(Code::Git, msg));

@@ -128,7 +128,8 @@ async fn measure(p: &Scope, run: &mut Run, base: git2::Oid) -> Result<(Vec<Strin
     }
     let want_diff = !p.redactor.is_empty();
     // The diffs get what is left of the wall time, and a few seconds when none is.
-    let until = std::time::Instant::now() + p.bound.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
+    let until =
+        std::time::Instant::now() + p.bound.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
     let Some(measured) = p.ws.blocking(move |ws| ws.changes(base, max, want_diff, until)).await? else {
         run.record.files_changed.clear();
         let why = "the change could not be diffed within the run's wall time (its files have very many changed lines); a change this costly to check is neither committed nor saved";

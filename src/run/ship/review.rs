@@ -61,13 +61,7 @@ pub async fn ship(p: &Scope, orders: Orders<'_>, run: &mut Run) -> Status {
 }
 
 /// The change as `change.patch` (and the review's text as `pr.md`) in the report dir.
-async fn write_patch(
-    p: &Scope,
-    run: &Run,
-    number: u64,
-    commit: Option<&str>,
-    body: &str,
-) -> crate::error::Result<()> {
+async fn write_patch(p: &Scope, run: &Run, number: u64, commit: Option<&str>, body: &str) -> crate::error::Result<()> {
     match super::change_patch(p, run, commit).await {
         Some(patch) => crate::output::write_change(
             &p.report_dir,

@@ -42,14 +42,7 @@ impl Api<'_> {
     }
 
     /// `POST /app/installations/{id}/access_tokens`: a token for `repo` alone, with `permissions`.
-    pub async fn mint(
-        &self,
-        jwt: &str,
-        installation: u64,
-        owner: &str,
-        repo: &str,
-        p: &Permissions,
-    ) -> Result<Minted> {
+    pub async fn mint(&self, jwt: &str, installation: u64, owner: &str, repo: &str, p: &Permissions) -> Result<Minted> {
         let step = Step::Mint { owner, repo, permissions: p };
         let path = format!("/app/installations/{installation}/access_tokens");
         let ask = json!({"repositories": [repo], "permissions": p.json()});
