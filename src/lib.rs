@@ -27,6 +27,7 @@ macro_rules! print {
 
 #[doc(hidden)]
 pub mod bench;
+pub(crate) mod bound;
 pub(crate) mod ci_text;
 pub mod cli;
 pub mod commands;

@@ -6,7 +6,7 @@
 mod error;
 mod start;
 pub mod tree;
-pub use start::{command_env, start};
+pub use start::{Site, command_env, start};
 
 pub use error::Error;
 
@@ -98,7 +98,8 @@ pub fn command(sb: &Sandbox, program: &str, args: &[&str], cwd: &Path) -> std::i
 pub async fn services(
     sb: &Sandbox,
     names: &[String],
-    (egress, ledger): (&Egress, &Ledger),
+    egress: &Egress,
+    ledger: &Ledger,
     root: &Path,
     stop: impl Fn() -> bool + Send + 'static,
 ) -> Vec<Result<Sandbox, Error>> {

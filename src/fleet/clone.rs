@@ -14,6 +14,16 @@ use tokio_util::sync::CancellationToken;
 /// The largest `.git/config` a clone of hone's has (it writes about 300 bytes).
 const MAX_CONFIG: u64 = 64 * 1024;
 
+/// A repository to clone: its URL, the branch to start from (else the remote's default), and
+/// where its clone goes (`repos/<id>` in the fleet's workspace).
+#[derive(Clone, Copy)]
+pub struct Wanted<'a> {
+    pub url: &'a str,
+    pub base: Option<&'a str>,
+    pub workspace: &'a Path,
+    pub id: &'a str,
+}
+
 /// Why a repository's clone could not be prepared.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -76,7 +86,8 @@ fn entries(listed: &str) -> Vec<(&str, &str)> {
 /// Why the clone in `dir` is not one hone may reuse, if it is not: its `.git` is read without
 /// following a link, and its config is listed by git from a copy, with includes off.
 async fn not_reusable(
-    (dir, url): (&Path, &str),
+    dir: &Path,
+    url: &str,
     git: &impl Fn(&Path) -> tokio::process::Command,
     cancel: &CancellationToken,
 ) -> Option<String> {
@@ -105,8 +116,8 @@ async fn not_reusable(
         "--null",
         "--list",
     ]);
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
-    let listed = match run(c, "read the clone's config", deadline, cancel).await {
+    let bound = crate::bound::Bound::new(tokio::time::Instant::now() + std::time::Duration::from_secs(30), cancel);
+    let listed = match run(c, "read the clone's config", &bound).await {
         Ok(l) => l,
         Err(e) => return Some(format!("its config cannot be read ({})", e.message)),
     };
@@ -121,14 +132,14 @@ async fn not_reusable(
 /// per-operation limit. The place's token is offered to its forge's server only, over HTTPS:
 /// private repositories clone too.
 pub async fn prepare(
-    url: &str,
-    (workspace, id): (&Path, &str),
-    base: Option<&str>,
-    (env, place): (&crate::env::RunEnv, &crate::forge::place::Place),
+    want: &Wanted<'_>,
+    env: &crate::env::RunEnv,
+    place: &crate::forge::place::Place,
     cancel: &CancellationToken,
 ) -> Result<PathBuf, Error> {
+    let Wanted { url, base, workspace, id } = *want;
     let dir = layout::clone_dir(workspace, id).map_err(Error::Dir)?;
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
+    let bound = crate::bound::Bound::new(tokio::time::Instant::now() + std::time::Duration::from_secs(3600), cancel);
     let access = Access::decide(url, place.server.as_ref(), place.token.as_ref());
     let token_env = place.token_source(None);
     let url = access.url.as_str();
@@ -137,14 +148,17 @@ pub async fn prepare(
         Some(why) => Error::Git(format!("{}; {why}", e.message)),
         None => Error::Git(e.message),
     };
-    let go = |c, what: &'static str| async move { run(c, what, deadline, cancel).await.map_err(explain) };
+    let go = |c, what: &'static str| {
+        let bound = &bound;
+        async move { run(c, what, bound).await.map_err(explain) }
+    };
     let with = |d: &Path, args: &[&str]| {
         let mut c = git(d);
         c.args(args);
         c
     };
     if std::fs::symlink_metadata(&dir).is_ok()
-        && let Some(why) = not_reusable((&dir, url), &git, cancel).await
+        && let Some(why) = not_reusable(&dir, url, &git, cancel).await
     {
         if cancel.is_cancelled() {
             return Err(Error::Cancelled);

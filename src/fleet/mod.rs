@@ -79,8 +79,8 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
                 let why = e.hint.as_ref().map_or_else(|| e.message.clone(), |h| format!("{}; {h}", e.message));
                 return failed(&t, e.code, &why, &target_digest, &report_dir);
             }
-            let at = (ws.as_path(), t.id.as_str());
-            match clone::prepare(u, at, t.base.as_deref(), (&c.env, &place), &c.cancel).await {
+            let want = clone::Wanted { url: u, base: t.base.as_deref(), workspace: ws, id: &t.id };
+            match clone::prepare(&want, &c.env, &place, &c.cancel).await {
                 Ok(dir) => dir,
                 Err(e) => return failed(&t, e.code(), &e.to_string(), &target_digest, &report_dir),
             }
@@ -134,8 +134,9 @@ impl Ctx {
     /// the clone; the run mints or reuses its own at intake.
     async fn app_token(&self, place: &mut crate::forge::place::Place) -> Result<(), HoneError> {
         let (env, shared, redactor) = (self.env.as_ref(), &self.runs.forge, &self.redactor);
-        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(3600);
-        let cx = crate::forge::tokens::Context { env, shared, redactor, deadline, cancel: &self.cancel };
+        let bound =
+            &crate::bound::Bound::new(tokio::time::Instant::now() + std::time::Duration::from_secs(3600), &self.cancel);
+        let cx = crate::forge::tokens::Context { env, shared, redactor, bound };
         crate::forge::tokens::into_place(&cx, &self.job, place).await
     }
 
@@ -247,7 +248,8 @@ fn load(opts: &FleetOptions) -> Result<spec::Fleet, HoneError> {
 /// carries over; and the run's start time, which the journal and `fleet.json` share.
 fn start_journal(
     fleet: &spec::Fleet,
-    (job, job_hash): (&str, &str),
+    job: &str,
+    job_hash: &str,
     planned: Vec<journal::Planned>,
     carried: &[RepoResult],
 ) -> Result<(journal::Journal, String), HoneError> {
@@ -287,7 +289,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         |t| digest(&job_bytes, policy_bytes.as_deref(), Some(t)),
         |t| layout::report_dir(&ws, &t.id),
     );
-    let (journal, started_at) = start_journal(&fleet, (&job.name, &job_hash), planned, &results)?;
+    let (journal, started_at) = start_journal(&fleet, &job.name, &job_hash, planned, &results)?;
     let (job_name, workers, total) = (job.name.clone(), fleet.concurrency, targets.len());
     let ctx = Arc::new(Ctx {
         runs,

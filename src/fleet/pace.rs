@@ -63,7 +63,7 @@ pub(super) async fn plan(
     if !limits.any() {
         return Ok(None);
     }
-    let clients = Clients::new((&c.env, &c.job), runs.forge.clone(), (&c.redactor, &c.cancel));
+    let clients = Clients::new(&c.env, &c.job, runs.forge.clone(), &c.redactor, &c.cancel);
     let urls = targets.iter().filter_map(|t| match &t.source {
         Source::Url(u) => Some((t.id.clone(), u.clone())),
         Source::Path(_) => None,

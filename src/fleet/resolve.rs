@@ -3,6 +3,7 @@
 //! fleet's output, so that a run can be repeated and resumed over the same repositories.
 
 use super::spec::{Fleet, QueryEntry, Source, Target};
+use crate::bound::Bound;
 use crate::error::{Code, HoneError};
 use crate::forge::listing;
 use crate::forge::place::{forge_wide, server_url};
@@ -63,12 +64,12 @@ pub async fn resolve(fleet: &mut Fleet, cx: &Context<'_>) -> Result<Option<Resol
         return Ok(None);
     }
     let mut done = Vec::new();
-    let deadline = tokio::time::Instant::now() + LIMIT;
+    let bound = Bound::new(tokio::time::Instant::now() + LIMIT, cx.cancel);
     for q in &fleet.queries {
         let server = server_url(cx.env, &cx.job.forge, q.query.kind());
         let r = match earlier(cx.previous.as_ref(), q, server.as_deref()) {
             Some(p) => ResolvedQuery { requests: 0, ..p.clone() },
-            None => list_within_limit(&q.query, q.base.clone(), cx, deadline).await?,
+            None => list_within_limit(&q.query, q.base.clone(), cx, &bound).await?,
         };
         done.push(r);
     }
@@ -170,29 +171,24 @@ pub(super) async fn run(
     write(&fleet.out, &resolved)
 }
 
-/// `list`, given up on cancellation or at `deadline` (`LIMIT` for all the fleet's queries).
+/// `list`, given up at `bound` (`LIMIT` for all the fleet's queries, and the fleet's cancellation).
 async fn list_within_limit(
     q: &Query,
     base: Option<String>,
     cx: &Context<'_>,
-    deadline: tokio::time::Instant,
+    bound: &Bound,
 ) -> Result<ResolvedQuery, HoneError> {
     tokio::select! {
-        r = tokio::time::timeout_at(deadline, list(q, base, cx, deadline)) => r.unwrap_or_else(|_| Err(HoneError::new(
+        r = tokio::time::timeout_at(bound.deadline, list(q, base, cx, bound)) => r.unwrap_or_else(|_| Err(HoneError::new(
             Code::Forge,
             format!("listing the fleet's repositories took over {} minutes", LIMIT.as_secs() / 60),
         ).hint("narrow the query, or list the repositories in the fleet file"))),
-        () = cx.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while listing the fleet's repositories")),
+        () = bound.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while listing the fleet's repositories")),
     }
 }
 
 /// Ask the forge for `q`'s repositories and keep those it may give: their clone URLs, sorted.
-async fn list(
-    q: &Query,
-    base: Option<String>,
-    cx: &Context<'_>,
-    deadline: tokio::time::Instant,
-) -> Result<ResolvedQuery, HoneError> {
+async fn list(q: &Query, base: Option<String>, cx: &Context<'_>, bound: &Bound) -> Result<ResolvedQuery, HoneError> {
     let (kind, token_env) = (q.kind(), cx.job.git.token_env.as_deref());
     let place = forge_wide(cx.env, &cx.job.forge, token_env, kind).ok_or_else(|| no_place(cx, kind))?;
     let server = server_url(cx.env, &cx.job.forge, kind).ok_or_else(|| no_place(cx, kind))?;
@@ -203,7 +199,7 @@ async fn list(
         HoneError::new(Code::Forge, format!("no {} token to list the fleet's repositories{why}", place.forge_name()))
             .hint(format!("set {} to a token that can read them", place.token_source(token_env)))
     })?;
-    let listing = q.list(&place, token, (&cx.shared.forge, (deadline, cx.cancel))).await?;
+    let listing = q.list(&place, token, &cx.shared.forge, bound).await?;
     let mut paths: Vec<String> = listing.repos.iter().filter(|l| q.accept(l)).map(|l| l.path.clone()).collect();
     paths.sort_by_key(|p| p.to_ascii_lowercase());
     paths.dedup_by_key(|p| p.to_ascii_lowercase());

@@ -17,7 +17,7 @@ pub struct Target {
     /// `diff_refs.base_sha`), where the repository's instruction files are read: never the
     /// head's, which the PR's author wrote. `Err`: why there is none (the forge named none, or,
     /// once intake has looked, hone could not fetch it).
-    pub base_sha: std::result::Result<String, String>,
+    pub base_sha: Result<String>,
     /// Trusted reviewers' feedback on the PR (filled in at intake for hone's memory).
     pub feedback: Vec<super::feedback::Feedback>,
     /// Why the feedback could not be read (the run goes on without it).
@@ -92,7 +92,7 @@ pub struct Ask<'a> {
     /// Review mode: a fork's PR is as good as any (nothing is pushed), and no feedback is read.
     pub review: bool,
     pub shared: &'a super::Shared,
-    pub bounds: (tokio::time::Instant, &'a tokio_util::sync::CancellationToken),
+    pub bound: &'a crate::bound::Bound,
 }
 
 /// What an autofix read gives: the decision, and the feedback when it was asked for.

@@ -53,8 +53,7 @@ pub struct Ship<'a> {
     pub shared: &'a crate::forge::Shared,
     pub ws: &'a crate::git::Workspace,
     /// Git and forge API work stays inside the run's wall-time budget and obeys cancellation.
-    pub deadline: tokio::time::Instant,
-    pub cancel: &'a tokio_util::sync::CancellationToken,
+    pub bound: &'a crate::bound::Bound,
     pub dry_run: bool,
     /// The branch the PR targets.
     pub base_branch: String,
@@ -120,8 +119,7 @@ impl Ship<'_> {
             Some(_) => {
                 let branch = &job.git.branch;
                 push::check_branch(branch, Some(&self.base_branch), &job.git.protected, true)?;
-                let (ws, env, budget) = (self.ws, self.env, (self.deadline, self.cancel));
-                let remote = remote::Remote::open(ws, &job.git.remote, env, self.place, budget)?;
+                let remote = remote::Remote::open(self.ws, &job.git.remote, self.env, self.place, self.bound)?;
                 // Autofix: the lease is the head hone started from, so a concurrent push wins.
                 let expected = match self.autofix {
                     Some(t) => Some(t.head_sha.clone()),

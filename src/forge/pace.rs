@@ -30,7 +30,8 @@ pub struct Sent<T> {
 pub async fn paced<T>(
     queue: &Queue,
     mutating: bool,
-    (retries, what): (&AtomicU32, &str),
+    retries: &AtomicU32,
+    what: &str,
     mut send: impl AsyncFnMut() -> Result<Sent<T>>,
 ) -> Result<T> {
     // Hold the lock for the whole mutating request: one at a time, spaced out.
@@ -62,16 +63,16 @@ pub async fn paced<T>(
 /// `f`, given up at the run's deadline (`Code::Budget`) or on cancellation (`Code::Cancelled`);
 /// `what` names the work in the error.
 pub async fn bounded<T>(
-    (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
+    bound: &crate::bound::Bound,
     what: impl FnOnce() -> String,
     f: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
     use crate::error::{Code, HoneError};
     tokio::select! {
-        r = tokio::time::timeout_at(deadline, f) => r.unwrap_or_else(|_| {
+        r = tokio::time::timeout_at(bound.deadline, f) => r.unwrap_or_else(|_| {
             Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out during {}", what())))
         }),
-        () = cancel.cancelled() => Err(HoneError::new(Code::Cancelled, format!("cancelled during {}", what()))),
+        () = bound.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, format!("cancelled during {}", what()))),
     }
 }
 
@@ -85,7 +86,7 @@ mod tests {
         let retries = AtomicU32::new(0);
         let start = Instant::now();
         let mut n = 0;
-        let got = paced(&queue, true, (&retries, "POST x"), async || {
+        let got = paced(&queue, true, &retries, "POST x", async || {
             n += 1;
             Ok(Sent { answer: n, wait: (n < 3).then_some(Duration::from_secs(5)) })
         })
@@ -95,15 +96,15 @@ mod tests {
         // Two waits of 5 s; each resend also keeps the gap, which the waits already cover.
         assert!(start.elapsed() >= Duration::from_secs(10), "{:?}", start.elapsed());
         let before = Instant::now();
-        paced(&queue, true, (&retries, "POST y"), async || Ok(Sent { answer: (), wait: None })).await.unwrap();
+        paced(&queue, true, &retries, "POST y", async || Ok(Sent { answer: (), wait: None })).await.unwrap();
         assert!(before.elapsed() >= MIN_MUTATION_GAP, "the next mutation waits for the gap");
         // A wait too long, or too many, is the answer as it is.
-        let long = paced(&queue, false, (&retries, "GET z"), async || {
+        let long = paced(&queue, false, &retries, "GET z", async || {
             Ok(Sent { answer: "429", wait: Some(Duration::from_secs(3600)) })
         });
         assert_eq!(long.await.unwrap(), "429");
         let mut tries = 0;
-        let forever = paced(&queue, false, (&retries, "GET w"), async || {
+        let forever = paced(&queue, false, &retries, "GET w", async || {
             tries += 1;
             Ok(Sent { answer: tries, wait: Some(Duration::from_secs(1)) })
         });

@@ -41,12 +41,13 @@ impl Query {
 
     /// Ask the place's forge (a place for no one repository: `place::forge_wide`) for the
     /// query's repositories with its token, paced with the process's other forge requests and
-    /// bounded by `bounds`. Only for a query `check` accepted, on its own forge's place.
+    /// bounded by `bound`. Only for a query `check` accepted, on its own forge's place.
     pub async fn list(
         &self,
         place: &super::place::Place,
         token: &super::credential::Token,
-        (shared, bounds): (&super::Shared, (tokio::time::Instant, &tokio_util::sync::CancellationToken)),
+        shared: &super::Shared,
+        bound: &crate::bound::Bound,
     ) -> crate::error::Result<Listing> {
         if place.kind != self.kind() {
             let why = "a listing was sent to another forge than its query's";
@@ -59,11 +60,11 @@ impl Query {
                 github::listing::list(&gh, &q.source()).await
             }
             Query::Gitlab(q) => {
-                let gl = gitlab::GitLab::server(place, queue, bounds)?;
+                let gl = gitlab::GitLab::server(place, queue, bound)?;
                 gitlab::listing::list(&gl, &q.group_path(), q.subgroups).await
             }
             Query::Forgejo(q) => {
-                let fj = forgejo::Forgejo::server(place, queue, bounds)?;
+                let fj = forgejo::Forgejo::server(place, queue, bound)?;
                 forgejo::listing::list(&fj, &q.org).await
             }
         }

@@ -11,12 +11,12 @@
 
 use super::credential::{Access, without_userinfo};
 use super::local;
+use crate::bound::Bound;
 use crate::error::{Code, HoneError, Result};
 use crate::git::Workspace;
 use std::path::Path;
 use std::time::Duration;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// The longest one git operation may take, within the run's budget.
 const OP_LIMIT: Duration = Duration::from_secs(600);
@@ -76,8 +76,7 @@ pub struct Remote {
     token_env: String,
     /// The variables a git process sees (from `ENV_PASS`).
     env: Vec<(String, String)>,
-    deadline: Instant,
-    cancel: CancellationToken,
+    bound: Bound,
 }
 
 impl Remote {
@@ -88,7 +87,7 @@ impl Remote {
         remote: &str,
         env: &crate::env::RunEnv,
         place: &super::place::Place,
-        (deadline, cancel): (Instant, &CancellationToken),
+        bound: &Bound,
     ) -> Result<Remote> {
         let url = ws.remote_url(remote).ok_or_else(|| {
             HoneError::new(Code::Git, format!("the repository has no remote `{remote}`"))
@@ -145,7 +144,7 @@ impl Remote {
                 HoneError::new(Code::Io, format!("cannot link hone's remote repository to the objects: {e}"))
             })?;
         let token_env = place.token_source(None);
-        Ok(Remote { dir, access, local, token_env, env: passed(env), deadline, cancel: cancel.clone() })
+        Ok(Remote { dir, access, local, token_env, env: passed(env), bound: bound.clone() })
     }
 
     pub fn git_dir(&self) -> &Path {
@@ -198,15 +197,15 @@ impl Remote {
     /// True once the run's budget (at most `OP_LIMIT` from now) is spent or it is cancelled: stops
     /// an in-process copy to or from a local remote.
     fn stop(&self) -> local::Stop {
-        let limit = self.deadline.min(Instant::now() + OP_LIMIT).into_std();
-        let cancel = self.cancel.clone();
+        let limit = self.bound.deadline.min(Instant::now() + OP_LIMIT).into_std();
+        let cancel = self.bound.cancel.clone();
         Box::new(move || std::time::Instant::now() >= limit || cancel.is_cancelled())
     }
 
     /// Run `work` (libgit2, on a local remote) off the executor; cancellation and the run's
     /// budget return at once, and `stop` ends the work itself.
     async fn in_process<T: Send + 'static>(&self, work: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-        let limit = self.deadline.min(Instant::now() + OP_LIMIT);
+        let limit = self.bound.deadline.min(Instant::now() + OP_LIMIT);
         let task = tokio::time::timeout_at(limit, tokio::task::spawn_blocking(work));
         tokio::select! {
             r = task => match r {
@@ -214,7 +213,7 @@ impl Remote {
                 Err(_) => Err(HoneError::new(Code::Git, "the local remote took too long and was given up")
                     .hint("check the local remote's path; the run's wall-time budget bounds it")),
             },
-            () = self.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while copying to or from the local remote")),
+            () = self.bound.cancel.cancelled() => Err(HoneError::new(Code::Cancelled, "cancelled while copying to or from the local remote")),
         }
     }
 
@@ -233,7 +232,7 @@ impl Remote {
         if let Some((k, v)) = self.access.git_env() {
             c.env(k, v);
         }
-        run(c, what, self.deadline, &self.cancel).await.map_err(|mut e| {
+        run(c, what, &self.bound).await.map_err(|mut e| {
             if let (Code::Git, Some(why)) = (e.code, self.access.explain(&self.token_env)) {
                 e.message = format!("{}; {why}", e.message);
             }
@@ -277,14 +276,9 @@ pub fn hardened(dir: &Path, env: &crate::env::RunEnv, access: &Access) -> tokio:
 /// The HTTP redirect statuses, as git reports a redirect it did not follow.
 const REDIRECTS: [u16; 5] = [301, 302, 303, 307, 308];
 
-/// Run a git process to its end, within `deadline` (and at most `OP_LIMIT`), or until `cancel`.
-pub async fn run(
-    mut c: tokio::process::Command,
-    what: &str,
-    deadline: Instant,
-    cancel: &CancellationToken,
-) -> Result<String> {
-    let limit = deadline.min(Instant::now() + OP_LIMIT);
+/// Run a git process to its end, within `bound` (and at most `OP_LIMIT`).
+pub async fn run(mut c: tokio::process::Command, what: &str, bound: &Bound) -> Result<String> {
+    let limit = bound.deadline.min(Instant::now() + OP_LIMIT);
     if limit <= Instant::now() {
         return Err(HoneError::new(Code::Budget, format!("the wall-time budget ran out before git could {what}")));
     }
@@ -294,7 +288,7 @@ pub async fn run(
             Err(_) => return Err(HoneError::new(Code::Git, format!("git took too long to {what} and was stopped"))
                 .hint("check the remote's address and the network; the run's wall-time budget bounds it")),
         },
-        () = cancel.cancelled() => return Err(HoneError::new(Code::Cancelled, format!("cancelled while git was to {what}"))),
+        () = bound.cancel.cancelled() => return Err(HoneError::new(Code::Cancelled, format!("cancelled while git was to {what}"))),
     };
     if !out.status.success() {
         let err = without_userinfo(String::from_utf8_lossy(&out.stderr).trim());
@@ -312,6 +306,7 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio_util::sync::CancellationToken;
 
     /// A git server that accepts the connection and never answers: a stalled push or fetch.
     fn stalled_server() -> (std::net::TcpListener, String) {
@@ -331,8 +326,9 @@ mod tests {
     async fn a_stalled_remote_stops_at_the_runs_deadline() {
         let (_server, url) = stalled_server();
         let deadline = Instant::now() + Duration::from_millis(300);
-        let e =
-            run(ls_remote(&url), "list the remote's branches", deadline, &CancellationToken::new()).await.unwrap_err();
+        let e = run(ls_remote(&url), "list the remote's branches", &Bound::new(deadline, &CancellationToken::new()))
+            .await
+            .unwrap_err();
         assert_eq!(e.code, Code::Git, "{e:?}");
         assert!(e.message.contains("took too long"), "{}", e.message);
     }
@@ -342,10 +338,11 @@ mod tests {
         let (_server, url) = stalled_server();
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
-        let deadline = Instant::now() + Duration::from_secs(3600);
-        let (r, ()) = tokio::join!(run(ls_remote(&url), "push", deadline, &cancel), async move { trigger.cancel() });
+        let bound = Bound::new(Instant::now() + Duration::from_secs(3600), &cancel);
+        let (r, ()) = tokio::join!(run(ls_remote(&url), "push", &bound), async move { trigger.cancel() });
         assert_eq!(r.unwrap_err().code, Code::Cancelled);
-        let out = run(ls_remote(&url), "push", Instant::now(), &CancellationToken::new()).await.unwrap_err();
+        let out =
+            run(ls_remote(&url), "push", &Bound::new(Instant::now(), &CancellationToken::new())).await.unwrap_err();
         assert_eq!(out.code, Code::Budget, "no budget left: git is not even started");
     }
 

@@ -29,7 +29,8 @@ pub fn write_outputs(path: &Path, pairs: &[(&str, String)]) -> std::io::Result<(
 /// `summary.md` text, when it could be written.
 pub fn integrate(
     report: &RunRecord,
-    (report_dir, repo_root): (Option<&std::path::Path>, Option<&std::path::Path>),
+    report_dir: Option<&std::path::Path>,
+    repo_root: Option<&std::path::Path>,
     env: &crate::env::RunEnv,
     redactor: &crate::redact::Redactor,
     commands: Option<&mut crate::ci_text::Out>,

@@ -53,7 +53,7 @@ pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Publishe
     });
     let mut out = Published { line: record.one_line(dir.map(ReportDir::path)), exit_code: record.exit_code };
     if let Some(dir) = dir
-        && let Err(e) = write_reports(dir, record, (events, redactor), said, repo_root)
+        && let Err(e) = write_reports(dir, record, events, redactor, said, repo_root)
     {
         tracing::error!("cannot write the reports to {}: {e}", dir.path().display());
         if record.status == crate::record::Status::InvalidInput {
@@ -64,7 +64,7 @@ pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Publishe
         }
     }
     if env.actions {
-        actions::integrate(record, (dir.map(ReportDir::path), repo_root), env, redactor, commands);
+        actions::integrate(record, dir.map(ReportDir::path), repo_root, env, redactor, commands);
     }
     out.line = redactor.apply(&out.line);
     out
@@ -76,7 +76,8 @@ pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Publishe
 fn write_reports(
     dir: &ReportDir,
     record: &RunRecord,
-    (events, redactor): (&Events, &Redactor),
+    events: &Events,
+    redactor: &Redactor,
     said: &[Entry],
     repo_root: Option<&Path>,
 ) -> std::io::Result<()> {

@@ -75,7 +75,7 @@ pub async fn replay(
                 }
             }
             let report_dir = at.report_dir.unwrap_or_else(|| scratch.path().join("reports"));
-            run(&entries, settled, report_dir, quiet, (redactor, cancel)).await
+            run(&entries, settled, report_dir, quiet, redactor, cancel).await
         }
         Err(Stop { error, infra }) => {
             eprintln!("hone: {}", error.render());
@@ -121,8 +121,8 @@ async fn prepare(
     let into = scratch.join("repo");
     let shown = src.display().to_string();
     let also = guidance.clone();
-    let copy = tokio::task::spawn_blocking(move || source::clone(&src, (base.as_deref(), also.as_deref()), &into));
-    let (root, base) = tokio::select! {
+    let copy = tokio::task::spawn_blocking(move || source::clone(&src, base.as_deref(), also.as_deref(), &into));
+    let copied = tokio::select! {
         done = copy => done.map_err(|e| Stop { error: HoneError::new(Code::Internal, e.to_string()), infra: true })??,
         () = tokio::time::sleep(COPY_TIMEOUT) => {
             let msg = format!("copying the repository for the replay took longer than {}s", COPY_TIMEOUT.as_secs());
@@ -140,7 +140,8 @@ async fn prepare(
         },
     };
     let overrides = crate::spec::Overrides { task: Some(task), name: Some(job), model: Some(model) };
-    let mut settled = trust::settle(&from, &overrides, (&root, base), at.allow_sandbox_off)?;
+    let mut settled = trust::settle(&from, &overrides, &copied, at.allow_sandbox_off)?;
+    let source::Copied { root, base } = copied;
     let what = match &at.job {
         Some(j) => format!("the job {}", j.display()),
         None => {
@@ -171,7 +172,8 @@ async fn run(
     settled: trust::Settled,
     report_dir: PathBuf,
     quiet: bool,
-    (redactor, cancel): (Redactor, CancellationToken),
+    redactor: Redactor,
+    cancel: CancellationToken,
 ) -> (i32, Option<String>) {
     let root = settled.job.repo.path.clone().unwrap_or_default();
     let replayer = Arc::new(crate::model::replay::Replay::new(entries, &root.display().to_string()));

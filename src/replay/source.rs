@@ -49,11 +49,18 @@ fn commit_id(given: &str) -> Result<Oid, HoneError> {
     })
 }
 
+/// The repository replay copied: its root, at the commit the recorded run started from.
+#[derive(Debug)]
+pub struct Copied {
+    pub root: PathBuf,
+    pub base: Oid,
+}
+
 /// Copy `src` into a new repository at `into`: the commit `base` (a transcript's `base_sha`; the
 /// source's HEAD without one) and its history, checked out there, and `also` with its history
 /// when the source has it (where the recorded run read its instruction files). Returns the
 /// clone's root and the base.
-pub fn clone(src: &Path, (base, also): (Option<&str>, Option<&str>), into: &Path) -> Result<(PathBuf, Oid), HoneError> {
+pub fn clone(src: &Path, base: Option<&str>, also: Option<&str>, into: &Path) -> Result<Copied, HoneError> {
     let from = open(src)?;
     let base =
         match base {
@@ -97,7 +104,7 @@ pub fn clone(src: &Path, (base, also): (Option<&str>, Option<&str>), into: &Path
     to.set_head_detached(base).map_err(git)?;
     to.checkout_head(Some(git2::build::CheckoutBuilder::new().force())).map_err(git)?;
     let root = into.canonicalize().map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", into.display())))?;
-    Ok((root, base))
+    Ok(Copied { root, base })
 }
 
 /// A shallow source's boundary commits, so the clone knows where its history stops: only commit
@@ -181,7 +188,7 @@ mod tests {
         }
         let first = git(&src, &["rev-parse", "HEAD~1"]);
         std::fs::write(src.join("f.txt"), "dirty\n").unwrap();
-        let (root, base) = clone(&src, (Some(&first), None), &t.path().join("full")).unwrap();
+        let Copied { root, base } = clone(&src, Some(&first), None, &t.path().join("full")).unwrap();
         assert_eq!(base.to_string(), first);
         assert_eq!(std::fs::read_to_string(root.join("f.txt")).unwrap(), "1\n");
         assert_eq!(git(&root, &["log", "--format=%s"]), "c1\nc0");
@@ -190,11 +197,11 @@ mod tests {
         // A shallow source (a CI checkout): the copy knows where its history stops.
         let url = format!("file://{}", src.display());
         git(t.path(), &["clone", "-q", "--depth", "1", &url, "shallow"]);
-        let (root, _) = clone(&t.path().join("shallow"), (None, None), &t.path().join("copy")).unwrap();
+        let root = clone(&t.path().join("shallow"), None, None, &t.path().join("copy")).unwrap().root;
         assert_eq!(git(&root, &["log", "--format=%s"]), "c2");
         git(&root, &["fsck", "--no-progress"]);
         let missing = "0".repeat(40);
-        let e = clone(&src, (Some(&missing), None), &t.path().join("none")).unwrap_err();
+        let e = clone(&src, Some(&missing), None, &t.path().join("none")).unwrap_err();
         assert!(e.message.contains("is not in"), "{}", e.message);
     }
 

@@ -28,7 +28,7 @@ pub struct Settled {
 pub fn settle(
     from: &JobFrom,
     overrides: &Overrides,
-    (root, base): (&Path, git2::Oid),
+    at: &source::Copied,
     allow_sandbox_off: bool,
 ) -> Result<Settled, HoneError> {
     let (job, policy) = match from {
@@ -38,8 +38,8 @@ pub fn settle(
             (job, policy)
         }
         JobFrom::Recorded { spec, repo, spec_sha256, policy_sha256 } => {
-            let job = recorded_job(spec, repo, *spec_sha256, overrides, (root, base))?;
-            let policy = recorded_policy(&job, *policy_sha256, (root, base))?;
+            let job = recorded_job(spec, repo, *spec_sha256, overrides, at)?;
+            let policy = recorded_policy(&job, *policy_sha256, at)?;
             (job, policy)
         }
     };
@@ -83,8 +83,9 @@ fn recorded_job(
     repo: &str,
     sha256: Option<&str>,
     overrides: &Overrides,
-    (root, base): (&Path, git2::Oid),
+    at: &source::Copied,
 ) -> Result<Job, HoneError> {
+    let (root, base) = (at.root.as_path(), at.base);
     let spec_path = source::recorded_path("spec", spec)?;
     let rel = spec_path.strip_prefix(source::recorded_path("repo", repo)?).ok().filter(|r| !r.as_os_str().is_empty());
     let Some(rel) = rel else {
@@ -110,7 +111,8 @@ fn recorded_job(
     crate::spec::parse_with(&root.join(rel), &text, overrides).map_err(|e| HoneError::new(Code::Spec, e.render()))
 }
 
-fn recorded_policy(job: &Job, sha256: Option<&str>, (root, base): (&Path, git2::Oid)) -> Result<Policy, HoneError> {
+fn recorded_policy(job: &Job, sha256: Option<&str>, at: &source::Copied) -> Result<Policy, HoneError> {
+    let (root, base) = (at.root.as_path(), at.base);
     let Some(path) = &job.policy else {
         if sha256.is_some() {
             let msg = "the recorded spec names no policy, but the transcript records one".to_string();
@@ -277,22 +279,23 @@ mod tests {
     #[test]
     fn a_recorded_policy_is_read_only_from_the_repository() {
         let root = Path::new("/r");
+        let at = source::Copied { root: root.to_path_buf(), base: git2::Oid::ZERO_SHA1 };
         assert_eq!(beneath(root, Path::new("/r/ci/../policy.yaml")), Some(PathBuf::from("policy.yaml")));
         assert_eq!(beneath(root, Path::new("/r/./ci/p.yaml")), Some(PathBuf::from("ci/p.yaml")));
         for outside in ["/r/../etc/p.yaml", "/etc/p.yaml", "/r", "/rr/p.yaml", "/r/ci/../../x"] {
             assert_eq!(beneath(root, Path::new(outside)), None, "{outside}");
         }
         let j = job("policy: ../../home/u/open.yaml\n");
-        let e = recorded_policy(&j, Some("00"), (root, git2::Oid::ZERO_SHA1)).unwrap_err();
+        let e = recorded_policy(&j, Some("00"), &at).unwrap_err();
         assert!(e.message.contains("is outside the repository") && e.hint.unwrap().contains("--job"), "{}", e.message);
-        let e = recorded_policy(&job(""), Some("00"), (root, git2::Oid::ZERO_SHA1)).unwrap_err();
+        let e = recorded_policy(&job(""), Some("00"), &at).unwrap_err();
         assert!(e.message.contains("names no policy, but the transcript records one"), "{}", e.message);
     }
 
     #[test]
     fn a_recorded_spec_must_be_under_the_recorded_repository_and_have_a_digest() {
         let o = Overrides::default();
-        let at = (Path::new("/tmp/clone"), git2::Oid::ZERO_SHA1);
+        let at = &source::Copied { root: PathBuf::from("/tmp/clone"), base: git2::Oid::ZERO_SHA1 };
         let e = recorded_job("/elsewhere/job.yaml", "/r", Some("00"), &o, at).unwrap_err();
         assert!(e.message.contains("is outside the recorded repository"), "{}", e.message);
         let e = recorded_job("/r", "/r", Some("00"), &o, at).unwrap_err();

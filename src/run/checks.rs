@@ -72,7 +72,7 @@ impl Checks {
                 attempt,
                 root,
                 &self.tools.env,
-                s.deadline,
+                s.bound.deadline,
                 &self.tools.cancel,
                 &self.tools.sandbox,
             )

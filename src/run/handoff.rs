@@ -18,8 +18,6 @@ use crate::spec::Job;
 use crate::tools::ToolContext;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// What every stage reads: the job as intake settled it, the repository, the policy, and the
 /// run's handles and bounds.
@@ -31,9 +29,9 @@ pub struct Scope {
     pub events: Events,
     pub env: Arc<RunEnv>,
     pub shared: Shared,
-    /// The end of the run's wall-time budget: the loop, commands and git work all stop by then.
-    pub deadline: Instant,
-    pub cancel: CancellationToken,
+    /// The end of the run's wall-time budget and its cancellation: the loop, commands and git
+    /// work all stop by then.
+    pub bound: crate::bound::Bound,
     pub report_dir: ReportDir,
     /// Every connection through the jails' proxies (policies that list hosts).
     pub egress: Ledger,
@@ -86,7 +84,7 @@ pub struct Checkout {
     /// review) the PR's base commit as the forge names it, which the PR's author and hone's own
     /// earlier commits on its branch cannot have changed. `Err`: why there is none (the run goes
     /// on without them, never with the head's).
-    pub guidance: Result<git2::Oid, String>,
+    pub guidance: Result<git2::Oid, crate::error::HoneError>,
 }
 
 /// The environment stage's result: the tools in the run's jail, the checks with the baseline

@@ -34,7 +34,7 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
     let Sinks { events, mut commands } = sinks;
     let (scope, start) = match intake::intake(&req, events, hooks).await {
         Ok(i) => i,
-        Err(f) => return intake_failed(*f, &req, commands.as_mut(), (started, started_at)),
+        Err(f) => return intake_failed(*f, &req, commands.as_mut(), started, started_at),
     };
     if let Some(out) = commands.as_mut() {
         for c in output::actions::mask_commands(&scope.redactor.values()) {
@@ -99,7 +99,7 @@ async fn work_on(
 ) -> Result<Status, crate::error::HoneError> {
     let checkout = environment::check_out(s, pr, o.ignored, run).await?;
     let resume = environment::Resume { saved: o.saved, with_history: !o.history.is_empty() };
-    let (status, setup_jail) = match environment::prepare(s, (o.jail, &checkout), o.map, resume, run).await {
+    let (status, setup_jail) = match environment::prepare(s, o.jail, &checkout, o.map, resume, run).await {
         Err(status) => (status, None),
         Ok(ready) => {
             let handoff::Ready { tools, mut checks, map, git_guard, setup_jail, stop, note, touched } = ready;
@@ -114,12 +114,12 @@ async fn work_on(
                     let guidance = checkout.guidance.clone();
                     // The files the PR touches are those from its base (when known) to its head.
                     let trusted = guidance.clone().ok();
-                    let memory = if o.history.is_empty() { recall(s, pr, (trusted, checkout.base), run) } else { None };
+                    let memory = if o.history.is_empty() { recall(s, pr, trusted, checkout.base, run) } else { None };
                     let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
-                    session::run(s, (model, &tools, checks), opening, checkout.base, run).await
+                    session::run(s, session::Parts { model, tools: &tools, checks }, opening, checkout.base, run).await
                 }
             };
-            (land::land(s, (tools, git_guard), ended, checkout.base, run).await, setup_jail)
+            (land::land(s, tools, git_guard, ended, checkout.base, run).await, setup_jail)
         }
     };
     land::restore(s, checkout, run).await;
@@ -134,7 +134,8 @@ async fn work_on(
 fn recall(
     s: &Scope,
     pr: Option<&crate::forge::autofix::Target>,
-    (trusted, head): (Option<git2::Oid>, git2::Oid),
+    trusted: Option<git2::Oid>,
+    head: git2::Oid,
     run: &mut Run,
 ) -> Option<String> {
     let pr_files = match (pr, trusted) {
@@ -159,7 +160,8 @@ fn intake_failed(
     f: intake::Failure,
     req: &Request,
     commands: Option<&mut crate::ci_text::Out>,
-    (started, started_at): (Instant, String),
+    started: Instant,
+    started_at: String,
 ) -> RunOutcome {
     let redactor = &req.redactor;
     let events =

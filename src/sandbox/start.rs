@@ -57,16 +57,27 @@ pub fn command_env(policy: &Policy, run_env: &RunEnv, root: &Path) -> Vec<(Strin
     env
 }
 
+/// The run a jail is built for: its checkout, its environment, its report dir (hidden from
+/// commands) and its id.
+#[derive(Clone, Copy)]
+pub struct Site<'a> {
+    pub ws: &'a Workspace,
+    pub env: &'a RunEnv,
+    pub report_dir: &'a Path,
+    pub run_id: &'a str,
+}
+
 /// Build the jail (which is also the probe: a machine that cannot jail stops the run here), or
-/// run commands unconfined when the policy says `sandbox: off`.
+/// run commands unconfined when the policy says `sandbox: off`. Its proxy records connections
+/// in `ledger` under `purpose`.
 pub async fn start(
     policy: &Policy,
-    ws: &Workspace,
-    (report_dir, env): (&Path, &crate::env::RunEnv),
-    run_id: &str,
+    site: &Site<'_>,
     ignored: &[String],
-    (purpose, ledger): (&str, &crate::egress::Ledger),
+    purpose: &str,
+    ledger: &crate::egress::Ledger,
 ) -> Result<(Sandbox, SandboxReport), HoneError> {
+    let Site { ws, env, report_dir, run_id } = *site;
     if !policy.sandbox {
         tracing::warn!("the policy turns the sandbox off: commands run with the host's network and file access");
         return Ok((Sandbox::default(), SandboxReport::default()));

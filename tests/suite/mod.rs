@@ -115,6 +115,7 @@ mod memory_messages;
 mod memory_run;
 mod mentions;
 mod model_faults;
+mod named_params;
 mod outcomes;
 mod plan;
 mod policy;

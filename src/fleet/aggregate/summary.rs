@@ -98,9 +98,9 @@ fn charts(s: &mut String, r: &FleetReport) {
     let minutes = times.iter().any(|(_, t)| *t >= 120.0);
     let (unit, scale) = if minutes { ("minutes", 60.0) } else { ("seconds", 1.0) };
     let times: Vec<(&str, f64)> = times.into_iter().map(|(id, t)| (id, t / scale)).collect();
-    ranked(s, ("Time per repository", unit), &times, |v| format!("{:.1} {unit}", v));
+    ranked(s, "Time per repository", unit, &times, |v| format!("{:.1} {unit}", v));
     let costs: Vec<(&str, f64)> = r.repos.iter().filter_map(|x| Some((x.id.as_str(), x.cost_usd?))).collect();
-    ranked(s, ("Cost per repository", "US dollars"), &costs, crate::spec::pricing::dollars);
+    ranked(s, "Cost per repository", "US dollars", &costs, crate::spec::pricing::dollars);
     if r.repos.len() > TOP {
         let spread = spread(r.repos.iter().map(|x| x.duration_ms));
         let bars: Vec<(&str, f64)> = spread.iter().map(|(l, n)| (*l, *n as f64)).collect();
@@ -109,7 +109,7 @@ fn charts(s: &mut String, r: &FleetReport) {
 }
 
 /// A bar chart of the [`TOP`] largest `values`, and what the others add up to below it.
-fn ranked(s: &mut String, (title, unit): (&str, &str), values: &[(&str, f64)], show: impl Fn(f64) -> String) {
+fn ranked(s: &mut String, title: &str, unit: &str, values: &[(&str, f64)], show: impl Fn(f64) -> String) {
     let (top, others, rest) = chart::top(values, TOP);
     let title = if others > 0 { format!("{title} (the {TOP} largest)") } else { title.to_string() };
     let Some(block) = chart::bars(&title, unit, &top) else {

@@ -42,12 +42,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Live {
     /// Progress for `total` repositories on `workers` workers, written to `w` (a terminal when
     /// `tty`), starting `now`.
-    pub fn new(
-        w: Box<dyn std::io::Write + Send>,
-        tty: bool,
-        (total, workers): (usize, usize),
-        redactor: Redactor,
-    ) -> Self {
+    pub fn new(w: Box<dyn std::io::Write + Send>, tty: bool, total: usize, workers: usize, redactor: Redactor) -> Self {
         let now = Instant::now();
         let state = State {
             counts: Counts { total, ..Default::default() },
@@ -75,7 +70,7 @@ impl Live {
     pub fn stderr(total: usize, workers: usize, json: bool, redactor: Redactor) -> Live {
         use std::io::IsTerminal;
         let tty = std::io::stderr().is_terminal() && !(json && std::io::stdout().is_terminal());
-        let live = Live::new(Box::new(std::io::stderr()), tty, (total, workers), redactor);
+        let live = Live::new(Box::new(std::io::stderr()), tty, total, workers, redactor);
         if tty {
             screen::install(&live.screen);
         }

@@ -27,7 +27,7 @@ fn result(id: &str, status: RepoStatus, secs: u64) -> RepoResult {
 
 fn live(tty: bool, total: usize, workers: usize, redactor: Redactor) -> (Live, Mem) {
     let mem = Mem::default();
-    let l = Live::new(Box::new(mem.clone()), tty, (total, workers), redactor);
+    let l = Live::new(Box::new(mem.clone()), tty, total, workers, redactor);
     l.begin();
     (l, mem)
 }

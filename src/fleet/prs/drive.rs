@@ -133,7 +133,7 @@ pub async fn drive(plan: Plan) -> Result<super::PrsOutcome, HoneError> {
         Command::Close { reason, .. } => super::close::comment_text(reason.as_deref(), &job.name),
         _ => String::new(),
     };
-    let clients = Clients::new((&opts.env, &job), Default::default(), (&opts.redactor, &opts.cancel));
+    let clients = Clients::new(&opts.env, &job, Default::default(), &opts.redactor, &opts.cancel);
     let ctx = Ctx {
         ledger: Ledger::read(&dir),
         total: items.len(),

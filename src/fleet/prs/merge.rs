@@ -9,7 +9,7 @@ use super::own::{self, short};
 use super::report::{Action, PrResult, State};
 use super::status::fill;
 use crate::error::Result;
-use crate::forge::campaign::{Api, Merged, Method, blocker, state_of};
+use crate::forge::campaign::{Api, Merged, Method, Queued, blocker, state_of};
 
 /// Merge (or enqueue) one PR; a dry run says what it would do and why the others wait.
 pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &mut PrResult) -> Result<()> {
@@ -40,11 +40,11 @@ pub async fn one(api: &Api<'_>, item: &Item, method: Method, dry_run: bool, r: &
     }
     if queue && let Some(queued) = api.enqueue(pr, at).await? {
         match queued {
-            Ok(()) => {
+            Queued::Queued => {
                 r.action = Some(Action::Queued);
                 r.reason = Some(format!("added to the merge queue at {}", short(at)));
             }
-            Err(m) => {
+            Queued::Refused(m) => {
                 r.action = Some(Action::Refused);
                 r.reason = Some(format!("{} refused to queue it: {m}", api.name()));
             }

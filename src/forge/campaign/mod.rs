@@ -125,8 +125,8 @@ impl Api<'_> {
     }
 
     /// Add the PR (`pr.node_id`) to its base branch's merge queue at `sha`: `None` when the forge
-    /// has no merge queue, else `Err(message)` when it refused.
-    pub async fn enqueue(&self, pr: &Pr, sha: &str) -> Result<Option<std::result::Result<(), String>>> {
+    /// has no merge queue, else whether it queued it or refused.
+    pub async fn enqueue(&self, pr: &Pr, sha: &str) -> Result<Option<Queued>> {
         match self {
             Api::Hub(a) => a.enqueue(&pr.node_id, sha).await.map(Some),
             Api::Lab(_) | Api::Fj(_) => Ok(None),

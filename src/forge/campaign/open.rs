@@ -41,9 +41,11 @@ pub struct Opened<'a> {
 
 impl<'c> Clients<'c> {
     pub fn new(
-        (env, job): (&'c crate::env::RunEnv, &'c crate::spec::Job),
+        env: &'c crate::env::RunEnv,
+        job: &'c crate::spec::Job,
         shared: Shared,
-        (redactor, cancel): (&'c Redactor, &'c CancellationToken),
+        redactor: &'c Redactor,
+        cancel: &'c CancellationToken,
     ) -> Self {
         let (hubs, ids) = (Mutex::default(), Identities::default());
         Clients { env, job, shared, redactor, cancel, sent: AtomicU64::new(0), hubs, ids }
@@ -58,9 +60,8 @@ impl<'c> Clients<'c> {
         if let Some(e) = &place.elsewhere {
             return Err(e.error());
         }
-        let deadline = tokio::time::Instant::now() + TARGET_LIMIT;
-        let (redactor, cancel) = (self.redactor, self.cancel);
-        let cx = github::app::Context { env, shared: &self.shared, redactor, deadline, cancel };
+        let (redactor, bound) = (self.redactor, &self.target_bound());
+        let cx = github::app::Context { env, shared: &self.shared, redactor, bound };
         github::app::into_place(&cx, self.job, &mut place).await?;
         // With hone's App, the campaign's identity is its bot (`slug[bot]`), known once per run:
         // its installation tokens may not read `GET /user`.
@@ -90,8 +91,7 @@ impl<'c> Clients<'c> {
         let (sent, ids) = (&self.sent, &self.ids);
         let opened = match place.kind {
             Kind::Gitlab => {
-                let deadline = tokio::time::Instant::now() + TARGET_LIMIT;
-                let gl = GitLab::new(&place, self.shared.queue.clone(), (deadline, self.cancel))?;
+                let gl = GitLab::new(&place, self.shared.queue.clone(), &self.target_bound())?;
                 let repo = gl.project.clone();
                 Opened { api: Api::Lab(gitlab::campaign::Api { gl, sent, ids, key }), repo }
             }
@@ -102,15 +102,18 @@ impl<'c> Clients<'c> {
                 Opened { api: Api::Hub(github::campaign::Api { gh, sent, login, ids, key }), repo }
             }
             Kind::Forgejo => {
-                let deadline = tokio::time::Instant::now() + TARGET_LIMIT;
-                let fj =
-                    crate::forge::forgejo::Forgejo::new(&place, self.shared.queue.clone(), (deadline, self.cancel))?;
+                let fj = crate::forge::forgejo::Forgejo::new(&place, self.shared.queue.clone(), &self.target_bound())?;
                 let repo = fj.repo.clone();
                 Opened { api: Api::Fj(crate::forge::forgejo::campaign::Api { fj, sent, ids, key }), repo }
             }
         };
         place.token = None;
         Ok(opened)
+    }
+
+    /// One target's bound: `TARGET_LIMIT` from now, and the campaign's cancellation.
+    fn target_bound(&self) -> crate::bound::Bound {
+        crate::bound::Bound::new(tokio::time::Instant::now() + TARGET_LIMIT, self.cancel)
     }
 
     /// The GitHub client for `owner/repo` at the place's API with its token.

@@ -77,6 +77,14 @@ pub enum Merged {
     Refused(u16, String),
 }
 
+/// How a request to add a PR to the merge queue ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Queued {
+    Queued,
+    /// The forge refused it, with its message.
+    Refused(String),
+}
+
 /// The reviews, the latest of each reviewer, against what the base branch requires.
 #[allow(clippy::enum_variant_names)] // GitHub's names: `review_required` is a review state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

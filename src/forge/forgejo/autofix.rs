@@ -16,7 +16,7 @@ pub async fn read(
     ask: &crate::forge::autofix::Ask<'_>,
     remember: bool,
 ) -> Result<crate::forge::autofix::Read> {
-    let fj = Forgejo::new(place, ask.shared.queue.clone(), ask.bounds)?;
+    let fj = Forgejo::new(place, ask.shared.queue.clone(), ask.bound)?;
     // A fork's PR is never pushed to, whatever `pr.allow_forks` says; review mode pushes nothing.
     let decision = inspect(&fj, number, ask.review).await?;
     let fixing = matches!(decision, Decision::Fix(_)) && remember;
@@ -58,8 +58,9 @@ pub fn decide(b: &Value, repo: &str, number: u64, forks_ok: bool) -> Result<Deci
     };
     let sha = commit_id(&b["head"]["sha"])
         .ok_or_else(|| HoneError::new(Code::Forge, format!("PR #{number} has no valid head.sha")));
-    let base_sha = commit_id(&b["base"]["sha"])
-        .ok_or_else(|| format!("Forgejo's answer for PR #{number} names no base commit (`base.sha`)"));
+    let base_sha = commit_id(&b["base"]["sha"]).ok_or_else(|| {
+        HoneError::new(Code::Forge, format!("Forgejo's answer for PR #{number} names no base commit (`base.sha`)"))
+    });
     Ok(Decision::Fix(Target {
         number,
         head_ref: branch("head")?,
@@ -110,7 +111,7 @@ mod tests {
     fn forks_closed_and_own_pull_requests() {
         let Decision::Fix(t) = decide(&own(), "acme/app", 5, false).unwrap() else { panic!("own PR is fixed") };
         assert_eq!((t.number, t.head_ref.as_str(), t.base_ref.as_str()), (5, "fix", "main"));
-        assert_eq!(t.base_sha, Ok("b".repeat(40)), "the base commit as Forgejo names it");
+        assert_eq!(t.base_sha.ok(), Some("b".repeat(40)), "the base commit as Forgejo names it");
         for fork in [json!({"full_name": "mallory/app"}), Value::Null] {
             let mut f = own();
             f["head"]["repo"] = fork;

@@ -17,6 +17,7 @@ pub mod query;
 
 use super::credential::Token;
 use super::place::Place;
+use crate::bound::Bound;
 use crate::error::{Code, HoneError, Result};
 use reqwest::Method;
 use serde_json::Value;
@@ -42,8 +43,7 @@ pub struct Forgejo {
     pub retries: AtomicU32,
     queue: std::sync::Arc<Mutex<Option<Instant>>>,
     /// The run's wall-time budget and cancellation: no request or wait goes past them.
-    deadline: Instant,
-    cancel: tokio_util::sync::CancellationToken,
+    bound: Bound,
 }
 
 /// Forgejo's answer to one request.
@@ -90,26 +90,18 @@ pub fn is_name(s: &str) -> bool {
 impl Forgejo {
     /// The client for the place's repository with its token. Errors when the place has no
     /// `owner/repo`, token or plain API URL.
-    pub fn new(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        budget: (Instant, &tokio_util::sync::CancellationToken),
-    ) -> Result<Forgejo> {
+    pub fn new(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<Forgejo> {
         let repo = place.repo.clone().filter(|r| is_repo_path(r)).ok_or_else(|| {
             HoneError::new(Code::Forge, "cannot tell the Forgejo repository (its `owner/name`)")
                 .hint("run under Forgejo Actions (GITHUB_REPOSITORY), or point the remote at the repository's URL on the Forgejo server")
         })?;
-        let mut fj = Forgejo::server(place, queue, budget)?;
+        let mut fj = Forgejo::server(place, queue, bound)?;
         fj.repo = repo;
         Ok(fj)
     }
 
     /// A client for requests about no one repository (the token's user, an organisation's list).
-    pub fn server(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
-    ) -> Result<Forgejo> {
+    pub fn server(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<Forgejo> {
         let token = place.token.clone().ok_or_else(|| {
             HoneError::new(Code::Forge, "no Forgejo token")
                 .hint(format!("set FORGEJO_TOKEN to an access token with the scopes {SCOPES}"))
@@ -125,9 +117,8 @@ impl Forgejo {
         let http = crate::net::builder(api)?
             .build()
             .map_err(|e| HoneError::new(Code::Forge, format!("cannot build the Forgejo client: {e}")))?;
-        let cancel = cancel.clone();
         let (api, repo) = (api.trim_end_matches('/').to_string(), String::new());
-        Ok(Forgejo { http, api, repo, token, retries: AtomicU32::new(0), queue, deadline, cancel })
+        Ok(Forgejo { http, api, repo, token, retries: AtomicU32::new(0), queue, bound: bound.clone() })
     }
 
     /// `/repos/{owner}/{repo}` + `rest`, each name encoded.
@@ -152,13 +143,13 @@ impl Forgejo {
     /// `call_once`, given up at the run's deadline or on cancellation.
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let what = || format!("Forgejo request {method} {path}");
-        super::pace::bounded((self.deadline, &self.cancel), what, self.call_once(method.clone(), path, body)).await
+        super::pace::bounded(&self.bound, what, self.call_once(method.clone(), path, body)).await
     }
 
     async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let url = format!("{}{path}", self.api);
         let what = format!("Forgejo {method} {path}");
-        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
+        super::pace::paced(&self.queue, method != Method::GET, &self.retries, &what, async || {
             let auth = format!("token {}", self.token.secret());
             let mut rb = self.http.request(method.clone(), &url).header("authorization", auth);
             if let Some(b) = body {

@@ -73,7 +73,7 @@ pub fn ids_of(labels: &Value, names: &[String]) -> Vec<Option<u64>> {
 
 /// Ship on Forgejo: the PR opened or updated, or in autofix hone's one comment on the PR.
 pub async fn ship(s: &crate::forge::Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-    let fj = Forgejo::new(s.place, s.shared.queue.clone(), (s.deadline, s.cancel))?;
+    let fj = Forgejo::new(s.place, s.shared.queue.clone(), s.bound)?;
     let result = match s.autofix {
         Some(t) => {
             let text = crate::forge::fixed_in_place(t, req, out);

@@ -27,7 +27,7 @@ pub async fn read(
     let feedback = if fixing {
         Some(
             crate::forge::pace::bounded(
-                ask.bounds,
+                ask.bound,
                 || format!("reading the feedback on PR #{number}"),
                 super::feedback::github(&gh, number, own),
             )
@@ -67,8 +67,9 @@ pub async fn inspect(gh: &GitHub, number: u64, allow_forks: bool) -> Result<Deci
         head_ref: field("head", "ref")?,
         head_sha: field("head", "sha")?,
         base_ref: field("base", "ref")?,
-        base_sha: commit_id(&b["base"]["sha"])
-            .ok_or_else(|| format!("GitHub's answer for PR #{number} names no base commit")),
+        base_sha: commit_id(&b["base"]["sha"]).ok_or_else(|| {
+            HoneError::new(Code::Forge, format!("GitHub's answer for PR #{number} names no base commit"))
+        }),
         feedback: Vec::new(),
         feedback_unread: None,
     }))
@@ -113,7 +114,8 @@ fn own_comment(comments: &serde_json::Value, login: &str, marker: &str) -> Optio
 pub async fn upsert_comment(
     gh: &GitHub,
     number: u64,
-    (job, login): (&str, Option<&str>),
+    job: &str,
+    login: Option<&str>,
     text: &str,
 ) -> Result<Option<String>> {
     let marker = comment_marker(job);

@@ -6,7 +6,7 @@
 
 use super::{GitHub, Resp, encode};
 use crate::error::{Code, HoneError, Result};
-use crate::forge::campaign::{Identities, Me, Merged, Pr, Reviewed, Rules, quote};
+use crate::forge::campaign::{Identities, Me, Merged, Pr, Queued, Reviewed, Rules, quote};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -225,7 +225,7 @@ impl Api<'_> {
     }
 
     /// Add the PR to its base branch's merge queue, expecting its head at `sha`.
-    pub async fn enqueue(&self, node_id: &str, sha: &str) -> Result<std::result::Result<(), String>> {
+    pub async fn enqueue(&self, node_id: &str, sha: &str) -> Result<Queued> {
         self.count();
         const Q: &str = "mutation($id: ID!, $sha: GitObjectID) { enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $sha}) { mergeQueueEntry { state position } } }";
         let r = self.gh.graphql(Q, &json!({"id": node_id, "sha": sha})).await?;
@@ -234,9 +234,9 @@ impl Api<'_> {
         }
         let errors = r.body["errors"].as_array().cloned().unwrap_or_default();
         if let Some(e) = errors.first() {
-            return Ok(Err(quote(e["message"].as_str().unwrap_or("GraphQL error"))));
+            return Ok(Queued::Refused(quote(e["message"].as_str().unwrap_or("GraphQL error"))));
         }
-        Ok(Ok(()))
+        Ok(Queued::Queued)
     }
 }
 

@@ -208,7 +208,7 @@ impl GitHub {
         mutating: bool,
     ) -> Result<Resp> {
         let what = format!("GitHub {method} {path}");
-        super::pace::paced(&self.queue, mutating, (&self.retries, &what), async || {
+        super::pace::paced(&self.queue, mutating, &self.retries, &what, async || {
             let (status, headers, text) = match tokio::time::timeout(REQUEST_LIMIT, self.once(&method, url, body)).await
             {
                 Ok(r) => r.map_err(|e| self.failed(&method, path, &e))?,

@@ -18,8 +18,8 @@ pub async fn ship(s: &Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<(
     let result = match s.autofix {
         Some(t) => {
             let text = crate::forge::fixed_in_place(t, req, out);
-            let who = (s.job.name.as_str(), s.place.login.as_deref());
-            super::autofix::upsert_comment(&gh, t.number, who, &text).await.map(|u| out.url = u)
+            let (job, login) = (s.job.name.as_str(), s.place.login.as_deref());
+            super::autofix::upsert_comment(&gh, t.number, job, login, &text).await.map(|u| out.url = u)
         }
         None => s.pull_request(&gh, req, out).await,
     };

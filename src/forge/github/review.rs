@@ -57,7 +57,7 @@ pub async fn publish(gh: &GitHub, ws: &crate::git::Workspace, input: &Input<'_>)
     };
     let (commentable, warning) = commentable(gh, input.number).await?;
     report.warnings.extend(warning);
-    let plan = crate::forge::review::plan_on(ws, (input.head_sha, commit_sha), commentable).await?;
+    let plan = crate::forge::review::plan_on(ws, input.head_sha, commit_sha, commentable).await?;
     let text = body::render(&plan, input, body::GITHUB_MAX_BODY);
     report.suggestions = plan.suggestions.len();
     report.in_patch = plan.in_patch_lines();
@@ -99,7 +99,7 @@ fn refused(what: &str, number: u64, resp: &Resp) -> HoneError {
 
 /// Up to `max` pages of the list at `path` (which has no query yet), 100 a page: hone counts the
 /// pages itself and never follows a `Link` header.
-async fn pages(gh: &GitHub, (path, what, number): (&str, &str, u64), max: u32) -> Result<(Vec<Value>, bool)> {
+async fn pages(gh: &GitHub, path: &str, what: &str, number: u64, max: u32) -> Result<(Vec<Value>, bool)> {
     let mut all = Vec::new();
     for page in 1..=max {
         let resp = gh.get(&gh.repo_path(&format!("{path}?per_page={PER_PAGE}&page={page}"))).await?;
@@ -122,7 +122,7 @@ async fn pages(gh: &GitHub, (path, what, number): (&str, &str, u64), max: u32) -
 /// no patch for, binary or too large, has none), and a warning when the list was too long.
 async fn commentable(gh: &GitHub, number: u64) -> Result<(crate::forge::review::anchors::Commentable, Option<String>)> {
     let path = format!("/pulls/{number}/files");
-    let (files, more) = pages(gh, (&path, "reading the files", number), MAX_FILE_PAGES).await?;
+    let (files, more) = pages(gh, &path, "reading the files", number, MAX_FILE_PAGES).await?;
     let mut c = crate::forge::review::anchors::Commentable::default();
     for f in &files {
         if let (Some(name), Some(patch)) = (f["filename"].as_str(), f["patch"].as_str()) {
@@ -141,7 +141,7 @@ async fn commentable(gh: &GitHub, number: u64) -> Result<(crate::forge::review::
 /// hone's own reviews on the PR, oldest first: by `login`, starting with `marker`.
 async fn own_reviews(gh: &GitHub, number: u64, login: &str, marker: &str) -> Result<Vec<Own>> {
     let path = format!("/pulls/{number}/reviews");
-    let (reviews, _) = pages(gh, (&path, "listing the reviews", number), MAX_PAGES).await?;
+    let (reviews, _) = pages(gh, &path, "listing the reviews", number, MAX_PAGES).await?;
     let mut own: Vec<Own> = reviews.iter().filter_map(|r| own_review(r, login, marker)).collect();
     own.sort_by_key(|r| r.id);
     Ok(own)
@@ -205,7 +205,7 @@ async fn edit_body(gh: &GitHub, number: u64, id: u64, text: &str) -> Result<()> 
 /// Delete the comments of review `id` that `login` wrote.
 async fn delete_comments(gh: &GitHub, number: u64, id: u64, login: &str) -> Result<()> {
     let path = format!("/pulls/{number}/reviews/{id}/comments");
-    let (comments, _) = pages(gh, (&path, "listing a review's comments", number), MAX_PAGES).await?;
+    let (comments, _) = pages(gh, &path, "listing a review's comments", number, MAX_PAGES).await?;
     for c in comments.iter().filter(|c| c["user"]["login"].as_str() == Some(login)) {
         let Some(cid) = c["id"].as_u64() else { continue };
         let resp = gh.delete(&gh.repo_path(&format!("/pulls/comments/{cid}"))).await?;

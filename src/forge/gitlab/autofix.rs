@@ -20,7 +20,7 @@ pub async fn read(
     ask: &crate::forge::autofix::Ask<'_>,
     remember: bool,
 ) -> Result<crate::forge::autofix::Read> {
-    let gl = GitLab::new(place, ask.shared.queue.clone(), ask.bounds)?;
+    let gl = GitLab::new(place, ask.shared.queue.clone(), ask.bound)?;
     let decision = inspect(&gl, iid, ask.review).await?;
     let fixing = matches!(decision, Decision::Fix(_)) && remember;
     let feedback = if fixing { Some(super::feedback::gitlab(&gl, iid, None).await) } else { None };
@@ -62,8 +62,10 @@ fn decide(b: &Value, iid: u64, forks_ok: bool) -> Result<Decision> {
     };
     let sha = commit_id(&b["sha"])
         .ok_or_else(|| HoneError::new(Code::Forge, format!("merge request !{iid} has no valid sha")));
-    let base_sha = commit_id(&b["diff_refs"]["base_sha"])
-        .ok_or_else(|| format!("GitLab's answer for merge request !{iid} names no base commit (`diff_refs.base_sha`)"));
+    let base_sha = commit_id(&b["diff_refs"]["base_sha"]).ok_or_else(|| {
+        let why = format!("GitLab's answer for merge request !{iid} names no base commit (`diff_refs.base_sha`)");
+        HoneError::new(Code::Forge, why)
+    });
     Ok(Decision::Fix(Target {
         number: iid,
         head_ref: branch("source_branch")?,
@@ -136,13 +138,13 @@ mod tests {
             (t.number, t.head_ref.as_str(), t.head_sha.as_str(), t.base_ref.as_str()),
             (5, "fix", sha.as_str(), "main")
         );
-        assert_eq!(t.base_sha, Ok(base.to_ascii_lowercase()), "the base commit as GitLab names it");
+        assert_eq!(t.base_sha.ok(), Some(base.to_ascii_lowercase()), "the base commit as GitLab names it");
         // A base that is no full commit id is none: the run reads no instruction files.
         for bad in [json!(null), json!("HEAD"), json!("-uhelp"), json!("b".repeat(39))] {
             let mut odd = own.clone();
             odd["diff_refs"]["base_sha"] = bad.clone();
             let Decision::Fix(t) = decide(&odd, 5, false).unwrap() else { panic!("still fixed") };
-            assert!(t.base_sha.is_err_and(|e| e.contains("no base commit")), "{bad}");
+            assert!(t.base_sha.is_err_and(|e| e.code == Code::Forge && e.message.contains("no base commit")), "{bad}");
         }
         let mut fork = own.clone();
         fork["source_project_id"] = json!(99);

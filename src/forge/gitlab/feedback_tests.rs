@@ -21,7 +21,8 @@ fn client(api: &str, token: &str) -> GitLab {
     };
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
     let queue = std::sync::Arc::new(tokio::sync::Mutex::new(None));
-    GitLab::new(&place, queue, (deadline, &tokio_util::sync::CancellationToken::new())).unwrap()
+    GitLab::new(&place, queue, &crate::bound::Bound::new(deadline, &tokio_util::sync::CancellationToken::new()))
+        .unwrap()
 }
 
 fn note(author: u64, body: &str, minute: u32) -> GlNote {

@@ -16,6 +16,7 @@ pub mod review;
 
 use super::credential::Token;
 use super::place::{CI_JOB_TOKEN, Place};
+use crate::bound::Bound;
 use crate::error::{Code, HoneError, Result};
 use reqwest::Method;
 use serde_json::Value;
@@ -38,8 +39,7 @@ pub struct GitLab {
     pub retries: AtomicU32,
     queue: std::sync::Arc<Mutex<Option<Instant>>>,
     /// The run's wall-time budget and cancellation: no request or wait goes past them.
-    deadline: Instant,
-    cancel: tokio_util::sync::CancellationToken,
+    bound: Bound,
 }
 
 /// GitLab's answer to one request.
@@ -72,26 +72,18 @@ impl Answer {
 impl GitLab {
     /// The client for the place's project with its token. Errors when the place has no project
     /// path, token or plain API URL.
-    pub fn new(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
-    ) -> Result<GitLab> {
+    pub fn new(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<GitLab> {
         let project = place.repo.clone().filter(|p| is_project_path(p)).ok_or_else(|| {
             HoneError::new(Code::Forge, "cannot tell the GitLab project (its `group/project` path)")
                 .hint("run in GitLab CI (CI_PROJECT_PATH), or point the remote at the project's GitLab URL")
         })?;
-        let mut gl = GitLab::server(place, queue, (deadline, cancel))?;
+        let mut gl = GitLab::server(place, queue, bound)?;
         gl.project = project;
         Ok(gl)
     }
 
     /// A client for requests about no one project (listing a group): `project_path` is not for it.
-    pub fn server(
-        place: &Place,
-        queue: std::sync::Arc<Mutex<Option<Instant>>>,
-        (deadline, cancel): (Instant, &tokio_util::sync::CancellationToken),
-    ) -> Result<GitLab> {
+    pub fn server(place: &Place, queue: std::sync::Arc<Mutex<Option<Instant>>>, bound: &Bound) -> Result<GitLab> {
         let token = place.token.clone().ok_or_else(|| {
             HoneError::new(Code::Forge, "no GitLab token")
                 .hint("set GITLAB_TOKEN to a project access token with the `api` scope")
@@ -107,9 +99,16 @@ impl GitLab {
         let http = crate::net::builder(api)?
             .build()
             .map_err(|e| HoneError::new(Code::Forge, format!("cannot build the GitLab client: {e}")))?;
-        let cancel = cancel.clone();
         let project = String::new();
-        Ok(GitLab { http, api: api.to_string(), project, token, retries: AtomicU32::new(0), queue, deadline, cancel })
+        Ok(GitLab {
+            http,
+            api: api.to_string(),
+            project,
+            token,
+            retries: AtomicU32::new(0),
+            queue,
+            bound: bound.clone(),
+        })
     }
 
     /// Whether the token is GitLab CI's job token, which cannot use most of the API.
@@ -138,13 +137,13 @@ impl GitLab {
     /// `call_once`, given up at the run's deadline or on cancellation.
     async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let what = || format!("GitLab request {method} {path}");
-        super::pace::bounded((self.deadline, &self.cancel), what, self.call_once(method.clone(), path, body)).await
+        super::pace::bounded(&self.bound, what, self.call_once(method.clone(), path, body)).await
     }
 
     async fn call_once(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Answer> {
         let url = format!("{}{path}", self.api);
         let what = format!("GitLab {method} {path}");
-        super::pace::paced(&self.queue, method != Method::GET, (&self.retries, &what), async || {
+        super::pace::paced(&self.queue, method != Method::GET, &self.retries, &what, async || {
             let header = if self.job_token() { "JOB-TOKEN" } else { "PRIVATE-TOKEN" };
             let mut rb = self.http.request(method.clone(), &url).header(header, self.token.secret());
             if let Some(b) = body {

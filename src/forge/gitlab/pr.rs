@@ -61,7 +61,7 @@ async fn user_ids(gl: &GitLab, usernames: &[String], out: &mut PrReport) -> Resu
 
 /// The merge request (or, in autofix, the note) on GitLab.
 pub async fn ship(s: &crate::forge::Ship<'_>, req: &PrRequest, out: &mut PrReport) -> Result<()> {
-    let gl = GitLab::new(s.place, s.shared.queue.clone(), (s.deadline, s.cancel))?;
+    let gl = GitLab::new(s.place, s.shared.queue.clone(), s.bound)?;
     // The job token cannot write merge requests or notes: where the job did not insist on a
     // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
     // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.

@@ -52,7 +52,7 @@ fn planned_notes(marker: &str, plan: &ReviewPlan, refs: &DiffRefs, body: &str, o
 pub async fn publish(gl: &GitLab, ws: &crate::git::Workspace, input: &Input<'_>) -> Result<ReviewReport> {
     let (lines, refs) = commentable(gl, input.number).await?;
     let plan = match input.commit_sha {
-        Some(commit) => crate::forge::review::plan_on(ws, (input.head_sha, commit), lines).await?,
+        Some(commit) => crate::forge::review::plan_on(ws, input.head_sha, commit, lines).await?,
         None => ReviewPlan::default(),
     };
     let text = body::render(&plan, input, GITLAB_MAX_BODY);

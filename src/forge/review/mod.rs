@@ -60,7 +60,8 @@ impl ReviewPlan {
 /// (git work, off the executor).
 pub async fn plan_on(
     ws: &crate::git::Workspace,
-    (head, commit): (&str, &str),
+    head: &str,
+    commit: &str,
     commentable: anchors::Commentable,
 ) -> crate::error::Result<ReviewPlan> {
     let (head, commit) = (oid(head)?, oid(commit)?);

@@ -7,7 +7,8 @@ pub async fn publish(
     token: &crate::forge::credential::Token,
     ws: &crate::git::Workspace,
     input: &super::Input<'_>,
-    (shared, deadline, cancel): (&crate::forge::Shared, tokio::time::Instant, &tokio_util::sync::CancellationToken),
+    shared: &crate::forge::Shared,
+    bound: &crate::bound::Bound,
 ) -> crate::error::Result<super::ReviewReport> {
     use crate::error::{Code, HoneError};
     match place.kind {
@@ -20,7 +21,7 @@ pub async fn publish(
             crate::forge::github::review::publish(&gh, ws, input).await
         }
         crate::forge::Kind::Gitlab => {
-            let gl = crate::forge::gitlab::GitLab::new(place, shared.queue.clone(), (deadline, cancel))?;
+            let gl = crate::forge::gitlab::GitLab::new(place, shared.queue.clone(), bound)?;
             crate::forge::gitlab::review::publish(&gl, ws, input).await
         }
         crate::forge::Kind::Forgejo => Err(HoneError::new(Code::Forge, "review mode does not publish on Forgejo yet")),

@@ -57,7 +57,7 @@ pub fn plan(repo: &Repository, head: Oid, commit: Oid, commentable: &Commentable
         let path = delta.new_file().path().or(delta.old_file().path()).map(|p| p.to_string_lossy().into_owned());
         let path = path.unwrap_or_default();
         match suggestable(repo, &delta) {
-            Err(reason) => why.entry(path).or_default().push(reason),
+            Err(reason) => why.entry(path).or_default().push(reason.to_string()),
             Ok((old, new)) => {
                 let budget = MAX_SUGGESTIONS.saturating_sub(plan.suggestions.len());
                 let file = split_file(&path, &old, &new, commentable, budget)?;
@@ -115,34 +115,60 @@ fn with_files<'r>(repo: &'r Repository, tree: &Tree<'_>, files: &[(String, Vec<u
     Ok(repo.find_tree(id)?)
 }
 
+/// Why a file's change goes into the patch rather than into suggestions: its text is the
+/// reason the plan gives for the file (`ReviewPlan::in_patch`).
+#[derive(Debug, thiserror::Error)]
+enum InPatch {
+    #[error("new file")]
+    Added,
+    #[error("deleted file")]
+    Deleted,
+    #[error("renamed from {0}")]
+    Renamed(String),
+    #[error("changed kind")]
+    Kind,
+    #[error("file mode changed")]
+    Mode,
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("unreadable: {0}")]
+    Unreadable(String),
+    #[error("larger than {} KiB", MAX_FILE_BYTES >> 10)]
+    TooLarge,
+    #[error("binary file")]
+    Binary,
+    #[error("not UTF-8 text")]
+    NotUtf8,
+}
+
 /// The head and commit text of a file a suggestion may change, or why it goes into the patch.
-fn suggestable(repo: &Repository, delta: &git2::DiffDelta<'_>) -> std::result::Result<(String, String), String> {
+fn suggestable(repo: &Repository, delta: &git2::DiffDelta<'_>) -> std::result::Result<(String, String), InPatch> {
     let (old, new) = (delta.old_file(), delta.new_file());
     match delta.status() {
-        Delta::Added => return Err("new file".into()),
-        Delta::Deleted => return Err("deleted file".into()),
+        Delta::Added => return Err(InPatch::Added),
+        Delta::Deleted => return Err(InPatch::Deleted),
         Delta::Renamed => {
             let from = old.path().map(|p| p.to_string_lossy().into_owned()).unwrap_or_default();
-            return Err(format!("renamed from {from}"));
+            return Err(InPatch::Renamed(from));
         }
         Delta::Modified => {}
-        _ => return Err("changed kind".into()),
+        _ => return Err(InPatch::Kind),
     }
     if old.mode() != new.mode() {
-        return Err("file mode changed".into());
+        return Err(InPatch::Mode);
     }
     if !matches!(old.mode(), FileMode::Blob | FileMode::BlobExecutable) {
-        return Err("not a regular file".into());
+        return Err(InPatch::NotRegular);
     }
-    let read = |id: Oid| -> std::result::Result<String, String> {
-        let blob = repo.find_blob(id).map_err(|e| format!("unreadable: {}", e.message()))?;
+    let read = |id: Oid| -> std::result::Result<String, InPatch> {
+        let blob = repo.find_blob(id).map_err(|e| InPatch::Unreadable(e.message().to_string()))?;
         if blob.size() > MAX_FILE_BYTES {
-            return Err(format!("larger than {} KiB", MAX_FILE_BYTES >> 10));
+            return Err(InPatch::TooLarge);
         }
         if blob.is_binary() {
-            return Err("binary file".into());
+            return Err(InPatch::Binary);
         }
-        String::from_utf8(blob.content().to_vec()).map_err(|_| "not UTF-8 text".to_string())
+        String::from_utf8(blob.content().to_vec()).map_err(|_| InPatch::NotUtf8)
     };
     Ok((read(old.id())?, read(new.id())?))
 }

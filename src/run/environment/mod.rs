@@ -44,9 +44,9 @@ pub async fn check_out(
     let base = ws.resolve_base(job.repo.base.as_deref())?;
     // A PR's instruction files are its base commit's (intake fetched it), never its head's; a
     // replay's, where the recorded run read them.
-    let oid = |sha: &str| git2::Oid::from_str(sha).map_err(|e| e.message().to_string());
+    let oid = |sha: &str| git2::Oid::from_str(sha).map_err(HoneError::from);
     let guidance = match (pr, &job.repo.guidance) {
-        (Some(t), _) => t.base_sha.as_deref().map_err(Clone::clone).and_then(oid),
+        (Some(t), _) => t.base_sha.clone().and_then(|sha| oid(&sha)),
         (None, Some(sha)) => oid(sha),
         (None, None) => Ok(base),
     };
@@ -86,7 +86,8 @@ pub struct Resume<'a> {
 /// (recorded in `run`): then nothing else runs in this checkout.
 pub async fn prepare(
     s: &Scope,
-    (jail, checkout): (Sandbox, &Checkout),
+    jail: Sandbox,
+    checkout: &Checkout,
     map: Option<JoinHandle<String>>,
     resume: Resume<'_>,
     run: &mut Run,
@@ -110,14 +111,14 @@ pub async fn prepare(
     let jails = mcp_jails(s, &tools).await;
     let baseline = async {
         tokio::select! {
-            r = tokio::time::timeout_at(s.deadline, checks.run(s, run, 0, true)) => r.is_ok(),
-            () = s.cancel.cancelled() => false,
+            r = tokio::time::timeout_at(s.bound.deadline, checks.run(s, run, 0, true)) => r.is_ok(),
+            () = s.bound.cancel.cancelled() => false,
         }
     };
     let (baseline, ()) = tokio::join!(baseline, start_mcp(s, &tools, jails));
     let mut ready = Ready { tools, checks, map, git_guard, setup_jail, stop: None, note: None, touched: false };
     if !baseline {
-        ready.stop = Some(if s.cancel.is_cancelled() {
+        ready.stop = Some(if s.bound.cancel.is_cancelled() {
             Status::Cancelled
         } else {
             let budget = spec::duration::format(s.job.limits.max_wall_time);
@@ -135,7 +136,7 @@ pub async fn prepare(
         }
         Ok(taken) => {
             (ready.note, ready.touched) = taken.map_or((None, false), |(note, t)| (Some(note), t));
-            if s.cancel.is_cancelled() {
+            if s.bound.cancel.is_cancelled() {
                 ready.stop = Some(Status::Cancelled);
             }
         }
@@ -152,8 +153,8 @@ async fn tool_context(s: &Scope, sandbox: Sandbox) -> Result<Arc<ToolContext>, H
         limits: s.job.tools.clone(),
         env: crate::sandbox::command_env(&s.policy, &s.env, s.ws.root()),
         redactor: s.redactor.clone(),
-        cancel: s.cancel.child_token(),
-        deadline: s.deadline,
+        cancel: s.bound.cancel.child_token(),
+        deadline: s.bound.deadline,
         changes: Mutex::new(tools::patch::ChangeLog::default()),
         policy: s.policy.clone(),
         protected,
@@ -173,10 +174,11 @@ async fn mcp_jails(s: &Scope, tools: &ToolContext) -> Vec<Result<Sandbox, crate:
         .filter(|m| matches!(m.transport, spec::McpTransport::Stdio { .. }))
         .map(|m| m.name.clone())
         .collect();
-    let (cancel, deadline) = (s.cancel.clone(), s.deadline.into_std());
+    let (cancel, deadline) = (s.bound.cancel.clone(), s.bound.deadline.into_std());
     let stop = move || cancel.is_cancelled() || std::time::Instant::now() >= deadline;
-    let egress = (&s.policy.mcp_egress(), &s.egress);
-    let mut jails = crate::sandbox::services(&tools.sandbox, &stdio, egress, s.ws.root(), stop).await.into_iter();
+    let egress = s.policy.mcp_egress();
+    let mut jails =
+        crate::sandbox::services(&tools.sandbox, &stdio, &egress, &s.egress, s.ws.root(), stop).await.into_iter();
     s.job
         .mcp
         .iter()
@@ -198,7 +200,7 @@ async fn start_mcp(s: &Scope, tools: &ToolContext, jails: Vec<Result<Sandbox, cr
         run_env: &s.env,
         redactor: &s.redactor,
     };
-    let bounds = crate::mcp::Bounds { cancel: s.cancel.clone(), deadline: s.deadline };
+    let bounds = crate::mcp::Bounds { cancel: s.bound.cancel.clone(), deadline: s.bound.deadline };
     let hub = crate::mcp::Hub::start(&s.job.mcp, jails, &s.policy, &inputs, &bounds, s.events.clone()).await;
     let _ = tools.mcp.set(hub);
 }
@@ -218,7 +220,9 @@ async fn before_start(
     if let Some((code, why)) = crate::verify::unrunnable(&run.record.baseline) {
         return Err((code, why, Status::InvalidInput, "a check cannot run"));
     }
-    if let Some(why) = tools.mcp.get().filter(|_| !s.cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down) {
+    if let Some(why) =
+        tools.mcp.get().filter(|_| !s.bound.cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down)
+    {
         return Err((Code::Mcp, why, Status::Error, "a required MCP server did not start"));
     }
     match resume.saved {

@@ -16,7 +16,7 @@ const TAIL_LINES: usize = 12;
 /// Run the setup commands, then build the run's jail. `Err` is the run's status when setup
 /// failed or was cut short (recorded in `run`); nothing else runs then.
 pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -> Result<Sandbox, Status> {
-    let (ws, cancel) = (&p.ws, &p.cancel);
+    let (ws, cancel) = (&p.ws, &p.bound.cancel);
     let before =
         if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
     let env = crate::sandbox::command_env(&p.policy, &p.env, ws.root());
@@ -24,7 +24,7 @@ pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -
     let _close = CloseProxy(jail);
     for s in &p.job.setup {
         let started = run.machine.elapsed_ms();
-        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.deadline, cancel, jail).await;
+        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.bound.deadline, cancel, jail).await;
         r.started_ms = Some(started);
         r.output_tail = p.redactor.apply(&r.output_tail);
         r.accepted = r.passed;
@@ -54,7 +54,7 @@ pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -
                 run.enter(&p.events, State::Aborted, "cancelled by a signal");
                 return Err(Status::Cancelled);
             }
-            if tokio::time::Instant::now() >= p.deadline {
+            if tokio::time::Instant::now() >= p.bound.deadline {
                 let budget = crate::spec::duration::format(p.job.limits.max_wall_time);
                 let message = format!("the wall-time budget ({budget}) ran out during setup command `{}`", s.name);
                 run.record.errors.push(HoneError::new(Code::Budget, message));
@@ -114,9 +114,9 @@ async fn protect_and_jail(
     protected.extend(made);
     protected.sort();
     protected.dedup();
-    let egress = ("commands", &p.egress);
-    let paths = (p.report_dir.path(), p.env.as_ref());
-    match crate::sandbox::start(&policy, &p.ws, paths, p.events.run_id(), &protected, egress).await {
+    let site =
+        crate::sandbox::Site { ws: &p.ws, env: &p.env, report_dir: p.report_dir.path(), run_id: p.events.run_id() };
+    match crate::sandbox::start(&policy, &site, &protected, "commands", &p.egress).await {
         Ok((sandbox, report)) => {
             run.record.policy.sandbox = report;
             Ok(sandbox)

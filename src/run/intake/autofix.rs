@@ -7,8 +7,6 @@ use crate::error::{Code, HoneError};
 use crate::git::Workspace;
 use crate::spec::Job;
 
-type Bounds<'a> = (tokio::time::Instant, &'a tokio_util::sync::CancellationToken);
-
 /// Where the run's change goes, and the remote's URL it was decided from. A GitHub token whose
 /// API is unknown (a server's token and github.com's API) stops the run here, before any work,
 /// naming the variable to set; a repository on another host than that server is refused when
@@ -37,13 +35,13 @@ pub async fn decide(
     job: &mut Job,
     ws: &Workspace,
     req: &Request,
-    (deadline, cancel): Bounds<'_>,
+    bound: &crate::bound::Bound,
 ) -> Result<Work, HoneError> {
     use crate::forge::{autofix, remote, tokens};
     let (mut place, url) = place_of(job, ws, req)?;
     // An App's token is minted here, at intake, and its bot made the author (`forge::tokens`).
     let (env, shared, redactor) = (req.env.as_ref(), &req.shared.forge, &req.redactor);
-    let cx = tokens::Context { env, shared, redactor, deadline, cancel };
+    let cx = tokens::Context { env, shared, redactor, bound };
     if !req.dry_run {
         tokens::prepare(&cx, job, &place, url.as_deref()).await?;
     }
@@ -64,14 +62,13 @@ pub async fn decide(
         e.message = format!("autofix of {what}: {}", e.message);
         e
     })?;
-    let ask = autofix::Ask { job, review, shared, bounds: (deadline, cancel) };
+    let ask = autofix::Ask { job, review, shared, bound };
     let decision = crate::forge::pull::inspect(&place, number, &ask).await;
     let mut target = match decision.map_err(|e| fail(e.message))? {
         autofix::Decision::Skip(reason) => return Ok(Work::Skip(reason)),
         autofix::Decision::Fix(t) => t,
     };
-    let remote =
-        remote::Remote::open(ws, &job.git.remote, &req.env, &place, (deadline, cancel)).map_err(|e| fail(e.message))?;
+    let remote = remote::Remote::open(ws, &job.git.remote, &req.env, &place, bound).map_err(|e| fail(e.message))?;
     let source = source_ref(review, place.kind, &target);
     let fetched = remote.fetch(ws, &source, "refs/hone/autofix/head").await.map_err(|e| fail(e.message))?;
     if fetched != target.head_sha {
@@ -100,8 +97,8 @@ pub async fn decide(
 async fn fetch_base(
     ws: &Workspace,
     remote: &crate::forge::remote::Remote,
-    base: Result<String, String>,
-) -> Result<String, String> {
+    base: Result<String, HoneError>,
+) -> Result<String, HoneError> {
     let sha = base?;
     let present = git2::Oid::from_str(&sha).is_ok_and(|oid| ws.repository().find_commit(oid).is_ok());
     if present {
@@ -109,8 +106,11 @@ async fn fetch_base(
     }
     match remote.fetch(ws, &sha, "refs/hone/autofix/base").await {
         Ok(got) if got == sha => Ok(sha),
-        Ok(got) => Err(format!("fetching the pull request's base commit {sha} gave {got}")),
-        Err(e) => Err(format!("the pull request's base commit {sha} could not be fetched: {}", e.message)),
+        Ok(got) => Err(HoneError::new(Code::Git, format!("fetching the pull request's base commit {sha} gave {got}"))),
+        Err(e) => Err(HoneError::new(
+            e.code,
+            format!("the pull request's base commit {sha} could not be fetched: {}", e.message),
+        )),
     }
 }
 

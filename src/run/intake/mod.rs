@@ -192,20 +192,18 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     refuse_dirty(&job, &ws, &dirty).map_err(&fail)?;
     ws.keep(&ignored);
     let egress = crate::egress::Ledger::new(Some(events.clone()));
-    let paths = (report_dir.path(), env.as_ref());
-    let (jail, jail_report) =
-        first_jail(&policy, &ws, paths, events.run_id(), &ignored, &job, &egress).await.map_err(&fail)?;
-    let bounds = (deadline, &req.cancel);
+    let site = crate::sandbox::Site { ws: &ws, env: &env, report_dir: report_dir.path(), run_id: events.run_id() };
+    let (jail, jail_report) = first_jail(&policy, &site, &ignored, &job, &egress).await.map_err(&fail)?;
+    let bound = crate::bound::Bound::new(deadline, &req.cancel);
     // A read-only job answers about the checkout it is given; a PR changes nothing of that.
     let work = match job.change {
         spec::answer::Change::None => super::handoff::Work::Do(None),
-        _ => autofix::decide(&mut job, &ws, req, bounds).await.map_err(&fail)?,
+        _ => autofix::decide(&mut job, &ws, req, &bound).await.map_err(&fail)?,
     };
     let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
     let start = Start { work, model, jail, jail_report, ignored, map, saved, history, claimed };
-    let (shared, cancel) = (req.shared.clone(), req.cancel.clone());
-    let scope =
-        Scope { job, ws, policy, redactor, events, env, shared, deadline, cancel, report_dir, egress, memory, marker };
+    let shared = req.shared.clone();
+    let scope = Scope { job, ws, policy, redactor, events, env, shared, bound, report_dir, egress, memory, marker };
     Ok((scope, start))
 }
 
@@ -231,21 +229,19 @@ async fn claim(
 /// after setup, protecting what setup made.
 async fn first_jail(
     policy: &Policy,
-    ws: &Workspace,
-    paths: (&std::path::Path, &crate::env::RunEnv),
-    run_id: &str,
+    site: &crate::sandbox::Site<'_>,
     ignored: &[String],
     job: &Job,
     egress: &crate::egress::Ledger,
 ) -> Result<(crate::sandbox::Sandbox, crate::sandbox::SandboxReport), HoneError> {
     if job.setup.is_empty() {
-        return crate::sandbox::start(policy, ws, paths, run_id, ignored, ("commands", egress)).await;
+        return crate::sandbox::start(policy, site, ignored, "commands", egress).await;
     }
     let mut setup_policy = policy.clone();
     setup_policy.network = policy.setup_egress();
     setup_policy.read_only_repo = false;
-    let id = format!("{run_id}-setup");
-    crate::sandbox::start(&setup_policy, ws, paths, &id, &[], ("setup", egress)).await
+    let id = format!("{}-setup", site.run_id);
+    crate::sandbox::start(&setup_policy, &crate::sandbox::Site { run_id: &id, ..*site }, &[], "setup", egress).await
 }
 
 /// A read-only job (`change: none`) starts from the commit as it is: no uncommitted work it would

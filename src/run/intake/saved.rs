@@ -15,15 +15,22 @@ pub struct Resumed {
     pub history: Vec<Message>,
 }
 
+/// What `--continue ARG` names: the ref of the saved work, and the conversation that made it
+/// (empty when `ARG` named the ref itself).
+pub struct Named {
+    pub refname: String,
+    pub history: Vec<Message>,
+}
+
 /// What `--continue ARG` names, read before anything else (a report dir is cleared for this run's
 /// reports): a ref (`failed` for `refs/hone/{job}/failed`), or a failed run's report dir, whose
 /// `report.json` names the ref and whose `transcript.jsonl` gives the conversation.
-pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
+pub fn read(arg: &str) -> Result<Named, HoneError> {
     let dir = Path::new(arg);
     // `failed` and `refs/…` are refs, whatever the current directory holds: a repository could
     // commit a `failed/` with a report and a made-up conversation.
     if is_ref_spelling(arg) || !dir.join("report.json").is_file() {
-        return Ok((arg.to_string(), vec![]));
+        return Ok(Named { refname: arg.to_string(), history: vec![] });
     }
     // The report dir is reached as given (the user named it); its file is read only if it is a
     // regular file, never through a symlink or from a FIFO, and at most 64 MB of it.
@@ -49,7 +56,7 @@ pub fn read(arg: &str) -> Result<(String, Vec<Message>), HoneError> {
         return Err(HoneError::new(Code::Git, msg));
     }
     let entries = crate::output::transcript::read(dir)?;
-    Ok((refname.to_string(), conversation(&entries)))
+    Ok(Named { refname: refname.to_string(), history: conversation(&entries) })
 }
 
 /// Whether `arg` names a ref (`failed`, `refs/…`), never a report dir.
@@ -64,16 +71,12 @@ fn is_saved_ref(name: &str) -> bool {
 }
 
 /// The saved work `read` named, found in the repository.
-pub fn find(
-    ws: &Workspace,
-    (refname, history): (String, Vec<Message>),
-    job: &crate::spec::Job,
-) -> Result<Resumed, HoneError> {
+pub fn find(ws: &Workspace, named: Named, job: &crate::spec::Job) -> Result<Resumed, HoneError> {
     if job.repo.scratch {
         let msg = "`--continue` does not work with `repo.scratch: true`: the scratch repository (and the work saved in it) is made again for each run; run the second attempt on a repository of its own";
         return Err(HoneError::new(Code::Git, msg));
     }
-    Ok(Resumed { saved: ws.find_saved(&refname, &job.name)?, history })
+    Ok(Resumed { saved: ws.find_saved(&named.refname, &job.name)?, history: named.history })
 }
 
 /// The conversation a transcript records, as the model last saw it, with the last answer and

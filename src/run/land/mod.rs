@@ -16,7 +16,8 @@ use tokio::time::Instant;
 /// The session's end, judged and landed: the run's status.
 pub async fn land(
     s: &Scope,
-    (tools, git_guard): (Arc<ToolContext>, GitGuard),
+    tools: Arc<ToolContext>,
+    git_guard: GitGuard,
     ended: Ended,
     base: git2::Oid,
     run: &mut Run,
@@ -28,10 +29,10 @@ pub async fn land(
     // The run's jail goes with the tools, before the change is judged: no command the model
     // started is still running while the guards measure the change and it is committed.
     drop(tools);
-    if ended.status == Status::Cancelled || s.cancel.is_cancelled() {
+    if ended.status == Status::Cancelled || s.bound.cancel.is_cancelled() {
         run.enter(&s.events, State::Aborted, "cancelled by a signal");
     }
-    let status = if s.cancel.is_cancelled() { Status::Cancelled } else { ended.status };
+    let status = if s.bound.cancel.is_cancelled() { Status::Cancelled } else { ended.status };
     if status == Status::Cancelled {
         run.record.errors.push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal"));
     }
@@ -127,7 +128,8 @@ async fn measure(p: &Scope, run: &mut Run, base: git2::Oid) -> Result<(Vec<Strin
     }
     let want_diff = !p.redactor.is_empty();
     // The diffs get what is left of the wall time, and a few seconds when none is.
-    let until = std::time::Instant::now() + p.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
+    let until =
+        std::time::Instant::now() + p.bound.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
     let Some(measured) = p.ws.blocking(move |ws| ws.changes(base, max, want_diff, until)).await? else {
         run.record.files_changed.clear();
         let why = "the change could not be diffed within the run's wall time (its files have very many changed lines); a change this costly to check is neither committed nor saved";

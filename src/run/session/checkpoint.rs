@@ -107,7 +107,7 @@ impl Loop<'_> {
         let mut p = self.run.record.plan.clone().unwrap_or_default();
         let done = match p.update(args) {
             Ok(d) => d,
-            Err(e) => return ToolOutput::err(Code::InvalidArgs, format!("the plan was not updated: {e}")),
+            Err(e) => return ToolOutput::err(e.code(), e.to_string()),
         };
         self.s.events.emit(Event::PlanUpdated { turn, plan: p.clone() });
         let rendered = p.render();

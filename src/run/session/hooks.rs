@@ -118,7 +118,7 @@ impl Loop<'_> {
             crate::tools::beneath::read_whole(f, rel).ok()
         };
         let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();
-        let timeout = h.timeout.min(self.s.deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let timeout = h.timeout.min(self.s.bound.deadline.saturating_duration_since(tokio::time::Instant::now()));
         let cap = self.tools.limits.max_output_bytes;
         let out =
             crate::exec::run(cmd, &root, &self.tools.env, timeout, cap, &self.tools.cancel, &self.tools.sandbox).await;

@@ -31,7 +31,12 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 /// What the loop works with: the model, the tools in the run's jail, and the job's checks.
-type Parts<'a> = (&'a Models, &'a Arc<ToolContext>, Checks);
+/// What the session works with: the models, the tools and the checks.
+pub struct Parts<'a> {
+    pub model: &'a Models,
+    pub tools: &'a Arc<ToolContext>,
+    pub checks: Checks,
+}
 
 /// How the session starts.
 pub struct Opening {
@@ -47,23 +52,23 @@ pub struct Opening {
     pub memory: Option<String>,
     /// The commit the repository's instruction files are read from, or why there is none
     /// (`Checkout::guidance`).
-    pub guidance: Result<git2::Oid, String>,
+    pub guidance: Result<git2::Oid, crate::error::HoneError>,
 }
 
 /// Run the session from the baseline to an outcome.
 pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid, run: &mut Run) -> Ended {
-    let mut lp = turns::Loop::new(s, parts, run, (base, opening.guidance.clone()));
+    let mut lp = turns::Loop::new(s, parts, run, base, opening.guidance.clone());
     lp.touched = opening.touched;
     begin(&mut lp, opening).await;
     let budget_note =
         || format!("the wall-time budget ({}) ran out", crate::spec::duration::format(s.job.limits.max_wall_time));
     let status = tokio::select! {
-        r = tokio::time::timeout_at(s.deadline, lp.drive()) => r.unwrap_or_else(|_| {
+        r = tokio::time::timeout_at(s.bound.deadline, lp.drive()) => r.unwrap_or_else(|_| {
             lp.run.record.errors.push(HoneError::new(Code::Budget, budget_note()));
             lp.enter(State::Summarizing, "the wall-time budget ran out");
             Status::BudgetExhausted
         }),
-        () = s.cancel.cancelled() => Status::Cancelled,
+        () = s.bound.cancel.cancelled() => Status::Cancelled,
     };
     lp.settle_marks().await;
     Ended { status, touched: lp.touched }
@@ -74,7 +79,7 @@ pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid,
 async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
     let s = lp.s;
     lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-    let map = crate::repomap::wait(opening.map, (&s.cancel, s.deadline)).await;
+    let map = crate::repomap::wait(opening.map, &s.bound).await;
     let job = &s.job;
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
     let mut messages = vec![Message::system(prompt::system(job, s.ws.root(), &map, &s.policy))];

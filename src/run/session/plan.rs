@@ -20,6 +20,23 @@ pub struct PlanArgs {
 
 pub const MAX_STEPS: usize = 30;
 
+/// Why `update_plan`'s plan was refused (the model's arguments: `Code::InvalidArgs`).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    #[error("the plan was not updated: a plan has 1 to {MAX_STEPS} steps")]
+    Steps,
+    #[error("the plan was not updated: every step needs a title")]
+    Untitled,
+    #[error("the plan was not updated: at most one step can be in_progress")]
+    InProgress,
+}
+
+impl Refused {
+    pub fn code(&self) -> crate::error::Code {
+        crate::error::Code::InvalidArgs
+    }
+}
+
 impl PlanArgs {
     /// The same plan with every secret (in any registered form) masked.
     pub fn redacted(self, r: &crate::redact::Redactor) -> PlanArgs {
@@ -39,15 +56,15 @@ impl PlanArgs {
 
 impl Plan {
     /// Replace the plan; returns the titles of steps that became done with this update.
-    pub fn update(&mut self, a: PlanArgs) -> Result<Vec<String>, String> {
+    pub fn update(&mut self, a: PlanArgs) -> Result<Vec<String>, Refused> {
         if a.steps.is_empty() || a.steps.len() > MAX_STEPS {
-            return Err(format!("a plan has 1 to {MAX_STEPS} steps"));
+            return Err(Refused::Steps);
         }
         if a.steps.iter().any(|s| s.title.trim().is_empty()) {
-            return Err("every step needs a title".into());
+            return Err(Refused::Untitled);
         }
         if a.steps.iter().filter(|s| s.status == StepStatus::InProgress).count() > 1 {
-            return Err("at most one step can be in_progress".into());
+            return Err(Refused::InProgress);
         }
         let newly_done = a
             .steps
@@ -220,15 +237,15 @@ mod tests {
             })
             .unwrap();
         assert_eq!(again, ["b"]);
-        assert!(p.update(PlanArgs { steps: vec![], verification: None, risk: None }).is_err());
-        assert!(
-            p.update(PlanArgs {
-                steps: vec![step("x", StepStatus::InProgress), step("y", StepStatus::InProgress)],
-                verification: None,
-                risk: None
-            })
-            .is_err()
-        );
+        assert_eq!(p.update(PlanArgs { steps: vec![], verification: None, risk: None }), Err(Refused::Steps));
+        let two = PlanArgs {
+            steps: vec![step("x", StepStatus::InProgress), step("y", StepStatus::InProgress)],
+            verification: None,
+            risk: None,
+        };
+        assert_eq!(p.update(two), Err(Refused::InProgress));
+        let untitled = PlanArgs { steps: vec![step(" ", StepStatus::Pending)], verification: None, risk: None };
+        assert_eq!(p.update(untitled).map_err(|e| e.code()), Err(crate::error::Code::InvalidArgs));
         assert_eq!(p.render(), "1. [x] a\n2. [x] b\n");
     }
 }

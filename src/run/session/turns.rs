@@ -55,10 +55,12 @@ impl<'a> Loop<'a> {
     /// The loop from the baseline at `base`, the instruction files read at `guidance`.
     pub fn new(
         s: &'a Scope,
-        (model, tools, checks): super::Parts<'a>,
+        parts: super::Parts<'a>,
         run: &'a mut Run,
-        (base, guidance): (git2::Oid, Result<git2::Oid, String>),
+        base: git2::Oid,
+        guidance: Result<git2::Oid, crate::error::HoneError>,
     ) -> Self {
+        let super::Parts { model, tools, checks } = parts;
         let read_only = s.policy.read_only_repo;
         let specs = tools::specs()
             .into_iter()
@@ -176,7 +178,7 @@ impl<'a> Loop<'a> {
             &req,
             self.s.shared.model_slots.as_deref(),
             &link.spec.retry,
-            self.s.deadline,
+            self.s.bound.deadline,
             &self.tools.cancel,
             |attempt, err, delay| {
                 if !cost.may_retry(err) {

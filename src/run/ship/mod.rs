@@ -80,8 +80,7 @@ async fn ship(p: &Scope, orders: Orders<'_>, draft_failure: bool, run: &mut Run)
         env: &p.env,
         shared: &p.shared.forge,
         ws: &p.ws,
-        deadline: p.deadline,
-        cancel: &p.cancel,
+        bound: &p.bound,
         dry_run: orders.dry_run,
         base_branch: run.record.base_branch.clone(),
         autofix: orders.autofix,
@@ -125,8 +124,8 @@ async fn place(p: &Scope, orders: &Orders<'_>) -> crate::error::Result<forge::pl
         remote_trusted: orders.remote_trusted,
     });
     if !orders.dry_run {
-        let (env, shared, redactor, deadline, cancel) = (&p.env, &p.shared.forge, &p.redactor, p.deadline, &p.cancel);
-        let cx = forge::tokens::Context { env, shared, redactor, deadline, cancel };
+        let (env, shared, redactor, bound) = (&p.env, &p.shared.forge, &p.redactor, &p.bound);
+        let cx = forge::tokens::Context { env, shared, redactor, bound };
         forge::tokens::into_place(&cx, &p.job, &mut place).await?;
     }
     Ok(place)

@@ -25,7 +25,7 @@ pub async fn ship(p: &Scope, orders: Orders<'_>, run: &mut Run) -> Status {
     }
     let commit = run.record.commit.as_ref().map(|c| c.sha.clone());
     let body = p.redactor.apply(&super::pr_text::details(run));
-    if let Err(e) = write_patch(p, run, (target.number, commit.as_deref()), &body).await {
+    if let Err(e) = write_patch(p, run, target.number, commit.as_deref(), &body).await {
         run.record.errors.push(e);
         return Status::Error;
     }
@@ -41,7 +41,7 @@ pub async fn ship(p: &Scope, orders: Orders<'_>, run: &mut Run) -> Status {
         });
         return status;
     }
-    match post(p, &orders, target, (commit.as_deref(), &body)).await {
+    match post(p, &orders, target, commit.as_deref(), &body).await {
         Ok(posted) => {
             p.events.emit(Event::ReviewPosted {
                 number: posted.number,
@@ -61,12 +61,7 @@ pub async fn ship(p: &Scope, orders: Orders<'_>, run: &mut Run) -> Status {
 }
 
 /// The change as `change.patch` (and the review's text as `pr.md`) in the report dir.
-async fn write_patch(
-    p: &Scope,
-    run: &Run,
-    (number, commit): (u64, Option<&str>),
-    body: &str,
-) -> crate::error::Result<()> {
+async fn write_patch(p: &Scope, run: &Run, number: u64, commit: Option<&str>, body: &str) -> crate::error::Result<()> {
     match super::change_patch(p, run, commit).await {
         Some(patch) => crate::output::write_change(
             &p.report_dir,
@@ -83,7 +78,8 @@ async fn post(
     p: &Scope,
     orders: &Orders<'_>,
     target: &forge::autofix::Target,
-    (commit, body): (Option<&str>, &str),
+    commit: Option<&str>,
+    body: &str,
 ) -> crate::error::Result<ReviewReport> {
     let place = super::place(p, orders).await?;
     let Some(token) = place.token.as_ref() else {
@@ -101,5 +97,5 @@ async fn post(
         body,
         login: place.login.as_deref(),
     };
-    forge::review::publish::publish(&place, token, &p.ws, &input, (&p.shared.forge, p.deadline, &p.cancel)).await
+    forge::review::publish::publish(&place, token, &p.ws, &input, &p.shared.forge, &p.bound).await
 }

@@ -11,7 +11,6 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// The longest one request may take.
 const REQUEST_LIMIT: Duration = Duration::from_secs(30);
@@ -30,8 +29,7 @@ pub struct Api<'a> {
     pub http: &'a reqwest::Client,
     pub base: &'a str,
     pub app_id: &'a str,
-    pub deadline: Instant,
-    pub cancel: &'a CancellationToken,
+    pub bound: &'a crate::bound::Bound,
 }
 
 impl Api<'_> {
@@ -44,13 +42,7 @@ impl Api<'_> {
     }
 
     /// `POST /app/installations/{id}/access_tokens`: a token for `repo` alone, with `permissions`.
-    pub async fn mint(
-        &self,
-        jwt: &str,
-        installation: u64,
-        (owner, repo): (&str, &str),
-        p: &Permissions,
-    ) -> Result<Minted> {
+    pub async fn mint(&self, jwt: &str, installation: u64, owner: &str, repo: &str, p: &Permissions) -> Result<Minted> {
         let step = Step::Mint { owner, repo, permissions: p };
         let path = format!("/app/installations/{installation}/access_tokens");
         let ask = json!({"repositories": [repo], "permissions": p.json()});
@@ -80,8 +72,8 @@ impl Api<'_> {
     }
 
     /// The answer's body when its status is a success; else the refusal, said for `step`.
-    fn ok(&self, step: Step<'_>, (status, body): (u16, Value)) -> Result<Value> {
-        if (200..300).contains(&status) { Ok(body) } else { Err(refused(self.app_id, step, status, &body)) }
+    fn ok(&self, step: Step<'_>, a: Answer) -> Result<Value> {
+        if (200..300).contains(&a.status) { Ok(a.body) } else { Err(refused(self.app_id, step, a.status, &a.body)) }
     }
 
     fn malformed(&self, step: Step<'_>, what: &str) -> HoneError {
@@ -89,8 +81,8 @@ impl Api<'_> {
     }
 
     /// One request with `bearer`: its status and JSON body (`null` when it is not JSON).
-    async fn call(&self, method: Method, path: &str, bearer: &str, body: Option<&Value>) -> Result<(u16, Value)> {
-        let limit = self.deadline.saturating_duration_since(Instant::now()).min(REQUEST_LIMIT);
+    async fn call(&self, method: Method, path: &str, bearer: &str, body: Option<&Value>) -> Result<Answer> {
+        let limit = self.bound.deadline.saturating_duration_since(Instant::now()).min(REQUEST_LIMIT);
         if limit.is_zero() {
             return Err(HoneError::new(Code::Budget, "the run's wall time ran out before GitHub gave the App's token"));
         }
@@ -108,10 +100,10 @@ impl Api<'_> {
             let resp = rb.send().await.map_err(|e| self.unreachable(&method, path, &e.to_string()))?;
             let status = resp.status().as_u16();
             let (bytes, _) = crate::model::http::body_prefix(resp, MAX_BODY).await;
-            Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+            Ok(Answer { status, body: serde_json::from_slice(&bytes).unwrap_or(Value::Null) })
         };
         tokio::select! {
-            () = self.cancel.cancelled() => {
+            () = self.bound.cancel.cancelled() => {
                 Err(HoneError::new(Code::Cancelled, "cancelled while GitHub was asked for the App's token"))
             }
             r = tokio::time::timeout(limit, exchange) => {
@@ -125,6 +117,12 @@ impl Api<'_> {
         HoneError::new(Code::Forge, format!("GitHub App {}: {method} {}{path} failed: {why}", self.app_id, self.base))
             .hint("check GITHUB_API_URL and the network; hone tries again on its next run")
     }
+}
+
+/// GitHub's answer to one request: its status and JSON body (`null` when it is not JSON).
+struct Answer {
+    status: u16,
+    body: Value,
 }
 
 /// Whether GitHub's answer is a token hone may hand to git and put in a header: 1 to 512

@@ -113,7 +113,7 @@ impl Cache {
         }
         let base = crate::forge::github::api::of(cx.env).map_err(|e| e.error())?;
         let http = st.http(&base)?;
-        let api = Api { http: &http, base: &base, app_id: &app.id, deadline: cx.deadline, cancel: cx.cancel };
+        let api = Api { http: &http, base: &base, app_id: &app.id, bound: cx.bound };
         let jwt = st.jwt(&app, cx.redactor)?;
         let installation = match st.installations.get(&key.0) {
             Some(id) => *id,
@@ -123,7 +123,7 @@ impl Cache {
                 id
             }
         };
-        let minted = match api.mint(&jwt, installation, (owner, repo), p).await {
+        let minted = match api.mint(&jwt, installation, owner, repo, p).await {
             Ok(m) => m,
             Err(e) => {
                 // The installation may be gone (uninstalled, moved): look it up again next time.
@@ -148,7 +148,7 @@ impl Cache {
         let Some(app) = st.app(cx)? else { return Ok(None) };
         let base = crate::forge::github::api::of(cx.env).map_err(|e| e.error())?;
         let http = st.http(&base)?;
-        let api = Api { http: &http, base: &base, app_id: &app.id, deadline: cx.deadline, cancel: cx.cancel };
+        let api = Api { http: &http, base: &base, app_id: &app.id, bound: cx.bound };
         let jwt = st.jwt(&app, cx.redactor)?;
         let slug = api.slug(&jwt).await?;
         let id = api.user_id(token, &Identity::login(&slug)).await?;

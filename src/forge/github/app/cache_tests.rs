@@ -1,4 +1,5 @@
 use super::*;
+use crate::bound::Bound;
 use crate::env::RunEnv;
 use crate::forge::Shared;
 use crate::redact::Redactor;
@@ -53,7 +54,7 @@ async fn every_token_is_redacted_before_it_is_handed_out_and_kept_while_fresh() 
     let env = env(&github(mints.clone()).await);
     let (shared, redactor, cancel) = (Shared::default(), Redactor::new(), CancellationToken::new());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let cx = Context { env: &env, shared: &shared, redactor: &redactor, deadline, cancel: &cancel };
+    let cx = Context { env: &env, shared: &shared, redactor: &redactor, bound: &Bound::new(deadline, &cancel) };
     let p = Permissions::for_job(&super::super::test_job(""), false);
     let token = shared.app.token(&cx, &p, "acme", "app").await.unwrap().unwrap();
     assert_eq!(token, "ghs_unitcanary0123456789");
@@ -74,7 +75,7 @@ async fn no_credential_leaves_over_plain_http_and_cancellation_stops_a_request()
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     let p = Permissions::for_job(&super::super::test_job(""), false);
     let remote = env("http://api.example.com");
-    let cx = Context { env: &remote, shared: &shared, redactor: &redactor, deadline, cancel: &cancel };
+    let cx = Context { env: &remote, shared: &shared, redactor: &redactor, bound: &Bound::new(deadline, &cancel) };
     let e = shared.app.token(&cx, &p, "acme", "app").await.unwrap_err();
     assert_eq!(e.code, Code::Spec);
     assert!(e.message.contains("not an HTTPS URL"), "{}", e.message);
@@ -83,7 +84,8 @@ async fn no_credential_leaves_over_plain_http_and_cancellation_stops_a_request()
     let url = format!("http://{}", silent.local_addr().unwrap());
     let hung = env(&url);
     cancel.cancel();
-    let cx = Context { env: &hung, shared: &Shared::default(), redactor: &redactor, deadline, cancel: &cancel };
+    let cx =
+        Context { env: &hung, shared: &Shared::default(), redactor: &redactor, bound: &Bound::new(deadline, &cancel) };
     let e = cx.shared.app.token(&cx, &p, "acme", "app").await.unwrap_err();
     assert_eq!(e.code, Code::Cancelled, "{}", e.message);
     drop(silent);

@@ -27,8 +27,6 @@ use crate::forge::Shared;
 use crate::forge::{credential, github};
 use crate::redact::Redactor;
 use crate::spec::{Job, raw::PrEnabled};
-use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// Where a token is asked for from: the run's environment, what the process's runs share (the
 /// App's cache), the redactor every token goes to, and the caller's deadline and cancellation.
@@ -36,8 +34,7 @@ pub struct Context<'a> {
     pub env: &'a RunEnv,
     pub shared: &'a Shared,
     pub redactor: &'a Redactor,
-    pub deadline: Instant,
-    pub cancel: &'a CancellationToken,
+    pub bound: &'a crate::bound::Bound,
 }
 
 /// The GitHub token for `owner/repo`: with an App configured (`GITHUB_APP_ID`), its

@@ -20,7 +20,7 @@ const MIN_LEFT: usize = 256;
 pub struct Instructions {
     spec: InstructionsSpec,
     /// The commit the files are read from, or why there is none.
-    base: Result<git2::Oid, String>,
+    base: Result<git2::Oid, crate::error::HoneError>,
     /// Directories already looked in (`""`: the root).
     seen: HashSet<String>,
     /// Paths already looked up.
@@ -46,7 +46,7 @@ pub(super) struct Found {
 }
 
 impl Instructions {
-    pub fn new(spec: &InstructionsSpec, base: Result<git2::Oid, String>) -> Self {
+    pub fn new(spec: &InstructionsSpec, base: Result<git2::Oid, crate::error::HoneError>) -> Self {
         Instructions {
             spec: spec.clone(),
             base,
@@ -72,7 +72,7 @@ impl Instructions {
     pub(super) fn at_start(&mut self, repo: &git2::Repository, readable: &dyn Fn(&str) -> bool) -> Found {
         self.seen.insert(String::new());
         if let (Err(why), true) = (&self.base, self.on()) {
-            let warning = format!("the instruction files were not read: {why}; the run goes on without them");
+            let warning = format!("the instruction files were not read: {}; the run goes on without them", why.message);
             return Found { files: Vec::new(), warnings: vec![warning] };
         }
         let paths = self.spec.files.clone();

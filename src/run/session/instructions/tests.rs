@@ -136,7 +136,8 @@ fn the_bounds_cut_a_file_and_stop_the_next() {
 fn without_a_base_commit_nothing_is_read_and_a_warning_says_why() {
     let (_d, r, base) = repo(&[("AGENTS.md", b"head's text"), ("a/AGENTS.md", b"a")]);
     let why = "the pull request's base commit could not be fetched".to_string();
-    let mut ins = Instructions::new(&spec(&["AGENTS.md"], 1000, 1000), Err(why.clone()));
+    let err = crate::error::HoneError::new(crate::error::Code::Git, why.clone());
+    let mut ins = Instructions::new(&spec(&["AGENTS.md"], 1000, 1000), Err(err.clone()));
     assert_eq!(ins.commit(), None);
     let found = ins.at_start(&r, &ALL);
     assert!(found.files.is_empty(), "nothing stands in for the base");
@@ -144,7 +145,7 @@ fn without_a_base_commit_nothing_is_read_and_a_warning_says_why() {
     let later = ins.along(&r, &[("a/x".into(), false)], 1, &ALL);
     assert!(later.files.is_empty() && later.warnings.is_empty());
     // The feature off: no warning, no commit.
-    let mut off = Instructions::new(&spec(&[], 1000, 1000), Err(why));
+    let mut off = Instructions::new(&spec(&[], 1000, 1000), Err(err));
     assert!(off.at_start(&r, &ALL).warnings.is_empty());
     assert_eq!(Instructions::new(&spec(&["AGENTS.md"], 1000, 1000), Ok(base)).commit(), Some(base.to_string()));
     assert_eq!(Instructions::new(&spec(&["AGENTS.md"], 1000, 0), Ok(base)).commit(), None);
