@@ -10,6 +10,7 @@ pub mod offer;
 
 pub use error::Error;
 
+use crate::bound::Bound;
 use crate::error::Code;
 use crate::events::Events;
 use crate::policy::Policy;
@@ -19,7 +20,6 @@ use connect::{Conn, Inputs};
 use rmcp::service::ServiceError;
 use std::sync::Mutex;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 
 /// The started servers and the tools offered from them.
 pub struct Hub {
@@ -41,13 +41,6 @@ struct Offered {
     spec: ToolSpec,
 }
 
-/// Bounds on starting and calling servers.
-#[derive(Clone)]
-pub struct Bounds {
-    pub cancel: CancellationToken,
-    pub deadline: Instant,
-}
-
 impl Hub {
     /// Start every server at once, each bounded by its start timeout, the deadline and
     /// cancellation; offer the tools the policy allows. `jails` has one entry per spec (a stdio
@@ -57,7 +50,7 @@ impl Hub {
         jails: Vec<Result<crate::sandbox::Sandbox, crate::sandbox::Error>>,
         policy: &Policy,
         i: &Inputs<'_>,
-        b: &Bounds,
+        b: &Bound,
         events: Events,
     ) -> Hub {
         let opened =
@@ -157,7 +150,7 @@ impl Hub {
 
     /// Call the offered tool `name` with `arguments` (a JSON object), bounded by the server's
     /// timeout, the deadline and cancellation. Every failure is an error result.
-    pub async fn call(&self, name: &str, arguments: &str, b: &Bounds) -> ToolOutput {
+    pub async fn call(&self, name: &str, arguments: &str, b: &Bound) -> ToolOutput {
         let Some(o) = self.offered.iter().find(|o| o.spec.name == name) else {
             return ToolOutput::err(Code::InvalidArgs, format!("unknown tool `{name}`"));
         };
@@ -170,7 +163,7 @@ impl Hub {
         out
     }
 
-    async fn call_on(&self, server: &Server, o: &Offered, arguments: &str, b: &Bounds) -> ToolOutput {
+    async fn call_on(&self, server: &Server, o: &Offered, arguments: &str, b: &Bound) -> ToolOutput {
         let sname = &server.spec.name;
         let (Some(conn), true) = (&server.conn, self.alive(o.server)) else {
             return ToolOutput::err(Code::Mcp, format!("the MCP server `{sname}` has stopped; its tools are gone"));
@@ -255,7 +248,7 @@ async fn open_bounded(
     spec: &McpServerSpec,
     jail: Result<crate::sandbox::Sandbox, crate::sandbox::Error>,
     i: &Inputs<'_>,
-    b: &Bounds,
+    b: &Bound,
 ) -> (Result<(Conn, Vec<rmcp::model::Tool>), Error>, u64) {
     let started = Instant::now();
     let limit = (started + spec.start_timeout).min(b.deadline);

@@ -73,7 +73,7 @@ impl Checks {
                 root,
                 &self.tools.env,
                 s.bound.deadline,
-                &self.tools.cancel,
+                &self.tools.bound.cancel,
                 &self.tools.sandbox,
             )
             .await;

@@ -3,6 +3,7 @@
 //! checks every tool goes through, which record each decision for the audit trail.
 
 use super::{beneath, io_err, patch, paths};
+use crate::bound::Bound;
 use crate::error::Code;
 use crate::policy::{Access, Decision, Policy, decide_command, decide_path, decide_tool_write};
 use crate::protocol::ToolOutput;
@@ -20,9 +21,8 @@ pub struct ToolContext {
     /// The environment commands run with (already scrubbed of secrets).
     pub env: Vec<(String, String)>,
     pub redactor: Redactor,
-    pub cancel: CancellationToken,
-    /// Commands are cut off at the run's deadline.
-    pub deadline: Instant,
+    /// The run's deadline and cancellation: commands are cut off at whichever comes first.
+    pub bound: Bound,
     pub changes: Mutex<patch::ChangeLog>,
     pub policy: Policy,
     /// Repo-relative entries the tools may not write (hone's own directory, the report dir,
@@ -47,8 +47,7 @@ impl ToolContext {
             limits,
             env,
             redactor: Redactor::new(),
-            cancel: CancellationToken::new(),
-            deadline: Instant::now() + std::time::Duration::from_secs(3600),
+            bound: Bound::new(Instant::now() + std::time::Duration::from_secs(3600), &CancellationToken::new()),
             changes: Mutex::new(patch::ChangeLog::default()),
             policy,
             protected: Vec::new(),

@@ -68,7 +68,7 @@ pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
     let mcp = ctx.mcp.get().filter(|h| h.offers(&call.name));
     let out = match call.name.as_str() {
         name if let Some(hub) = mcp => {
-            let bounds = crate::mcp::Bounds { cancel: ctx.cancel.clone(), deadline: ctx.deadline };
+            let bounds = ctx.bound.clone();
             hub.call(name, &call.arguments, &bounds).await
         }
         name if ctx.policy.read_only_repo && effect_of(name) == Some(Effect::Write) => ToolOutput::err(
@@ -114,10 +114,10 @@ pub async fn dispatch(ctx: &Arc<ToolContext>, call: &ToolCall) -> ToolOutput {
 async fn off_executor(ctx: &Arc<ToolContext>, call: &ToolCall, effect: Effect) -> ToolOutput {
     let cancelled = || ToolOutput::err(Code::Cancelled, "the run was cancelled");
     let late = || ToolOutput::err(Code::ToolTimeout, "the run's wall-time budget ran out during this tool");
-    if effect == Effect::Read && ctx.cancel.is_cancelled() {
+    if effect == Effect::Read && ctx.bound.cancel.is_cancelled() {
         return cancelled();
     }
-    if effect == Effect::Read && Instant::now() >= ctx.deadline {
+    if effect == Effect::Read && Instant::now() >= ctx.bound.deadline {
         return late();
     }
     let (c, owned) = (ctx.clone(), call.clone());
@@ -129,8 +129,8 @@ async fn off_executor(ctx: &Arc<ToolContext>, call: &ToolCall, effect: Effect) -
         return joined(task.await);
     }
     tokio::select! {
-        () = ctx.cancel.cancelled() => cancelled(),
-        () = tokio::time::sleep_until(ctx.deadline) => late(),
+        () = ctx.bound.cancel.cancelled() => cancelled(),
+        () = tokio::time::sleep_until(ctx.bound.deadline) => late(),
         r = task => joined(r),
     }
 }
@@ -262,7 +262,7 @@ mod tests {
         let c = ctx(dir.path());
         let read = call("read_file", json!({"path": "a.txt"}));
         assert!(dispatch(&c, &read).await.content.contains("hello"));
-        c.cancel.cancel();
+        c.bound.cancel.cancel();
         assert_eq!(dispatch(&c, &read).await.code, Some(Code::Cancelled));
         let grep = call("grep", json!({"pattern": "hello"}));
         assert_eq!(dispatch(&c, &grep).await.code, Some(Code::Cancelled));
@@ -271,7 +271,7 @@ mod tests {
         assert_eq!(out.code, None, "{}", out.content);
         assert_eq!(std::fs::read_to_string(dir.path().join("b.txt")).unwrap(), "x\n");
         let mut late = ctx(dir.path());
-        Arc::get_mut(&mut late).unwrap().deadline = Instant::now();
+        Arc::get_mut(&mut late).unwrap().bound.deadline = Instant::now();
         assert_eq!(dispatch(&late, &read).await.code, Some(Code::ToolTimeout));
     }
 

@@ -214,7 +214,7 @@ fn walk_parallel<'a>(ctx: &'a ToolContext, base: &Path, mut make: impl FnMut() -
     walker(base).build_parallel().run(|| {
         let mut visit = make();
         Box::new(move |entry| {
-            if ctx.cancel.is_cancelled() {
+            if ctx.bound.cancel.is_cancelled() {
                 return WalkState::Quit;
             }
             if let Ok(e) = entry

@@ -38,7 +38,7 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
         return denied;
     }
     let asked = a.timeout_secs.map_or(ctx.limits.cmd_timeout, Duration::from_secs);
-    let remaining = ctx.deadline.saturating_duration_since(Instant::now());
+    let remaining = ctx.bound.deadline.saturating_duration_since(Instant::now());
     let timeout = asked.min(ctx.limits.cmd_timeout).min(remaining);
     let mark = ctx.sandbox.egress.as_ref().map(|p| p.mark());
     let res = crate::exec::run(
@@ -47,7 +47,7 @@ pub async fn run_cmd(ctx: &ToolContext, a: CmdArgs) -> ToolOutput {
         &ctx.env,
         timeout,
         ctx.limits.max_output_bytes,
-        &ctx.cancel,
+        &ctx.bound.cancel,
         &ctx.sandbox,
     )
     .await;

@@ -153,8 +153,7 @@ async fn tool_context(s: &Scope, sandbox: Sandbox) -> Result<Arc<ToolContext>, H
         limits: s.job.tools.clone(),
         env: crate::sandbox::command_env(&s.policy, &s.env, s.ws.root()),
         redactor: s.redactor.clone(),
-        cancel: s.bound.cancel.child_token(),
-        deadline: s.bound.deadline,
+        bound: crate::bound::Bound::new(s.bound.deadline, &s.bound.cancel.child_token()),
         changes: Mutex::new(tools::patch::ChangeLog::default()),
         policy: s.policy.clone(),
         protected,
@@ -200,7 +199,7 @@ async fn start_mcp(s: &Scope, tools: &ToolContext, jails: Vec<Result<Sandbox, cr
         run_env: &s.env,
         redactor: &s.redactor,
     };
-    let bounds = crate::mcp::Bounds { cancel: s.bound.cancel.clone(), deadline: s.bound.deadline };
+    let bounds = s.bound.clone();
     let hub = crate::mcp::Hub::start(&s.job.mcp, jails, &s.policy, &inputs, &bounds, s.events.clone()).await;
     let _ = tools.mcp.set(hub);
 }

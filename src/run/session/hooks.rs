@@ -121,7 +121,8 @@ impl Loop<'_> {
         let timeout = h.timeout.min(self.s.bound.deadline.saturating_duration_since(tokio::time::Instant::now()));
         let cap = self.tools.limits.max_output_bytes;
         let out =
-            crate::exec::run(cmd, &root, &self.tools.env, timeout, cap, &self.tools.cancel, &self.tools.sandbox).await;
+            crate::exec::run(cmd, &root, &self.tools.env, timeout, cap, &self.tools.bound.cancel, &self.tools.sandbox)
+                .await;
         let mut note = String::new();
         match out {
             Ok(o) => {

@@ -179,7 +179,7 @@ impl<'a> Loop<'a> {
             self.s.shared.model_slots.as_deref(),
             &link.spec.retry,
             self.s.bound.deadline,
-            &self.tools.cancel,
+            &self.tools.bound.cancel,
             |attempt, err, delay| {
                 if !cost.may_retry(err) {
                     return false;
