@@ -36,3 +36,17 @@ async fn workspace_and_out_from_the_command_line_win_over_the_fleet_file() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(moved.join("fleet.json").is_file());
 }
+
+/// `hone fleet` with no file is invalid input, said with its stable code and what to type.
+#[test]
+fn a_fleet_without_a_file_is_invalid_input_with_its_code() {
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_hone"))
+        .arg("fleet")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("error[E_INVALID_ARGS]: no fleet file given"), "{stderr}");
+    assert!(stderr.contains("help: hone fleet FLEET.yaml"), "{stderr}");
+}
