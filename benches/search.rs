@@ -1,13 +1,15 @@
 //! The `grep` and `glob_file_search` tools against ripgrep on the same tree and queries
 //! (issue 14, item 2). Run through `bench/search.sh`, which builds the tree; by hand:
 //!
-//!     cargo bench --bench search -- TREE [RUNS] [RG]
+//!     cargo bench --bench search -- TREE [RUNS] [RG] [LIMIT]
 //!
 //! Each query runs RUNS times in this process through the tools' dispatch, as the agent loop
 //! calls them (the first call is reported apart), taking turns with an `rg` process with the
 //! same filters (hidden files searched, .gitignore respected, `.git` skipped, line numbers), so
 //! that `rg`'s times include its process start, as a model's `rg` command's would. The matches
-//! each side finds are compared, so a fast wrong answer cannot pass. Prints a Markdown table.
+//! each side finds are compared, so a fast wrong answer cannot pass. Prints a Markdown table,
+//! then the largest `grep` ratio; with LIMIT (like 1.2), a ratio above it fails the bench, so a
+//! slip shows (issue 44: a per-file `/proc` lookup took `grep` from 1.05 to 1.55 times rg's time).
 
 use hone::bench::Tools;
 use std::collections::BTreeSet;
@@ -44,6 +46,18 @@ fn queries() -> Vec<(&'static str, serde_json::Value, Vec<&'static str>)> {
     ]
 }
 
+/// CPU time (user and system) of this process (`RUSAGE_SELF`, all its threads) or of its
+/// waited-for children (`RUSAGE_CHILDREN`): on a busy machine, wall times wander with the load;
+/// CPU times much less.
+fn cpu(who: i32) -> Duration {
+    // SAFETY: rusage is plain data, filled by the kernel.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid `who` and a pointer to a rusage.
+    unsafe { libc::getrusage(who, &mut u) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -67,9 +81,11 @@ fn main() {
     let tree = Path::new(args.first().expect("usage: search TREE [RUNS] [RG]"));
     let runs: usize = args.get(1).and_then(|r| r.parse().ok()).unwrap_or(5);
     let rg = args.get(2).cloned().unwrap_or_else(|| "rg".into());
+    let limit: Option<f64> = args.get(3).and_then(|l| l.parse().ok());
+    let mut worst = (0.0f64, "");
     let tools = Tools::new(tree).expect("the tree exists");
-    println!("| query | matches | hone first call | hone median | rg median | hone / rg |");
-    println!("|---|---|---|---|---|---|");
+    println!("| query | matches | hone first call | hone median | rg median | hone / rg | CPU: hone / rg |");
+    println!("|---|---|---|---|---|---|---|");
     for (label, args, rg_args) in queries() {
         let name = if label.starts_with("glob") { "glob_file_search" } else { "grep" };
         let args = args.to_string();
@@ -89,13 +105,16 @@ fn main() {
         let mut out = tools.call(name, &args);
         let first = t.elapsed();
         let (mut times, mut rg_times, mut rg_out) = (Vec::new(), Vec::new(), String::new());
+        let (mut cpus, mut rg_cpus) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu(libc::RUSAGE_SELF));
             out = tools.call(name, &args);
             times.push(t.elapsed());
-            let t = Instant::now();
+            cpus.push(cpu(libc::RUSAGE_SELF) - c);
+            let (t, c) = (Instant::now(), cpu(libc::RUSAGE_CHILDREN));
             let o = rg_run();
             rg_times.push(t.elapsed());
+            rg_cpus.push(cpu(libc::RUSAGE_CHILDREN) - c);
             rg_out = String::from_utf8_lossy(&o.stdout).into_owned();
         }
         // glob_file_search lists 200 files and counts the rest: those must be rg's, and as many.
@@ -104,13 +123,25 @@ fn main() {
         assert_eq!(total, theirs.len(), "{label}: hone found {total} and rg {}\n{out}", theirs.len());
         assert!(ours.is_subset(&theirs), "{label}: hone and rg found different matches");
         let (m, r) = (median(times), median(rg_times));
+        let ratio = m.as_secs_f64() / r.as_secs_f64();
+        let cpu_ratio = median(cpus).as_secs_f64() / median(rg_cpus).as_secs_f64();
+        if name == "grep" && ratio > worst.0 {
+            worst = (ratio, label);
+        }
         println!(
-            "| {label} | {} | {:.0} ms | {:.0} ms | {:.0} ms | {:.2} |",
+            "| {label} | {} | {:.0} ms | {:.0} ms | {:.0} ms | {:.2} | {cpu_ratio:.2} |",
             total,
             first.as_secs_f64() * 1e3,
             m.as_secs_f64() * 1e3,
             r.as_secs_f64() * 1e3,
-            m.as_secs_f64() / r.as_secs_f64()
+            ratio
         );
+    }
+    println!("\ngrep's largest ratio to rg: {:.2} ({})", worst.0, worst.1);
+    if let Some(limit) = limit
+        && worst.0 > limit
+    {
+        eprintln!("grep took {:.2} times rg's time, more than {limit}: a slip (see BENCHMARKS.md)", worst.0);
+        std::process::exit(1);
     }
 }

@@ -29,13 +29,18 @@ fn escapes(rel: &OsStr) -> Error {
 /// `openat2(dirfd, rel, flags)` confined beneath `dirfd`.
 #[cfg(target_os = "linux")]
 fn openat2(dir: &impl AsRawFd, rel: impl AsRef<OsStr>, flags: i32, mode: u32) -> Result<OwnedFd> {
-    let rel = rel.as_ref();
+    openat2_resolving(dir, rel.as_ref(), flags, mode, 0)
+}
+
+/// [`openat2`] with more `RESOLVE_*` flags.
+#[cfg(target_os = "linux")]
+fn openat2_resolving(dir: &impl AsRawFd, rel: &OsStr, flags: i32, mode: u32, resolve: u64) -> Result<OwnedFd> {
     let path = cstr(if rel.is_empty() { OsStr::new(".") } else { rel })?;
     // SAFETY: open_how is plain data; zeroed then filled.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (flags | libc::O_CLOEXEC) as u64;
     how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS | resolve;
     // SAFETY: valid fd, NUL-terminated path, a pointer to a correctly sized open_how.
     let fd = unsafe {
         libc::syscall(
@@ -130,6 +135,29 @@ pub fn open_file(root: &File, rel: impl AsRef<OsStr>) -> Result<File> {
     let f = File::from(openat2(root, rel, libc::O_RDONLY | libc::O_NONBLOCK, 0)?);
     crate::safe_fs::regular(&f, &rel.to_string_lossy())?;
     Ok(f)
+}
+
+/// [`open_file`] following no symlink at all, not even one that stays beneath the root
+/// (`RESOLVE_NO_SYMLINKS`; a name through one fails with `ELOOP`): the file opened is the one
+/// at exactly the name `rel`, so that name is its real path and no `/proc` lookup is needed to
+/// tell it.
+#[cfg(target_os = "linux")]
+pub fn open_file_unlinked(root: &File, rel: &str) -> Result<File> {
+    let f = File::from(openat2_resolving(
+        root,
+        OsStr::new(rel),
+        libc::O_RDONLY | libc::O_NONBLOCK,
+        0,
+        libc::RESOLVE_NO_SYMLINKS,
+    )?);
+    crate::safe_fs::regular(&f, rel)?;
+    Ok(f)
+}
+
+/// On macOS every open already follows no symlink (`O_NOFOLLOW_ANY`).
+#[cfg(not(target_os = "linux"))]
+pub fn open_file_unlinked(root: &File, rel: &str) -> Result<File> {
+    open_file(root, rel)
 }
 
 /// The path, relative to `root` (canonical), of the file `f` was opened as: where the symlinks

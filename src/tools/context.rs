@@ -98,11 +98,16 @@ impl ToolContext {
         let f = beneath::open_file(root_dir, rel).map_err(|e| io_err(&format!("cannot read `{rel}`"), &e))?;
         let real = beneath::real_rel(self.root.path(), &f).unwrap_or_else(|| rel.to_string());
         if !self.readable(&real) {
-            let d = decide_path(&self.policy, &real, Access::Read);
-            self.record(&d);
-            return Err(denied(&d));
+            return Err(self.refuse_read(&real));
         }
         Ok(f)
+    }
+
+    /// The denial of a read of `rel`, which the read rules refuse, recorded for the audit trail.
+    pub fn refuse_read(&self, rel: &str) -> ToolOutput {
+        let d = decide_path(&self.policy, rel, Access::Read);
+        self.record(&d);
+        denied(&d)
     }
 
     /// Whether a read of `rel` is allowed, without recording it (for filtering search results).

@@ -4,6 +4,7 @@
 pub mod beneath;
 mod context;
 pub mod files;
+mod found;
 pub mod patch;
 pub mod paths;
 pub mod search;

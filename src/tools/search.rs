@@ -127,8 +127,8 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
         Some(Err(e)) => return ToolOutput::err(Code::InvalidArgs, format!("bad glob: {e}")),
         None => None,
     };
-    let root_dir = match super::beneath::open_root(ctx.root.path()) {
-        Ok(d) => d,
+    let opener = match super::found::Opener::new(ctx, &base) {
+        Ok(o) => o,
         Err(e) => return ToolOutput::err(Code::Io, format!("cannot open the repository: {e}")),
     };
     let max = a.max_results.unwrap_or(100).clamp(1, 1000);
@@ -137,14 +137,14 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
     walk_parallel(ctx, &base.abs, || {
         let mut searcher = SearcherBuilder::new().binary_detection(BinaryDetection::quit(0)).line_number(true).build();
         let matcher = matcher.clone();
-        let (filter, found, withheld, root_dir) = (&filter, &found, &withheld, &root_dir);
+        let (filter, found, withheld, opener) = (&filter, &found, &withheld, &opener);
         Box::new(move |rel: String| {
             if let Some(f) = filter
                 && !(f.is_match(&rel) || Path::new(&rel).file_name().is_some_and(|n| f.is_match(n)))
             {
                 return;
             }
-            if !ctx.readable(&rel) {
+            if !opener.readable(&rel) {
                 withheld.fetch_add(1, Ordering::Relaxed);
                 return;
             }
@@ -153,7 +153,7 @@ pub fn grep(ctx: &ToolContext, a: GrepArgs) -> ToolOutput {
             }
             // Opened beneath the root, only if regular, and only if what it really is (through
             // a symlinked directory the search started from) may be read.
-            let file = match ctx.open_readable(root_dir, &rel) {
+            let file = match opener.open(&rel) {
                 Ok(f) => f,
                 Err(e) => {
                     if e.code == Some(Code::PolicyDenied) {
