@@ -53,7 +53,10 @@ pub fn main(cli: Cli) -> i32 {
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("hone: {}", HoneError::new(Code::Internal, format!("cannot start the async runtime: {e}")).render());
+            eprintln!(
+                "hone: {}",
+                HoneError::new(Code::Internal, format!("cannot start the async runtime: {e}")).render()
+            );
             return exit::INFRA_FAILURE;
         }
     };
@@ -149,7 +152,10 @@ async fn fleet(action: Option<FleetAction>, a: FleetArgs, quiet: bool, redactor:
         None => {}
     }
     let Some(file) = a.file else {
-        eprintln!("{}", HoneError::new(Code::InvalidArgs, "no fleet file given").hint("hone fleet FLEET.yaml").render());
+        eprintln!(
+            "{}",
+            HoneError::new(Code::InvalidArgs, "no fleet file given").hint("hone fleet FLEET.yaml").render()
+        );
         return exit::INVALID_INPUT;
     };
     if let Some(n) = a.emit_matrix {
