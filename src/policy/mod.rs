@@ -7,6 +7,7 @@ pub mod describe;
 pub mod interpreters;
 pub mod mcp;
 pub mod network;
+mod parser_guard;
 mod protect;
 pub mod raw;
 pub mod shell;

@@ -91,6 +91,9 @@ pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) ->
     if let Some(c) = cmd.chars().find(|c| deceptive_char(*c)) {
         return Err(format!("contains the control or invisible character U+{:04X}", c as u32));
     }
+    if let Some(fd) = super::parser_guard::oversized_fd(cmd) {
+        return Err(format!("redirects file descriptor {fd}, which is out of range"));
+    }
     let opts = ParserOptions::default();
     let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);
     let program = parser.parse_program().map_err(|e| format!("does not parse as a shell command ({e})"))?;

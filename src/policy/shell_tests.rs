@@ -111,3 +111,15 @@ fn assignment_words_after_the_command_name_are_arguments() {
     assert!(analyse("make PATH=/tmp/evil").is_err());
     assert_eq!(argv("env X=1 ls"), [vec!["ls"], vec!["env", "X=1", "ls"]]);
 }
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`): brush's parser panics on a redirection's file
+/// descriptor that does not fit an `i32` (it unwraps the number's parse). Such a command is
+/// refused as unanalysable; one that fits is analysed as before.
+#[test]
+fn a_redirected_file_descriptor_too_large_is_refused_not_a_panic() {
+    for cmd in ["cat 6666666666666666666666666666666<k", "ls 2147483648>x", "é; make 99999999999>>log"] {
+        assert!(refusal(cmd).contains("file descriptor"), "{cmd}: {}", refusal(cmd));
+    }
+    assert_eq!(one("ls 2147483647>x").argv, ["ls"]);
+    assert_eq!(one("echo 99999999999 >x").argv, ["echo", "99999999999"], "a word, not a descriptor");
+}
