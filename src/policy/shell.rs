@@ -94,6 +94,9 @@ pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) ->
     if let Some(fd) = super::parser_guard::oversized_fd(cmd) {
         return Err(format!("redirects file descriptor {fd}, which is out of range"));
     }
+    if super::parser_guard::parens_too_deep(cmd) {
+        return Err(format!("nests parentheses more than {} deep", super::parser_guard::MAX_PARENS));
+    }
     let opts = ParserOptions::default();
     let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);
     let program = parser.parse_program().map_err(|e| format!("does not parse as a shell command ({e})"))?;

@@ -123,3 +123,15 @@ fn a_redirected_file_descriptor_too_large_is_refused_not_a_panic() {
     assert_eq!(one("ls 2147483647>x").argv, ["ls"]);
     assert_eq!(one("echo 99999999999 >x").argv, ["echo", "99999999999"], "a word, not a descriptor");
 }
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`, a timeout): brush's parser takes time that doubles
+/// with each unclosed `(` (`Ff|(((…(|`: 24 took 3 s, 31 minutes), so a command line could stall
+/// the policy check. Parentheses nested deeper than any real command's are refused unparsed.
+#[test]
+fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
+    let deep = format!("Ff|{}|", "(".repeat(24));
+    assert!(refusal(&deep).contains("parentheses"), "{}", refusal(&deep));
+    let balanced = format!("echo {}1{}", "$(".repeat(24), ")".repeat(24));
+    assert!(refusal(&balanced).contains("parentheses"), "{}", refusal(&balanced));
+    assert_eq!(analyse("(cd src && (ls))").unwrap().len(), 2);
+}
