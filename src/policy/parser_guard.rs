@@ -1,6 +1,17 @@
 //! Command lines that brush's parser would panic on, found before it sees them (by fuzzing:
 //! docs/fuzzing.md): each is refused as unanalysable instead.
 
+/// Why the parser must not see `cmd`, if it must not.
+pub fn refusal(cmd: &str) -> Option<String> {
+    if let Some(fd) = oversized_fd(cmd) {
+        return Some(format!("redirects file descriptor {fd}, which is out of range"));
+    }
+    if empty_heredoc_delimiter(cmd) {
+        return Some("a here-document's delimiter is empty".into());
+    }
+    parens_too_deep(cmd).then(|| format!("nests parentheses more than {MAX_PARENS} deep"))
+}
+
 /// A redirection's file descriptor (digits right before `<` or `>`) that does not fit the
 /// parser's `i32`: the parser unwraps its parse. Digits inside a longer word or quoted are
 /// matched too, which refuses a little more than needed, never less.
@@ -40,4 +51,14 @@ pub fn parens_too_deep(cmd: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether a here-document's delimiter is an empty quoted word (`<<''`, `<<-""`): with nothing
+/// after it on the line, the parser allocates without end; no real command has one.
+pub fn empty_heredoc_delimiter(cmd: &str) -> bool {
+    cmd.match_indices("<<").any(|(i, _)| {
+        let rest = cmd[i + 2..].strip_prefix('-').unwrap_or(&cmd[i + 2..]);
+        let rest = rest.trim_start_matches([' ', '\t']);
+        rest.starts_with("''") || rest.starts_with("\"\"")
+    })
 }

@@ -91,11 +91,8 @@ pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) ->
     if let Some(c) = cmd.chars().find(|c| deceptive_char(*c)) {
         return Err(format!("contains the control or invisible character U+{:04X}", c as u32));
     }
-    if let Some(fd) = super::parser_guard::oversized_fd(cmd) {
-        return Err(format!("redirects file descriptor {fd}, which is out of range"));
-    }
-    if super::parser_guard::parens_too_deep(cmd) {
-        return Err(format!("nests parentheses more than {} deep", super::parser_guard::MAX_PARENS));
+    if let Some(why) = super::parser_guard::refusal(cmd) {
+        return Err(why);
     }
     let opts = ParserOptions::default();
     let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);

@@ -135,3 +135,14 @@ fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
     assert!(refusal(&balanced).contains("parentheses"), "{}", refusal(&balanced));
     assert_eq!(analyse("(cd src && (ls))").unwrap().len(), 2);
 }
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`, out of memory): a here-document whose delimiter is
+/// an empty quoted word at the end of the line (`cat <<'' `) makes brush's parser allocate
+/// without end. It is refused unparsed; a here-document with a delimiter is analysed as before.
+#[test]
+fn an_empty_here_document_delimiter_is_refused_before_the_parser_sees_it() {
+    for cmd in ["cat <<'' ", "<<'' ", "cat <<-\"\"\t", "cat << '' "] {
+        assert!(refusal(cmd).contains("here-document"), "{cmd}: {}", refusal(cmd));
+    }
+    assert_eq!(one("cat <<EOF\nhi\nEOF\n").argv, ["cat"]);
+}
