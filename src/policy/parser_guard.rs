@@ -56,7 +56,8 @@ pub fn parens_too_deep(cmd: &str) -> bool {
 /// Whether a here-document's delimiter is an empty quoted word (`<<''`, `<<-""`): with nothing
 /// after it on the line, the parser allocates without end; no real command has one.
 pub fn empty_heredoc_delimiter(cmd: &str) -> bool {
-    cmd.match_indices("<<").any(|(i, _)| {
+    // Every `<` starts a candidate, so `<<<<""` (a here-string, then `<<""`) is seen too.
+    cmd.match_indices('<').filter(|(i, _)| cmd[i + 1..].starts_with('<')).any(|(i, _)| {
         let rest = cmd[i + 2..].strip_prefix('-').unwrap_or(&cmd[i + 2..]);
         let rest = rest.trim_start_matches([' ', '\t']);
         rest.starts_with("''") || rest.starts_with("\"\"")

@@ -141,7 +141,7 @@ fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
 /// without end. It is refused unparsed; a here-document with a delimiter is analysed as before.
 #[test]
 fn an_empty_here_document_delimiter_is_refused_before_the_parser_sees_it() {
-    for cmd in ["cat <<'' ", "<<'' ", "cat <<-\"\"\t", "cat << '' "] {
+    for cmd in ["cat <<'' ", "<<'' ", "cat <<-\"\"\t", "cat << '' ", "fT<<<<<\"\"<| "] {
         assert!(refusal(cmd).contains("here-document"), "{cmd}: {}", refusal(cmd));
     }
     assert_eq!(one("cat <<EOF\nhi\nEOF\n").argv, ["cat"]);
