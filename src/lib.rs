@@ -40,6 +40,8 @@ pub(crate) mod exec;
 pub mod exit;
 pub(crate) mod fleet;
 pub(crate) mod forge;
+#[doc(hidden)]
+pub mod fuzz_entry;
 pub(crate) mod git;
 pub(crate) mod guard;
 pub mod jail;

@@ -41,6 +41,10 @@ pub fn usage(e: &clap::Error) -> i32 {
 pub fn main(cli: Cli) -> i32 {
     // A panic's message goes through the crate's neutral `eprintln!` like every other line.
     std::panic::set_hook(Box::new(|info| {
+        // The shell parser's own panics are contained and refused (policy::parser_guard).
+        if crate::policy::parsing_contained() {
+            return;
+        }
         let trace = std::backtrace::Backtrace::capture();
         eprintln!("hone: internal error (a bug in hone): {info}");
         if trace.status() == std::backtrace::BacktraceStatus::Captured {

@@ -115,14 +115,14 @@ fn usage(u: &Value, into: &mut Usage) {
     if let Some(i) = get("input_tokens") {
         let (read, write) =
             (get("cache_read_input_tokens").unwrap_or(0), get("cache_creation_input_tokens").unwrap_or(0));
-        into.prompt_tokens = i + read + write;
+        into.prompt_tokens = i.saturating_add(read).saturating_add(write);
         into.cached_prompt_tokens = read;
         into.cache_write_tokens = write;
     }
     if let Some(o) = get("output_tokens") {
         into.completion_tokens = o;
     }
-    into.total_tokens = into.prompt_tokens + into.completion_tokens;
+    into.total_tokens = into.prompt_tokens.saturating_add(into.completion_tokens);
 }
 
 fn api_error(err: &Value, status: Option<u16>) -> ModelError {
@@ -387,5 +387,13 @@ mod tests {
             Some(400),
         );
         assert_eq!(e.kind().as_str(), "context_length");
+    }
+
+    /// Token counts too large to add saturate (found while writing the `sse` fuzz target).
+    #[test]
+    fn token_counts_too_large_to_add_saturate() {
+        let mut u = Usage::default();
+        usage(&serde_json::json!({"input_tokens": u64::MAX, "cache_read_input_tokens": 1, "output_tokens": 1}), &mut u);
+        assert_eq!((u.prompt_tokens, u.total_tokens), (u64::MAX, u64::MAX));
     }
 }

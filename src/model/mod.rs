@@ -9,7 +9,7 @@ pub mod http;
 pub mod openai;
 pub mod replay;
 pub mod responses;
-mod responses_read;
+pub(crate) mod responses_read;
 pub mod retry;
 pub mod script;
 pub mod stream;

@@ -74,7 +74,7 @@ fn usage(u: &Value) -> Usage {
     Usage {
         prompt_tokens: prompt,
         completion_tokens: completion,
-        total_tokens: u.get("total_tokens").and_then(Value::as_u64).unwrap_or(prompt + completion),
+        total_tokens: u.get("total_tokens").and_then(Value::as_u64).unwrap_or(prompt.saturating_add(completion)),
         cached_prompt_tokens: get("/input_tokens_details/cached_tokens"),
         cache_write_tokens: 0,
     }
@@ -104,7 +104,7 @@ impl Assembler {
                 append_text(item, ev["content_index"].as_u64().unwrap_or(0) as usize, delta);
             }
             "response.function_call_arguments.delta" => {
-                if let Some(item) = self.items.get_mut(&index) {
+                if let Some(item) = self.items.get_mut(&index).filter(|i| i.is_object()) {
                     let so_far = item["arguments"].as_str().unwrap_or_default().to_string();
                     item["arguments"] = Value::String(so_far + ev["delta"].as_str().unwrap_or_default());
                 }
@@ -135,15 +135,19 @@ impl Assembler {
 }
 
 fn append_text(item: &mut Value, content_index: usize, delta: &str) {
-    let Some(content) = item.get_mut("content").and_then(Value::as_array_mut) else {
-        item["content"] = serde_json::json!([{"type": "output_text", "text": delta}]);
+    let Some(fields) = item.as_object_mut() else { return };
+    let Some(content) = fields.get_mut("content").and_then(Value::as_array_mut) else {
+        fields.insert("content".into(), serde_json::json!([{"type": "output_text", "text": delta}]));
         return;
     };
+    // An index far past the parts so far (from the wire) adds one part, not that many.
+    let content_index = content_index.min(content.len());
     while content.len() <= content_index {
         content.push(serde_json::json!({"type": "output_text", "text": ""}));
     }
-    let so_far = content[content_index]["text"].as_str().unwrap_or_default().to_string();
-    content[content_index]["text"] = Value::String(so_far + delta);
+    let Some(part) = content[content_index].as_object_mut() else { return };
+    let so_far = part.get("text").and_then(Value::as_str).unwrap_or_default().to_string();
+    part.insert("text".into(), Value::String(so_far + delta));
 }
 
 #[cfg(test)]
@@ -201,5 +205,29 @@ mod tests {
         assert_eq!(Assembler::default().push(&limited).unwrap_err().kind(), ModelErrorKind::RateLimited);
         let bad = json!({"type": "error", "code": "invalid_request_error", "message": "no"});
         assert!(matches!(Assembler::default().push(&bad), Err(ModelError::Permanent { .. })));
+    }
+
+    /// Events that do not fit the item they name (found while writing the `sse` fuzz target): an
+    /// item that is not an object is passed over, never indexed into (a panic); a content index
+    /// far past the parts so far adds one part, never that many (unbounded memory).
+    #[test]
+    fn events_at_odds_with_their_item_are_bounded_and_never_panic() {
+        let mut a = Assembler::default();
+        for item in [json!(5), json!("x"), json!([1]), json!({"content": [5]})] {
+            a.push(&json!({"type": "response.output_item.added", "output_index": 0, "item": item})).unwrap();
+            a.push(&json!({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{}"}))
+                .unwrap();
+            a.push(&json!({"type": "response.output_text.delta", "output_index": 0, "delta": "hi"})).unwrap();
+        }
+        let mut far = Assembler::default();
+        far.push(&json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 0, "delta": "a"}))
+            .unwrap();
+        far.push(
+            &json!({"type": "response.output_text.delta", "output_index": 0, "content_index": 100_000, "delta": "b"}),
+        )
+        .unwrap();
+        assert_eq!(far.items[&0]["content"].as_array().map(Vec::len), Some(2));
+        let huge = json!({"input_tokens": u64::MAX, "output_tokens": 1});
+        assert_eq!(usage(&huge).total_tokens, u64::MAX, "counts from the wire add without overflow");
     }
 }

@@ -97,7 +97,7 @@ pub fn parse_usage(u: &Value) -> Usage {
     let get = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
     let prompt = get("prompt_tokens");
     let completion = get("completion_tokens");
-    let total = u.get("total_tokens").and_then(Value::as_u64).unwrap_or(prompt + completion);
+    let total = u.get("total_tokens").and_then(Value::as_u64).unwrap_or(prompt.saturating_add(completion));
     let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
     Usage {
         prompt_tokens: prompt,
@@ -209,5 +209,13 @@ mod tests {
         for s in [400, 401, 403, 404] {
             assert_eq!(classify_message(Some(s), "", "x".into()).class(), "permanent", "{s}");
         }
+    }
+
+    /// Token counts come from the wire: added without overflow, whatever they are (found while
+    /// writing the `sse` fuzz target; an overflow panics where overflow checks are on).
+    #[test]
+    fn token_counts_too_large_to_add_saturate() {
+        let u = parse_usage(&json!({"prompt_tokens": u64::MAX, "completion_tokens": 1}));
+        assert_eq!((u.prompt_tokens, u.total_tokens), (u64::MAX, u64::MAX));
     }
 }

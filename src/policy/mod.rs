@@ -7,6 +7,7 @@ pub mod describe;
 pub mod interpreters;
 pub mod mcp;
 pub mod network;
+mod parser_guard;
 mod protect;
 pub mod raw;
 pub mod rule_error;
@@ -16,6 +17,7 @@ pub mod wrappers;
 
 pub use decide::{Access, Decision, decide_command, decide_path, decide_tool_write, read_denied_by};
 pub use mcp::decide_mcp;
+pub use parser_guard::parsing as parsing_contained;
 
 use crate::spec::{Diagnostic, yaml};
 use globset::GlobMatcher;

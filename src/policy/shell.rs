@@ -92,9 +92,14 @@ pub(crate) fn analyse_into(cmd: &str, depth: usize, out: &mut Vec<SimpleCmd>) ->
     if let Some(c) = cmd.chars().find(|c| deceptive_char(*c)) {
         return Err(ShellError::Deceptive(c));
     }
-    let opts = ParserOptions::default();
-    let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);
-    let program = parser.parse_program().map_err(|e| ShellError::Syntax(e.to_string()))?;
+    if let Some(why) = super::parser_guard::refusal(cmd) {
+        return Err(why);
+    }
+    let program = super::parser_guard::contained(|| {
+        let opts = ParserOptions::default();
+        let mut parser = Parser::new(std::io::Cursor::new(cmd.as_bytes()), &opts);
+        parser.parse_program().map_err(|e| ShellError::Syntax(e.to_string()))
+    })?;
     let mut w = Walker { depth, out };
     for list in &program.complete_commands {
         w.list(list)?;

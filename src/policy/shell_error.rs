@@ -9,6 +9,15 @@ use crate::error::{Code, HoneError};
 pub enum ShellError {
     #[error("nested more than {0} levels deep")]
     TooDeep(usize),
+    #[error("redirects file descriptor {0}, which is out of range")]
+    FdOutOfRange(String),
+    #[error("a here-document's delimiter is empty")]
+    EmptyDelimiter,
+    #[error("nests parentheses more than {0} deep")]
+    ParensTooDeep(usize),
+    /// The shell parser itself failed on the line (a panic inside it, contained).
+    #[error("is beyond what the shell parser can read")]
+    ParserFailed,
     #[error("contains the control or invisible character U+{:04X}", u32::from(*.0))]
     Deceptive(char),
     /// The parser's own words follow.

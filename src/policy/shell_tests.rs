@@ -124,3 +124,57 @@ fn refusals_are_typed_and_denied_by_the_policy() {
     assert_eq!(e.code, crate::error::Code::PolicyDenied);
     assert_eq!(e.message, "unanalysable: uses `eval`, which runs text that cannot be analysed");
 }
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`): brush's parser panics on a redirection's file
+/// descriptor that does not fit an `i32` (it unwraps the number's parse). Such a command is
+/// refused as unanalysable; one that fits is analysed as before.
+#[test]
+fn a_redirected_file_descriptor_too_large_is_refused_not_a_panic() {
+    for cmd in ["cat 6666666666666666666666666666666<k", "ls 2147483648>x", "é; make 99999999999>>log"] {
+        assert!(refusal(cmd).contains("file descriptor"), "{cmd}: {}", refusal(cmd));
+    }
+    assert_eq!(one("ls 2147483647>x").argv, ["ls"]);
+    assert_eq!(one("echo 99999999999 >x").argv, ["echo", "99999999999"], "a word, not a descriptor");
+}
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`, a timeout): brush's parser takes time that doubles
+/// with each unclosed `(` (`Ff|(((…(|`: 24 took 3 s, 31 minutes), so a command line could stall
+/// the policy check. Parentheses nested deeper than any real command's are refused unparsed.
+#[test]
+fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
+    let deep = format!("Ff|{}|", "(".repeat(24));
+    assert!(refusal(&deep).contains("parentheses"), "{}", refusal(&deep));
+    let balanced = format!("echo {}1{}", "$(".repeat(24), ")".repeat(24));
+    assert!(refusal(&balanced).contains("parentheses"), "{}", refusal(&balanced));
+    assert_eq!(analyse("(cd src && (ls))").unwrap().len(), 2);
+}
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`, out of memory): a here-document whose delimiter is
+/// an empty quoted word at the end of the line (`cat <<'' `) makes brush's parser allocate
+/// without end. It is refused unparsed; a here-document with a delimiter is analysed as before.
+#[test]
+fn an_empty_here_document_delimiter_is_refused_before_the_parser_sees_it() {
+    for cmd in ["cat <<'' ", "<<'' ", "cat <<-\"\"\t", "cat << '' ", "fT<<<<<\"\"<| "] {
+        assert!(refusal(cmd).contains("here-document"), "{cmd}: {}", refusal(cmd));
+    }
+    assert_eq!(one("cat <<EOF\nhi\nEOF\n").argv, ["cat"]);
+}
+
+/// Found by fuzzing (`scripts/fuzz.sh shell`): a here-document inside `${"…"$((…` makes brush's
+/// tokenizer unwrap a `None`. Whatever panic the parser has left, it is contained: the line is
+/// refused as unanalysable, and hone goes on.
+#[test]
+fn a_panic_inside_the_shell_parser_is_a_refusal_not_a_crash() {
+    use base64::Engine;
+    let found = "Rm1ha5vYPDxFT0Y7JHsid41kKU89IiQoKEZtYWubd41kKU89IiQoKEZtYWub2Dw8QCI9Itg8PEAiPSJkZmhCCkVPRgo=";
+    let bytes = base64::engine::general_purpose::STANDARD.decode(found).unwrap();
+    let cmd = String::from_utf8_lossy(&bytes).into_owned();
+    let got = std::thread::spawn(move || analyse(&cmd)).join();
+    let got = got.expect("the analysis does not panic");
+    assert!(got.is_err(), "{got:?}");
+    assert_eq!(
+        crate::policy::parser_guard::contained(|| -> Result<(), ShellError> { panic!("inside") }),
+        Err(ShellError::ParserFailed)
+    );
+    assert!(!crate::policy::parser_guard::parsing(), "the flag is down after a contained panic");
+}

@@ -68,6 +68,7 @@ mod forge_names;
 mod forgejo;
 mod forgejo_fleet;
 mod forgejo_standin;
+mod fuzz_targets;
 mod ghes;
 mod github_app;
 mod github_app_autofix;

@@ -92,7 +92,7 @@ impl Bedrock {
 }
 
 /// One ConverseStream frame: an event for the assembler, or the exception the stream ended with.
-fn on_frame(asm: &mut answer::Assembler, frame: &eventstream::Frame) -> Result<bool, ModelError> {
+pub(crate) fn on_frame(asm: &mut answer::Assembler, frame: &eventstream::Frame) -> Result<bool, ModelError> {
     match frame.str(":message-type") {
         Some("event") => {
             let data: Value = serde_json::from_slice(&frame.payload).map_err(|e| {

@@ -1,0 +1,87 @@
+//! Command lines that brush's parser would panic on, found before it sees them (by fuzzing:
+//! docs/fuzzing.md): each is refused as unanalysable instead.
+
+use super::shell_error::ShellError;
+use std::cell::Cell;
+
+/// Why the parser must not see `cmd`, if it must not.
+pub fn refusal(cmd: &str) -> Option<ShellError> {
+    if let Some(fd) = oversized_fd(cmd) {
+        return Some(ShellError::FdOutOfRange(fd.to_string()));
+    }
+    if empty_heredoc_delimiter(cmd) {
+        return Some(ShellError::EmptyDelimiter);
+    }
+    parens_too_deep(cmd).then_some(ShellError::ParensTooDeep(MAX_PARENS))
+}
+
+thread_local! {
+    static PARSING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// `parse` run so that a panic inside it (brush's parser has had several, each found by
+/// fuzzing: the checks above refuse the known ones first) is a refusal, never a crash of hone.
+/// While it runs, [`parsing`] is true, so hone's panic hook stays quiet about it.
+pub fn contained<T>(parse: impl FnOnce() -> Result<T, ShellError>) -> Result<T, ShellError> {
+    PARSING.with(|p| p.set(true));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse));
+    PARSING.with(|p| p.set(false));
+    out.unwrap_or(Err(ShellError::ParserFailed))
+}
+
+/// Whether this thread is inside [`contained`]: a panic here is the parser's, and is refused.
+pub fn parsing() -> bool {
+    PARSING.with(Cell::get)
+}
+
+/// A redirection's file descriptor (digits right before `<` or `>`) that does not fit the
+/// parser's `i32`: the parser unwraps its parse. Digits inside a longer word or quoted are
+/// matched too, which refuses a little more than needed, never less.
+pub fn oversized_fd(cmd: &str) -> Option<&str> {
+    let b = cmd.as_bytes();
+    let mut start = 0;
+    for (i, c) in b.iter().enumerate() {
+        if !c.is_ascii_digit() {
+            // ASCII digits only: never a cut through a character.
+            let digits = std::str::from_utf8(&b[start..i]).unwrap_or_default();
+            if matches!(c, b'<' | b'>') && !digits.is_empty() && digits.parse::<i32>().is_err() {
+                return Some(digits);
+            }
+            start = i + 1;
+        }
+    }
+    None
+}
+
+/// The deepest nesting of parentheses a command line may have: the parser's time doubles with
+/// each level left open (20 take 0.2 s, 24 seconds, 31 minutes). Above the analysis's own limit
+/// (`shell::MAX_DEPTH` substitutions, an arithmetic `((…))` in the deepest), which says why.
+pub const MAX_PARENS: usize = 20;
+
+/// Whether `(` nest deeper than [`MAX_PARENS`] anywhere in `cmd`, quoted or not (counting
+/// quoted ones too refuses a little more than needed, never less).
+pub fn parens_too_deep(cmd: &str) -> bool {
+    let mut depth = 0usize;
+    for c in cmd.bytes() {
+        match c {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_PARENS {
+            return true;
+        }
+    }
+    false
+}
+
+/// Whether a here-document's delimiter is an empty quoted word (`<<''`, `<<-""`): with nothing
+/// after it on the line, the parser allocates without end; no real command has one.
+pub fn empty_heredoc_delimiter(cmd: &str) -> bool {
+    // Every `<` starts a candidate, so `<<<<""` (a here-string, then `<<""`) is seen too.
+    cmd.match_indices('<').filter(|(i, _)| cmd[i + 1..].starts_with('<')).any(|(i, _)| {
+        let rest = cmd[i + 2..].strip_prefix('-').unwrap_or(&cmd[i + 2..]);
+        let rest = rest.trim_start_matches([' ', '\t']);
+        rest.starts_with("''") || rest.starts_with("\"\"")
+    })
+}
