@@ -23,9 +23,9 @@ thread_local! {
 /// fuzzing: the checks above refuse the known ones first) is a refusal, never a crash of hone.
 /// While it runs, [`parsing`] is true, so hone's panic hook stays quiet about it.
 pub fn contained<T>(parse: impl FnOnce() -> Result<T, ShellError>) -> Result<T, ShellError> {
-    PARSING.with(|p| p.set(true));
+    let was = PARSING.with(|p| p.replace(true));
     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse));
-    PARSING.with(|p| p.set(false));
+    PARSING.with(|p| p.set(was));
     out.unwrap_or(Err(ShellError::ParserFailed))
 }
 

@@ -308,8 +308,10 @@ impl Walker<'_> {
 
     /// The words `raw` becomes: one, or several when bash would brace-expand it.
     fn words(&mut self, raw: &str) -> Result<Vec<(String, bool)>, ShellError> {
-        let pieces = word::parse(raw, &ParserOptions::default())
-            .map_err(|e| ShellError::Word { word: raw.to_string(), why: e.to_string() })?;
+        let pieces = super::parser_guard::contained(|| {
+            word::parse(raw, &ParserOptions::default())
+                .map_err(|e| ShellError::Word { word: raw.to_string(), why: e.to_string() })
+        })?;
         let mut text = String::new();
         let mut dynamic = false;
         self.pieces(raw, &pieces, &mut text, &mut dynamic)?;
