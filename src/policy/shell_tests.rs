@@ -147,6 +147,10 @@ fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
     let balanced = format!("echo {}1{}", "$(".repeat(24), ")".repeat(24));
     assert!(refusal(&balanced).contains("parentheses"), "{}", refusal(&balanced));
     assert_eq!(analyse("(cd src && (ls))").unwrap().len(), 2);
+    // Seven left open inside quotes and a here-document (11 took brush's parser 19 s).
+    let open = "cat <<EOF\n$=\"$((v ${F[\"$( x\" $((v\n\"$[\"\"$((v\nEOF\n";
+    assert!(refusal(open).contains("parentheses"), "{}", refusal(open));
+    assert_eq!(one("grep -E \"f(\" src").argv, ["grep", "-E", "f(", "src"], "one quoted `(` is a character");
 }
 
 /// Found by fuzzing (`scripts/fuzz.sh shell`, out of memory): a here-document whose delimiter is
