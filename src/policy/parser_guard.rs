@@ -82,13 +82,14 @@ pub fn parens_too_deep(cmd: &str) -> bool {
 /// grows with each: 11 of them took it 19 s (found by the shell fuzz target).
 pub const MAX_UNCLOSED: usize = 6;
 
-/// Whether a here-document's delimiter is an empty quoted word (`<<''`, `<<-""`): with nothing
-/// after it on the line, the parser allocates without end; no real command has one.
+/// Whether a here-document's delimiter is an empty quoted word (`<<''`, `<<-""`), or missing
+/// (`<<` and blanks at the end of a line or of the text: `$(<<  `): the parser allocates without
+/// end on them; no real command has one (bash calls the missing one a syntax error).
 pub fn empty_heredoc_delimiter(cmd: &str) -> bool {
     // Every `<` starts a candidate, so `<<<<""` (a here-string, then `<<""`) is seen too.
     cmd.match_indices('<').filter(|(i, _)| cmd[i + 1..].starts_with('<')).any(|(i, _)| {
         let rest = cmd[i + 2..].strip_prefix('-').unwrap_or(&cmd[i + 2..]);
         let rest = rest.trim_start_matches([' ', '\t']);
-        rest.starts_with("''") || rest.starts_with("\"\"")
+        rest.starts_with("''") || rest.starts_with("\"\"") || rest.is_empty() || rest.starts_with(['\n', '\r'])
     })
 }

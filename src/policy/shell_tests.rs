@@ -158,10 +158,11 @@ fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
 /// without end. It is refused unparsed; a here-document with a delimiter is analysed as before.
 #[test]
 fn an_empty_here_document_delimiter_is_refused_before_the_parser_sees_it() {
-    for cmd in ["cat <<'' ", "<<'' ", "cat <<-\"\"\t", "cat << '' ", "fT<<<<<\"\"<| "] {
+    for cmd in ["cat <<'' ", "<<'' ", "cat <<-\"\"\t", "cat << '' ", "fT<<<<<\"\"<| ", "$(<<  ", "cat <<\nx\n"] {
         assert!(refusal(cmd).contains("here-document"), "{cmd}: {}", refusal(cmd));
     }
     assert_eq!(one("cat <<EOF\nhi\nEOF\n").argv, ["cat"]);
+    assert_ne!(analyse("echo $((1 << 4))").err(), Some(ShellError::EmptyDelimiter), "a shift is no here-document");
 }
 
 /// Found by fuzzing (`scripts/fuzz.sh shell`): a here-document inside `${"…"$((…` makes brush's
