@@ -59,24 +59,27 @@ pub fn oversized_fd(cmd: &str) -> Option<&str> {
 pub const MAX_PARENS: usize = 20;
 
 /// Whether `(` nest deeper than [`MAX_PARENS`] anywhere in `cmd`, or more than [`MAX_UNCLOSED`]
-/// are left open at its end, quoted or not (counting quoted ones too refuses a little more than
+/// `(` and `{` are left open at its end, quoted or not (counting quoted ones too refuses a little more than
 /// needed, never less).
 pub fn parens_too_deep(cmd: &str) -> bool {
-    let mut depth = 0usize;
+    let (mut depth, mut braces) = (0usize, 0usize);
     for c in cmd.bytes() {
         match c {
             b'(' => depth += 1,
             b')' => depth = depth.saturating_sub(1),
+            b'{' => braces += 1,
+            b'}' => braces = braces.saturating_sub(1),
             _ => {}
         }
         if depth > MAX_PARENS {
             return true;
         }
     }
-    depth > MAX_UNCLOSED
+    depth + braces > MAX_UNCLOSED
 }
 
-/// The most `(` a command line may leave unclosed. A real one closes every substitution and
+/// The most `(` and `{` a command line may leave unclosed, together (six `$(` and six `${`
+/// left open took the parser 14 s). A real one closes every substitution and
 /// arithmetic expression it opens; an unclosed `(` is a quoted character (`grep -E "f("`), rarely
 /// more than one or two. Left unclosed inside quotes and here-documents, the parser's backtracking
 /// grows with each: 11 of them took it 19 s (found by the shell fuzz target).

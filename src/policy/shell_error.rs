@@ -13,7 +13,7 @@ pub enum ShellError {
     FdOutOfRange(String),
     #[error("a here-document's delimiter is empty")]
     EmptyDelimiter,
-    #[error("nests parentheses more than {0} deep, or leaves too many of them open")]
+    #[error("nests parentheses more than {0} deep, or leaves too many parentheses and braces open")]
     ParensTooDeep(usize),
     /// The shell parser itself failed on the line (a panic inside it, contained).
     #[error("is beyond what the shell parser can read")]

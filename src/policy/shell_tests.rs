@@ -151,6 +151,10 @@ fn parentheses_nested_too_deep_are_refused_before_the_parser_sees_them() {
     let open = "cat <<EOF\n$=\"$((v ${F[\"$( x\" $((v\n\"$[\"\"$((v\nEOF\n";
     assert!(refusal(open).contains("parentheses"), "{}", refusal(open));
     assert_eq!(one("grep -E \"f(\" src").argv, ["grep", "-E", "f(", "src"], "one quoted `(` is a character");
+    // Four `$(` and four `${` left open in a here-document (six and six took it 14 s).
+    let open = format!("make <<EOF\n{}\nEOF\n", "$(v ${I[ ".repeat(4));
+    assert!(refusal(&open).contains("parentheses"), "{}", refusal(&open));
+    assert_eq!(one("awk '{print $1}' f").argv, ["awk", "{print $1}", "f"], "closed braces are fine");
 }
 
 /// Found by fuzzing (`scripts/fuzz.sh shell`, out of memory): a here-document whose delimiter is
