@@ -332,12 +332,19 @@ pub fn remove_beneath(root: &Path, rel: impl AsRef<OsStr>) -> Result<usize> {
 /// Read `name` in `dir`, at most `max` bytes, only if it is a regular file: a symlink is refused
 /// and a FIFO or device is never waited on.
 pub fn read_regular_at(dir: &impl AsRawFd, name: &str, max: u64) -> Result<Vec<u8>> {
-    let fd = openat(dir, name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK, 0)?;
-    let f = File::from(fd);
-    regular(&f, name)?;
+    let f = open_regular_at(dir, name)?;
     let mut buf = Vec::new();
     f.take(max).read_to_end(&mut buf)?;
     Ok(buf)
+}
+
+/// Open `name` in `dir` for reading, only if it is a regular file: a symlink is refused and a
+/// FIFO or device is never waited on.
+pub fn open_regular_at(dir: &impl AsRawFd, name: impl AsRef<OsStr>) -> Result<File> {
+    let name = name.as_ref();
+    let f = File::from(openat(dir, name, libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY, 0)?);
+    regular(&f, &name.to_string_lossy())?;
+    Ok(f)
 }
 
 /// Read the file at `path` (a credentials file the environment names), at most `max` bytes: only

@@ -32,20 +32,9 @@ impl Workspace {
             if meta.as_ref().is_ok_and(|m| m.is_dir()) {
                 // A directory left out (an ignore file in it is a link, say) is not counted:
                 // the count cannot be trusted, and the change is taken as too large.
-                let (walk, skipped) = crate::tools::walk::walker_flagged(&path);
-                for found in walk.build() {
-                    let Ok(e) = found else { continue };
-                    if e.file_type().is_some_and(|t| !t.is_dir())
-                        && let Ok(rel) = e.path().strip_prefix(&self.root)
-                    {
-                        c.new_bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
-                        c.files.push(rel.to_string_lossy().into_owned());
-                    }
-                    if c.files.len() > cap || c.new_bytes > max_bytes {
-                        break;
-                    }
-                }
-                if skipped.load(std::sync::atomic::Ordering::Relaxed) {
+                let walk = crate::tools::walk::Walk::new(&path);
+                c = self.count_walked(&walk, c, cap, max_bytes);
+                if walk.skipped() {
                     c.uncountable = Some(entry.to_string_lossy().into_owned());
                     c.over = true;
                     return Ok(c);
@@ -63,6 +52,28 @@ impl Workspace {
             }
         }
         Ok(c)
+    }
+
+    /// `c` with what `walk` finds added, until more than `cap` files or `max_bytes` are seen.
+    fn count_walked(&self, walk: &crate::tools::walk::Walk, c: Counted, cap: usize, max_bytes: u64) -> Counted {
+        use crate::tools::walk::{Entry, Step};
+        use std::sync::{Mutex, PoisonError};
+        let seen = Mutex::new(c);
+        walk.run(|| {
+            let (seen, root) = (&seen, &self.root);
+            move |e: &Entry| {
+                let Ok(rel) = e.path().strip_prefix(root) else { return Step::Continue };
+                if e.file_type().is_dir() {
+                    return Step::Continue;
+                }
+                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+                let mut c = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                c.new_bytes += size;
+                c.files.push(rel.to_string_lossy().into_owned());
+                if c.files.len() > cap || c.new_bytes > max_bytes { Step::Quit } else { Step::Continue }
+            }
+        });
+        seen.into_inner().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -152,28 +152,28 @@ pub async fn wait(work: tokio::task::JoinHandle<String>, bound: &crate::bound::B
 fn files_with_sizes(root: &Path) -> Vec<(String, u64)> {
     let found = std::sync::Mutex::new(Vec::new());
     let count = std::sync::atomic::AtomicUsize::new(0);
-    crate::tools::search::walker(root).build_parallel().run(|| {
+    use crate::tools::walk::{Entry, Step, Walk};
+    Walk::new(root).run(|| {
         let (found, count) = (&found, &count);
-        Box::new(move |entry| {
-            let Ok(e) = entry else { return ignore::WalkState::Continue };
-            if !e.file_type().is_some_and(|t| t.is_file()) {
-                return ignore::WalkState::Continue;
+        move |e: &Entry| {
+            if !e.file_type().is_file() {
+                return Step::Continue;
             }
             if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= MAX_FILES_WALKED {
-                return ignore::WalkState::Quit;
+                return Step::Quit;
             }
-            let Ok(rel) = e.path().strip_prefix(root) else { return ignore::WalkState::Continue };
+            let Ok(rel) = e.path().strip_prefix(root) else { return Step::Continue };
             // A name that spans lines (or holds any control character) would put free text into
             // the system prompt: such files are left out of the map.
             if rel.to_string_lossy().chars().any(char::is_control) {
-                return ignore::WalkState::Continue;
+                return Step::Continue;
             }
             let size = e.metadata().map(|m| m.len()).unwrap_or(0);
             if let Ok(mut f) = found.lock() {
                 f.push((rel.to_string_lossy().into_owned(), size));
             }
-            ignore::WalkState::Continue
-        })
+            Step::Continue
+        }
     });
     found.into_inner().unwrap_or_else(|e| e.into_inner())
 }

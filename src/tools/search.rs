@@ -1,13 +1,13 @@
 //! Search tools: `glob_file_search` and `grep`, walking the repo with the `ignore` crate (so
 //! `.gitignore` is respected) and matching with ripgrep's `grep` crates.
 
+use super::walk::{Entry, Step, Walk};
 use super::{Effect, ToolContext, ToolDef, object};
 use crate::error::Code;
 use crate::policy::Access;
 use crate::protocol::ToolOutput;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::UTF8};
-use ignore::WalkState;
 use serde::Deserialize;
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -49,8 +49,6 @@ pub const GREP: ToolDef = ToolDef {
 };
 
 const MAX_FILES: usize = 200;
-
-pub use super::walk::walker;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -211,20 +209,19 @@ type Visit<'a> = Box<dyn FnMut(String) + Send + 'a>;
 
 fn walk_parallel<'a>(ctx: &'a ToolContext, base: &Path, mut make: impl FnMut() -> Visit<'a>) {
     let root = ctx.root.path();
-    walker(base).build_parallel().run(|| {
+    Walk::new(base).run(|| {
         let mut visit = make();
-        Box::new(move |entry| {
+        move |e: &Entry| {
             if ctx.bound.cancel.is_cancelled() {
-                return WalkState::Quit;
+                return Step::Quit;
             }
-            if let Ok(e) = entry
-                && e.file_type().is_some_and(|t| t.is_file())
+            if e.file_type().is_file()
                 && let Ok(rel) = e.path().strip_prefix(root)
             {
                 visit(rel.to_string_lossy().into_owned());
             }
-            WalkState::Continue
-        })
+            Step::Continue
+        }
     });
 }
 
