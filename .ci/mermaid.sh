@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install Mermaid's own parser for the tests (mermaid, with jsdom for the DOM it expects and
 # marked to find the blocks; pinned) into DIR, default target/test-tools/mermaid, where the tests
-# look when HONE_TEST_MERMAID is not set. Needs Node.js 20 or newer and npm (the npm registry).
+# look when HONE_TEST_MERMAID is not set. Needs Node.js 18 or newer and npm (the npm registry).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-target/test-tools/mermaid}"

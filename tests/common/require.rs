@@ -23,8 +23,14 @@ pub enum Need {
     Mermaid,
     /// `python3` with `venv` and `ensurepip` (Debian: python3-venv), to make a checkout's `.venv`.
     Python,
-    /// `node` and `npm`.
+    /// `node` and `npm` where hone's jail shows them (a system directory or a version manager's
+    /// place: not the test tools' own Node in `target/test-tools`, which no jail shows).
     Node,
+    /// `jq`, which the shipped workflows' scripts run (every GitHub runner has it).
+    Jq,
+    /// pip for the system's Python (`/usr/bin/python3 -m pip`; Debian: python3-pip), which a
+    /// job's setup runs in the jail to install a package through the proxy.
+    Pip,
     /// `go` (Debian: golang-go; `.ci/test` installs it as root).
     Go,
     /// A Rust toolchain installed by rustup in the home: `~/.cargo/bin/cargo` (rustup's proxy)
@@ -43,6 +49,8 @@ impl Need {
             Need::Mermaid => "mermaid",
             Need::Python => "python",
             Need::Node => "node",
+            Need::Jq => "jq",
+            Need::Pip => "pip",
             Need::Go => "go",
             Need::Rustup => "rustup",
         }
@@ -92,7 +100,15 @@ impl Need {
             Need::Python => {
                 runs("python3", &["-c", "import ensurepip, venv"], "python3 with venv (apt-get install python3-venv)")
             }
-            Need::Node => runs("node", &["--version"], "node").and_then(|()| runs("npm", &["--version"], "npm")),
+            Need::Node => runs("node", &["--version"], "node")
+                .and_then(|()| runs("npm", &["--version"], "npm"))
+                .and_then(|()| node_shown()),
+            Need::Jq => runs("jq", &["--version"], "jq (apt-get install jq; `bash .ci/test` installs it as root)"),
+            Need::Pip => runs(
+                "/usr/bin/python3",
+                &["-m", "pip", "--version"],
+                "pip for /usr/bin/python3 (apt-get install python3-pip; `bash .ci/test` installs it as root)",
+            ),
             Need::Go => runs("go", &["version"], "go (apt-get install golang-go; `bash .ci/test` installs it as root)"),
             Need::Rustup => rustup_in_home(),
         }
@@ -106,6 +122,21 @@ fn runs(program: &str, args: &[&str], what: &str) -> Result<(), String> {
         Ok(o) => Err(format!("{what} does not work here: {}", String::from_utf8_lossy(&o.stderr).trim())),
         Err(e) => Err(format!("{what} is not on PATH: {e}")),
     }
+}
+
+/// Ok unless the `node` on PATH is the test tools' own (`target/test-tools`), which the jail
+/// does not show: a command in the jail would not find it.
+fn node_shown() -> Result<(), String> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let node = std::env::split_paths(&path).map(|d| d.join("node")).find(|p| p.is_file());
+    let real = node.and_then(|p| p.canonicalize().ok()).unwrap_or_default();
+    if real.components().any(|c| c.as_os_str() == "test-tools") {
+        return Err(format!(
+            "a Node.js the jail shows (system-wide or a version manager's); the one on PATH is the test tools' own ({})",
+            real.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Ok when the home holds what rustup installs: its proxy `~/.cargo/bin/cargo` and a toolchain.

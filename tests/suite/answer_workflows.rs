@@ -3,6 +3,7 @@
 //! issue's or a model's text would become code), the review workflow never checks out or runs
 //! the PR's code, and the scripts hand each value on as one argument, never as code.
 
+use crate::common::require::Need;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
@@ -192,10 +193,8 @@ fn run_with_stand_in(script: &str, name: &str, env: &[(&str, &str)]) -> (std::pr
 
 #[test]
 fn the_triage_script_adds_the_answers_labels_as_arguments_and_runs_none_of_them() {
-    assert!(
-        std::process::Command::new("jq").arg("--version").output().is_ok(),
-        "this test runs the workflow's script, which needs jq (on every GitHub runner)"
-    );
+    // The workflow's script runs jq (on every GitHub runner).
+    require!(Need::Jq);
     let run = script(&shipped("triage.yml"), "gh issue edit");
     let hostile = json!({"labels": ["bug", "good first issue", "$(touch pwned)", "`touch pwned`", "--repo=x/y"], "priority": "low", "reason": "x"});
     let (out, gh, dir) = run_with_stand_in(&run, "gh", &[("RESULT", &hostile.to_string()), ("ISSUE", "7")]);

@@ -103,6 +103,7 @@ fn spec_with_setup(name: &str, mock: &MockModel, setup: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_installs_a_package_by_name_from_the_allowed_index() {
     require!(Need::UserNamespaces);
+    require!(Need::Pip);
     let index = Index::start().await;
     let repo = broken_repo();
     let mock = MockModel::start().await;
