@@ -86,7 +86,9 @@ fn main() {
     let tools = Tools::new(tree).expect("the tree exists");
     println!("| query | matches | hone first call | hone median | rg median | hone / rg | CPU: hone / rg |");
     println!("|---|---|---|---|---|---|---|");
-    for (label, args, rg_args) in queries() {
+    // SEARCH_ONLY=TEXT runs only the queries whose label contains TEXT (to profile one).
+    let only = std::env::var("SEARCH_ONLY").unwrap_or_default();
+    for (label, args, rg_args) in queries().into_iter().filter(|q| q.0.contains(&only)) {
         let name = if label.starts_with("glob") { "glob_file_search" } else { "grep" };
         let args = args.to_string();
         // The tree in the page cache for both sides: one rg run first, not timed.

@@ -208,21 +208,45 @@ fn grep_answer(found: Found, pattern: &str, withheld: usize) -> String {
 type Visit<'a> = Box<dyn FnMut(String) + Send + 'a>;
 
 fn walk_parallel<'a>(ctx: &'a ToolContext, base: &Path, mut make: impl FnMut() -> Visit<'a>) {
-    let root = ctx.root.path();
+    let Some(below) = Below::new(base, ctx.root.path()) else { return };
     Walk::new(base).run(|| {
-        let mut visit = make();
+        let (mut visit, below) = (make(), &below);
         move |e: &Entry| {
             if ctx.bound.cancel.is_cancelled() {
                 return Step::Quit;
             }
             if e.file_type().is_file()
-                && let Ok(rel) = e.path().strip_prefix(root)
+                && let Some(rel) = below.rel(e.path())
             {
-                visit(rel.to_string_lossy().into_owned());
+                visit(rel);
             }
             Step::Continue
         }
     });
+}
+
+/// Where the walk's paths go: the start as walked, and as a path relative to the root.
+struct Below<'p> {
+    start: &'p [u8],
+    rel: String,
+}
+
+impl<'p> Below<'p> {
+    fn new(start: &'p Path, root: &Path) -> Option<Below<'p>> {
+        use std::os::unix::ffi::OsStrExt;
+        let rel = start.strip_prefix(root).ok()?.to_string_lossy().into_owned();
+        Some(Below { start: start.as_os_str().as_bytes(), rel })
+    }
+
+    /// `path` (the walk's start joined with the names it listed) relative to the root: the
+    /// bytes after the start's, without the component-by-component comparison of
+    /// `Path::strip_prefix` for every file.
+    fn rel(&self, path: &Path) -> Option<String> {
+        use std::os::unix::ffi::OsStrExt;
+        let rest = path.as_os_str().as_bytes().strip_prefix(self.start)?;
+        let rest = String::from_utf8_lossy(rest.strip_prefix(b"/").unwrap_or(rest));
+        Some(if self.rel.is_empty() { rest.into_owned() } else { format!("{}/{rest}", self.rel) })
+    }
 }
 
 /// The matches found so far, by file in path order: at most `max` are kept (the first in path
@@ -276,6 +300,19 @@ mod tests {
     use super::super::dispatch;
     use super::super::testutil::*;
     use serde_json::json;
+    use std::path::Path;
+
+    #[test]
+    fn a_path_below_the_start_relative_to_the_root() {
+        let rel =
+            |p: &str, start: &str, root: &str| super::Below::new(Path::new(start), Path::new(root))?.rel(Path::new(p));
+        assert_eq!(rel("/r/a/b.rs", "/r", "/r").as_deref(), Some("a/b.rs"));
+        assert_eq!(rel("/r/./a/b.rs", "/r/.", "/r").as_deref(), Some("a/b.rs"), "the start as the tools give it");
+        assert_eq!(rel("/r/src/./a", "/r/src/.", "/r").as_deref(), Some("src/a"));
+        assert_eq!(rel("/r/src/a", "/r/src", "/r/").as_deref(), Some("src/a"), "a root written with a slash");
+        assert_eq!(rel("/s/a", "/r/src", "/r"), None, "not below the start");
+        assert!(super::Below::new(Path::new("/s"), Path::new("/r")).is_none(), "a start outside the root");
+    }
 
     #[tokio::test]
     async fn respects_gitignore_and_skips_git() {

@@ -93,11 +93,14 @@ impl Walk {
             walk: self,
         };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
+        // The calling thread walks too, beside `threads - 1` others.
+        let mut own = make();
         std::thread::scope(|s| {
-            for _ in 0..threads {
+            for _ in 1..threads {
                 let (shared, mut visit) = (&shared, make());
                 s.spawn(move || shared.work(&mut visit));
             }
+            shared.work(&mut own);
         });
     }
 }
@@ -130,9 +133,13 @@ impl Shared<'_> {
             let found = self.list(dir, visit);
             let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             q.busy -= 1;
+            let wake = !found.is_empty() || q.busy == 0 || self.quit.load(Ordering::Relaxed);
             q.dirs.extend(found);
             drop(q);
-            self.more.notify_all();
+            // Those waiting need waking only for more work, or to end.
+            if wake {
+                self.more.notify_all();
+            }
         }
     }
 

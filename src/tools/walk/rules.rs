@@ -156,6 +156,8 @@ impl Chain {
 pub struct Above {
     start: PathBuf,
     real: PathBuf,
+    /// Whether the start as walked is its real path (then the walk's paths serve as they are).
+    walked_is_real: bool,
     levels: Vec<Level>,
     global: Gitignore,
 }
@@ -172,7 +174,8 @@ impl Above {
                 levels.push(l);
             }
         }
-        Ok(Above { start: start.to_path_buf(), real, levels, global: Gitignore::global().0 })
+        let walked_is_real = real == start;
+        Ok(Above { start: start.to_path_buf(), real, walked_is_real, levels, global: Gitignore::global().0 })
     }
 
     /// Whether `path` (beneath the start, in a directory whose rules are `chain`) is ignored.
@@ -185,8 +188,12 @@ impl Above {
                 }
             }
             for m in self.levels.iter().filter_map(rules_of) {
-                let real = real.get_or_insert_with(|| self.real.join(path.strip_prefix(&self.start).unwrap_or(path)));
-                if let Some(ignored) = decided(m.matched(&*real, is_dir)) {
+                let real: &Path = if self.walked_is_real {
+                    path
+                } else {
+                    real.get_or_insert_with(|| self.real.join(path.strip_prefix(&self.start).unwrap_or(path)))
+                };
+                if let Some(ignored) = decided(m.matched(real, is_dir)) {
                     return ignored;
                 }
             }
