@@ -91,15 +91,17 @@ pub enum SchemaFileError {
     Json(serde_json::Error),
 }
 
-/// Read a schema file: bounded, JSON or (by name) YAML.
+/// Read a schema file: a regular file only (a FIFO, a device or a link to one is never opened
+/// to wait on or read without end: the spec comes from the repository), bounded, JSON or (by
+/// name) YAML.
 fn read_schema(path: &Path) -> Result<Value, SchemaFileError> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let mut text = String::new();
-    file.take(MAX_SCHEMA_BYTES + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_SCHEMA_BYTES {
-        return Err(SchemaFileError::TooLarge);
-    }
+    let bytes = crate::safe_fs::read_small(path, MAX_SCHEMA_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => SchemaFileError::TooLarge,
+        _ => SchemaFileError::Unreadable(e),
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        SchemaFileError::Unreadable(std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8"))
+    })?;
     let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
     if yaml {
         serde_saphyr::from_str(&text).map_err(SchemaFileError::Yaml)
@@ -223,5 +225,36 @@ mod tests {
         assert!(load("s.yaml").unwrap().output.unwrap().check(&json!("x")).is_ok());
         assert!(load("big.json").unwrap_err().contains("larger than"));
         assert!(load("missing.json").unwrap_err().contains("cannot read"));
+    }
+
+    /// A schema file the repository links to a device, or a FIFO in its place, is refused at
+    /// once: never waited on, never read without end.
+    #[test]
+    fn a_schema_file_that_is_a_fifo_or_a_device_is_refused_without_waiting() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero.json")).unwrap();
+        let fifo = std::ffi::CString::new(d.join("fifo.json").into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let at = d.clone();
+        std::thread::spawn(move || {
+            for f in ["fifo.json", "zero.json"] {
+                let yaml = format!(
+                    "version: 1\nname: t\ntask: t\nmodel: {{ provider: script, script: s.yaml }}\noutput: {{schema_file: {f}}}\n"
+                );
+                let got = crate::spec::parse(&at.join("job.yaml"), &yaml).map_err(|e| e.render());
+                tx.send(got.err().unwrap_or_default()).unwrap();
+            }
+        });
+        for _ in 0..2 {
+            let Ok(err) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+                // Let a blocked open go, so the test process can end.
+                drop(std::fs::OpenOptions::new().write(true).open(d.join("fifo.json")));
+                panic!("reading the schema file blocked");
+            };
+            assert!(err.contains("not a regular file"), "{err}");
+        }
     }
 }
