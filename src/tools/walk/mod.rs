@@ -105,6 +105,21 @@ impl Walk {
     }
 }
 
+/// Held while a thread lists a directory: if a visitor panics, the walk ends for every thread
+/// (the others would otherwise wait for this one's directories for ever), and the panic goes on
+/// to the caller once they have.
+struct Unwinding<'s, 'w>(&'s Shared<'w>);
+
+impl Drop for Unwinding<'_, '_> {
+    fn drop(&mut self) {
+        self.0.quit.store(true, Ordering::Relaxed);
+        let mut q = self.0.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        q.busy = q.busy.saturating_sub(1);
+        drop(q);
+        self.0.more.notify_all();
+    }
+}
+
 /// A directory to list, with the rules in force in it.
 struct Dir {
     path: PathBuf,
@@ -130,7 +145,9 @@ struct Shared<'w> {
 impl Shared<'_> {
     fn work<F: FnMut(&Entry) -> Step>(&self, visit: &mut F) {
         while let Some(dir) = self.next() {
+            let unwinding = Unwinding(self);
             let found = self.list(dir, visit);
+            std::mem::forget(unwinding);
             let mut q = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
             q.busy -= 1;
             let wake = !found.is_empty() || q.busy == 0 || self.quit.load(Ordering::Relaxed);

@@ -151,6 +151,35 @@ fn a_start_that_is_a_file_is_visited_alone_and_a_quit_stops_the_walk() {
     assert!(seen.load(Ordering::Relaxed) <= MAX_THREADS, "each thread stops at its first quit");
 }
 
+/// A visitor that panics ends the walk for every thread, and the panic reaches the caller: no
+/// thread waits for ever for the directories the panicking one would have added.
+#[test]
+fn a_panicking_visitor_ends_the_walk_and_the_panic_reaches_the_caller() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().to_path_buf();
+    let names: Vec<String> = (0..40).map(|i| format!("d{i}/e/f.txt")).collect();
+    tree(&root, &names.iter().map(String::as_str).collect::<Vec<_>>());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        // One visitor panics, once: the others go on, and must not wait for its directories.
+        let once = std::sync::atomic::AtomicBool::new(false);
+        let ran = std::panic::catch_unwind(|| {
+            Walk::new(&root).run(|| {
+                let once = &once;
+                move |e: &Entry| {
+                    if e.file_type().is_dir() && e.path().ends_with("e") && !once.swap(true, Ordering::Relaxed) {
+                        panic!("a visitor's fault");
+                    }
+                    Step::Continue
+                }
+            })
+        });
+        tx.send(ran.is_err()).unwrap();
+    });
+    let panicked = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the walk ended");
+    assert!(panicked, "the panic reached the caller");
+}
+
 /// The `ignore` crate's walk with the options hone used before it read ignore files itself.
 fn crate_listed(base: &Path) -> Vec<String> {
     let mut w = ignore::WalkBuilder::new(base);
