@@ -353,7 +353,12 @@ pub fn open_regular_at(dir: &impl AsRawFd, name: impl AsRef<OsStr>) -> Result<Fi
 pub fn read_small(path: &Path, max: u64) -> Result<Vec<u8>> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
-    regular(&f, &path.display().to_string())?;
+    read_opened_small(f, &path.display().to_string(), max)
+}
+
+/// [`read_small`] for a file already opened (without waiting) as `what`.
+pub fn read_opened_small(f: File, what: &str, max: u64) -> Result<Vec<u8>> {
+    regular(&f, what)?;
     let said = f.metadata()?.len();
     let mut buf = Vec::new();
     f.take(max + 1).read_to_end(&mut buf)?;

@@ -8,7 +8,7 @@
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use std::fs::{File, FileType};
-use std::io::{BufRead, ErrorKind, Read};
+use std::io::{BufRead, ErrorKind};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -110,20 +110,12 @@ fn exclude_file(dir: &Path) -> Result<Option<File>, Unusable> {
 }
 
 /// The rules in the file `opened` at `path`, for paths beneath `dir`: `Unusable` unless it is a
-/// regular file of at most [`MAX_IGNORE_FILE`] bytes. Read as the `ignore` crate reads one:
-/// line by line, a byte-order mark at the start dropped, up to the first line that is not UTF-8;
-/// a line that is not a valid pattern is left out.
+/// regular file on disk of at most [`MAX_IGNORE_FILE`] bytes (`safe_fs::read_opened_small`).
+/// Read as the `ignore` crate reads one: line by line, a byte-order mark at the start dropped, up
+/// to the first line that is not UTF-8; a line that is not a valid pattern is left out.
 fn rules(dir: &Path, path: &Path, opened: Result<Option<File>, Unusable>) -> Result<Option<Gitignore>, Unusable> {
     let Some(f) = opened? else { return Ok(None) };
-    let meta = f.metadata().map_err(|_| Unusable)?;
-    if !meta.is_file() || meta.len() > MAX_IGNORE_FILE {
-        return Err(Unusable);
-    }
-    let mut text = Vec::new();
-    f.take(MAX_IGNORE_FILE + 1).read_to_end(&mut text).map_err(|_| Unusable)?;
-    if text.len() as u64 > MAX_IGNORE_FILE {
-        return Err(Unusable);
-    }
+    let text = crate::safe_fs::read_opened_small(f, &path.to_string_lossy(), MAX_IGNORE_FILE).map_err(|_| Unusable)?;
     let mut b = GitignoreBuilder::new(dir);
     for (i, line) in text.as_slice().lines().enumerate() {
         let Ok(line) = line else { break };
