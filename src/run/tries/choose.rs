@@ -1,0 +1,82 @@
+//! Which of a job's tries wins, decided by the repository's own checks in a documented order
+//! (`docs/job-spec.md`, "Attempts"): a try whose change a guard refused, or that changed
+//! nothing, never wins; then the try whose checks all met their expectation; then the fewer new
+//! failures against the baseline; then the fewer changed lines; then the lower cost; then the
+//! earlier try. Pure: the tries come in as numbers, the choice and the rung that decided go out.
+
+use serde::{Deserialize, Serialize};
+
+/// What the choice knows of one try, once it has ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The try's number, from 1.
+    pub number: u32,
+    /// A guard refused its change (a secret in it, a link out of the repository, …).
+    pub refused: bool,
+    /// Its change holds no file at all.
+    pub empty: bool,
+    /// Every check met its expectation in the try's last round.
+    pub accepted: bool,
+    /// Tests or checks that passed at the baseline and fail after the try's change.
+    pub new_failures: usize,
+    /// Lines added and removed by its change.
+    pub lines: u64,
+    /// What its model requests cost, in US dollars.
+    pub cost_usd: f64,
+}
+
+/// The rung of the order that set the winner apart from the next best try.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// It was the only try that could win (the others were refused or empty).
+    OnlyOne,
+    /// Its checks all met their expectation; the next best's did not.
+    Checks,
+    /// Fewer new failures against the baseline.
+    NewFailures,
+    /// Fewer changed lines.
+    Lines,
+    /// A lower cost.
+    Cost,
+    /// Equal in all of the above: the earlier try.
+    Earlier,
+}
+
+/// The winning try and why it won.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Choice {
+    /// The winner's number.
+    pub number: u32,
+    /// What set it apart from the next best try.
+    pub why: Why,
+}
+
+/// The order's comparison of two tries that may both win: `Less` when `a` is better, with the
+/// rung that told them apart.
+fn rank(a: &Candidate, b: &Candidate) -> (std::cmp::Ordering, Why) {
+    let rungs = [
+        (b.accepted.cmp(&a.accepted), Why::Checks),
+        (a.new_failures.cmp(&b.new_failures), Why::NewFailures),
+        (a.lines.cmp(&b.lines), Why::Lines),
+        (a.cost_usd.total_cmp(&b.cost_usd), Why::Cost),
+        (a.number.cmp(&b.number), Why::Earlier),
+    ];
+    rungs.into_iter().find(|(o, _)| o.is_ne()).unwrap_or((std::cmp::Ordering::Equal, Why::Earlier))
+}
+
+/// The winner among `tries`, or `None` when every try was refused or changed nothing.
+pub fn choose(tries: &[Candidate]) -> Option<Choice> {
+    let mut able: Vec<&Candidate> = tries.iter().filter(|t| !t.refused && !t.empty).collect();
+    able.sort_by(|a, b| rank(a, b).0);
+    let winner = able.first()?;
+    let why = match able.get(1) {
+        None => Why::OnlyOne,
+        Some(next) => rank(winner, next).1,
+    };
+    Some(Choice { number: winner.number, why })
+}
+
+#[cfg(test)]
+#[path = "choose_tests.rs"]
+mod tests;
