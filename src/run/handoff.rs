@@ -41,6 +41,24 @@ pub struct Scope {
     pub marker: crate::git::Held,
 }
 
+/// The one work tree a stage works in, with what is tied to it: its repository handle, the
+/// policy as it applies there, the events it emits and the bound it keeps. For a job of one try
+/// it is the main checkout's ([`Scope::lane`]); each of a job's tries will have its own (issue 45).
+#[derive(Clone, Copy)]
+pub struct Lane<'a> {
+    pub ws: &'a Workspace,
+    pub policy: &'a Policy,
+    pub events: &'a Events,
+    pub bound: &'a crate::bound::Bound,
+}
+
+impl Scope {
+    /// The main checkout's lane: the only one of a job of one try.
+    pub fn lane(&self) -> Lane<'_> {
+        Lane { ws: &self.ws, policy: &self.policy, events: &self.events, bound: &self.bound }
+    }
+}
+
 /// What claiming the checkout found: a killed run recovered, a marker ignored.
 #[derive(Default)]
 pub struct Claimed {

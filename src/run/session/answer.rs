@@ -34,7 +34,7 @@ impl Loop<'_> {
             Ok(()) => {
                 let v = redact_value(red, result.unwrap_or_default());
                 (check.valid, check.errors, check.rejected) = (true, vec![], None);
-                self.s.events.emit(Event::OutputAccepted { turn, attempt, result: v.clone() });
+                self.lane.events.emit(Event::OutputAccepted { turn, attempt, result: v.clone() });
                 Ok(Some(v))
             }
             Err(errors) => {
@@ -43,7 +43,7 @@ impl Loop<'_> {
                 let errors: Vec<String> = errors.iter().map(|e| red.apply(e)).collect();
                 (check.valid, check.errors) = (false, errors.clone());
                 check.rejected = result.map(|v| redact_value(red, v));
-                self.s.events.emit(Event::OutputRejected { turn, attempt, errors: errors.clone() });
+                self.lane.events.emit(Event::OutputRejected { turn, attempt, errors: errors.clone() });
                 let left = out.max_attempts.saturating_sub(attempt);
                 let list = errors.iter().map(|e| format!("- {e}")).collect::<Vec<_>>().join("\n");
                 if left == 0 {

@@ -27,7 +27,7 @@ impl Loop<'_> {
             self.instructions_restate();
             let after = self.sizing.tokens(&self.messages);
             self.run.record.compactions += 1;
-            self.s.events.emit(Event::Compacted {
+            self.lane.events.emit(Event::Compacted {
                 turn,
                 before_tokens: before,
                 after_tokens: after,
@@ -93,7 +93,7 @@ impl Loop<'_> {
             self.sizing.calibrate(u.prompt_tokens);
         }
         let model = super::models::label(self.link(turn));
-        self.s.events.emit(Event::TurnCompleted {
+        self.lane.events.emit(Event::TurnCompleted {
             turn,
             model,
             finish_reason: reply.finish_reason.clone(),

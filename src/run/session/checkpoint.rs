@@ -63,7 +63,7 @@ impl Loop<'_> {
         let red = &self.tools.redactor;
         let f = FinishRecord { summary: red.apply(&f.summary), reason: f.reason.map(|r| red.apply(&r)), ..f };
         let note = match f.outcome {
-            FinishOutcome::Done if self.s.policy.read_only_repo => "Recorded: your answer ends the run.",
+            FinishOutcome::Done if self.lane.policy.read_only_repo => "Recorded: your answer ends the run.",
             FinishOutcome::Done => {
                 "Recorded. hone now runs the checks; if one fails you get its output and can fix it."
             }
@@ -109,14 +109,14 @@ impl Loop<'_> {
             Ok(d) => d,
             Err(e) => return ToolOutput::err(e.code(), e.to_string()),
         };
-        self.s.events.emit(Event::PlanUpdated { turn, plan: p.clone() });
+        self.lane.events.emit(Event::PlanUpdated { turn, plan: p.clone() });
         let rendered = p.render();
         self.run.record.plan = Some(p);
         if self.run.machine.state() == State::Planning {
             self.enter(State::Executing, "the model made its plan");
         }
         // A read-only job keeps no checkpoint and rolls nothing back: it may change nothing.
-        if done.is_empty() || self.s.job.verify.is_empty() || self.s.policy.read_only_repo {
+        if done.is_empty() || self.s.job.verify.is_empty() || self.lane.policy.read_only_repo {
             return ToolOutput::ok(format!("Plan updated:\n{rendered}"));
         }
         let label = format!("step `{}`", done.join("`, `"));
@@ -151,7 +151,7 @@ impl Loop<'_> {
             let oid = git2::Oid::from_str(&last.commit).map_err(|e| {
                 HoneError::new(Code::Git, format!("checkpoint {} has no commit id (`{}`): {e}", last.id, last.commit))
             })?;
-            self.s.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await?;
+            self.lane.ws.blocking(move |ws| ws.reset_worktree_to(oid)).await?;
             let reason = format!(
                 "{label} made the checks worse: {} ({} failing check(s) and {} failing test(s), against {} and {} at checkpoint {} ({}))",
                 crate::verify::failure_summary(results),
@@ -162,7 +162,7 @@ impl Loop<'_> {
                 last.id,
                 last.label
             );
-            self.s.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
+            self.lane.events.emit(Event::Rollback { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.run.record.rollbacks.push(RollbackRecord { turn, to_checkpoint: last.id, reason: reason.clone() });
             self.fault(crate::protocol::FaultKind::Rollback);
             return Ok(Some(format!(
@@ -173,7 +173,7 @@ impl Loop<'_> {
         // A checkpoint stages and stores the whole change: never one larger than the policy
         // allows (it is counted first, stopping one past the limits).
         let (cap, max) = (self.tools.policy.max_files_changed, self.tools.policy.max_bytes_changed);
-        let counted = self.s.ws.blocking(move |ws| ws.count_changed(cap, max)).await?;
+        let counted = self.lane.ws.blocking(move |ws| ws.count_changed(cap, max)).await?;
         if counted.over {
             return Ok(Some(format!(
                 "\nNo checkpoint was saved after {label}: {}. The change will be refused unless it shrinks.",
@@ -184,8 +184,8 @@ impl Loop<'_> {
         let refname = format!("refs/hone/{}/checkpoints/{id}", self.s.job.name);
         let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.record.run_id);
         let (base, name, email) = (self.base, self.s.job.git.author_name.clone(), self.s.job.git.author_email.clone());
-        let oid = self.s.ws.blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email)).await?;
-        self.s.events.emit(Event::Checkpoint {
+        let oid = self.lane.ws.blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email)).await?;
+        self.lane.events.emit(Event::Checkpoint {
             id,
             label: label.into(),
             commit: oid.to_string(),

@@ -63,7 +63,7 @@ impl Loop<'_> {
         // The change's files that exist, counted no further than the policy allows (a larger
         // change is refused anyway; its names would not fit a command line).
         let cap = self.tools.policy.max_files_changed;
-        let root = self.s.ws.root().to_path_buf();
+        let root = self.lane.ws.root().to_path_buf();
         let files: Vec<String> = self
             .s
             .ws
@@ -96,7 +96,7 @@ impl Loop<'_> {
         } else {
             self.execute_hook(h, &cmd, files, &mut rec).await
         };
-        self.s.events.emit(Event::HookCompleted {
+        self.lane.events.emit(Event::HookCompleted {
             kind: rec.kind.clone(),
             name: rec.name.clone(),
             passed: rec.passed,
@@ -118,7 +118,7 @@ impl Loop<'_> {
             crate::tools::beneath::read_whole(f, rel).ok()
         };
         let before: Vec<Option<Vec<u8>>> = files.iter().map(read).collect();
-        let timeout = h.timeout.min(self.s.bound.deadline.saturating_duration_since(tokio::time::Instant::now()));
+        let timeout = h.timeout.min(self.lane.bound.deadline.saturating_duration_since(tokio::time::Instant::now()));
         let cap = self.tools.limits.max_output_bytes;
         let out =
             crate::exec::run(cmd, &root, &self.tools.env, timeout, cap, &self.tools.bound.cancel, &self.tools.sandbox)

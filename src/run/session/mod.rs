@@ -62,13 +62,14 @@ pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid,
     begin(&mut lp, opening).await;
     let budget_note =
         || format!("the wall-time budget ({}) ran out", crate::spec::duration::format(s.job.limits.max_wall_time));
+    let bound = lp.lane.bound;
     let status = tokio::select! {
-        r = tokio::time::timeout_at(s.bound.deadline, lp.drive()) => r.unwrap_or_else(|_| {
+        r = tokio::time::timeout_at(bound.deadline, lp.drive()) => r.unwrap_or_else(|_| {
             lp.run.record.errors.push(HoneError::new(Code::Budget, budget_note()));
             lp.enter(State::Summarizing, "the wall-time budget ran out");
             Status::BudgetExhausted
         }),
-        () = s.bound.cancel.cancelled() => Status::Cancelled,
+        () = bound.cancel.cancelled() => Status::Cancelled,
     };
     lp.settle_marks().await;
     Ended { status, touched: lp.touched }
@@ -77,12 +78,12 @@ pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid,
 /// The conversation's start once the baseline is taken: the repo map, the system prompt and the
 /// first user turn, then planning or not.
 async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
-    let s = lp.s;
+    let (s, lane) = (lp.s, lp.lane);
     lp.enter(State::ContextBuilding, "intake passed; baseline taken");
-    let map = crate::repomap::wait(opening.map, &s.bound).await;
+    let map = crate::repomap::wait(opening.map, lane.bound).await;
     let job = &s.job;
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
-    let mut messages = vec![Message::system(prompt::system(job, s.ws.root(), &map, &s.policy))];
+    let mut messages = vec![Message::system(prompt::system(job, lane.ws.root(), &map, lane.policy))];
     // A second attempt from a report dir goes on with the failed run's conversation.
     let continued = !opening.history.is_empty();
     let start = match opening.note {

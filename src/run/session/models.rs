@@ -50,7 +50,7 @@ impl<'a> Loop<'a> {
         let reason = self.tools.redactor.apply(&format!("{} {}: {e}", label(from), e.kind()));
         let (from, to_label) = (label(from), label(to));
         tracing::warn!("{from} is unavailable; going on with {to_label}: {reason}");
-        self.s.events.emit(Event::ModelSwitched {
+        self.lane.events.emit(Event::ModelSwitched {
             turn,
             from: from.clone(),
             to: to_label.clone(),

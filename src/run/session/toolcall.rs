@@ -12,7 +12,7 @@ impl Loop<'_> {
     /// Run one tool call; returns the streak of identical call+result pairs.
     pub(super) async fn run_tool(&mut self, turn: u32, call: &ToolCall) -> usize {
         let args: String = self.tools.redactor.apply(&call.arguments).chars().take(200).collect();
-        self.s.events.emit(Event::ToolCallStarted {
+        self.lane.events.emit(Event::ToolCallStarted {
             turn,
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -32,7 +32,7 @@ impl Loop<'_> {
             // A file the model wrote is its change, even where a check had left one.
             let paths = self.tools.changes.lock().map(|c| c.last_paths()).unwrap_or_default();
             for rel in &paths {
-                self.s.ws.claim(rel);
+                self.lane.ws.claim(rel);
             }
             if !self.s.job.hooks.after_edit.is_empty() {
                 let written = self.tools.changes.lock().map(|c| c.last_written()).unwrap_or_default();
@@ -47,7 +47,7 @@ impl Loop<'_> {
         }
         let duration_ms = started.elapsed().as_millis() as u64;
         self.audit(turn, call);
-        self.s.events.emit(Event::ToolCallCompleted {
+        self.lane.events.emit(Event::ToolCallCompleted {
             turn,
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -90,8 +90,8 @@ impl Loop<'_> {
                     rule: d.rule.clone(),
                 });
             }
-            self.s.events.emit(Event::PolicyDecision {
-                trace_id: format!("{}/{}", self.s.events.run_id(), call.id),
+            self.lane.events.emit(Event::PolicyDecision {
+                trace_id: format!("{}/{}", self.lane.events.run_id(), call.id),
                 turn,
                 tool: call.name.clone(),
                 subject: d.subject,

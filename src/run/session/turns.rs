@@ -20,6 +20,8 @@ use tokio::time::Instant;
 /// recorded, and what only the loop keeps (the messages, the watchdogs, the accounting).
 pub struct Loop<'a> {
     pub(super) s: &'a Scope,
+    /// The work tree this session works in (its repository, policy, events and bound).
+    pub(super) lane: crate::run::handoff::Lane<'a>,
     /// The run's models; the one asked now is the last in the record's `models`.
     pub(super) model: &'a Models,
     pub(super) tools: &'a std::sync::Arc<ToolContext>,
@@ -61,7 +63,7 @@ impl<'a> Loop<'a> {
         guidance: Result<git2::Oid, crate::error::HoneError>,
     ) -> Self {
         let super::Parts { model, tools, checks } = parts;
-        let read_only = s.policy.read_only_repo;
+        let read_only = s.lane().policy.read_only_repo;
         let specs = tools::specs()
             .into_iter()
             .filter(|t| !read_only || tools::effect_of(&t.name) != Some(tools::Effect::Write))
@@ -69,6 +71,7 @@ impl<'a> Loop<'a> {
             .collect();
         Loop {
             s,
+            lane: s.lane(),
             model,
             tools,
             checks,
@@ -95,7 +98,7 @@ impl<'a> Loop<'a> {
 
     /// Move the state machine and emit the transition.
     pub fn enter(&mut self, to: State, reason: impl Into<String>) {
-        self.run.enter(&self.s.events, to, &reason.into());
+        self.run.enter(self.lane.events, to, &reason.into());
     }
 
     /// Run every check once (recorded, with events, when `record`): a verification round, or a
@@ -104,7 +107,7 @@ impl<'a> Loop<'a> {
     pub(super) async fn run_checks(&mut self, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
         self.checks.settle(self.run).await;
         if !self.touched {
-            self.touched = self.s.ws.blocking(|ws| ws.dirty_entries()).await.is_ok_and(|c| !c.is_empty());
+            self.touched = self.lane.ws.blocking(|ws| ws.dirty_entries()).await.is_ok_and(|c| !c.is_empty());
         }
         self.checks.run(self.s, self.run, attempt, record).await
     }
@@ -166,19 +169,20 @@ impl<'a> Loop<'a> {
         let (reuse, average, previous) = self.sizing.request(turn, &messages);
         self.run.record.prefix_reuse_avg = average;
         let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
-        self.s.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
+        self.lane.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         self.run.transcript.request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
         let link = self.link(turn);
         let mut cost = super::cost::TurnCost::new(&self.s.job, link, self.run.record.spent_usd(), priced);
-        let (events, stats, faults) = (&self.s.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
+        let (events, stats, faults) =
+            (&self.lane.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
         let reply = retry::complete(
             &link.client,
             &req,
             self.s.shared.model_slots.as_deref(),
             &link.spec.retry,
-            self.s.bound.deadline,
+            self.lane.bound.deadline,
             &self.tools.bound.cancel,
             |attempt, err, delay| {
                 if !cost.may_retry(err) {
@@ -320,7 +324,7 @@ impl<'a> Loop<'a> {
 
     /// The model says it is done: hone verifies. `None` to go on with the model's fix.
     async fn verify_round(&mut self, turn: u32, attempt: u32) -> Option<Status> {
-        if self.s.policy.read_only_repo {
+        if self.lane.policy.read_only_repo {
             // Nothing could change: the baseline was the checks' word, and the answer is the result.
             self.enter(State::Summarizing, "a read-only job's answer is in");
             return Some(Status::Success);
@@ -349,7 +353,7 @@ impl<'a> Loop<'a> {
         }
         self.run.record.fix_attempts += 1;
         self.enter(State::Executing, format!("fix attempt {}", self.run.record.fix_attempts));
-        self.s.events.emit(Event::FixRequested { attempt: self.run.record.fix_attempts, failing });
+        self.lane.events.emit(Event::FixRequested { attempt: self.run.record.fix_attempts, failing });
         let mut fb = verify::feedback(&results, self.run.record.fix_attempts, max_fixes);
         fb.push_str(&hook_note);
         match self.judge_progress(turn, &format!("verification round {attempt}"), &results).await {

@@ -30,7 +30,7 @@ impl Loop<'_> {
     pub(super) fn degenerate(&mut self, turn: u32, why: String) -> Next {
         self.fault(FaultKind::Repetition);
         self.watch.degenerate += 1;
-        self.s.events.emit(Event::ModelRetry {
+        self.lane.events.emit(Event::ModelRetry {
             turn,
             attempt: self.watch.degenerate,
             class: "retryable".into(),

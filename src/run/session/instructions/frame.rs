@@ -20,9 +20,9 @@ impl Loop<'_> {
             self.instructions.skip_start();
             return None;
         }
-        let s = self.s;
-        let readable = |rel: &str| crate::policy::read_denied_by(&s.policy, rel).is_none();
-        let found = self.instructions.at_start(s.ws.repository(), &readable);
+        let lane = self.lane;
+        let readable = |rel: &str| crate::policy::read_denied_by(lane.policy, rel).is_none();
+        let found = self.instructions.at_start(lane.ws.repository(), &readable);
         let block = opening(&found.files);
         self.keep(found);
         block.map(|b| self.tools.redactor.apply(&b))
@@ -35,9 +35,9 @@ impl Loop<'_> {
         if targets.is_empty() {
             return None;
         }
-        let s = self.s;
-        let readable = |rel: &str| crate::policy::read_denied_by(&s.policy, rel).is_none();
-        let found = self.instructions.along(s.ws.repository(), &targets, turn, &readable);
+        let lane = self.lane;
+        let readable = |rel: &str| crate::policy::read_denied_by(lane.policy, rel).is_none();
+        let found = self.instructions.along(lane.ws.repository(), &targets, turn, &readable);
         let block: String = found.files.iter().map(nested).collect();
         self.keep(found);
         if block.is_empty() {
