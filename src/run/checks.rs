@@ -2,7 +2,7 @@
 //! verification rounds and checkpoint checks (by the session), each judged against the baseline,
 //! with events and records.
 
-use super::handoff::Scope;
+use super::handoff::{Lane, Scope};
 use super::state::Run;
 use crate::protocol::Event;
 use crate::tools::ToolContext;
@@ -23,7 +23,14 @@ impl Checks {
 
     /// Run every check once and judge it against the baseline; with `record`, emit events and
     /// keep the results in the record and the transcript. Attempt 0 with `record` is the baseline.
-    pub async fn run(&mut self, s: &Scope, run: &mut Run, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
+    pub async fn run(
+        &mut self,
+        s: &Scope,
+        lane: Lane<'_>,
+        run: &mut Run,
+        attempt: u32,
+        record: bool,
+    ) -> Vec<verify::CheckResult> {
         let baseline = attempt == 0 && record;
         self.settle(run).await;
         // What the checks themselves leave in the work tree is theirs, not the model's change.
@@ -32,15 +39,15 @@ impl Checks {
         let before = if baseline && !s.job.repo.allow_dirty {
             Vec::new()
         } else {
-            s.ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default()
+            lane.ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default()
         };
-        let results = self.each(s, run, attempt, record).await;
+        let results = self.each(s, lane, run, attempt, record).await;
         if record {
             run.transcript.checks(&results);
         }
         // After the baseline, telling what the checks wrote (a walk of the tree) runs alongside
         // the first model request; it is settled before any tool runs (`settle`).
-        match s.ws.spawn_blocking(move |ws| ws.mark_artifacts(&before)) {
+        match lane.ws.spawn_blocking(move |ws| ws.mark_artifacts(&before)) {
             Ok(task) => self.pending = Some(task),
             Err(e) => run.record.warnings.push(format!("could not tell what the checks wrote: {}", e.message)),
         }
@@ -59,11 +66,22 @@ impl Checks {
         }
     }
 
-    async fn each(&mut self, s: &Scope, run: &mut Run, attempt: u32, record: bool) -> Vec<verify::CheckResult> {
+    async fn each(
+        &mut self,
+        s: &Scope,
+        lane: Lane<'_>,
+        run: &mut Run,
+        attempt: u32,
+        record: bool,
+    ) -> Vec<verify::CheckResult> {
         let mut results: Vec<verify::CheckResult> = Vec::new();
         for check in &s.job.verify {
             if record {
-                s.events.emit(Event::VerifyStarted { attempt, check: check.name.clone(), command: check.run.clone() });
+                lane.events.emit(Event::VerifyStarted {
+                    attempt,
+                    check: check.name.clone(),
+                    command: check.run.clone(),
+                });
             }
             let root = self.tools.root.path();
             let started = run.machine.elapsed_ms();
@@ -72,7 +90,7 @@ impl Checks {
                 attempt,
                 root,
                 &self.tools.env,
-                s.bound.deadline,
+                lane.bound.deadline,
                 &self.tools.bound.cancel,
                 &self.tools.sandbox,
             )
@@ -86,7 +104,7 @@ impl Checks {
                 verify::judge(&mut r, base.as_ref());
             }
             if record {
-                note(s, run, attempt, &r);
+                note(lane, run, attempt, &r);
             }
             let cancelled = r.cancelled;
             results.push(r);
@@ -99,8 +117,8 @@ impl Checks {
 }
 
 /// A check's result: its event, and its place in the record.
-fn note(s: &Scope, run: &mut Run, attempt: u32, r: &verify::CheckResult) {
-    s.events.emit(r.event());
+fn note(lane: Lane<'_>, run: &mut Run, attempt: u32, r: &verify::CheckResult) {
+    lane.events.emit(r.event());
     if attempt == 0 {
         run.record.baseline.push(r.clone());
     } else {

@@ -111,7 +111,7 @@ pub async fn prepare(
     let jails = mcp_jails(s, &tools).await;
     let baseline = async {
         tokio::select! {
-            r = tokio::time::timeout_at(s.bound.deadline, checks.run(s, run, 0, true)) => r.is_ok(),
+            r = tokio::time::timeout_at(s.bound.deadline, checks.run(s, s.lane(), run, 0, true)) => r.is_ok(),
             () = s.bound.cancel.cancelled() => false,
         }
     };

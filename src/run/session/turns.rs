@@ -109,7 +109,7 @@ impl<'a> Loop<'a> {
         if !self.touched {
             self.touched = self.lane.ws.blocking(|ws| ws.dirty_entries()).await.is_ok_and(|c| !c.is_empty());
         }
-        self.checks.run(self.s, self.run, attempt, record).await
+        self.checks.run(self.s, self.lane, self.run, attempt, record).await
     }
 
     /// Wait for the marking of what the last checks wrote.
