@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone)]
 pub struct Events {
     shared: Arc<Shared>,
+    /// The try whose events these are (`attempts:`), stamped on each.
+    try_no: Option<u32>,
 }
 
 struct Shared {
@@ -45,7 +47,7 @@ impl Events {
     ) -> Self {
         let stdout = stdout.map(crate::ci_text::Out::new);
         let inner = Inner { file: None, file_error: None, stdout, stdout_error: None, progress, records: Vec::new() };
-        Events { shared: Arc::new(Shared { run_id, repo, redactor, inner: Mutex::new(inner) }) }
+        Events { shared: Arc::new(Shared { run_id, repo, redactor, inner: Mutex::new(inner) }), try_no: None }
     }
 
     /// Append events to `file` (a fresh `events.jsonl`), starting with those emitted so far.
@@ -70,12 +72,18 @@ impl Events {
         crate::ci_text::json(&self.shared.redactor.apply(&serde_json::to_string(r).unwrap_or_default()))
     }
 
+    /// The same stream, each event stamped as try `k`'s.
+    pub fn for_try(&self, k: u32) -> Events {
+        Events { shared: self.shared.clone(), try_no: Some(k) }
+    }
+
     pub fn emit(&self, event: Event) {
         let record = EventRecord {
             schema_version: SCHEMA_VERSION,
             ts: now_rfc3339(),
             run_id: self.shared.run_id.clone(),
             repo: self.shared.repo.clone(),
+            try_no: self.try_no,
             event,
         };
         let line = self.line(&record);
@@ -96,6 +104,7 @@ impl Events {
             inner.stdout_error = Some(e.to_string());
         }
         if let Some(p) = inner.progress.as_mut() {
+            p.on_try(record.try_no);
             p.on(&record.event, &self.shared.redactor);
         }
         inner.records.push(record);

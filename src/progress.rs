@@ -14,6 +14,8 @@ pub struct Progress {
     group_open: bool,
     /// What each tool call was about (its command or path), by call id, until it completes.
     pending: HashMap<String, String>,
+    /// The try the event being shown belongs to (`[try k]` before its lines), if any.
+    on_try: Option<u32>,
 }
 
 /// The part of a tool call's arguments worth a log line: its command, path or pattern.
@@ -122,18 +124,32 @@ fn secs(ms: u64) -> String {
 impl Progress {
     #[cfg(test)]
     pub fn new(out: Box<dyn std::io::Write + Send>, actions: bool) -> Self {
-        Progress { out: Out::new(out), actions, group_open: false, pending: HashMap::new() }
+        Progress { out: Out::new(out), actions, group_open: false, pending: HashMap::new(), on_try: None }
     }
 
     /// Progress on stderr, with groups when running under GitHub Actions.
     pub fn stderr(actions: bool) -> Self {
-        Progress { out: Out::stderr(), actions, group_open: false, pending: HashMap::new() }
+        Progress { out: Out::stderr(), actions, group_open: false, pending: HashMap::new(), on_try: None }
     }
 
     /// One line, whatever the text holds: a line end in a test name or a model's message is shown
     /// escaped, never a line of its own, and no part of it is a workflow command (`ci_text`).
+    /// A tool call's key among those pending: tries may use the same call ids.
+    fn call_key(&self, call_id: &str) -> String {
+        format!("{}/{call_id}", self.on_try.unwrap_or(0))
+    }
+
+    /// The events that follow belong to try `k` (`None`: to the job).
+    pub fn on_try(&mut self, k: Option<u32>) {
+        self.on_try = k;
+    }
+
     fn line(&mut self, text: &str, redactor: &Redactor) {
-        let _ = self.out.text(&crate::ci_text::line(&redactor.apply(text)));
+        let text = match self.on_try {
+            Some(k) => format!("[try {k}] {text}"),
+            None => text.to_string(),
+        };
+        let _ = self.out.text(&crate::ci_text::line(&redactor.apply(&text)));
     }
 
     fn command(&mut self, c: &Command) {
@@ -168,10 +184,10 @@ impl Progress {
                 self.line(&format!("turn {turn}: {tool_calls} tool call(s), {tokens}, {}", secs(*duration_ms)), r);
             }
             Event::ToolCallStarted { call_id, args, .. } => {
-                self.pending.insert(call_id.clone(), subject(args));
+                self.pending.insert(self.call_key(call_id), subject(args));
             }
             Event::ToolCallCompleted { call_id, tool, ok, code, exit_code, duration_ms, .. } => {
-                let what = self.pending.remove(call_id).unwrap_or_default();
+                let what = self.pending.remove(&self.call_key(call_id)).unwrap_or_default();
                 let result = outcome(*exit_code, *code, *ok);
                 self.line(&format!("  {tool} {what} → {result} ({})", secs(*duration_ms)), r);
             }

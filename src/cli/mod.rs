@@ -286,6 +286,10 @@ pub struct RunArgs {
     /// Neither read nor record memory in this run (as `memory: {enabled: false}`).
     #[arg(long)]
     pub no_memory: bool,
+    /// Independent tries of the task, each in its own worktree, the repository's checks
+    /// choosing the one that lands (overrides the number of `attempts:`; 1 to 8).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub attempts: Option<u32>,
 }
 
 #[derive(Debug, clap::Args)]

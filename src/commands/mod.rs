@@ -110,6 +110,7 @@ async fn run(a: RunArgs, quiet: bool, redactor: Redactor) -> i32 {
         base: None,
         change,
         no_memory,
+        attempts: a.attempts,
     };
     req.memory_dir = a.memory_dir;
     (req.repo, req.report_dir, req.dry_run, req.continue_from) = (a.repo, a.report_dir, a.dry_run, a.continue_from);

@@ -71,6 +71,22 @@ impl Workspace {
         tree.prune(Some(&mut prune)).map_err(|e| fail("prune", e.message().to_string()))
     }
 
+    /// Delete every ref whose name starts with `prefix` (a place in hone's own namespace).
+    pub fn delete_refs_under(&self, prefix: &str) -> Result<()> {
+        let names: Vec<String> = self
+            .repo
+            .references_glob(&format!("{prefix}*"))?
+            .names()
+            .filter_map(|n| n.ok().map(str::to_string))
+            .collect();
+        for name in names {
+            if let Ok(mut r) = self.repo.find_reference(&name) {
+                r.delete()?;
+            }
+        }
+        Ok(())
+    }
+
     /// The names of this repository's worktrees that start with `prefix` (a killed run's tries).
     pub fn trees_named(&self, prefix: &str) -> Vec<String> {
         let Ok(names) = self.repo.worktrees() else { return Vec::new() };

@@ -81,6 +81,10 @@ impl ReportDir {
         for f in REPORT_FILES {
             safe_fs::remove_at(&dir, f)?;
         }
+        for k in 1..=crate::spec::attempts::MAX_TRIES {
+            safe_fs::remove_at(&dir, &format!("try-{k}.patch"))?;
+            safe_fs::remove_at(&dir, &format!("try-{k}.transcript.jsonl"))?;
+        }
         Ok(())
     }
 

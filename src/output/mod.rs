@@ -31,6 +31,17 @@ pub struct Sinks<'a> {
     pub repo_root: Option<&'a Path>,
     /// Where GitHub Actions workflow commands go, under Actions.
     pub commands: Option<&'a mut crate::ci_text::Out>,
+    /// Each try's patch and transcript (`attempts:`; none for a job of one try).
+    pub tries: &'a [TryFiles],
+}
+
+/// One try's files in the report dir: `try-<k>.patch` and `try-<k>.transcript.jsonl`.
+pub struct TryFiles {
+    pub number: u32,
+    /// Its change as a patch (redacted), when it made one that is kept.
+    pub patch: Option<String>,
+    /// What was said in it, after its header.
+    pub said: Vec<Entry>,
 }
 
 /// What publishing a record leaves for the command line: the one result line for stdout and
@@ -45,7 +56,7 @@ pub struct Published {
 /// result line. A run whose reports cannot be written is an infrastructure failure; one that
 /// never got past intake keeps its status, the line saying the reports are missing.
 pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Published {
-    let Sinks { dir, events, redactor, env, repo_root, commands } = sinks;
+    let Sinks { dir, events, redactor, env, repo_root, commands, tries } = sinks;
     events.emit(Event::RunCompleted {
         status: record.status.as_str().into(),
         exit_code: record.exit_code,
@@ -54,6 +65,7 @@ pub fn publish(record: &RunRecord, said: &[Entry], sinks: Sinks<'_>) -> Publishe
     let mut out = Published { line: record.one_line(dir.map(ReportDir::path)), exit_code: record.exit_code };
     if let Some(dir) = dir
         && let Err(e) = write_reports(dir, record, events, redactor, said, repo_root)
+            .and_then(|()| write_tries(dir, tries, redactor))
     {
         tracing::error!("cannot write the reports to {}: {e}", dir.path().display());
         if record.status == crate::record::Status::InvalidInput {
@@ -92,6 +104,19 @@ fn write_reports(
         dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;
     }
     dir.write("events.jsonl", events.jsonl().as_bytes())
+}
+
+/// Each try's patch and transcript.
+fn write_tries(dir: &ReportDir, tries: &[TryFiles], redactor: &Redactor) -> std::io::Result<()> {
+    for t in tries {
+        if let Some(patch) = &t.patch {
+            dir.write(&format!("try-{}.patch", t.number), redactor.apply(patch).as_bytes())?;
+        }
+        if !t.said.is_empty() {
+            dir.write(&format!("try-{}.transcript.jsonl", t.number), transcript::jsonl(&t.said, redactor).as_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// A proposed change for review: `pr.md` (title and body) and `change.patch`, written before

@@ -37,8 +37,44 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The policy as it applies in another work tree of the same repository (a try's worktree
+    /// at `to`, the checkout at `from`): the rules are relative to the root and hold as they
+    /// are; a hidden file inside `from` is hidden at its place inside `to` too (and still where
+    /// it was).
+    pub fn rebased(&self, from: &Path, to: &Path) -> Policy {
+        let mut p = self.clone();
+        for f in &self.hidden_files {
+            if let Ok(rel) = f.strip_prefix(from) {
+                let moved = to.join(rel);
+                if !p.hidden_files.contains(&moved) {
+                    p.hidden_files.push(moved);
+                }
+            }
+        }
+        p
+    }
+}
+
 /// The rule for exactly the path `rel`, keyed by `why`.
 fn exact(rel: &str, why: &str) -> Option<PathRule> {
     let matcher = compile_glob(&globset::escape(rel)).ok()?;
     Some(PathRule { key: why.into(), glob: rel.into(), matcher })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_hidden_in_the_checkout_is_hidden_in_a_try_s_tree_too() {
+        let mut p = Policy::builtin();
+        let (main, tree) = (Path::new("/repo"), Path::new("/tmp/tries/1"));
+        p.hidden_files = vec![main.join(".aws/credentials"), Path::new("/home/u/.netrc").to_path_buf()];
+        let moved = p.rebased(main, tree);
+        assert_eq!(
+            moved.hidden_files,
+            vec![main.join(".aws/credentials"), "/home/u/.netrc".into(), tree.join(".aws/credentials")]
+        );
+    }
 }

@@ -14,6 +14,9 @@ pub struct EventRecord {
     /// In a fleet: the repository the run belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// With `attempts:`: the try the event belongs to (from 1); absent for the job's own.
+    #[serde(rename = "try", default, skip_serializing_if = "Option::is_none")]
+    pub try_no: Option<u32>,
     #[serde(flatten)]
     pub event: Event,
 }

@@ -172,6 +172,7 @@ mod tests {
             ts: "2026-01-01T00:00:00Z".into(),
             run_id: "r1".into(),
             repo: None,
+            try_no: None,
             event: Event::TurnStarted { turn: 3, estimated_tokens: 10, prefix_reuse: 0.5 },
         };
         let v: serde_json::Value = serde_json::to_value(&r).unwrap();

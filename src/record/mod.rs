@@ -9,6 +9,7 @@ pub mod memory;
 mod models;
 pub mod network;
 mod status;
+pub mod tries;
 
 pub use status::Status;
 
@@ -232,6 +233,12 @@ pub struct RunRecord {
     /// were read (no such commit could be had, or `context.instructions` is off).
     #[serde(default)]
     pub instructions_commit: Option<String>,
+    /// The job's tries (`attempts:`), in order; absent for a job of one try.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tries: Vec<tries::TryRecord>,
+    /// The try whose change landed, and why; absent for a job of one try, and when no try's could.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<tries::Choice>,
 }
 
 impl RunRecord {
@@ -295,6 +302,8 @@ impl RunRecord {
             memory: Default::default(),
             instructions: vec![],
             instructions_commit: None,
+            tries: vec![],
+            chosen: None,
         }
     }
 

@@ -39,6 +39,8 @@ pub struct Scope {
     pub memory: super::remember::Settled,
     /// This run's marker in the git dir, removed once the checkout is put back.
     pub marker: crate::git::Held,
+    /// What the job's tries have spent together (one try: its own spend).
+    pub meter: super::meter::Meter,
 }
 
 /// The one work tree a stage works in, with what is tied to it: its repository handle, the
@@ -46,16 +48,39 @@ pub struct Scope {
 /// it is the main checkout's ([`Scope::lane`]); each of a job's tries will have its own (issue 45).
 #[derive(Clone, Copy)]
 pub struct Lane<'a> {
+    /// The try's number (1, 2, …); 0 for the one try of a job without `attempts`.
+    pub number: u32,
     pub ws: &'a Workspace,
     pub policy: &'a Policy,
     pub events: &'a Events,
     pub bound: &'a crate::bound::Bound,
+    /// What every try of the job has spent, against the job's budgets.
+    pub meter: &'a super::meter::Meter,
 }
 
 impl Scope {
     /// The main checkout's lane: the only one of a job of one try.
     pub fn lane(&self) -> Lane<'_> {
-        Lane { ws: &self.ws, policy: &self.policy, events: &self.events, bound: &self.bound }
+        Lane {
+            number: 0,
+            ws: &self.ws,
+            policy: &self.policy,
+            events: &self.events,
+            bound: &self.bound,
+            meter: &self.meter,
+        }
+    }
+}
+
+impl Lane<'_> {
+    /// Where this lane's checkpoints are kept: the job's own place for its one try, a place
+    /// of each try's own when the job has several (`refs/hone/<job>/attempts/<k>` is a try's
+    /// result, so nothing can live below it).
+    pub fn checkpoint_ref(&self, job: &str, id: u32) -> String {
+        match self.number {
+            0 => format!("refs/hone/{job}/checkpoints/{id}"),
+            k => format!("refs/hone/{job}/tries/{k}/checkpoints/{id}"),
+        }
     }
 }
 
@@ -78,6 +103,8 @@ pub enum Work {
 pub struct Start {
     pub work: Work,
     pub model: Models,
+    /// With `attempts:`, each try's own models (empty for one try, and in a replay: the job's).
+    pub try_models: Vec<Models>,
     /// The first jail: the run's, or setup's when the job has setup commands.
     pub jail: Sandbox,
     pub jail_report: SandboxReport,
@@ -130,4 +157,31 @@ pub struct Ended {
     pub status: crate::record::Status,
     /// The model changed the work tree at some point.
     pub touched: bool,
+}
+
+/// One try's work tree (`attempts:`): a linked worktree of the repository detached at the base,
+/// with the policy as it applies there, its events stamped with its number, and its own bound
+/// (a child of the run's: a cancel stops every try; `cascade` stops one).
+pub struct Tree {
+    pub number: u32,
+    /// The worktree's name in the git dir (`hone-try-<run>-<k>`).
+    pub name: String,
+    pub ws: Workspace,
+    pub policy: Policy,
+    pub events: Events,
+    pub bound: crate::bound::Bound,
+}
+
+impl Tree {
+    /// This tree's lane, sharing the job's meter.
+    pub fn lane<'a>(&'a self, meter: &'a super::meter::Meter) -> Lane<'a> {
+        Lane {
+            number: self.number,
+            ws: &self.ws,
+            policy: &self.policy,
+            events: &self.events,
+            bound: &self.bound,
+            meter,
+        }
+    }
 }

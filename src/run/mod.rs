@@ -9,6 +9,7 @@ mod environment;
 mod handoff;
 pub mod intake;
 mod land;
+mod meter;
 mod remember;
 pub mod request;
 mod session;
@@ -16,8 +17,7 @@ mod ship;
 pub mod state;
 mod summarize;
 mod transcript;
-#[allow(dead_code)] // until the tries driver calls it (issue 45, slice 5)
-pub mod tries;
+mod tries;
 
 pub use request::{EventSinks, Hooks, Overrides, Request, RunOutcome, Sinks, Source};
 
@@ -51,7 +51,7 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
         provider: run.record.provider.clone(),
         model: run.record.model.clone(),
     });
-    let Start { work, model, jail, map, saved, history, ignored, .. } = start;
+    let Start { work, model, try_models, jail, map, saved, history, ignored, .. } = start;
     // The commit hone was started on (the checkout has not moved yet).
     let status = match &work {
         Work::Skip(reason) => {
@@ -59,6 +59,14 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
             run.record.warnings.push(reason.clone());
             run.enter(&scope.events, State::Summarizing, "nothing to do");
             Status::Skipped
+        }
+        Work::Do(pr) if scope.job.attempts.several() => {
+            // Intake's jail was the probe: each try builds its own, for its tree.
+            drop(jail);
+            let models = (0..scope.job.attempts.tries.len()).map(|k| try_models.get(k).unwrap_or(&model)).collect();
+            let orders = tries::Orders { pr: pr.as_ref(), models, map, ignored };
+            let worked = tries::work_on(&scope, orders, &mut run).await;
+            worked.unwrap_or_else(|e| run.fail(&scope.redactor, e))
         }
         Work::Do(pr) => {
             let opening = FromIntake { jail, map, saved: saved.as_ref(), history, ignored };
@@ -100,8 +108,8 @@ async fn work_on(
     run: &mut Run,
 ) -> Result<Status, crate::error::HoneError> {
     let checkout = environment::check_out(s, pr, o.ignored, run).await?;
-    let resume = environment::Resume { saved: o.saved, with_history: !o.history.is_empty() };
-    let (status, setup_jail) = match environment::prepare(s, o.jail, &checkout, o.map, resume, run).await {
+    let begin = environment::Begin { saved: o.saved, with_history: !o.history.is_empty(), baseline: None };
+    let (status, setup_jail) = match environment::prepare(s, s.lane(), o.jail, &checkout, o.map, begin, run).await {
         Err(status) => (status, None),
         Ok(ready) => {
             let handoff::Ready { tools, mut checks, map, git_guard, setup_jail, stop, note, touched } = ready;
@@ -118,10 +126,19 @@ async fn work_on(
                     let trusted = guidance.clone().ok();
                     let memory = if o.history.is_empty() { recall(s, pr, trusted, checkout.base, run) } else { None };
                     let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
-                    session::run(s, session::Parts { model, tools: &tools, checks }, opening, checkout.base, run).await
+                    session::run(
+                        s,
+                        s.lane(),
+                        session::Parts { model, tools: &tools, checks, failed_round: None },
+                        opening,
+                        checkout.base,
+                        run,
+                    )
+                    .await
                 }
             };
-            (land::land(s, tools, git_guard, ended, checkout.base, run).await, setup_jail)
+            land::close(tools, run).await;
+            (land::land(s, git_guard, ended, checkout.base, run).await, setup_jail)
         }
     };
     land::restore(s, checkout, run).await;
@@ -180,6 +197,7 @@ fn intake_failed(
         env: &req.env,
         repo_root: None,
         commands,
+        tries: &[],
     };
     let published = output::publish(&record, &[], sinks);
     RunOutcome {
@@ -257,6 +275,7 @@ fn publish(s: &Scope, run: Run, record: RunRecord, commands: Option<&mut crate::
         .flatten();
     let said = run.transcript.with_header(&record, &s.job, &s.policy);
     let sinks = output::Sinks {
+        tries: &run.try_files,
         dir: Some(&s.report_dir),
         events: &s.events,
         redactor: &s.redactor,

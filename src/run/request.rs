@@ -40,6 +40,8 @@ pub struct Overrides {
     pub change: Option<crate::spec::answer::Change>,
     /// `--no-memory`: memory off whatever the job says.
     pub no_memory: bool,
+    /// `--attempts N`: the job's number of tries.
+    pub attempts: Option<u32>,
 }
 
 /// One run's request. Never changed once made: each stage reads what it needs of it.

@@ -123,11 +123,13 @@ pub struct Run {
     /// What was said, for `transcript.jsonl`.
     pub transcript: super::transcript::Transcript,
     pub started: tokio::time::Instant,
+    /// Each try's patch and transcript (`attempts:`), for the report dir.
+    pub try_files: Vec<crate::output::TryFiles>,
 }
 
 impl Run {
     pub fn new(record: RunRecord, started: tokio::time::Instant) -> Run {
-        Run { record, machine: Machine::new(), transcript: Default::default(), started }
+        Run { record, machine: Machine::new(), transcript: Default::default(), started, try_files: Vec::new() }
     }
 
     /// Move the state machine and emit the transition.

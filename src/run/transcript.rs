@@ -4,7 +4,7 @@
 use crate::protocol::transcript::{Entry, VERSION};
 use crate::protocol::{Message, Reply};
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Transcript {
     entries: Vec<Entry>,
 }

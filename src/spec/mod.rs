@@ -2,6 +2,7 @@
 
 pub mod adhoc;
 pub mod answer;
+pub mod attempts;
 pub mod cloud;
 mod context;
 pub mod diag;
@@ -200,6 +201,14 @@ impl Checker<'_> {
         let policy = raw.policy.map(|p| resolve(dir, &p));
         let (repo_map_tokens, instructions) = self.context(raw.context.unwrap_or_default());
         let output = self.output(raw.output, dir);
+        let change = raw.change.unwrap_or_default();
+        let parts = attempts::JobParts {
+            model: &model,
+            max_cost: limits.max_cost_usd.is_some(),
+            allow_dirty: repo.allow_dirty,
+            change,
+        };
+        let attempts = self.attempts(raw.attempts, &parts, dir);
         Job {
             spec_path: spec_path.to_path_buf(),
             spec_sha256: String::new(),
@@ -221,9 +230,10 @@ impl Checker<'_> {
             instructions,
             pr,
             forge,
-            change: raw.change.unwrap_or_default(),
+            change,
             output,
             memory: raw.memory.map(memory::MemorySpec::from).unwrap_or_default(),
+            attempts,
         }
     }
 

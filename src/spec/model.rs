@@ -11,13 +11,17 @@ impl Checker<'_> {
         if raw.is_none() && !self.removed.contains("model") {
             self.missing("model", "add a `model:` section with at least `provider` and `name`");
         }
-        let mut m = raw.unwrap_or_default();
+        self.model_at(raw.unwrap_or_default(), "model", dir)
+    }
+
+    /// A model block and its fallbacks at `at` (`model`, or a try's `attempts[k].model`).
+    pub(super) fn model_at(&mut self, mut m: raw::RawModel, at: &str, dir: &Path) -> ModelSpec {
         let fallback = m.fallback.take().unwrap_or_default();
-        let mut spec = self.model_block(m, "model", dir);
+        let mut spec = self.model_block(m, at, dir);
         for (i, mut f) in fallback.into_iter().enumerate() {
-            let at = format!("model.fallback[{i}]");
+            let at = format!("{at}.fallback[{i}]");
             if f.fallback.take().is_some() {
-                let help = "list every model to fall back to in the top-level `model.fallback`, in order";
+                let help = "list every model to fall back to in the model's own `fallback`, in order";
                 self.err(&format!("{at}.fallback"), "a fallback model has no fallback of its own", help);
             }
             let block = self.model_block(f, &at, dir);

@@ -50,6 +50,8 @@ pub struct RawJob {
     pub output: Option<super::answer::RawOutput>,
     /// hone's memory of this repository: facts it observed in earlier runs (on by default).
     pub memory: Option<super::memory::RawMemory>,
+    /// Independent tries of the task, each in its own worktree: a number, a list of tries (each with its own `model` or the job's), or `{tries, strategy: parallel | cascade}`; the repository's checks choose the one that lands (default 1).
+    pub attempts: Option<super::attempts::RawAttempts>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

@@ -6,7 +6,7 @@
 mod setup;
 
 use super::checks::Checks;
-use super::handoff::{Checkout, Ready, Scope};
+use super::handoff::{Checkout, Lane, Ready, Scope};
 use super::state::{Run, State};
 use crate::error::{Code, HoneError};
 use crate::forge::autofix;
@@ -74,11 +74,14 @@ pub async fn check_out(
     Ok(Checkout { original, before, base, ignored, guidance })
 }
 
-/// The saved work a failed run left, if any, to take up after the baseline.
-pub struct Resume<'a> {
+/// How a lane begins: the saved work a failed run left, if any, to take up after the
+/// baseline; or the baseline another try of the job took.
+pub struct Begin<'a> {
     pub saved: Option<&'a Saved>,
     /// The model gets the failed run's conversation back too.
     pub with_history: bool,
+    /// The job's baseline, taken by its first try: copied, never taken again (`None`: take it).
+    pub baseline: Option<&'a [crate::verify::CheckResult]>,
 }
 
 /// Setup, the run's jail, the tools and MCP servers, and the baseline (the repo map is built
@@ -86,39 +89,45 @@ pub struct Resume<'a> {
 /// (recorded in `run`): then nothing else runs in this checkout.
 pub async fn prepare(
     s: &Scope,
+    lane: Lane<'_>,
     jail: Sandbox,
     checkout: &Checkout,
     map: Option<JoinHandle<String>>,
-    resume: Resume<'_>,
+    begin: Begin<'_>,
     run: &mut Run,
 ) -> Result<Ready, Status> {
     // Setup first (in its own jail), then the run's jail; without setup, intake's jail is it.
     let (sandbox, setup_jail) = if s.job.setup.is_empty() {
         (jail, None)
     } else {
-        (setup::run(s, &jail, &checkout.ignored, run).await?, Some(jail))
+        (setup::run(s, lane, &jail, &checkout.ignored, run).await?, Some(jail))
     };
-    let tools = match tool_context(s, sandbox).await {
+    let tools = match tool_context(s, lane, sandbox).await {
         Ok(t) => t,
         Err(e) => return Err(run.fail(&s.redactor, e)),
     };
-    let git_guard = GitGuard::snapshot(&s.ws.git_dir());
+    let git_guard = GitGuard::snapshot(&lane.ws.git_dir());
     let mut checks = Checks::new(tools.clone());
     // The repo map is built while the baseline runs (both only read the tree as it was).
-    let map = map.unwrap_or_else(|| crate::repomap::spawn(&s.ws, &s.job.task, s.job.repo_map_tokens, &s.policy));
+    let map = map.unwrap_or_else(|| crate::repomap::spawn(lane.ws, &s.job.task, s.job.repo_map_tokens, lane.policy));
     // The baseline, before any change (the job's MCP servers start meanwhile, in jails made
     // first): each server's view of the repository is fixed before any code but hone's has run.
-    let jails = mcp_jails(s, &tools).await;
+    let jails = mcp_jails(s, lane, &tools).await;
+    let given = begin.baseline;
     let baseline = async {
+        if let Some(taken) = given {
+            run.record.baseline = taken.to_vec();
+            return !lane.bound.cancel.is_cancelled();
+        }
         tokio::select! {
-            r = tokio::time::timeout_at(s.bound.deadline, checks.run(s, s.lane(), run, 0, true)) => r.is_ok(),
-            () = s.bound.cancel.cancelled() => false,
+            r = tokio::time::timeout_at(lane.bound.deadline, checks.run(s, lane, run, 0, true)) => r.is_ok(),
+            () = lane.bound.cancel.cancelled() => false,
         }
     };
-    let (baseline, ()) = tokio::join!(baseline, start_mcp(s, &tools, jails));
+    let (baseline, ()) = tokio::join!(baseline, start_mcp(s, lane, &tools, jails));
     let mut ready = Ready { tools, checks, map, git_guard, setup_jail, stop: None, note: None, touched: false };
     if !baseline {
-        ready.stop = Some(if s.bound.cancel.is_cancelled() {
+        ready.stop = Some(if lane.bound.cancel.is_cancelled() {
             Status::Cancelled
         } else {
             let budget = spec::duration::format(s.job.limits.max_wall_time);
@@ -128,15 +137,15 @@ pub async fn prepare(
         });
         return Ok(ready);
     }
-    match before_start(s, &ready.tools, resume, run).await {
+    match before_start(s, lane, &ready.tools, begin, run).await {
         Err((code, why, status, reason)) => {
             run.record.errors.push(HoneError::new(code, s.redactor.apply(&why)));
-            run.enter(&s.events, State::Summarizing, reason);
+            run.enter(lane.events, State::Summarizing, reason);
             ready.stop = Some(status);
         }
         Ok(taken) => {
             (ready.note, ready.touched) = taken.map_or((None, false), |(note, t)| (Some(note), t));
-            if s.bound.cancel.is_cancelled() {
+            if lane.bound.cancel.is_cancelled() {
                 ready.stop = Some(Status::Cancelled);
             }
         }
@@ -144,18 +153,18 @@ pub async fn prepare(
     Ok(ready)
 }
 
-async fn tool_context(s: &Scope, sandbox: Sandbox) -> Result<Arc<ToolContext>, HoneError> {
-    let root =
-        Root::new(s.ws.root()).map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
-    let protected = s.ws.blocking(|ws| ws.protected_entries()).await?;
+async fn tool_context(s: &Scope, lane: Lane<'_>, sandbox: Sandbox) -> Result<Arc<ToolContext>, HoneError> {
+    let root = Root::new(lane.ws.root())
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve the repo root: {e}")))?;
+    let protected = lane.ws.blocking(|ws| ws.protected_entries()).await?;
     Ok(Arc::new(ToolContext {
         root,
         limits: s.job.tools.clone(),
-        env: crate::sandbox::command_env(&s.policy, &s.env, s.ws.root()),
+        env: crate::sandbox::command_env(lane.policy, &s.env, lane.ws.root()),
         redactor: s.redactor.clone(),
-        bound: crate::bound::Bound::new(s.bound.deadline, &s.bound.cancel.child_token()),
+        bound: crate::bound::Bound::new(lane.bound.deadline, &lane.bound.cancel.child_token()),
         changes: Mutex::new(tools::patch::ChangeLog::default()),
-        policy: s.policy.clone(),
+        policy: lane.policy.clone(),
         protected,
         sandbox,
         decisions: Mutex::new(Vec::new()),
@@ -165,7 +174,7 @@ async fn tool_context(s: &Scope, sandbox: Sandbox) -> Result<Arc<ToolContext>, H
 
 /// The jails of the job's MCP servers (one per stdio server; an HTTP server needs none), made
 /// before the baseline runs anything.
-async fn mcp_jails(s: &Scope, tools: &ToolContext) -> Vec<Result<Sandbox, crate::sandbox::Error>> {
+async fn mcp_jails(s: &Scope, lane: Lane<'_>, tools: &ToolContext) -> Vec<Result<Sandbox, crate::sandbox::Error>> {
     let stdio: Vec<String> = s
         .job
         .mcp
@@ -173,11 +182,11 @@ async fn mcp_jails(s: &Scope, tools: &ToolContext) -> Vec<Result<Sandbox, crate:
         .filter(|m| matches!(m.transport, spec::McpTransport::Stdio { .. }))
         .map(|m| m.name.clone())
         .collect();
-    let (cancel, deadline) = (s.bound.cancel.clone(), s.bound.deadline.into_std());
+    let (cancel, deadline) = (lane.bound.cancel.clone(), lane.bound.deadline.into_std());
     let stop = move || cancel.is_cancelled() || std::time::Instant::now() >= deadline;
-    let egress = s.policy.mcp_egress();
+    let egress = lane.policy.mcp_egress();
     let mut jails =
-        crate::sandbox::services(&tools.sandbox, &stdio, &egress, &s.egress, s.ws.root(), stop).await.into_iter();
+        crate::sandbox::services(&tools.sandbox, &stdio, &egress, &s.egress, lane.ws.root(), stop).await.into_iter();
     s.job
         .mcp
         .iter()
@@ -189,18 +198,18 @@ async fn mcp_jails(s: &Scope, tools: &ToolContext) -> Vec<Result<Sandbox, crate:
 }
 
 /// Start the job's MCP servers (stdio ones in `jails`) and hand them to the tools.
-async fn start_mcp(s: &Scope, tools: &ToolContext, jails: Vec<Result<Sandbox, crate::sandbox::Error>>) {
+async fn start_mcp(s: &Scope, lane: Lane<'_>, tools: &ToolContext, jails: Vec<Result<Sandbox, crate::sandbox::Error>>) {
     if s.job.mcp.is_empty() {
         return;
     }
     let inputs = crate::mcp::connect::Inputs {
-        root: s.ws.root(),
+        root: lane.ws.root(),
         command_env: &tools.env,
         run_env: &s.env,
         redactor: &s.redactor,
     };
-    let bounds = s.bound.clone();
-    let hub = crate::mcp::Hub::start(&s.job.mcp, jails, &s.policy, &inputs, &bounds, s.events.clone()).await;
+    let bounds = lane.bound.clone();
+    let hub = crate::mcp::Hub::start(&s.job.mcp, jails, lane.policy, &inputs, &bounds, lane.events.clone()).await;
     let _ = tools.mcp.set(hub);
 }
 
@@ -212,20 +221,21 @@ type Stop = (Code, String, Status, &'static str);
 /// the note for the model's first message, and whether it changed the tree.
 async fn before_start(
     s: &Scope,
+    lane: Lane<'_>,
     tools: &ToolContext,
-    resume: Resume<'_>,
+    begin: Begin<'_>,
     run: &mut Run,
 ) -> Result<Option<(String, bool)>, Stop> {
     if let Some((code, why)) = crate::verify::unrunnable(&run.record.baseline) {
         return Err((code, why, Status::InvalidInput, "a check cannot run"));
     }
     if let Some(why) =
-        tools.mcp.get().filter(|_| !s.bound.cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down)
+        tools.mcp.get().filter(|_| !lane.bound.cancel.is_cancelled()).and_then(crate::mcp::Hub::required_down)
     {
         return Err((Code::Mcp, why, Status::Error, "a required MCP server did not start"));
     }
-    match resume.saved {
-        Some(saved) => take_up(s, saved, resume.with_history, run)
+    match begin.saved {
+        Some(saved) => take_up(s, lane, saved, begin.with_history, run)
             .await
             .map(Some)
             .map_err(|e| (e.code, e.message, Status::InvalidInput, "the saved work does not apply")),
@@ -235,11 +245,17 @@ async fn before_start(
 
 /// Apply `saved`, counted as this run's change: the note for the model's first message, and
 /// whether any file changed.
-async fn take_up(s: &Scope, saved: &Saved, with_history: bool, run: &mut Run) -> Result<(String, bool), HoneError> {
+async fn take_up(
+    s: &Scope,
+    lane: Lane<'_>,
+    saved: &Saved,
+    with_history: bool,
+    run: &mut Run,
+) -> Result<(String, bool), HoneError> {
     let oid = saved.commit;
-    let paths = s.ws.blocking(move |ws| ws.apply_saved(oid)).await?;
+    let paths = lane.ws.blocking(move |ws| ws.apply_saved(oid)).await?;
     for rel in &paths {
-        s.ws.claim(rel);
+        lane.ws.claim(rel);
     }
     let short = &oid.to_string()[..12];
     run.record.continued_from = Some(format!("{} ({short})", saved.refname));

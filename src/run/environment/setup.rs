@@ -2,7 +2,7 @@
 //! and before the baseline, in setup's jail (network as the policy's `setup.network` says); then
 //! the run's own jail is built, protecting what setup made, which is never part of the change.
 
-use super::super::handoff::Scope;
+use super::super::handoff::{Lane, Scope};
 use super::super::state::{Run, State};
 use crate::error::Code;
 use crate::error::HoneError;
@@ -15,20 +15,27 @@ const TAIL_LINES: usize = 12;
 
 /// Run the setup commands, then build the run's jail. `Err` is the run's status when setup
 /// failed or was cut short (recorded in `run`); nothing else runs then.
-pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -> Result<Sandbox, Status> {
-    let (ws, cancel) = (&p.ws, &p.bound.cancel);
+pub async fn run(
+    p: &Scope,
+    lane: Lane<'_>,
+    jail: &Sandbox,
+    ignored: &[String],
+    run: &mut Run,
+) -> Result<Sandbox, Status> {
+    let (ws, cancel) = (lane.ws, &lane.bound.cancel);
     let before =
         if p.job.repo.allow_dirty { ws.blocking(|ws| ws.dirty_entries()).await.unwrap_or_default() } else { vec![] };
-    let env = crate::sandbox::command_env(&p.policy, &p.env, ws.root());
+    let env = crate::sandbox::command_env(lane.policy, &p.env, ws.root());
     // Setup's proxy serves setup alone: closed when setup ends, however it ends.
     let _close = CloseProxy(jail);
     for s in &p.job.setup {
         let started = run.machine.elapsed_ms();
-        let mut r = crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, p.bound.deadline, cancel, jail).await;
+        let mut r =
+            crate::verify::run_check(&s.as_check(), 0, ws.root(), &env, lane.bound.deadline, cancel, jail).await;
         r.started_ms = Some(started);
         r.output_tail = p.redactor.apply(&r.output_tail);
         r.accepted = r.passed;
-        p.events.emit(Event::SetupCompleted {
+        lane.events.emit(Event::SetupCompleted {
             name: s.name.clone(),
             passed: r.passed,
             exit_code: r.exit_code,
@@ -51,14 +58,14 @@ pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -
                 run.record
                     .errors
                     .push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal during setup"));
-                run.enter(&p.events, State::Aborted, "cancelled by a signal");
+                run.enter(lane.events, State::Aborted, "cancelled by a signal");
                 return Err(Status::Cancelled);
             }
-            if tokio::time::Instant::now() >= p.bound.deadline {
+            if tokio::time::Instant::now() >= lane.bound.deadline {
                 let budget = crate::spec::duration::format(p.job.limits.max_wall_time);
                 let message = format!("the wall-time budget ({budget}) ran out during setup command `{}`", s.name);
                 run.record.errors.push(HoneError::new(Code::Budget, message));
-                run.enter(&p.events, State::Summarizing, "the wall-time budget ran out");
+                run.enter(lane.events, State::Summarizing, "the wall-time budget ran out");
                 return Err(Status::BudgetExhausted);
             }
             let message = format!(
@@ -70,11 +77,11 @@ pub async fn run(p: &Scope, jail: &Sandbox, ignored: &[String], run: &mut Run) -
             run.record.errors.push(HoneError::new(Code::Setup, message).hint(
                 "fix the command in the job spec's `setup:`, or the policy (`setup.network` if it downloads: `{ allow: [HOST, ...] }` names the hosts it needs)",
             ));
-            run.enter(&p.events, State::Summarizing, "a setup command failed");
+            run.enter(lane.events, State::Summarizing, "a setup command failed");
             return Err(Status::InvalidInput);
         }
     }
-    protect_and_jail(p, ignored, &before, run).await
+    protect_and_jail(p, lane, ignored, &before, run).await
 }
 
 /// Closes setup's proxy (if it has one) when dropped.
@@ -93,13 +100,14 @@ impl Drop for CloseProxy<'_> {
 /// jail like ignored entries that were there before.
 async fn protect_and_jail(
     p: &Scope,
+    lane: Lane<'_>,
     ignored_before: &[String],
     before: &[String],
     run: &mut Run,
 ) -> Result<Sandbox, Status> {
     let before = before.to_vec();
-    let made = p.ws.blocking(move |ws| ws.mark_artifacts(&before)).await;
-    let status = p.ws.blocking(|ws| ws.intake_status()).await;
+    let made = lane.ws.blocking(move |ws| ws.mark_artifacts(&before)).await;
+    let status = lane.ws.blocking(|ws| ws.intake_status()).await;
     let (made, (_, ignored)) = match (made, status) {
         (Ok(m), Ok(s)) => (m, s),
         (Err(e), _) | (_, Err(e)) => {
@@ -108,14 +116,14 @@ async fn protect_and_jail(
         }
     };
     let setup_ignored: Vec<String> = ignored.iter().filter(|e| !ignored_before.contains(e)).cloned().collect();
-    p.ws.add_artifacts(&setup_ignored);
-    let policy = hide_what_setup_left(p, &made, &setup_ignored, run).await;
+    lane.ws.add_artifacts(&setup_ignored);
+    let policy = hide_what_setup_left(p, lane, &made, &setup_ignored, run).await;
     let mut protected = ignored;
     protected.extend(made);
     protected.sort();
     protected.dedup();
     let site =
-        crate::sandbox::Site { ws: &p.ws, env: &p.env, report_dir: p.report_dir.path(), run_id: p.events.run_id() };
+        crate::sandbox::Site { ws: lane.ws, env: &p.env, report_dir: p.report_dir.path(), run_id: p.events.run_id() };
     match crate::sandbox::start(&policy, &site, &protected, "commands", &p.egress).await {
         Ok((sandbox, report)) => {
             run.record.policy.sandbox = report;
@@ -132,14 +140,20 @@ async fn protect_and_jail(
 /// the run): their secrets are registered with the redactor, they are hidden from the commands'
 /// jail (the policy it is built from), and the report says so. The file tools' policy is the
 /// run's, settled at intake: what they read of such a file reaches the model redacted.
-async fn hide_what_setup_left(p: &Scope, made: &[String], ignored: &[String], run: &mut Run) -> crate::policy::Policy {
-    let mut policy = p.policy.clone();
+async fn hide_what_setup_left(
+    p: &Scope,
+    lane: Lane<'_>,
+    made: &[String],
+    ignored: &[String],
+    run: &mut Run,
+) -> crate::policy::Policy {
+    let mut policy = lane.policy.clone();
     let (root, made, ignored, redactor) =
-        (p.ws.root().to_path_buf(), made.to_vec(), ignored.to_vec(), p.redactor.clone());
+        (lane.ws.root().to_path_buf(), made.to_vec(), ignored.to_vec(), p.redactor.clone());
     let scan = move || crate::redact::found::scan_paths(&root, &made, &ignored, &redactor);
     let found = tokio::task::spawn_blocking(scan).await.unwrap_or_default();
     for rel in &found {
-        policy.hide_file(&p.ws.root().join(rel), p.ws.root(), crate::redact::found::WHY);
+        policy.hide_file(&lane.ws.root().join(rel), lane.ws.root(), crate::redact::found::WHY);
     }
     if !found.is_empty() {
         let shown: Vec<String> = found.iter().take(10).map(|f| format!("`{f}`")).collect();

@@ -71,7 +71,16 @@ fn load_job(req: &Request) -> Result<Job, HoneError> {
             spec::adhoc::job(&a, &locate::cwd())?
         }
     };
-    Ok(with_overrides(job, req))
+    let job = with_overrides(job, req);
+    let tries = job.attempts.tries.len();
+    if let Some((why, help)) = spec::attempts::refusal(tries, job.repo.allow_dirty, job.change) {
+        return Err(HoneError::new(Code::Spec, why).hint(help));
+    }
+    if tries > 1 && req.continue_from.is_some() {
+        return Err(HoneError::new(Code::InvalidArgs, "`--continue` takes up one failed run's work: it makes one try")
+            .hint("drop `--attempts` (or set `attempts: 1`) to continue a failed run"));
+    }
+    Ok(job)
 }
 
 /// The command line's (or the fleet's) PR number, base branch, change and memory switch.
@@ -87,6 +96,10 @@ fn with_overrides(mut job: Job, req: &Request) -> Job {
     }
     if req.overrides.no_memory {
         job.memory.enabled = false;
+    }
+    if let Some(n) = req.overrides.attempts {
+        let model = job.model.clone();
+        job.attempts.resized(n as usize, &model);
     }
     job
 }
@@ -157,6 +170,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     setup::policy_secrets(&redactor, &policy, &env);
     // A read-only job's repository is read-only in every jail but setup's, and to every tool.
     policy.read_only_repo = job.change == spec::answer::Change::None;
+    let replayed = hooks.model.is_some();
     let model = match hooks.model {
         // Every model answers from the transcript, so that a recorded fallback happens again.
         Some(r) => {
@@ -170,6 +184,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         }
         None => setup::models(&job, &env, events.run_id(), &redactor).map_err(&fail)?,
     };
+    let try_models = try_models(&job, &env, events.run_id(), &redactor, replayed).map_err(&fail)?;
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
     let ws = Workspace::open_for_run(&root, excluded, &env).map_err(&fail)?;
@@ -184,6 +199,9 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         policy.hide_file(dir, ws.root(), "hidden: hone's memory of repositories");
     }
     hide_credentials(&mut policy, &env, &model, &ws);
+    for m in &try_models {
+        hide_credentials(&mut policy, &env, m, &ws);
+    }
     let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
     let (dirty, ignored) = settle_tree(&mut policy, &ws, &redactor).await.map_err(&fail)?;
     // The map only reads the tree (what the policy lets the model read, now settled): it is
@@ -201,10 +219,35 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         _ => autofix::decide(&mut job, &ws, req, &bound).await.map_err(&fail)?,
     };
     let (saved, history) = resumed.map(|r| (Some(r.saved), r.history)).unwrap_or_default();
-    let start = Start { work, model, jail, jail_report, ignored, map, saved, history, claimed };
+    let start = Start { work, model, try_models, jail, jail_report, ignored, map, saved, history, claimed };
     let shared = req.shared.clone();
-    let scope = Scope { job, ws, policy, redactor, events, env, shared, bound, report_dir, egress, memory, marker };
+    let meter = Default::default();
+    let scope =
+        Scope { job, ws, policy, redactor, events, env, shared, bound, report_dir, egress, memory, marker, meter };
     Ok((scope, start))
+}
+
+/// Each try's models, when the try names its own (`attempts:`); a replay answers every try from
+/// the transcript, as the job's model.
+fn try_models(
+    job: &Job,
+    env: &crate::env::RunEnv,
+    run_id: &str,
+    redactor: &crate::redact::Redactor,
+    replayed: bool,
+) -> Result<Vec<Models>, HoneError> {
+    let tries = &job.attempts.tries;
+    if tries.len() <= 1 || replayed {
+        return Ok(Vec::new());
+    }
+    tries
+        .iter()
+        .map(|spec| {
+            let mut own = job.clone();
+            own.model = spec.clone();
+            setup::models(&own, env, run_id, redactor)
+        })
+        .collect()
 }
 
 /// The checkout claimed for this run (`git::claim`): what a killed run left saved and its
@@ -227,7 +270,7 @@ async fn claim(
 /// The first jail. With setup commands it is setup's: the network as `setup.network` says, and
 /// nothing protected from its writes (what it installs must stay); the run's own jail is built
 /// after setup, protecting what setup made.
-async fn first_jail(
+pub async fn first_jail(
     policy: &Policy,
     site: &crate::sandbox::Site<'_>,
     ignored: &[String],

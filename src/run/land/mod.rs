@@ -4,7 +4,7 @@
 
 mod commit;
 
-use super::handoff::{Checkout, Ended, Scope};
+use super::handoff::{Checkout, Ended, Lane, Scope};
 use super::state::{Run, State};
 use crate::error::{Code, HoneError};
 use crate::guard::{GitGuard, diff_guard};
@@ -13,31 +13,42 @@ use crate::tools::ToolContext;
 use std::sync::Arc;
 use tokio::time::Instant;
 
-/// The session's end, judged and landed: the run's status.
-pub async fn land(
-    s: &Scope,
-    tools: Arc<ToolContext>,
-    git_guard: GitGuard,
-    ended: Ended,
-    base: git2::Oid,
-    run: &mut Run,
-) -> Status {
+/// The session's tools closed: its MCP servers stopped (what they did recorded) and its jail
+/// gone, before the change is judged: no command the model started is still running while the
+/// guards measure the change and it is committed.
+pub async fn close(tools: Arc<ToolContext>, run: &mut Run) {
     if let Some(hub) = tools.mcp.get() {
         hub.shutdown().await;
         run.record.mcp = hub.records();
     }
-    // The run's jail goes with the tools, before the change is judged: no command the model
-    // started is still running while the guards measure the change and it is committed.
     drop(tools);
-    if ended.status == Status::Cancelled || s.bound.cancel.is_cancelled() {
-        run.enter(&s.events, State::Aborted, "cancelled by a signal");
+}
+
+/// The session's end (its tools closed) judged by the guards in `lane`'s tree: the status, and
+/// whether the work may be saved anywhere (`judge`'s second value is false when it carries a
+/// secret). A cancel is the status whatever the session said.
+pub async fn judge(
+    s: &Scope,
+    lane: Lane<'_>,
+    git_guard: &GitGuard,
+    ended: &Ended,
+    base: git2::Oid,
+    run: &mut Run,
+) -> Result<(Status, bool), HoneError> {
+    if ended.status == Status::Cancelled || lane.bound.cancel.is_cancelled() {
+        run.enter(lane.events, State::Aborted, "cancelled by a signal");
     }
-    let status = if s.bound.cancel.is_cancelled() { Status::Cancelled } else { ended.status };
+    let status = if lane.bound.cancel.is_cancelled() { Status::Cancelled } else { ended.status };
     if status == Status::Cancelled {
         run.record.errors.push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal"));
     }
+    guards(s, lane, run, status, base, git_guard).await
+}
+
+/// The session's end (its tools closed), judged and landed in the main checkout: the run's status.
+pub async fn land(s: &Scope, git_guard: GitGuard, ended: Ended, base: git2::Oid, run: &mut Run) -> Status {
     let landed = async {
-        let (status, may_save) = guards(s, run, status, base, &git_guard).await?;
+        let (status, may_save) = judge(s, s.lane(), &git_guard, &ended, base, run).await?;
         if s.policy.read_only_repo {
             return Ok(commit::read_only(s, run, status));
         }
@@ -119,14 +130,15 @@ const MIN_DIFF_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 /// What the change is, within the policy's limits, and what is wrong with it: the problems,
 /// and whether it carries a secret. The files are counted first, stopping one past the limit, so
 /// a change of too many files is never diffed; no file larger than the byte limit is read.
-async fn measure(p: &Scope, run: &mut Run, base: git2::Oid) -> Result<(Vec<String>, bool), HoneError> {
+async fn measure(s: &Scope, p: Lane<'_>, run: &mut Run, base: git2::Oid) -> Result<(Vec<String>, bool), HoneError> {
+    let redactor = &s.redactor;
     let (cap, max) = (p.policy.max_files_changed, p.policy.max_bytes_changed);
     let counted = p.ws.blocking(move |ws| ws.count_changed(cap, max)).await?;
     if counted.over {
         run.record.files_changed.clear();
-        return Ok((vec![crate::guard::too_large(&p.policy, &counted)], false));
+        return Ok((vec![crate::guard::too_large(p.policy, &counted)], false));
     }
-    let want_diff = !p.redactor.is_empty();
+    let want_diff = !redactor.is_empty();
     // The diffs get what is left of the wall time, and a few seconds when none is.
     let until =
         std::time::Instant::now() + p.bound.deadline.saturating_duration_since(Instant::now()).max(MIN_DIFF_TIME);
@@ -144,14 +156,13 @@ async fn measure(p: &Scope, run: &mut Run, base: git2::Oid) -> Result<(Vec<Strin
         ));
     }
     run.record.files_changed = changes;
-    let mut problems = diff_guard(&p.policy, &run.record.files_changed);
+    let mut problems = diff_guard(p.policy, &run.record.files_changed);
     let out = crate::guard::links_out(p.ws.root(), &run.record.files_changed);
     if !out.is_empty() {
         problems.push(format!("the change adds symlinks that lead outside the repository: {}", out.join(", ")));
     }
-    let (mut carried, unscanned) =
-        crate::guard::binary_secrets(p.ws.root(), &run.record.files_changed, &p.redactor, max);
-    if diff.is_some_and(|d| p.redactor.apply(&d) != d) {
+    let (mut carried, unscanned) = crate::guard::binary_secrets(p.ws.root(), &run.record.files_changed, redactor, max);
+    if diff.is_some_and(|d| redactor.apply(&d) != d) {
         carried.insert(0, "the diff".into());
     }
     if !carried.is_empty() {
@@ -160,20 +171,21 @@ async fn measure(p: &Scope, run: &mut Run, base: git2::Oid) -> Result<(Vec<Strin
             carried.join(", ")
         ));
     }
-    if !p.redactor.is_empty() && !unscanned.is_empty() {
+    if !redactor.is_empty() && !unscanned.is_empty() {
         problems.push(format!(
             "{} larger than the byte limit ({max}), as far as hone reads a file to scan it for secrets; a change it cannot clear is not saved",
             unscanned.iter().map(|u| format!("`{u}` is")).collect::<Vec<_>>().join(", ")
         ));
     }
-    Ok((problems, !carried.is_empty() || (!p.redactor.is_empty() && !unscanned.is_empty())))
+    Ok((problems, !carried.is_empty() || (!redactor.is_empty() && !unscanned.is_empty())))
 }
 
 /// The guards: nothing planted in .git, nothing written where the policy forbids, nothing too
 /// big, no secret in the change. A success they refuse becomes a failure. The second value is
 /// false when the work must not be saved anywhere (it carries a secret).
 async fn guards(
-    p: &Scope,
+    s: &Scope,
+    p: Lane<'_>,
     run: &mut Run,
     status: Status,
     base: git2::Oid,
@@ -182,7 +194,7 @@ async fn guards(
     let planted = git_guard.check_and_restore();
     let mut problems: Vec<String> =
         planted.iter().map(|f| format!("a command wrote `{f}`; it was put back as it was")).collect();
-    let (found, secret) = measure(p, run, base).await?;
+    let (found, secret) = measure(s, p, run, base).await?;
     problems.extend(found);
     run.record.policy.guard = problems.clone();
     if status == Status::Success && !problems.is_empty() {

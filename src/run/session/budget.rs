@@ -8,6 +8,7 @@ use super::turns::Loop;
 use crate::error::Code;
 use crate::protocol::{Event, Reply};
 use crate::record::Status;
+use crate::run::meter::Used;
 use tokio::time::Instant;
 
 impl Loop<'_> {
@@ -36,12 +37,21 @@ impl Loop<'_> {
         }
     }
 
+    /// What this try has spent, told to the job's meter (which the budgets read).
+    pub(super) fn report_spend(&self) {
+        let used = Used { usd: self.run.record.spent_usd(), tokens: self.run.record.usage.total_tokens };
+        self.lane.meter.report(self.lane.number, used);
+    }
+
+    /// The turn budget (this try's) and the token budget (the job's: every try's tokens).
     pub(super) fn out_of_budget(&mut self) -> Option<Status> {
         let limits = &self.s.job.limits;
+        self.report_spend();
+        let tokens = self.lane.meter.spent().tokens;
         let why = if self.run.record.turns >= limits.max_turns {
             format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
-        } else if self.run.record.usage.total_tokens >= limits.max_tokens {
-            format!("the token budget ({}) ran out: {} used", limits.max_tokens, self.run.record.usage.total_tokens)
+        } else if tokens >= limits.max_tokens {
+            format!("the token budget ({}) ran out: {} used{}", limits.max_tokens, tokens, self.by_tries())
         } else {
             return None;
         };
@@ -50,23 +60,39 @@ impl Loop<'_> {
         Some(Status::BudgetExhausted)
     }
 
+    /// " by the job's tries" when the job has several (the budgets are the whole job's).
+    fn by_tries(&self) -> &'static str {
+        if self.lane.number == 0 { "" } else { " by the job's tries together" }
+    }
+
     /// The cost budget: stop before a request whose most possible cost (its estimated prompt,
-    /// none of it cached, and a full `max_output_tokens` answer) would take the run past it.
+    /// none of it cached, and a full `max_output_tokens` answer) would take the job past it. The
+    /// job's tries share it: the request's most is held until its answer is counted, so tries
+    /// asking at once cannot pass the budget together.
     pub(super) fn over_cost(&mut self, estimated_prompt: u64) -> Option<Status> {
+        self.held = None;
         let spec = self.spec();
         let (limit, pricing) = (self.s.job.limits.max_cost_usd?, spec.pricing?);
-        let spent = self.run.record.spent_usd();
         let next = pricing.most(estimated_prompt, spec.max_output_tokens);
-        if spent + next <= limit {
+        self.report_spend();
+        if let Some(hold) = self.lane.meter.hold(next, limit) {
+            self.held = Some(hold);
             return None;
         }
+        let (spent, held) = (self.lane.meter.spent().usd, self.lane.meter.held());
         use crate::spec::pricing::dollars;
+        let in_flight = if held > 0.0 {
+            format!(", {} held by other tries' requests in flight", dollars(held))
+        } else {
+            String::new()
+        };
         self.fail(
             Code::Budget,
             format!(
-                "the cost budget ({}) would be exceeded: {} spent, and the next request could cost up to {}",
+                "the cost budget ({}) would be exceeded: {} spent{}{in_flight}, and the next request could cost up to {}",
                 dollars(limit),
                 dollars(spent),
+                self.by_tries(),
                 dollars(next)
             ),
         );
@@ -92,6 +118,9 @@ impl Loop<'_> {
             self.run.record.add_usage(u);
             self.sizing.calibrate(u.prompt_tokens);
         }
+        self.report_spend();
+        // The answer is counted: what its request held goes back.
+        self.held = None;
         let model = super::models::label(self.link(turn));
         self.lane.events.emit(Event::TurnCompleted {
             turn,

@@ -181,7 +181,7 @@ impl Loop<'_> {
             )));
         }
         let id = last.id + 1;
-        let refname = format!("refs/hone/{}/checkpoints/{id}", self.s.job.name);
+        let refname = self.lane.checkpoint_ref(&self.s.job.name, id);
         let msg = format!("hone checkpoint {id}: after {label}\n\nRun: {}\n", self.run.record.run_id);
         let (base, name, email) = (self.base, self.s.job.git.author_name.clone(), self.s.job.git.author_email.clone());
         let oid = self.lane.ws.blocking(move |ws| ws.snapshot(base, &refname, &msg, &name, &email)).await?;

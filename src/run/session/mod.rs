@@ -20,7 +20,7 @@ mod watch;
 mod watchdog;
 
 use super::checks::Checks;
-use super::handoff::{Ended, Scope};
+use super::handoff::{Ended, Lane, Scope};
 use super::state::{Run, State};
 use crate::error::{Code, HoneError};
 use crate::model::chain::Models;
@@ -36,6 +36,8 @@ pub struct Parts<'a> {
     pub model: &'a Models,
     pub tools: &'a Arc<ToolContext>,
     pub checks: Checks,
+    /// Set when a verification round fails (a job's `cascade` starts its next try then).
+    pub failed_round: Option<&'a tokio::sync::watch::Sender<bool>>,
 }
 
 /// How the session starts.
@@ -56,8 +58,15 @@ pub struct Opening {
 }
 
 /// Run the session from the baseline to an outcome.
-pub async fn run(s: &Scope, parts: Parts<'_>, opening: Opening, base: git2::Oid, run: &mut Run) -> Ended {
-    let mut lp = turns::Loop::new(s, parts, run, base, opening.guidance.clone());
+pub async fn run<'a>(
+    s: &'a Scope,
+    lane: Lane<'a>,
+    parts: Parts<'a>,
+    opening: Opening,
+    base: git2::Oid,
+    run: &'a mut Run,
+) -> Ended {
+    let mut lp = turns::Loop::new(s, lane, parts, run, base, opening.guidance.clone());
     lp.touched = opening.touched;
     begin(&mut lp, opening).await;
     let budget_note =

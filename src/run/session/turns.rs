@@ -44,6 +44,10 @@ pub struct Loop<'a> {
     pub(super) answer_exhausted: bool,
     /// The repository's instruction files given so far, and the budget left.
     pub(super) instructions: super::instructions::Instructions,
+    /// What the request in flight holds of the job's cost budget, until its answer is counted.
+    pub(super) held: Option<crate::run::meter::Hold>,
+    /// Told when a verification round fails.
+    failed_round: Option<&'a tokio::sync::watch::Sender<bool>>,
 }
 
 /// What to do after a model reply.
@@ -57,13 +61,14 @@ impl<'a> Loop<'a> {
     /// The loop from the baseline at `base`, the instruction files read at `guidance`.
     pub fn new(
         s: &'a Scope,
+        lane: crate::run::handoff::Lane<'a>,
         parts: super::Parts<'a>,
         run: &'a mut Run,
         base: git2::Oid,
         guidance: Result<git2::Oid, crate::error::HoneError>,
     ) -> Self {
-        let super::Parts { model, tools, checks } = parts;
-        let read_only = s.lane().policy.read_only_repo;
+        let super::Parts { model, tools, checks, failed_round } = parts;
+        let read_only = lane.policy.read_only_repo;
         let specs = tools::specs()
             .into_iter()
             .filter(|t| !read_only || tools::effect_of(&t.name) != Some(tools::Effect::Write))
@@ -71,7 +76,7 @@ impl<'a> Loop<'a> {
             .collect();
         Loop {
             s,
-            lane: s.lane(),
+            lane,
             model,
             tools,
             checks,
@@ -87,6 +92,8 @@ impl<'a> Loop<'a> {
             forced_compactions: 0,
             answer_exhausted: false,
             instructions: super::instructions::Instructions::new(&s.job.instructions, guidance),
+            held: None,
+            failed_round,
         }
     }
 
@@ -174,7 +181,8 @@ impl<'a> Loop<'a> {
         self.run.transcript.request(turn, &previous, &messages, &names);
         let req = ChatRequest { messages, tools };
         let link = self.link(turn);
-        let mut cost = super::cost::TurnCost::new(&self.s.job, link, self.run.record.spent_usd(), priced);
+        self.report_spend();
+        let mut cost = super::cost::TurnCost::new(&self.s.job, link, self.lane.meter.spent().usd, priced);
         let (events, stats, faults) =
             (&self.lane.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
         let reply = retry::complete(
@@ -206,6 +214,7 @@ impl<'a> Loop<'a> {
         .await;
         let (billed, stopped) = cost.finish();
         self.run.record.add_usage(billed);
+        self.report_spend();
         if let Some(why) = stopped {
             self.fail(Code::Budget, why);
             self.enter(State::Summarizing, "the cost budget ran out");
@@ -339,6 +348,9 @@ impl<'a> Loop<'a> {
         if results.iter().all(|r| r.accepted) {
             self.enter(State::Summarizing, "every check meets its expectation");
             return Some(Status::Success);
+        }
+        if let Some(told) = self.failed_round {
+            told.send_replace(true);
         }
         let failing: Vec<String> = results.iter().filter(|r| !r.accepted).map(|r| r.name.clone()).collect();
         self.enter(State::Recovering, format!("failing: {}", failing.join(", ")));

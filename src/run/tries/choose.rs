@@ -4,7 +4,7 @@
 //! failures against the baseline; then the fewer changed lines; then the lower cost; then the
 //! earlier try. Pure: the tries come in as numbers, the choice and the rung that decided go out.
 
-use serde::{Deserialize, Serialize};
+pub use crate::record::tries::{Choice, Why};
 
 /// What the choice knows of one try, once it has ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,31 +25,19 @@ pub struct Candidate {
     pub cost_usd: f64,
 }
 
-/// The rung of the order that set the winner apart from the next best try.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Why {
-    /// It was the only try that could win (the others were refused or empty).
-    OnlyOne,
-    /// Its checks all met their expectation; the next best's did not.
-    Checks,
-    /// Fewer new failures against the baseline.
-    NewFailures,
-    /// Fewer changed lines.
-    Lines,
-    /// A lower cost.
-    Cost,
-    /// Equal in all of the above: the earlier try.
-    Earlier,
-}
-
-/// The winning try and why it won.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Choice {
-    /// The winner's number.
-    pub number: u32,
-    /// What set it apart from the next best try.
-    pub why: Why,
+impl Candidate {
+    /// What the choice knows of a try that ended (a try that never started is no candidate).
+    pub fn of(t: &crate::record::tries::TryRecord) -> Candidate {
+        Candidate {
+            number: t.number,
+            refused: !t.refused.is_empty(),
+            empty: t.files_changed == 0,
+            accepted: t.accepted,
+            new_failures: t.new_failures,
+            lines: t.lines_changed,
+            cost_usd: t.cost_usd.unwrap_or(0.0),
+        }
+    }
 }
 
 /// The order's comparison of two tries that may both win: `Less` when `a` is better, with the

@@ -41,6 +41,11 @@ impl Meter {
         s.by_try.values().fold(Used::default(), |a, u| Used { usd: a.usd + u.usd, tokens: a.tokens + u.tokens })
     }
 
+    /// Dollars held by requests in flight now.
+    pub fn held(&self) -> f64 {
+        self.spend().held
+    }
+
     /// Hold `most` dollars for a request, if what was spent, what others hold and `most` stay
     /// within `limit`; `None` when they would not (the request must not be sent). The hold is
     /// let go when dropped, once the request's cost has been reported.
