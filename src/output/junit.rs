@@ -120,6 +120,9 @@ pub fn render(r: &RunRecord) -> std::io::Result<String> {
         suite.set_timestamp(ts);
     }
     report.add_testsuite(suite.build());
+    if let Some(tries) = super::tries::suite(r) {
+        report.add_testsuite(tries);
+    }
     let mut buf = Vec::new();
     report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
     String::from_utf8(buf).map(|x| valid_chars(&fix_times(&x))).map_err(std::io::Error::other)

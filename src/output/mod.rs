@@ -11,6 +11,7 @@ pub mod junit;
 pub mod summary;
 pub mod timeline;
 pub mod transcript;
+pub mod tries;
 
 use crate::events::Events;
 use crate::protocol::Event;

@@ -224,6 +224,9 @@ pub fn render(r: &RunRecord) -> String {
     mcp(&mut s, r);
     network(&mut s, r);
     checks(&mut s, r);
+    if let Some(t) = super::tries::table(r, "###") {
+        s.push_str(&t);
+    }
     if let Some(p) = &r.plan {
         let _ = writeln!(s, "\n### Plan (risk: {:?}; {} update(s))\n\n{}", p.risk, p.updates, p.render_md());
         if !p.verification.is_empty() {

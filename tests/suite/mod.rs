@@ -7,6 +7,7 @@ mod attack_review;
 mod attack_review2;
 #[cfg(target_os = "linux")]
 mod attack_view;
+mod attempts;
 mod autofix;
 mod azure;
 mod baseline;

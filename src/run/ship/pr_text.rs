@@ -55,6 +55,9 @@ pub fn details(r: &Run) -> String {
         let before = crate::output::summary::cell(b);
         let _ = writeln!(s, "| {} | {before} | {after} |", md::code_cell(&b.name));
     }
+    if let Some(t) = crate::output::tries::table(&r.record, "###") {
+        s.push_str(&t);
+    }
     if !r.record.files_changed.is_empty() {
         let _ = writeln!(s, "\n### Files changed\n");
         for f in r.record.files_changed.iter().take(200) {

@@ -26,6 +26,10 @@ pub async fn settle(s: &Scope, slots: Vec<Slot>, run: &mut Run) -> Ended {
     for slot in slots {
         let done = match slot {
             Slot::NotStarted(r) => {
+                if let Some(e) = r.errors.first() {
+                    let why = e.message.trim_start_matches("never started: ");
+                    run.record.warnings.push(format!("try {} never started: {why}", r.number));
+                }
                 records.push(*r);
                 continue;
             }
