@@ -34,7 +34,7 @@ pub(super) enum Admit {
 
 /// The job's limits; none when the job opens no PR (`pr.enabled: false`).
 pub(super) fn limits(job: &crate::spec::Job) -> Limits {
-    if job.pr.enabled == crate::spec::raw::PrEnabled::No {
+    if job.pr.enabled == crate::spec::PrEnabled::No {
         return Limits::default();
     }
     Limits { hourly: job.pr.hourly_limit, open: job.pr.open_limit }

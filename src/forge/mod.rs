@@ -27,7 +27,7 @@ mod shared;
 pub mod tokens;
 
 use crate::error::Result;
-use crate::spec::{Job, raw::PrEnabled};
+use crate::spec::{Job, PrEnabled};
 use place::Place;
 
 pub use crate::protocol::{PrOperation, PrReport};

@@ -70,8 +70,9 @@ pub enum TryOutcome {
 pub struct TryRecord {
     /// The try's number, from 1.
     pub number: u32,
-    /// Its model: provider and name.
+    /// Its model's provider.
     pub provider: String,
+    /// Its model's name (the id asked for).
     pub model: String,
     /// Where it ended up.
     pub outcome: TryOutcome,
@@ -85,14 +86,17 @@ pub struct TryRecord {
     pub accepted: bool,
     /// Tests or checks that passed at the baseline and fail after its change.
     pub new_failures: usize,
-    /// Files its change touches, and the lines added and removed.
+    /// Files its change touches.
     pub files_changed: usize,
+    /// Lines its change adds and removes, together.
     pub lines_changed: u64,
     /// What the guards refused in its change (empty when nothing was).
     pub refused: Vec<String>,
-    /// Model requests made, tokens and cost (null cost: the model has no prices).
+    /// Model requests it made.
     pub turns: u32,
+    /// Tokens its model used, as the provider reported them.
     pub usage: Usage,
+    /// What its model requests cost, in US dollars (null: its model has no prices).
     pub cost_usd: Option<f64>,
     /// Wall time from its start to its end, in milliseconds.
     pub duration_ms: u64,

@@ -199,3 +199,18 @@ pub(super) struct JobParts<'a> {
     pub allow_dirty: bool,
     pub change: super::answer::Change,
 }
+
+impl<'a> JobParts<'a> {
+    pub fn of(
+        model: &'a ModelSpec,
+        limits: &super::Limits,
+        repo: &super::RepoSpec,
+        change: super::answer::Change,
+    ) -> Self {
+        JobParts { model, max_cost: limits.max_cost_usd.is_some(), allow_dirty: repo.allow_dirty, change }
+    }
+}
+
+#[cfg(test)]
+#[path = "attempts_tests.rs"]
+mod tests;

@@ -21,7 +21,7 @@ pub use diag::Diagnostic;
 use job::dur_ser;
 pub use job::*;
 pub use mcp::{McpServerSpec, McpTransport};
-pub use raw::{Expect, Provider, ToolMode};
+pub use raw::{Expect, PrEnabled, Provider, ToolMode};
 
 use raw::RawJob;
 use std::path::{Path, PathBuf};
@@ -202,13 +202,7 @@ impl Checker<'_> {
         let (repo_map_tokens, instructions) = self.context(raw.context.unwrap_or_default());
         let output = self.output(raw.output, dir);
         let change = raw.change.unwrap_or_default();
-        let parts = attempts::JobParts {
-            model: &model,
-            max_cost: limits.max_cost_usd.is_some(),
-            allow_dirty: repo.allow_dirty,
-            change,
-        };
-        let attempts = self.attempts(raw.attempts, &parts, dir);
+        let attempts = self.attempts(raw.attempts, &attempts::JobParts::of(&model, &limits, &repo, change), dir);
         Job {
             spec_path: spec_path.to_path_buf(),
             spec_sha256: String::new(),

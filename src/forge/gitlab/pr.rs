@@ -65,7 +65,7 @@ pub async fn ship(s: &crate::forge::Ship<'_>, req: &PrRequest, out: &mut PrRepor
     // The job token cannot write merge requests or notes: where the job did not insist on a
     // merge request (`pr.enabled: auto`, autofix), the push is the result and hone says why
     // nothing more was done; with `pr.enabled: true` GitLab's refusal is the error.
-    if gl.job_token() && (s.autofix.is_some() || s.job.pr.enabled == crate::spec::raw::PrEnabled::Auto) {
+    if gl.job_token() && (s.autofix.is_some() || s.job.pr.enabled == crate::spec::PrEnabled::Auto) {
         let what = if s.autofix.is_some() { "note on the merge request" } else { "merge request" };
         out.warnings.push(format!(
             "{} cannot write a {what}: put a project access token with the `api` scope in GITLAB_TOKEN for it",

@@ -170,21 +170,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     setup::policy_secrets(&redactor, &policy, &env);
     // A read-only job's repository is read-only in every jail but setup's, and to every tool.
     policy.read_only_repo = job.change == spec::answer::Change::None;
-    let replayed = hooks.model.is_some();
-    let model = match hooks.model {
-        // Every model answers from the transcript, so that a recorded fallback happens again.
-        Some(r) => {
-            use crate::model::chain::Link;
-            let link = |spec: &crate::spec::ModelSpec| Link {
-                spec: spec.clone(),
-                client: crate::model::Model::Replay(r.clone()),
-                secret_files: Vec::new(),
-            };
-            Models::new(link(&job.model), job.model.fallback.iter().map(link).collect())
-        }
-        None => setup::models(&job, &env, events.run_id(), &redactor).map_err(&fail)?,
-    };
-    let try_models = try_models(&job, &env, events.run_id(), &redactor, replayed).map_err(&fail)?;
+    let (model, try_models) = models(&job, hooks.model, &env, events.run_id(), &redactor).map_err(&fail)?;
     let root = job.repo.path.clone().unwrap_or_default();
     let excluded = locate::exclusions(&root, report_dir.path(), &job);
     let ws = Workspace::open_for_run(&root, excluded, &env).map_err(&fail)?;
@@ -198,8 +184,7 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     for dir in memory.dirs() {
         policy.hide_file(dir, ws.root(), "hidden: hone's memory of repositories");
     }
-    hide_credentials(&mut policy, &env, &model, &ws);
-    for m in &try_models {
+    for m in std::iter::once(&model).chain(&try_models) {
         hide_credentials(&mut policy, &env, m, &ws);
     }
     let resumed = resume.map(|r| r.and_then(|named| saved::find(&ws, named, &job))).transpose().map_err(&fail)?;
@@ -227,27 +212,39 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
     Ok((scope, start))
 }
 
-/// Each try's models, when the try names its own (`attempts:`); a replay answers every try from
-/// the transcript, as the job's model.
-fn try_models(
+/// The job's models, and each try's (`attempts:`; none for one try). In a replay every model
+/// answers from the transcript, so that a recorded fallback happens again, and the tries use the
+/// job's.
+fn models(
     job: &Job,
+    replay: Option<std::sync::Arc<crate::model::replay::Replay>>,
     env: &crate::env::RunEnv,
     run_id: &str,
     redactor: &crate::redact::Redactor,
-    replayed: bool,
-) -> Result<Vec<Models>, HoneError> {
-    let tries = &job.attempts.tries;
-    if tries.len() <= 1 || replayed {
-        return Ok(Vec::new());
+) -> Result<(Models, Vec<Models>), HoneError> {
+    if let Some(r) = replay {
+        use crate::model::chain::Link;
+        let link = |spec: &crate::spec::ModelSpec| Link {
+            spec: spec.clone(),
+            client: crate::model::Model::Replay(r.clone()),
+            secret_files: Vec::new(),
+        };
+        return Ok((Models::new(link(&job.model), job.model.fallback.iter().map(link).collect()), Vec::new()));
     }
-    tries
+    let model = setup::models(job, env, run_id, redactor)?;
+    let tries = &job.attempts.tries;
+    if tries.len() <= 1 {
+        return Ok((model, Vec::new()));
+    }
+    let own: Result<Vec<Models>, HoneError> = tries
         .iter()
         .map(|spec| {
             let mut own = job.clone();
             own.model = spec.clone();
             setup::models(&own, env, run_id, redactor)
         })
-        .collect()
+        .collect();
+    Ok((model, own?))
 }
 
 /// The checkout claimed for this run (`git::claim`): what a killed run left saved and its

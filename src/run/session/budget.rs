@@ -43,6 +43,18 @@ impl Loop<'_> {
         self.lane.meter.report(self.lane.number, used);
     }
 
+    /// What every try of the job has spent so far, in dollars (this one's told first).
+    pub(super) fn spent_by_all(&self) -> f64 {
+        self.report_spend();
+        self.lane.meter.spent().usd
+    }
+
+    /// Usage counted, and told to the meter.
+    pub(super) fn add_usage(&mut self, u: crate::protocol::Usage) {
+        self.run.record.add_usage(u);
+        self.report_spend();
+    }
+
     /// The turn budget (this try's) and the token budget (the job's: every try's tokens).
     pub(super) fn out_of_budget(&mut self) -> Option<Status> {
         let limits = &self.s.job.limits;

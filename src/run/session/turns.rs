@@ -173,18 +173,12 @@ impl<'a> Loop<'a> {
         }
         let estimated = self.sizing.tokens(&messages);
         let (tools, priced) = self.offer(estimated)?;
-        let (reuse, average, previous) = self.sizing.request(turn, &messages);
-        self.run.record.prefix_reuse_avg = average;
-        let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
-        self.lane.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
-        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-        self.run.transcript.request(turn, &previous, &messages, &names);
+        self.started(turn, estimated, &messages, &tools);
         let req = ChatRequest { messages, tools };
         let link = self.link(turn);
-        self.report_spend();
-        let mut cost = super::cost::TurnCost::new(&self.s.job, link, self.lane.meter.spent().usd, priced);
+        let mut cost = super::cost::TurnCost::new(&self.s.job, link, self.spent_by_all(), priced);
         let (events, stats, faults) =
-            (&self.lane.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
+            (self.lane.events, &mut self.run.record.model_retries, &mut self.run.record.faults);
         let reply = retry::complete(
             &link.client,
             &req,
@@ -213,8 +207,7 @@ impl<'a> Loop<'a> {
         )
         .await;
         let (billed, stopped) = cost.finish();
-        self.run.record.add_usage(billed);
-        self.report_spend();
+        self.add_usage(billed);
         if let Some(why) = stopped {
             self.fail(Code::Budget, why);
             self.enter(State::Summarizing, "the cost budget ran out");
@@ -245,6 +238,17 @@ impl<'a> Loop<'a> {
         self.record_usage(turn, &reply, started);
         self.run.transcript.reply(turn, &reply);
         Ok(Some(reply))
+    }
+
+    /// A request about to go: its prefix's reuse measured, `turn_started` said, and the
+    /// transcript's note of what it sends.
+    fn started(&mut self, turn: u32, estimated: u64, messages: &[Message], tools: &[ToolSpec]) {
+        let (reuse, average, previous) = self.sizing.request(turn, messages);
+        self.run.record.prefix_reuse_avg = average;
+        let prefix_reuse = (reuse * 1000.0).round() / 1000.0;
+        self.lane.events.emit(Event::TurnStarted { turn, estimated_tokens: estimated, prefix_reuse });
+        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+        self.run.transcript.request(turn, &previous, messages, &names);
     }
 
     /// The tools a request offers, and its estimated size for the cost budget (the tools it

@@ -26,7 +26,7 @@ use crate::error::{Code, HoneError, Result};
 use crate::forge::Shared;
 use crate::forge::{credential, github};
 use crate::redact::Redactor;
-use crate::spec::{Job, raw::PrEnabled};
+use crate::spec::{Job, PrEnabled};
 
 /// Where a token is asked for from: the run's environment, what the process's runs share (the
 /// App's cache), the redactor every token goes to, and the caller's deadline and cancellation.

@@ -1,7 +1,7 @@
 //! The least permissions an installation token is minted with, decided by the job: what it
 //! pushes, whether it opens a pull request, whether it labels one, whether it fixes one in place.
 
-use crate::spec::{Job, raw::PrEnabled};
+use crate::spec::{Job, PrEnabled};
 use serde_json::{Map, Value};
 use std::fmt;
 
