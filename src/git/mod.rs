@@ -24,12 +24,12 @@ pub mod test_git;
 pub mod transport;
 pub mod user_config;
 mod withheld;
-#[allow(dead_code)] // until the tries driver calls it (issue 45, slice 5)
 mod worktree;
 pub use count::Counted;
 pub use recover::Recovered;
 pub use saved::Saved;
 pub use withheld::Withheld;
+pub use worktree::try_prefix;
 
 pub use scratch::{Below, init_scratch};
 

@@ -23,6 +23,10 @@ pub struct Recovered {
     pub saved_sha: Option<String>,
     /// Where the checkout was put back: the branch the killed run started from, or its commit.
     pub restored_to: String,
+    /// Where the work its tries (`attempts:`) left was saved, one ref per try that left any;
+    /// their worktrees were removed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tries_saved: Vec<String>,
 }
 
 impl Recovered {
@@ -32,8 +36,15 @@ impl Recovered {
             Some(r) => format!("its work was saved on `{r}`"),
             None => "it had left no work".into(),
         };
+        let tries = match self.tries_saved.as_slice() {
+            [] => String::new(),
+            refs => format!(
+                "; its tries' work was saved on {}",
+                refs.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ")
+            ),
+        };
         format!(
-            "a killed run (run {}, job `{}`, pid {}) had left this checkout mid-run: {saved}, and the checkout was put back on `{}`",
+            "a killed run (run {}, job `{}`, pid {}) had left this checkout mid-run: {saved}{tries}, and the checkout was put back on `{}`",
             self.run_id, self.job, self.pid, self.restored_to
         )
     }
@@ -69,6 +80,7 @@ impl Workspace {
             Some(h) if dirty || moved => Some(self.save_killed(h, m)?),
             _ => None,
         };
+        let tries_saved = self.recover_trees(&super::worktree::try_prefix(&m.run_id), &m.saved_ref());
         self.restore(&m.original)?;
         if let (Some(base), Ok(before)) = (base, m.branch_before.as_deref().map(Oid::from_str).transpose()) {
             let _ = self.put_branch_back(&m.branch, base, before);
@@ -84,6 +96,7 @@ impl Workspace {
             saved_ref: saved.map(|_| m.saved_ref()),
             saved_sha: saved.map(|o| o.to_string()),
             restored_to,
+            tries_saved,
         })
     }
 

@@ -8,6 +8,11 @@ use crate::error::{Code, HoneError, Result};
 use git2::{Oid, Repository, WorktreeAddOptions, WorktreePruneOptions};
 use std::path::Path;
 
+/// What names the worktrees of run `run_id`'s tries: `hone-try-<its first 8 characters>-`.
+pub fn try_prefix(run_id: &str) -> String {
+    format!("hone-try-{}-", run_id.chars().take(8).collect::<String>())
+}
+
 impl Workspace {
     /// A worktree named `name` at `path` (which must not exist), its HEAD detached at `at` and
     /// its files checked out; the handle over it never commits or counts what this one
@@ -87,6 +92,63 @@ impl Workspace {
         Ok(())
     }
 
+    /// The worktrees a killed run's tries left (named `prefix`…): the work each left saved on
+    /// `<saved>-try-<k>` (as the killed run's checkout is on `saved`), then the tree removed, and
+    /// the private place that held the trees when nothing else is in it. The refs saved.
+    pub fn recover_trees(&self, prefix: &str, saved: &str) -> Vec<String> {
+        let mut refs = Vec::new();
+        for name in self.trees_named(prefix) {
+            let k = name.trim_start_matches(prefix).to_string();
+            let path = self.repo.find_worktree(&name).ok().map(|t| t.path().to_path_buf());
+            if let Some(path) = path.as_deref().filter(|p| p.is_dir()) {
+                let refname = format!("{saved}-try-{k}");
+                match self.save_tree(path, &refname, &name) {
+                    Ok(true) => refs.push(refname),
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!("could not save the work of the killed run's tree `{name}`: {}", e.message)
+                    }
+                }
+            }
+            if let Err(e) = self.remove_tree(&name) {
+                tracing::warn!("{}", e.message);
+            }
+            // The place that held the trees, once empty (never followed: `remove_dir` removes an
+            // empty directory or nothing).
+            if let Some(place) = path
+                .as_deref()
+                .and_then(Path::parent)
+                .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("{prefix}trees-"))))
+            {
+                let _ = std::fs::remove_dir(place);
+            }
+        }
+        refs
+    }
+
+    /// The work in the tree at `path` (a dirty tree's, as a commit on its HEAD) saved on
+    /// `refname`; false when it left none.
+    fn save_tree(&self, path: &Path, refname: &str, name: &str) -> Result<bool> {
+        let tree = Workspace {
+            repo: Repository::open(path)?,
+            root: path.to_path_buf(),
+            excluded: self.excluded.clone(),
+            artifacts: Default::default(),
+            kept: Default::default(),
+            withheld: self.withheld.clone(),
+        };
+        let Some(head) = tree.repo.head().ok().and_then(|h| h.peel_to_commit().ok()) else { return Ok(false) };
+        if tree.dirty_entries()?.is_empty() {
+            return Ok(false);
+        }
+        let staged = tree.repo.find_tree(tree.stage_all(head.id())?)?;
+        let sig = git2::Signature::now("hone", "hone@users.noreply.github.com")?;
+        let message = format!("hone: the work of a killed run's try (`{name}`), saved by the next run\n");
+        let oid = tree.repo.commit(None, &sig, &sig, &message, &staged, &[&head])?;
+        self.repo.reference(refname, oid, true, "hone: save the work of a killed run's try")?;
+        Ok(true)
+    }
+
     /// The names of this repository's worktrees that start with `prefix` (a killed run's tries).
     pub fn trees_named(&self, prefix: &str) -> Vec<String> {
         let Ok(names) = self.repo.worktrees() else { return Vec::new() };
@@ -94,6 +156,8 @@ impl Workspace {
             .filter_map(|i| names.get(i).ok().flatten())
             .filter(|n| n.starts_with(prefix))
             .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
             .collect()
     }
 }

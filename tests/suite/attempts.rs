@@ -282,3 +282,53 @@ async fn two_tries_writing_the_same_path_do_not_see_each_other() {
     assert!(run.read("try-1.patch").contains("+one") && run.read("try-2.patch").contains("+two"));
     assert_left_as_it_was(&repo);
 }
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_during_its_tries_loses_nothing_and_blocks_nothing() {
+    require!(Need::UserNamespaces);
+    use super::killed::{kill_group, killed_id, spawn_run, wait_until};
+    let repo = broken_repo();
+    let marks = repo.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    for (k, m) in [(1, &m1), (2, &m2)] {
+        let started = marks.join(format!("started-{k}"));
+        m.turn(write("status.txt", &format!("try {k} was here\n")), false)
+            .turn(call("run_cmd", json!({ "command": format!("touch {} && sleep 300", started.display()) })), false);
+    }
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display());
+    let yaml = with_policy(&repo, &tries_yaml("killed", &[&m1, &m2], None, ""), &policy);
+    commit_spec(&repo, &yaml);
+    let child = spawn_run(&repo.path, &[]);
+    let all = marks.clone();
+    tokio::task::spawn_blocking(move || {
+        wait_until("both tries' commands", || (1..=2).all(|k| all.join(format!("started-{k}")).exists()))
+    })
+    .await
+    .unwrap();
+    let id = killed_id(&repo);
+    kill_group(child);
+    assert_eq!(repo.git(&["worktree", "list", "--porcelain"]).matches("worktree ").count(), 3, "the trees are there");
+    // The next run recovers: each try's work is saved, the trees are gone; it goes on.
+    for m in [&m1, &m2] {
+        m.turn(write("status.txt", "fixed\n"), false).turn(text("Fixed."), false);
+    }
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "the next run is not blocked: {}\n{}", run.stderr, run.read("report.json"));
+    let report = run.report();
+    let saved: Vec<String> = (1..=2).map(|k| format!("refs/hone/killed/killed-{id}-try-{k}")).collect();
+    assert_eq!(report["recovered"]["tries_saved"], json!(saved), "{:#}", report["recovered"]);
+    for (k, r) in saved.iter().enumerate() {
+        assert_eq!(repo.show(r, "status.txt"), format!("try {} was here", k + 1));
+    }
+    assert!(report["warnings"].to_string().contains("its tries' work was saved"));
+    assert_left_as_it_was(&repo);
+    let run8: String = id.chars().take(8).collect();
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with(&format!("hone-try-{run8}-")))
+        .collect();
+    assert!(left.is_empty(), "the killed run's place was left: {left:?}");
+}

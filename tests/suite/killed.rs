@@ -12,7 +12,7 @@ use std::process::{Child, Stdio};
 use std::time::Duration;
 
 /// `hone run job.yaml` in its own process group (so that the test can kill all of it).
-fn spawn_run(repo: &Path, env: &[(&str, &str)]) -> Child {
+pub(super) fn spawn_run(repo: &Path, env: &[(&str, &str)]) -> Child {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hone"));
     cmd.args(["run", SPEC])
         .current_dir(repo)
@@ -27,14 +27,14 @@ fn spawn_run(repo: &Path, env: &[(&str, &str)]) -> Child {
 }
 
 /// SIGKILL to the run's whole process group, and the run reaped.
-fn kill_group(mut child: Child) {
+pub(super) fn kill_group(mut child: Child) {
     let group = nix::unistd::Pid::from_raw(child.id() as i32);
     nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL).unwrap();
     child.wait().unwrap();
 }
 
 /// Wait (bounded) until `done` holds: an event the test can observe, never a fixed time.
-fn wait_until(what: &str, done: impl Fn() -> bool) {
+pub(super) fn wait_until(what: &str, done: impl Fn() -> bool) {
     let start = std::time::Instant::now();
     while !done() {
         assert!(start.elapsed() < Duration::from_secs(90), "{what} did not happen");
@@ -74,7 +74,7 @@ async fn next_run_recovers(repo: &TestRepo, yaml: &str, mock: &MockModel, job: &
     report
 }
 
-fn killed_id(repo: &TestRepo) -> String {
+pub(super) fn killed_id(repo: &TestRepo) -> String {
     let m = marker(repo).expect("the killed run left its marker");
     m["run_id"].as_str().unwrap().to_string()
 }

@@ -12,14 +12,9 @@ pub struct Trees {
     place: tempfile::TempDir,
 }
 
-/// What names this run's trees: `hone-try-<first 8 of the run id>-`.
-pub fn prefix(run_id: &str) -> String {
-    format!("hone-try-{}-", run_id.chars().take(8).collect::<String>())
-}
-
 /// A tree for each of `n` tries, at `base`. On an error the trees made so far are removed.
 pub async fn open(s: &Scope, base: git2::Oid, n: usize) -> Result<Trees, HoneError> {
-    let prefix = prefix(s.events.run_id());
+    let prefix = crate::git::try_prefix(s.events.run_id());
     let place = tempfile::Builder::new()
         .prefix(&format!("{prefix}trees-"))
         .tempdir()
