@@ -153,6 +153,10 @@ pub enum Command {
         /// machine, with its network (replay refuses such a job without this).
         #[arg(long)]
         allow_sandbox_off: bool,
+        /// Of a run with tries (`attempts:`), replay try K (its `try-K.transcript.jsonl`);
+        /// default: the chosen try.
+        #[arg(long = "try", value_name = "K")]
+        try_no: Option<u32>,
     },
     /// Recover a checkout a killed `hone run` left mid-run (as every run does first): its work
     /// (uncommitted changes, untracked files, commits on its branch) saved on

@@ -69,8 +69,8 @@ pub fn main(cli: Cli) -> i32 {
         match cli.command {
             Command::Validate { file } => validate(&file),
             Command::Init { dir, model, forge } => init(dir, &model, forge),
-            Command::Replay { dir, report_dir, job, repo, allow_sandbox_off } => {
-                let at = crate::replay::Where { report_dir, job, repo, allow_sandbox_off };
+            Command::Replay { dir, report_dir, job, repo, allow_sandbox_off, try_no } => {
+                let at = crate::replay::Where { report_dir, job, repo, allow_sandbox_off, try_no };
                 let cancel = CancellationToken::new();
                 spawn_signal_handler(cancel.clone());
                 let (code, line) = crate::replay::replay(&dir, at, quiet, redactor, cancel).await;

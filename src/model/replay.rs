@@ -77,7 +77,7 @@ impl Replay {
         let mut from = String::new();
         for e in entries {
             match e {
-                Entry::Header { repo, .. } => from = repo.clone(),
+                Entry::Header { repo, work_tree, .. } => from = work_tree.clone().unwrap_or_else(|| repo.clone()),
                 Entry::Request { messages, .. } => pairs.push((tool_results(messages), Answer::Nothing)),
                 Entry::ModelSwitched { kind, .. } => {
                     let kind = ModelErrorKind::ALL.into_iter().find(|k| k.as_str() == kind);
@@ -303,6 +303,7 @@ mod tests {
             spec_sha256: None,
             policy_sha256: None,
             instructions_commit: None,
+            work_tree: None,
         }];
         with_header.extend(entries);
         let ask = |r: &Replay, msgs: Vec<Message>| r.complete(&ChatRequest { messages: msgs, tools: vec![] });

@@ -15,8 +15,17 @@ pub fn read(dir: &Path) -> Result<Vec<Entry>, HoneError> {
     read_at_most(dir, MAX_BYTES)
 }
 
+/// The transcript of try `k` of a run with tries (`try-<k>.transcript.jsonl`).
+pub fn read_try(dir: &Path, k: u32) -> Result<Vec<Entry>, HoneError> {
+    read_named(dir, &format!("try-{k}.transcript.jsonl"), MAX_BYTES)
+}
+
 fn read_at_most(dir: &Path, max: u64) -> Result<Vec<Entry>, HoneError> {
-    let path = dir.join("transcript.jsonl");
+    read_named(dir, "transcript.jsonl", max)
+}
+
+fn read_named(dir: &Path, name: &str, max: u64) -> Result<Vec<Entry>, HoneError> {
+    let path = dir.join(name);
     let shown = path.display();
     let io = |e: std::io::Error| {
         let (why, help) = match e.raw_os_error() {
@@ -24,13 +33,16 @@ fn read_at_most(dir: &Path, max: u64) -> Result<Vec<Entry>, HoneError> {
                 "it is a symlink".to_string(),
                 "hone reads a transcript only as a regular file inside the report dir: copy the file there",
             ),
-            Some(libc::ENOENT) => (e.to_string(), "give the report dir of a run (it holds transcript.jsonl)"),
+            Some(libc::ENOENT) => (
+                e.to_string(),
+                "give the report dir of a run (it holds transcript.jsonl, and try-K.transcript.jsonl for each try of a job with `attempts`)",
+            ),
             _ => (e.to_string(), "give the report dir of a run; its transcript.jsonl must be a regular file"),
         };
         HoneError::new(Code::Io, format!("cannot read {shown}: {why}")).hint(help)
     };
     let d = std::fs::File::open(dir).map_err(io)?;
-    let bytes = crate::safe_fs::read_regular_at(&d, "transcript.jsonl", max + 1).map_err(io)?;
+    let bytes = crate::safe_fs::read_regular_at(&d, name, max + 1).map_err(io)?;
     if bytes.len() as u64 > max {
         return Err(HoneError::new(
             Code::Spec,

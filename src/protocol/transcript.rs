@@ -50,6 +50,10 @@ pub enum Entry {
         /// head). Absent in transcripts of older hones.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         instructions_commit: Option<String>,
+        /// Where the conversation's work tree was when it is not `repo`: a try's worktree
+        /// (`attempts:`), whose paths replay reads as the repository's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        work_tree: Option<String>,
     },
     /// A model request: the messages added since the previous request (all of them when the
     /// history was rewritten, `reset`, as compaction does), and the tools offered.

@@ -37,6 +37,9 @@ pub struct Where {
     pub repo: Option<PathBuf>,
     /// Run a job whose policy says `sandbox: off` (unconfined, with the network).
     pub allow_sandbox_off: bool,
+    /// Of a run with tries (`attempts:`), replay this one (default: the one chosen, whose
+    /// conversation is `transcript.jsonl`).
+    pub try_no: Option<u32>,
 }
 
 /// A refusal or failure before the run: said on stderr, exit 2 (3 for `infra`).
@@ -91,7 +94,10 @@ async fn prepare(
     scratch: &Path,
     cancel: &CancellationToken,
 ) -> Result<(Vec<Entry>, trust::Settled), Stop> {
-    let entries = read(dir)?;
+    let entries = match at.try_no {
+        Some(k) => crate::output::transcript::read_try(dir, k)?,
+        None => read(dir)?,
+    };
     let Some(Entry::Header {
         spec,
         repo,
@@ -159,6 +165,12 @@ async fn prepare(
     j.repo.guidance = guidance.filter(|g| *g != base.to_string());
     j.git.push = false;
     j.pr.number = None;
+    // One conversation is replayed: the job makes one try, whatever its `attempts`.
+    if j.attempts.several() {
+        let which = at.try_no.map_or("the chosen try".to_string(), |k| format!("try {k}"));
+        settled.notes.push(format!("the recorded job made {} tries: this replays {which}", j.attempts.tries.len()));
+        j.attempts = crate::spec::attempts::AttemptsSpec::one(&j.model);
+    }
     // A review is a verified commit offered on a PR: replayed, it is the commit, and nothing is posted.
     if j.change == crate::spec::answer::Change::Review {
         j.change = crate::spec::answer::Change::Commit;

@@ -7,6 +7,8 @@ use crate::protocol::{Message, Reply};
 #[derive(Default, Clone)]
 pub struct Transcript {
     entries: Vec<Entry>,
+    /// Where the conversation's work tree was, when it is not the checkout (a try's worktree).
+    pub work_tree: Option<String>,
 }
 
 impl Transcript {
@@ -56,14 +58,19 @@ impl Transcript {
         job: &crate::spec::Job,
         policy: &crate::policy::Policy,
     ) -> Vec<Entry> {
-        let mut all = vec![header(record, job, policy)];
+        let mut all = vec![header(record, job, policy, self.work_tree.as_deref())];
         all.extend(self.entries);
         all
     }
 }
 
 /// The header line of a run's transcript.
-fn header(m: &crate::record::RunRecord, job: &crate::spec::Job, policy: &crate::policy::Policy) -> Entry {
+fn header(
+    m: &crate::record::RunRecord,
+    job: &crate::spec::Job,
+    policy: &crate::policy::Policy,
+    work_tree: Option<&str>,
+) -> Entry {
     let spec = &job.spec_path;
     Entry::Header {
         version: VERSION,
@@ -80,5 +87,6 @@ fn header(m: &crate::record::RunRecord, job: &crate::spec::Job, policy: &crate::
         spec_sha256: Some(job.spec_sha256.clone()),
         policy_sha256: policy.sha256.clone(),
         instructions_commit: m.instructions_commit.clone(),
+        work_tree: work_tree.map(str::to_string),
     }
 }

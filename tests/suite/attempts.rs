@@ -332,3 +332,36 @@ async fn a_run_killed_during_its_tries_loses_nothing_and_blocks_nothing() {
         .collect();
     assert!(left.is_empty(), "the killed run's place was left: {left:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_tries_replays_the_chosen_try_or_any_other() {
+    let repo = broken_repo();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    // Try 1's command says where it ran: its worktree, which replay reads as the clone.
+    m1.turn(call("run_cmd", json!({"command": "pwd"})), false)
+        .turn(write("status.txt", "nearly\n"), false)
+        .turn(text("Done."), false);
+    m2.turn(call("run_cmd", json!({"command": "sh check.sh"})), false)
+        .turn(write("status.txt", "fixed\n"), false)
+        .turn(text("Fixed."), false);
+    let yaml = with_policy(&repo, &tries_yaml("replayed", &[&m1, &m2], None, ""), OPEN_POLICY);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["chosen"]["number"], 2);
+    drop((m1, m2));
+    // No model server: each try's answers come from its transcript, in its own worktree's paths.
+    let dir = run.report_dir.to_str().unwrap();
+    for (args, ended) in [(vec!["replay", dir], "success"), (vec!["replay", dir, "--try", "1"], "failed")] {
+        let r = run_in(&repo.path, &args, &[], repo.path.join("unused-replay")).await;
+        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("did what the recorded one did") && r.stdout.contains(&format!("ended {ended}")),
+            "{args:?}: {}",
+            r.stdout
+        );
+        assert!(r.stderr.contains("made 2 tries"), "{}", r.stderr);
+    }
+    let missing = run_in(&repo.path, &["replay", dir, "--try", "3"], &[], repo.path.join("unused-replay")).await;
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(missing.stderr.contains("try-3.transcript.jsonl"), "{}", missing.stderr);
+}

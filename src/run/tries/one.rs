@@ -58,6 +58,7 @@ pub async fn run(
 ) -> Done {
     let started = std::time::Instant::now();
     let lane = tree.lane(given.meter);
+    run.transcript.work_tree = Some(tree.ws.root().display().to_string());
     let ended = live(s, lane, given, begin, failed, &mut run).await;
     let (status, kept) = match ended {
         Ok(status) => status,
