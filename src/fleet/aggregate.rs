@@ -80,6 +80,10 @@ pub struct RepoResult {
     /// The run's answer, valid against the job's `output:` schema (a read-only fleet's table).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<serde_json::Value>,
+    /// With `attempts:`: the later try whose change landed after the first try failed its
+    /// checks (the repository a second or third try rescued).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rescued_by: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -94,6 +98,9 @@ pub struct FleetReport {
     /// The sum of the repositories' costs, in US dollars (null when none is known).
     #[serde(default)]
     pub cost_usd: Option<f64>,
+    /// With `attempts:`: the repositories a later try rescued (the first try failed its checks).
+    #[serde(default)]
+    pub rescued: usize,
     pub repos: Vec<RepoResult>,
 }
 
@@ -126,6 +133,7 @@ pub fn build(
     let cost_usd = (!costs.is_empty()).then(|| (costs.iter().sum::<f64>() * 1e6).round() / 1e6);
     FleetReport {
         cost_usd,
+        rescued: repos.iter().filter(|r| r.rescued_by.is_some()).count(),
         schema_version: 1,
         job: job.into(),
         job_hash: job_hash.into(),
@@ -252,6 +260,7 @@ pub(crate) mod tests {
             job_hash: "h".into(),
             resumed: false,
             dry_run: false,
+            rescued_by: None,
         }
     }
 

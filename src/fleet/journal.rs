@@ -212,6 +212,7 @@ fn unfinished(p: &Planned) -> RepoResult {
         job_hash: String::new(),
         resumed: false,
         dry_run: false,
+        rescued_by: None,
         output: None,
     }
 }

@@ -43,6 +43,10 @@ pub(super) fn result_from_outcome(
         cost_usd: report.cost.map(|c| c.usd),
         dry_run,
         output: report.output.clone(),
+        rescued_by: report
+            .chosen
+            .filter(|c| c.number > 1 && status.ok() && report.tries.first().is_some_and(|t| !t.accepted))
+            .map(|c| c.number),
         ..failed(t, Code::Internal, "", job_hash, report_dir)
     }
 }
@@ -74,5 +78,6 @@ pub(super) fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_d
         job_hash: job_hash.into(),
         resumed: false,
         dry_run: false,
+        rescued_by: None,
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// A model block for one try, on its own mock.
-fn try_model(m: &MockModel, tail: &str) -> String {
+pub(super) fn try_model(m: &MockModel, tail: &str) -> String {
     format!(
         "  - model: {{ provider: openai-compatible, name: mock-model, base_url: {}, api_key_env: HONE_TEST_API_KEY, stream: false, retry: {{ max_attempts: 2, initial_delay: 10ms, max_delay: 20ms }}{tail} }}\n",
         m.base_url
@@ -19,7 +19,7 @@ fn try_model(m: &MockModel, tail: &str) -> String {
 
 /// The job, with one try per mock (`strategy` when given) and no fix attempts: a try whose check
 /// fails ends there.
-fn tries_yaml(name: &str, mocks: &[&MockModel], strategy: Option<&str>, model_tail: &str) -> String {
+pub(super) fn tries_yaml(name: &str, mocks: &[&MockModel], strategy: Option<&str>, model_tail: &str) -> String {
     let mut y = job_yaml(name, &mocks[0].base_url, false).replace("max_fix_attempts: 2", "max_fix_attempts: 0");
     match strategy {
         Some(s) => {
@@ -38,16 +38,16 @@ fn tries_yaml(name: &str, mocks: &[&MockModel], strategy: Option<&str>, model_ta
     y
 }
 
-fn write(path: &str, content: &str) -> crate::common::mock_model::Turn {
+pub(super) fn write(path: &str, content: &str) -> crate::common::mock_model::Turn {
     call("write_file", json!({"path": path, "content": content}))
 }
 
-fn tries(report: &Value) -> &Vec<Value> {
+pub(super) fn tries(report: &Value) -> &Vec<Value> {
     report["tries"].as_array().expect("the report lists the tries")
 }
 
 /// The repository holds no worktree but its own, and the checkout is as it was.
-fn assert_left_as_it_was(repo: &TestRepo) {
+pub(super) fn assert_left_as_it_was(repo: &TestRepo) {
     assert_eq!(repo.head_branch(), "main");
     assert!(repo.is_clean(), "{}", repo.git(&["status", "--porcelain"]));
     let trees = repo.git(&["worktree", "list", "--porcelain"]);
@@ -281,87 +281,4 @@ async fn two_tries_writing_the_same_path_do_not_see_each_other() {
     assert!(said(&m2).contains("read: two") && !said(&m2).contains("read: one"), "{}", said(&m2));
     assert!(run.read("try-1.patch").contains("+one") && run.read("try-2.patch").contains("+two"));
     assert_left_as_it_was(&repo);
-}
-
-#[cfg(target_os = "linux")]
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_killed_during_its_tries_loses_nothing_and_blocks_nothing() {
-    require!(Need::UserNamespaces);
-    use super::killed::{kill_group, killed_id, spawn_run, wait_until};
-    let repo = broken_repo();
-    let marks = repo.dir.path().join("marks");
-    std::fs::create_dir_all(&marks).unwrap();
-    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
-    for (k, m) in [(1, &m1), (2, &m2)] {
-        let started = marks.join(format!("started-{k}"));
-        m.turn(write("status.txt", &format!("try {k} was here\n")), false)
-            .turn(call("run_cmd", json!({ "command": format!("touch {} && sleep 300", started.display()) })), false);
-    }
-    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display());
-    let yaml = with_policy(&repo, &tries_yaml("killed", &[&m1, &m2], None, ""), &policy);
-    commit_spec(&repo, &yaml);
-    let child = spawn_run(&repo.path, &[]);
-    let all = marks.clone();
-    tokio::task::spawn_blocking(move || {
-        wait_until("both tries' commands", || (1..=2).all(|k| all.join(format!("started-{k}")).exists()))
-    })
-    .await
-    .unwrap();
-    let id = killed_id(&repo);
-    kill_group(child);
-    assert_eq!(repo.git(&["worktree", "list", "--porcelain"]).matches("worktree ").count(), 3, "the trees are there");
-    // The next run recovers: each try's work is saved, the trees are gone; it goes on.
-    for m in [&m1, &m2] {
-        m.turn(write("status.txt", "fixed\n"), false).turn(text("Fixed."), false);
-    }
-    let run = run_job(&repo, &yaml, &[]).await;
-    assert_eq!(run.code, 0, "the next run is not blocked: {}\n{}", run.stderr, run.read("report.json"));
-    let report = run.report();
-    let saved: Vec<String> = (1..=2).map(|k| format!("refs/hone/killed/killed-{id}-try-{k}")).collect();
-    assert_eq!(report["recovered"]["tries_saved"], json!(saved), "{:#}", report["recovered"]);
-    for (k, r) in saved.iter().enumerate() {
-        assert_eq!(repo.show(r, "status.txt"), format!("try {} was here", k + 1));
-    }
-    assert!(report["warnings"].to_string().contains("its tries' work was saved"));
-    assert_left_as_it_was(&repo);
-    let run8: String = id.chars().take(8).collect();
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.starts_with(&format!("hone-try-{run8}-")))
-        .collect();
-    assert!(left.is_empty(), "the killed run's place was left: {left:?}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_with_tries_replays_the_chosen_try_or_any_other() {
-    let repo = broken_repo();
-    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
-    // Try 1's command says where it ran: its worktree, which replay reads as the clone.
-    m1.turn(call("run_cmd", json!({"command": "pwd"})), false)
-        .turn(write("status.txt", "nearly\n"), false)
-        .turn(text("Done."), false);
-    m2.turn(call("run_cmd", json!({"command": "sh check.sh"})), false)
-        .turn(write("status.txt", "fixed\n"), false)
-        .turn(text("Fixed."), false);
-    let yaml = with_policy(&repo, &tries_yaml("replayed", &[&m1, &m2], None, ""), OPEN_POLICY);
-    let run = run_job(&repo, &yaml, &[]).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.report()["chosen"]["number"], 2);
-    drop((m1, m2));
-    // No model server: each try's answers come from its transcript, in its own worktree's paths.
-    let dir = run.report_dir.to_str().unwrap();
-    for (args, ended) in [(vec!["replay", dir], "success"), (vec!["replay", dir, "--try", "1"], "failed")] {
-        let r = run_in(&repo.path, &args, &[], repo.path.join("unused-replay")).await;
-        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
-        assert!(
-            r.stdout.contains("did what the recorded one did") && r.stdout.contains(&format!("ended {ended}")),
-            "{args:?}: {}",
-            r.stdout
-        );
-        assert!(r.stderr.contains("made 2 tries"), "{}", r.stderr);
-    }
-    let missing = run_in(&repo.path, &["replay", dir, "--try", "3"], &[], repo.path.join("unused-replay")).await;
-    assert_eq!(missing.code, 2, "{}", missing.stderr);
-    assert!(missing.stderr.contains("try-3.transcript.jsonl"), "{}", missing.stderr);
 }

@@ -8,6 +8,7 @@ mod attack_review2;
 #[cfg(target_os = "linux")]
 mod attack_view;
 mod attempts;
+mod attempts_runs;
 mod autofix;
 mod azure;
 mod baseline;

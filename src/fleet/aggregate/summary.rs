@@ -14,7 +14,10 @@ pub fn summary(r: &FleetReport) -> String {
     let mut s = String::new();
     let icon = if r.exit_code == 0 { "✅" } else { "❌" };
     let counts: Vec<String> = r.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let cost = r.cost_usd.map(|c| format!("; cost {}", crate::spec::pricing::dollars(c))).unwrap_or_default();
+    let mut cost = r.cost_usd.map(|c| format!("; cost {}", crate::spec::pricing::dollars(c))).unwrap_or_default();
+    if r.rescued > 0 {
+        let _ = write!(cost, "; {} rescued by a later try", r.rescued);
+    }
     let _ = writeln!(
         s,
         "## {icon} hone fleet: {} — {} repositories ({}){cost}\n",
@@ -35,7 +38,11 @@ pub fn summary(r: &FleetReport) -> String {
                 None => crate::markdown::text(e),
             })
             .unwrap_or_default();
-        let resumed = if repo.resumed { " (resumed)" } else { "" };
+        let resumed = match (repo.resumed, repo.rescued_by) {
+            (true, _) => " (resumed)".to_string(),
+            (_, Some(k)) => format!(" (try {k})"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             s,
             "| {} | {}{resumed} | {pr} | {:.1}s | {} | {err} |",

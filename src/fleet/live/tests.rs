@@ -22,6 +22,7 @@ fn result(id: &str, status: RepoStatus, secs: u64) -> RepoResult {
         job_hash: String::new(),
         resumed: false,
         dry_run: false,
+        rescued_by: None,
     }
 }
 

@@ -1,0 +1,114 @@
+//! Attempts, continued: a run killed during its tries, replaying a try, and a fleet whose
+//! repositories a later try rescued.
+
+use super::attempts::{assert_left_as_it_was, tries_yaml, write};
+use crate::common::mock_model::{MockModel, call, text};
+use crate::common::*;
+use serde_json::{Value, json};
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_killed_during_its_tries_loses_nothing_and_blocks_nothing() {
+    require!(Need::UserNamespaces);
+    use super::killed::{kill_group, killed_id, spawn_run, wait_until};
+    let repo = broken_repo();
+    let marks = repo.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    for (k, m) in [(1, &m1), (2, &m2)] {
+        let started = marks.join(format!("started-{k}"));
+        m.turn(write("status.txt", &format!("try {k} was here\n")), false)
+            .turn(call("run_cmd", json!({ "command": format!("touch {} && sleep 300", started.display()) })), false);
+    }
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display());
+    let yaml = with_policy(&repo, &tries_yaml("killed", &[&m1, &m2], None, ""), &policy);
+    commit_spec(&repo, &yaml);
+    let child = spawn_run(&repo.path, &[]);
+    let all = marks.clone();
+    tokio::task::spawn_blocking(move || {
+        wait_until("both tries' commands", || (1..=2).all(|k| all.join(format!("started-{k}")).exists()))
+    })
+    .await
+    .unwrap();
+    let id = killed_id(&repo);
+    kill_group(child);
+    assert_eq!(repo.git(&["worktree", "list", "--porcelain"]).matches("worktree ").count(), 3, "the trees are there");
+    // The next run recovers: each try's work is saved, the trees are gone; it goes on.
+    for m in [&m1, &m2] {
+        m.turn(write("status.txt", "fixed\n"), false).turn(text("Fixed."), false);
+    }
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "the next run is not blocked: {}\n{}", run.stderr, run.read("report.json"));
+    let report = run.report();
+    let saved: Vec<String> = (1..=2).map(|k| format!("refs/hone/killed/killed-{id}-try-{k}")).collect();
+    assert_eq!(report["recovered"]["tries_saved"], json!(saved), "{:#}", report["recovered"]);
+    for (k, r) in saved.iter().enumerate() {
+        assert_eq!(repo.show(r, "status.txt"), format!("try {} was here", k + 1));
+    }
+    assert!(report["warnings"].to_string().contains("its tries' work was saved"));
+    assert_left_as_it_was(&repo);
+    let run8: String = id.chars().take(8).collect();
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with(&format!("hone-try-{run8}-")))
+        .collect();
+    assert!(left.is_empty(), "the killed run's place was left: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_tries_replays_the_chosen_try_or_any_other() {
+    let repo = broken_repo();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    // Try 1's command says where it ran: its worktree, which replay reads as the clone.
+    m1.turn(call("run_cmd", json!({"command": "pwd"})), false)
+        .turn(write("status.txt", "nearly\n"), false)
+        .turn(text("Done."), false);
+    m2.turn(call("run_cmd", json!({"command": "sh check.sh"})), false)
+        .turn(write("status.txt", "fixed\n"), false)
+        .turn(text("Fixed."), false);
+    let yaml = with_policy(&repo, &tries_yaml("replayed", &[&m1, &m2], None, ""), OPEN_POLICY);
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.report()["chosen"]["number"], 2);
+    drop((m1, m2));
+    // No model server: each try's answers come from its transcript, in its own worktree's paths.
+    let dir = run.report_dir.to_str().unwrap();
+    for (args, ended) in [(vec!["replay", dir], "success"), (vec!["replay", dir, "--try", "1"], "failed")] {
+        let r = run_in(&repo.path, &args, &[], repo.path.join("unused-replay")).await;
+        assert_eq!(r.code, 0, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("did what the recorded one did") && r.stdout.contains(&format!("ended {ended}")),
+            "{args:?}: {}",
+            r.stdout
+        );
+        assert!(r.stderr.contains("made 2 tries"), "{}", r.stderr);
+    }
+    let missing = run_in(&repo.path, &["replay", dir, "--try", "3"], &[], repo.path.join("unused-replay")).await;
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(missing.stderr.contains("try-3.transcript.jsonl"), "{}", missing.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_counts_the_repositories_a_later_try_rescued() {
+    let dir = tempfile::tempdir().unwrap();
+    let tail = "pr: { enabled: false }\ngit: { push: false }\nattempts:\n  - model: { provider: script, script: nothing.yaml }\n  - model: { provider: script, script: script.yaml }\n";
+    let fleet = fleet_of_one(dir.path(), "rescue", tail);
+    std::fs::write(dir.path().join("nothing.yaml"), "turns:\n  - content: Nothing to do.\n").unwrap();
+    let run = run_hone_env(&["fleet", fleet.to_str().unwrap()], &[], dir.path().join("unused"), &[]).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("ws/fleet.json")).unwrap()).unwrap();
+    assert_eq!(
+        (report["rescued"].as_u64(), report["repos"][0]["rescued_by"].as_u64()),
+        (Some(1), Some(2)),
+        "{report:#}"
+    );
+    let summary = std::fs::read_to_string(dir.path().join("ws/fleet-summary.md")).unwrap();
+    assert!(summary.contains("1 rescued by a later try") && summary.contains("(try 2)"), "{summary}");
+    // The clone the fleet worked in holds no worktree of the tries.
+    let clones: Vec<_> = std::fs::read_dir(dir.path().join("ws/repos")).unwrap().filter_map(Result::ok).collect();
+    assert_eq!(clones.len(), 1);
+    let trees = crate::common::repo::git(&clones[0].path(), &["worktree", "list", "--porcelain"]);
+    assert_eq!(trees.matches("worktree ").count(), 1, "{trees}");
+}
