@@ -156,18 +156,23 @@ async fn prepare(
     };
     let how = if settled.policy.sandbox { "offline" } else { "unconfined" };
     settled.notes.insert(0, format!("{what} on commit {base} of {shown}, in a clone, {how}"));
-    // In the clone, from the base; nothing pushed, no PR.
+    settled.job.repo.path = Some(root);
+    settled.job.repo.guidance = guidance.filter(|g| *g != base.to_string());
+    in_the_clone(&mut settled, base, at.try_no);
+    Ok((entries, settled))
+}
+
+/// The job as replay runs it: in the clone (its path already set), from the base; nothing
+/// pushed, no PR; one try (the one whose conversation is replayed).
+fn in_the_clone(settled: &mut trust::Settled, base: git2::Oid, try_no: Option<u32>) {
     let j = &mut settled.job;
-    j.repo.path = Some(root);
     j.repo.scratch = false;
     j.repo.allow_dirty = false;
     j.repo.base = Some(base.to_string());
-    j.repo.guidance = guidance.filter(|g| *g != base.to_string());
     j.git.push = false;
     j.pr.number = None;
-    // One conversation is replayed: the job makes one try, whatever its `attempts`.
     if j.attempts.several() {
-        let which = at.try_no.map_or("the chosen try".to_string(), |k| format!("try {k}"));
+        let which = try_no.map_or("the chosen try".to_string(), |k| format!("try {k}"));
         settled.notes.push(format!("the recorded job made {} tries: this replays {which}", j.attempts.tries.len()));
         j.attempts = crate::spec::attempts::AttemptsSpec::one(&j.model);
     }
@@ -175,7 +180,6 @@ async fn prepare(
     if j.change == crate::spec::answer::Change::Review {
         j.change = crate::spec::answer::Change::Commit;
     }
-    Ok((entries, settled))
 }
 
 /// Run the settled job with the model answering from `entries`, and judge it.

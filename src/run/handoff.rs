@@ -56,7 +56,21 @@ pub struct Lane<'a> {
     pub bound: &'a crate::bound::Bound,
     /// What every try of the job has spent, against the job's budgets.
     pub meter: &'a super::meter::Meter,
+    /// The limits the lane's session keeps: the job's, with a try's own turns, fix attempts
+    /// and wall time in their place; `max_tokens` and `max_cost_usd` are the whole job's.
+    pub limits: &'a crate::spec::Limits,
+    /// A try's caps on its own spend (none for the job's one try).
+    pub own: &'a crate::spec::attempts::TryLimits,
 }
+
+/// No limits of a try's own: the job's one try.
+static NO_OWN_LIMITS: crate::spec::attempts::TryLimits = crate::spec::attempts::TryLimits {
+    max_turns: None,
+    max_fix_attempts: None,
+    max_wall_time: None,
+    max_tokens: None,
+    max_cost_usd: None,
+};
 
 impl Scope {
     /// The main checkout's lane: the only one of a job of one try.
@@ -68,6 +82,8 @@ impl Scope {
             events: &self.events,
             bound: &self.bound,
             meter: &self.meter,
+            limits: &self.job.limits,
+            own: &NO_OWN_LIMITS,
         }
     }
 }
@@ -172,16 +188,26 @@ pub struct Tree {
     pub bound: crate::bound::Bound,
 }
 
+/// What a try's lane keeps besides its tree: the job's meter, its limits and its own bound.
+pub struct Keeps<'a> {
+    pub meter: &'a super::meter::Meter,
+    pub limits: &'a crate::spec::Limits,
+    pub own: &'a crate::spec::attempts::TryLimits,
+    pub bound: &'a crate::bound::Bound,
+}
+
 impl Tree {
-    /// This tree's lane, sharing the job's meter.
-    pub fn lane<'a>(&'a self, meter: &'a super::meter::Meter) -> Lane<'a> {
+    /// This tree's lane.
+    pub fn lane<'a>(&'a self, k: Keeps<'a>) -> Lane<'a> {
         Lane {
             number: self.number,
             ws: &self.ws,
             policy: &self.policy,
             events: &self.events,
-            bound: &self.bound,
-            meter,
+            bound: k.bound,
+            meter: k.meter,
+            limits: k.limits,
+            own: k.own,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! whether they run at once (`parallel`) or each only when the earlier ones failed their checks
 //! (`cascade`). One try (the default) is the job as it always ran.
 
-use super::raw::RawModel;
+use super::raw::{RawLimits, RawModel};
 use super::{Checker, ModelSpec};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -35,12 +35,15 @@ pub enum RawAttempts {
     Block(RawAttemptsBlock),
 }
 
-/// One try: its own model (a whole model block, as `model:` is), or the job's.
+/// One try: its own model (a whole model block, as `model:` is), or the job's; and limits of
+/// its own.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawTry {
     /// The try's model; without it, the job's `model`.
     pub model: Option<RawModel>,
+    /// Limits of this try alone (`max_turns`, `max_fix_attempts`, `max_wall_time` from its start, `max_tokens` and `max_cost_usd` of its own spend); the job's `limits` still hold for every try together.
+    pub limits: Option<RawLimits>,
 }
 
 /// `attempts: {tries: …, strategy: …}`.
@@ -98,25 +101,45 @@ impl<'de> Deserialize<'de> for RawTries {
     }
 }
 
+/// A try's own limits (none: the job's, which hold for every try together anyway).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct TryLimits {
+    pub max_turns: Option<u32>,
+    pub max_fix_attempts: Option<u32>,
+    /// From the try's start.
+    #[serde(skip)]
+    pub max_wall_time: Option<std::time::Duration>,
+    /// Of the try's own spend.
+    pub max_tokens: Option<u64>,
+    pub max_cost_usd: Option<f64>,
+}
+
+/// One try as checked: its model (the job's unless it names its own) and its own limits.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrySpec {
+    pub model: ModelSpec,
+    pub limits: TryLimits,
+}
+
 /// The job's tries as checked.
 #[derive(Debug, Clone, Serialize)]
 pub struct AttemptsSpec {
-    /// Each try's model (the job's `model` unless the try names its own); at least one.
-    pub tries: Vec<ModelSpec>,
+    /// At least one.
+    pub tries: Vec<TrySpec>,
     pub strategy: Strategy,
 }
 
 impl AttemptsSpec {
     /// One try of `model`: the job as it always ran.
     pub fn one(model: &ModelSpec) -> Self {
-        AttemptsSpec { tries: vec![model.clone()], strategy: Strategy::Parallel }
+        AttemptsSpec { tries: vec![TrySpec::of(model)], strategy: Strategy::Parallel }
     }
 
     /// `--attempts N`: the first `n` of the spec's tries, then the job's model for the rest.
     pub fn resized(&mut self, n: usize, model: &ModelSpec) {
         self.tries.truncate(n.max(1));
         while self.tries.len() < n {
-            self.tries.push(model.clone());
+            self.tries.push(TrySpec::of(model));
         }
     }
 
@@ -176,19 +199,54 @@ impl Checker<'_> {
                 None => job.model.clone(),
                 Some(m) => self.model_at(m, &format!("{at}[{k}].model"), dir),
             };
-            if job.max_cost && spec.unpriced().is_some() {
+            let limits = self.try_limits(t.limits, &format!("{at}[{k}].limits"));
+            if (job.max_cost || limits.max_cost_usd.is_some()) && spec.unpriced().is_some() {
                 self.err(
                     &format!("{at}[{k}].model"),
-                    "this try's model has no prices, and `limits.max_cost_usd` is set",
+                    "this try's model has no prices, and a cost budget (`max_cost_usd`) is set",
                     "give the model (and each of its fallbacks) `pricing:`, so the cost budget can hold across tries",
                 );
             }
-            tries.push(spec);
+            tries.push(TrySpec { model: spec, limits });
         }
         if let Some((msg, help)) = refusal(tries.len(), job.allow_dirty, job.change) {
             self.err("attempts", msg, help);
         }
         AttemptsSpec { tries, strategy }
+    }
+}
+
+impl TrySpec {
+    /// A try of `model` with the job's limits.
+    pub fn of(model: &ModelSpec) -> Self {
+        TrySpec { model: model.clone(), limits: TryLimits::default() }
+    }
+}
+
+impl Checker<'_> {
+    /// A try's `limits:` at `at`, each as the job's own would be checked.
+    fn try_limits(&mut self, raw: Option<RawLimits>, at: &str) -> TryLimits {
+        let Some(l) = raw else { return TryLimits::default() };
+        let limits = TryLimits {
+            max_turns: l.max_turns,
+            max_fix_attempts: l.max_fix_attempts,
+            max_wall_time: l.max_wall_time.map(|d| d.0),
+            max_tokens: l.max_tokens,
+            max_cost_usd: l.max_cost_usd,
+        };
+        if limits.max_turns == Some(0) {
+            self.err(&format!("{at}.max_turns"), "must be at least 1", "or leave it out: the job's holds");
+        }
+        if limits.max_wall_time.is_some_and(|d| d.is_zero()) {
+            self.err(&format!("{at}.max_wall_time"), "must be more than zero", "or leave it out: the job's holds");
+        }
+        if limits.max_tokens == Some(0) {
+            self.err(&format!("{at}.max_tokens"), "must be at least 1", "or leave it out: the job's holds");
+        }
+        if limits.max_cost_usd.is_some_and(|c| !(c > 0.0 && c.is_finite())) {
+            self.err(&format!("{at}.max_cost_usd"), "must be more than zero", "a cost in US dollars, like 0.50");
+        }
+        limits
     }
 }
 

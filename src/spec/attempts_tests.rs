@@ -21,7 +21,7 @@ fn errors(tail: &str) -> Vec<Diagnostic> {
 fn without_attempts_a_job_makes_one_try_of_its_model() {
     let j = job("");
     assert_eq!(j.attempts.tries.len(), 1);
-    assert_eq!(j.attempts.tries[0].name, "gpt-4.1");
+    assert_eq!(j.attempts.tries[0].model.name, "gpt-4.1");
     assert!(!j.attempts.several());
 }
 
@@ -31,13 +31,13 @@ fn a_number_a_list_and_a_block_are_read_alike() {
     assert_eq!(n.attempts.tries.len(), 3);
     assert_eq!(n.attempts.strategy, Strategy::Parallel);
     let list = job("attempts:\n  - {}\n  - model: { provider: anthropic, name: claude-sonnet-4 }\n");
-    let names: Vec<&str> = list.attempts.tries.iter().map(|m| m.name.as_str()).collect();
+    let names: Vec<&str> = list.attempts.tries.iter().map(|t| t.model.name.as_str()).collect();
     assert_eq!(names, ["gpt-4.1", "claude-sonnet-4"]);
     let block = job(
         "attempts:\n  strategy: cascade\n  tries:\n    - {}\n    - {}\n    - model: { provider: openai, name: o3 }\n",
     );
     assert_eq!((block.attempts.tries.len(), block.attempts.strategy), (3, Strategy::Cascade));
-    assert_eq!(block.attempts.tries[2].name, "o3");
+    assert_eq!(block.attempts.tries[2].model.name, "o3");
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn attempts_overridden_keep_the_spec_s_first_tries() {
     let mut j = job("attempts:\n  - model: { provider: openai, name: o3 }\n  - {}\n");
     let model = j.model.clone();
     j.attempts.resized(3, &model);
-    let names: Vec<&str> = j.attempts.tries.iter().map(|m| m.name.as_str()).collect();
+    let names: Vec<&str> = j.attempts.tries.iter().map(|t| t.model.name.as_str()).collect();
     assert_eq!(names, ["o3", "gpt-4.1", "gpt-4.1"]);
     j.attempts.resized(1, &model);
     assert_eq!(j.attempts.tries.len(), 1);
@@ -94,4 +94,18 @@ fn attempts_overridden_keep_the_spec_s_first_tries() {
         refusal(9, false, crate::spec::answer::Change::Commit).map(|r| r.0),
         Some("a job makes at most 8 tries")
     );
+}
+
+#[test]
+fn a_try_s_own_limits_are_read_and_checked_where_they_are() {
+    let j = job("attempts:\n  - limits: { max_turns: 5, max_wall_time: 2m, max_tokens: 1000 }\n  - {}\n");
+    let own = j.attempts.tries[0].limits;
+    assert_eq!((own.max_turns, own.max_tokens), (Some(5), Some(1000)));
+    assert_eq!(own.max_wall_time, Some(std::time::Duration::from_secs(120)));
+    assert!(j.attempts.tries[1].limits.max_turns.is_none());
+    let zero = errors("attempts:\n  - limits: { max_turns: 0 }\n  - {}\n");
+    assert_eq!(zero[0].path, "attempts[0].limits.max_turns", "{zero:?}");
+    // A try's own cost budget needs its model's prices too.
+    let unpriced = errors("attempts:\n  - limits: { max_cost_usd: 0.5 }\n  - {}\n");
+    assert_eq!(unpriced[0].path, "attempts[0].model", "{unpriced:?}");
 }

@@ -112,3 +112,25 @@ async fn a_fleet_counts_the_repositories_a_later_try_rescued() {
     let trees = crate::common::repo::git(&clones[0].path(), &["worktree", "list", "--porcelain"]);
     assert_eq!(trees.matches("worktree ").count(), 1, "{trees}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_try_keeps_its_own_limits_and_the_job_s_still_hold() {
+    let repo = broken_repo();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    m1.turn(call("list_dir", json!({})), false).turn(write("status.txt", "fixed\n"), false).turn(text("Fixed."), false);
+    m2.turn(call("list_dir", json!({})), false).turn(write("status.txt", "fixed\n"), false).turn(text("Fixed."), false);
+    // Try 1 may make one request; try 2 has the job's ten.
+    let yaml = tries_yaml("limits", &[&m1, &m2], None, "").replacen(
+        "max_delay: 20ms } }\n",
+        "max_delay: 20ms } }\n    limits: { max_turns: 1 }\n",
+        1,
+    );
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}\n{yaml}", run.stderr);
+    assert_eq!((m1.requests().len(), m2.requests().len()), (1, 3));
+    let report = run.report();
+    let t = &report["tries"];
+    assert_eq!((t[0]["status"].as_str(), t[0]["turns"].as_u64()), (Some("budget_exhausted"), Some(1)), "{t:#}");
+    assert!(t[0]["errors"][0]["message"].as_str().unwrap().contains("turn budget (1)"), "{t:#}");
+    assert_eq!(report["chosen"]["number"], 2);
+}

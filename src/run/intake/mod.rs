@@ -238,9 +238,9 @@ fn models(
     }
     let own: Result<Vec<Models>, HoneError> = tries
         .iter()
-        .map(|spec| {
+        .map(|t| {
             let mut own = job.clone();
-            own.model = spec.clone();
+            own.model = t.model.clone();
             setup::models(&own, env, run_id, redactor)
         })
         .collect();

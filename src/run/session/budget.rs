@@ -57,13 +57,15 @@ impl Loop<'_> {
 
     /// The turn budget (this try's) and the token budget (the job's: every try's tokens).
     pub(super) fn out_of_budget(&mut self) -> Option<Status> {
-        let limits = &self.s.job.limits;
+        let limits = self.lane.limits;
         self.report_spend();
-        let tokens = self.lane.meter.spent().tokens;
+        let (tokens, own) = (self.lane.meter.spent().tokens, self.run.record.usage.total_tokens);
         let why = if self.run.record.turns >= limits.max_turns {
             format!("the turn budget ({}) ran out before the task was done", limits.max_turns)
         } else if tokens >= limits.max_tokens {
             format!("the token budget ({}) ran out: {} used{}", limits.max_tokens, tokens, self.by_tries())
+        } else if let Some(cap) = self.lane.own.max_tokens.filter(|cap| own >= *cap) {
+            format!("this try's token budget ({cap}) ran out: {own} used")
         } else {
             return None;
         };
@@ -84,8 +86,21 @@ impl Loop<'_> {
     pub(super) fn over_cost(&mut self, estimated_prompt: u64) -> Option<Status> {
         self.held = None;
         let spec = self.spec();
-        let (limit, pricing) = (self.s.job.limits.max_cost_usd?, spec.pricing?);
+        let pricing = spec.pricing?;
         let next = pricing.most(estimated_prompt, spec.max_output_tokens);
+        if let Some(cap) = self.lane.own.max_cost_usd.filter(|cap| self.run.record.spent_usd() + next > *cap) {
+            use crate::spec::pricing::dollars;
+            let spent = dollars(self.run.record.spent_usd());
+            let why = format!(
+                "this try's cost budget ({}) would be exceeded: {spent} spent by it, and the next request could cost up to {}",
+                dollars(cap),
+                dollars(next)
+            );
+            self.fail(Code::Budget, why);
+            self.enter(State::Summarizing, "the try's cost budget ran out");
+            return Some(Status::BudgetExhausted);
+        }
+        let limit = self.lane.limits.max_cost_usd?;
         self.report_spend();
         if let Some(hold) = self.lane.meter.hold(next, limit) {
             self.held = Some(hold);

@@ -70,7 +70,7 @@ pub async fn run<'a>(
     lp.touched = opening.touched;
     begin(&mut lp, opening).await;
     let budget_note =
-        || format!("the wall-time budget ({}) ran out", crate::spec::duration::format(s.job.limits.max_wall_time));
+        || format!("the wall-time budget ({}) ran out", crate::spec::duration::format(lane.limits.max_wall_time));
     let bound = lp.lane.bound;
     let status = tokio::select! {
         r = tokio::time::timeout_at(bound.deadline, lp.drive()) => r.unwrap_or_else(|_| {
@@ -92,7 +92,8 @@ async fn begin(lp: &mut turns::Loop<'_>, opening: Opening) {
     let map = crate::repomap::wait(opening.map, lane.bound).await;
     let job = &s.job;
     let start = if job.plan { prompt::START_WITH_PLAN } else { prompt::START };
-    let mut messages = vec![Message::system(prompt::system(job, lane.ws.root(), &map, lane.policy))];
+    let mut messages =
+        vec![Message::system(prompt::system(job, lane.limits.max_fix_attempts, lane.ws.root(), &map, lane.policy))];
     // A second attempt from a report dir goes on with the failed run's conversation.
     let continued = !opening.history.is_empty();
     let start = match opening.note {

@@ -5,7 +5,7 @@ use crate::policy::Policy;
 use crate::spec::{Job, duration};
 use std::path::Path;
 
-pub fn system(job: &Job, root: &Path, repo_map: &str, policy: &Policy) -> String {
+pub fn system(job: &Job, fixes: u32, root: &Path, repo_map: &str, policy: &Policy) -> String {
     let mut checks = String::new();
     for v in &job.verify {
         checks.push_str(&format!("- `{}`: `{}`\n", v.name, v.run));
@@ -33,7 +33,7 @@ pub fn system(job: &Job, root: &Path, repo_map: &str, policy: &Policy) -> String
         os = std::env::consts::OS,
         arch = std::env::consts::ARCH,
         shell = crate::exec::shell(),
-        checked = checked(job, &checks),
+        checked = checked(job, &checks, fixes),
         answer = answer(job),
         cmd_timeout = duration::format(job.tools.cmd_timeout),
         map = if repo_map.is_empty() { String::new() } else { format!("# Repository map\n{repo_map}\n") },
@@ -47,7 +47,7 @@ pub fn system(job: &Job, root: &Path, repo_map: &str, policy: &Policy) -> String
 }
 
 /// How the work is judged: the checks after the change, or, for a read-only job, the answer alone.
-fn checked(job: &Job, checks: &str) -> String {
+fn checked(job: &Job, checks: &str, fixes: u32) -> String {
     use crate::spec::answer::Change;
     match job.change {
         Change::None => "# This job is read-only\nThe repository is read-only: the write tools are not offered and commands cannot change any file in it (write scratch files under /tmp). Investigate, then answer with finish; nothing is committed.\n\n".to_string(),
@@ -59,7 +59,7 @@ fn checked(job: &Job, checks: &str) -> String {
             };
             format!(
                 "# How your work is checked\nWhen you stop calling tools, hone itself runs these commands in the repository. The task succeeds only if all of them pass:\n{checks}If any fails you get its output and may fix the problem, up to {} time(s).\n{review}\n",
-                job.limits.max_fix_attempts
+                fixes
             )
         }
     }

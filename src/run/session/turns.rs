@@ -342,7 +342,7 @@ impl<'a> Loop<'a> {
             self.enter(State::Summarizing, "a read-only job's answer is in");
             return Some(Status::Success);
         }
-        let max_fixes = self.s.job.limits.max_fix_attempts;
+        let max_fixes = self.lane.limits.max_fix_attempts;
         self.enter(State::Verifying, format!("the model finished; verification attempt {attempt}"));
         let hook_note = self.before_verify(turn).await;
         let results = self.run_checks(attempt, true).await;

@@ -65,7 +65,7 @@ async fn tried(
         .tries
         .iter()
         .zip(&o.models)
-        .map(|(spec, model)| one::Given { checkout, pr: o.pr, model, spec, meter: &s.meter })
+        .map(|(t, model)| one::Given { checkout, pr: o.pr, model, spec: &t.model, limits: t.limits, meter: &s.meter })
         .collect();
     let dones = schedule::run(s, &opened.trees, &givens, map, run).await;
     trees::remove(s, opened).await;

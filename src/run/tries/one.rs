@@ -35,6 +35,8 @@ pub struct Given<'a> {
     pub pr: Option<&'a crate::forge::autofix::Target>,
     pub model: &'a crate::model::chain::Models,
     pub spec: &'a crate::spec::ModelSpec,
+    /// The try's own limits.
+    pub limits: crate::spec::attempts::TryLimits,
     pub meter: &'a super::super::meter::Meter,
 }
 
@@ -57,7 +59,19 @@ pub async fn run(
     mut run: Run,
 ) -> Done {
     let started = std::time::Instant::now();
-    let lane = tree.lane(given.meter);
+    // The job's limits, with the try's own turns, fix attempts and wall time (from its start).
+    let own = given.limits;
+    let mut limits = s.job.limits.clone();
+    limits.max_turns = own.max_turns.unwrap_or(limits.max_turns);
+    limits.max_fix_attempts = own.max_fix_attempts.unwrap_or(limits.max_fix_attempts);
+    let deadline = match own.max_wall_time {
+        Some(d) => tree.bound.deadline.min(tokio::time::Instant::now() + d),
+        None => tree.bound.deadline,
+    };
+    limits.max_wall_time = own.max_wall_time.map_or(limits.max_wall_time, |d| d.min(limits.max_wall_time));
+    let bound = crate::bound::Bound::new(deadline, &tree.bound.cancel);
+    let keeps = super::super::handoff::Keeps { meter: given.meter, limits: &limits, own: &own, bound: &bound };
+    let lane = tree.lane(keeps);
     run.transcript.work_tree = Some(tree.ws.root().display().to_string());
     let ended = live(s, lane, given, begin, failed, &mut run).await;
     let (status, kept) = match ended {
