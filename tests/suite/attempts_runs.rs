@@ -134,3 +134,39 @@ async fn a_try_keeps_its_own_limits_and_the_job_s_still_hold() {
     assert!(t[0]["errors"][0]["message"].as_str().unwrap().contains("turn budget (1)"), "{t:#}");
     assert_eq!(report["chosen"]["number"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn autofix_with_tries_starts_every_try_from_the_pr_head_and_pushes_the_winner() {
+    use super::autofix::{TOKEN, expect_comment_written, mount_pr, origin_head, repo_with_pr_branch};
+    let repo = repo_with_pr_branch();
+    let head = origin_head(&repo);
+    let gh = wiremock::MockServer::start().await;
+    mount_pr(&gh, &head, "acme/app").await;
+    expect_comment_written(&gh, json!([]), ("POST", "/repos/acme/app/issues/3/comments", "hone:autofix")).await;
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    // Each try reads the file as the PR's head has it; the first gives up, the second fixes it.
+    m1.turn(call("read_file", json!({"path": "status.txt"})), false).turn(text("Cannot fix it."), false);
+    m2.turn(call("read_file", json!({"path": "status.txt"})), false)
+        .turn(write("status.txt", "fixed\n"), false)
+        .turn(text("Fixed."), false);
+    let yaml = tries_yaml("autofix", &[&m1, &m2], None, "");
+    let uri = gh.uri();
+    let env = [("GITHUB_TOKEN", TOKEN), ("GITHUB_REPOSITORY", "acme/app"), ("GITHUB_API_URL", uri.as_str())];
+    let run = run_job_with(&repo, &yaml, &["--pr", "3"], &env).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.report();
+    assert_eq!((report["chosen"]["number"].as_u64(), report["pr"]["operation"].as_str()), (Some(2), Some("updated")));
+    for m in [&m1, &m2] {
+        let read = serde_json::to_string(&m.requests()[1].body).unwrap();
+        assert!(read.contains("broken by the PR"), "a try did not start from the PR's head: {read}");
+    }
+    let new_head = origin_head(&repo);
+    assert_eq!(git_rev(&repo, &format!("{new_head}^")), head, "the winner is pushed on top of the PR's head");
+    gh.verify().await;
+    run.assert_no_secret(TOKEN);
+    assert_left_as_it_was(&repo);
+}
+
+fn git_rev(repo: &crate::common::repo::TestRepo, rev: &str) -> String {
+    crate::common::repo::git(&repo.origin, &["rev-parse", rev])
+}
