@@ -45,7 +45,7 @@ pub struct Scope {
 
 /// The one work tree a stage works in, with what is tied to it: its repository handle, the
 /// policy as it applies there, the events it emits and the bound it keeps. For a job of one try
-/// it is the main checkout's ([`Scope::lane`]); each of a job's tries will have its own (issue 45).
+/// it is the main checkout's ([`Scope::lane`]); each of a job's tries (`attempts:`) has its own.
 #[derive(Clone, Copy)]
 pub struct Lane<'a> {
     /// The try's number (1, 2, …); 0 for the one try of a job without `attempts`.

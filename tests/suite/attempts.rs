@@ -46,6 +46,16 @@ pub(super) fn tries(report: &Value) -> &Vec<Value> {
     report["tries"].as_array().expect("the report lists the tries")
 }
 
+/// What the run `run_id`'s tries left in the temp dir (their private place, the trees in it).
+pub(super) fn places_left(run_id: &str) -> Vec<String> {
+    let run8: String = run_id.chars().take(8).collect();
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.starts_with(&format!("hone-try-{run8}-")))
+        .collect()
+}
+
 /// The repository holds no worktree but its own, and the checkout is as it was.
 pub(super) fn assert_left_as_it_was(repo: &TestRepo) {
     assert_eq!(repo.head_branch(), "main");
@@ -158,7 +168,7 @@ async fn a_try_whose_change_a_guard_refuses_never_wins() {
         false,
     )
     .turn(text("Fixed, with notes."), false);
-    let run = run_job(&repo, &tries_yaml("guard", &[&m1, &m2], None, ""), &[]).await;
+    let run = run_job(&repo, &tries_yaml("guard", &[&m1, &m2], None, ""), &["--dry-run"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.report();
     let t = tries(&report);
@@ -170,7 +180,13 @@ async fn a_try_whose_change_a_guard_refuses_never_wins() {
     assert!(repo.git(&["for-each-ref", "refs/hone/guard/attempts/1"]).is_empty());
     assert!(!run.report_dir.join("try-1.patch").exists());
     assert_eq!(repo.show("hone/guard", "notes.txt"), "a\nb\nc\nd");
-    for f in ["report.json", "summary.md", "try-2.patch", "try-1.transcript.jsonl", "events.jsonl"] {
+    // The PR body shows the tries and why the winner won.
+    let body = run.read("pr.md");
+    assert!(
+        body.contains("### Tries") && body.contains("Try 2 was chosen") && body.contains("refused by a guard"),
+        "{body}"
+    );
+    for f in ["report.json", "summary.md", "pr.md", "try-2.patch", "try-1.transcript.jsonl", "events.jsonl"] {
         assert!(!run.read(f).contains(KEY), "{f} shows the key");
     }
 }
@@ -246,12 +262,7 @@ async fn sigint_during_three_tries_stops_them_all_and_reports_each() {
     let alive = survivors(&marker);
     assert!(alive.is_empty(), "processes outlived the run: {alive:?}");
     assert_left_as_it_was(&repo);
-    let run8: String = report["run_id"].as_str().unwrap().chars().take(8).collect();
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.starts_with(&format!("hone-try-{run8}-")))
-        .collect();
+    let left = places_left(report["run_id"].as_str().unwrap());
     assert!(left.is_empty(), "the tries' place was left: {left:?}");
 }
 

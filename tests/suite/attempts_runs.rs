@@ -1,7 +1,7 @@
 //! Attempts, continued: a run killed during its tries, replaying a try, and a fleet whose
 //! repositories a later try rescued.
 
-use super::attempts::{assert_left_as_it_was, tries_yaml, write};
+use super::attempts::{assert_left_as_it_was, places_left, tries_yaml, write};
 use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
 use serde_json::{Value, json};
@@ -47,12 +47,7 @@ async fn a_run_killed_during_its_tries_loses_nothing_and_blocks_nothing() {
     }
     assert!(report["warnings"].to_string().contains("its tries' work was saved"));
     assert_left_as_it_was(&repo);
-    let run8: String = id.chars().take(8).collect();
-    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.starts_with(&format!("hone-try-{run8}-")))
-        .collect();
+    let left = places_left(&id);
     assert!(left.is_empty(), "the killed run's place was left: {left:?}");
 }
 
