@@ -99,9 +99,13 @@ pub struct FleetReport {
     #[serde(default)]
     pub cost_usd: Option<f64>,
     /// With `attempts:`: the repositories a later try rescued (the first try failed its checks).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub rescued: usize,
     pub repos: Vec<RepoResult>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// 0 when every repository succeeded, had nothing to change or is waiting for the campaign's

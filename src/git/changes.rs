@@ -62,6 +62,11 @@ impl Workspace {
         }
     }
 
+    /// What is marked as artifacts now (what the checks and setup wrote).
+    pub fn artifact_list(&self) -> Vec<String> {
+        self.artifacts.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
     /// The model wrote `rel`: it (and an artifact directory holding it) is the model's again.
     pub fn claim(&self, rel: &str) {
         if let Ok(mut a) = self.artifacts.lock() {

@@ -38,12 +38,27 @@ impl Workspace {
         };
         let opened =
             added.and_then(|()| Repository::open(path)).and_then(|repo| repo.set_head_detached(at).map(|()| repo));
-        let deleted = branch.delete();
-        let repo = opened.map_err(|e| fail("add or detach", e))?;
-        deleted.map_err(|e| fail("delete the branch", e))?;
-        let root = path
-            .canonicalize()
-            .map_err(|e| HoneError::new(Code::Io, format!("cannot resolve {}: {e}", path.display())))?;
+        let root = path.canonicalize();
+        let (repo, root) = match (opened, root) {
+            (Ok(repo), Ok(root)) => (repo, root),
+            (opened, root) => {
+                // Half made: the tree and its branch go again, as if never added.
+                let _ = self.remove_tree(name);
+                let _ = branch.delete();
+                return Err(match opened {
+                    Err(e) => fail("add or detach", e),
+                    Ok(_) => HoneError::new(
+                        Code::Io,
+                        format!(
+                            "cannot resolve {}: {}",
+                            path.display(),
+                            root.err().map(|e| e.to_string()).unwrap_or_default()
+                        ),
+                    ),
+                });
+            }
+        };
+        branch.delete().map_err(|e| fail("delete the branch", e))?;
         Ok(Workspace {
             repo,
             root,
@@ -106,7 +121,13 @@ impl Workspace {
                     Ok(true) => refs.push(refname),
                     Ok(false) => {}
                     Err(e) => {
-                        tracing::warn!("could not save the work of the killed run's tree `{name}`: {}", e.message)
+                        // Nothing is lost: a tree whose work cannot be saved stays where it is.
+                        let at = path.display();
+                        tracing::warn!(
+                            "could not save the work of the killed run's tree `{name}` ({}); it was left at {at}: look at it, then `git worktree remove --force {at}`",
+                            e.message
+                        );
+                        continue;
                     }
                 }
             }

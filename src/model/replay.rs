@@ -304,6 +304,7 @@ mod tests {
             policy_sha256: None,
             instructions_commit: None,
             work_tree: None,
+            try_no: None,
         }];
         with_header.extend(entries);
         let ask = |r: &Replay, msgs: Vec<Message>| r.complete(&ChatRequest { messages: msgs, tools: vec![] });

@@ -54,6 +54,9 @@ pub enum Entry {
         /// (`attempts:`), whose paths replay reads as the repository's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         work_tree: Option<String>,
+        /// With `attempts:`: the try whose conversation this is (from 1).
+        #[serde(rename = "try", default, skip_serializing_if = "Option::is_none")]
+        try_no: Option<u32>,
     },
     /// A model request: the messages added since the previous request (all of them when the
     /// history was rewritten, `reset`, as compaction does), and the tools offered.

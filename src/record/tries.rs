@@ -103,7 +103,7 @@ pub struct TryRecord {
     /// The ref its change is kept on (`refs/hone/<job>/attempts/<k>`); null when it made none,
     /// or its change carries a secret (then it is kept nowhere).
     pub refname: Option<String>,
-    /// Its change as a patch, relative to the report dir (`tries/<k>/change.patch`).
+    /// Its change as a patch: the file's name in the report dir (`try-<k>.patch`).
     pub patch: Option<String>,
 }
 

@@ -109,6 +109,7 @@ async fn prepare(
         spec_sha256,
         policy_sha256,
         instructions_commit,
+        try_no,
         ..
     }) = entries.first().cloned()
     else {
@@ -158,7 +159,7 @@ async fn prepare(
     settled.notes.insert(0, format!("{what} on commit {base} of {shown}, in a clone, {how}"));
     settled.job.repo.path = Some(root);
     settled.job.repo.guidance = guidance.filter(|g| *g != base.to_string());
-    in_the_clone(&mut settled, base, at.try_no);
+    in_the_clone(&mut settled, base, at.try_no.or(try_no));
     Ok((entries, settled))
 }
 
@@ -172,8 +173,21 @@ fn in_the_clone(settled: &mut trust::Settled, base: git2::Oid, try_no: Option<u3
     j.git.push = false;
     j.pr.number = None;
     if j.attempts.several() {
-        let which = try_no.map_or("the chosen try".to_string(), |k| format!("try {k}"));
-        settled.notes.push(format!("the recorded job made {} tries: this replays {which}", j.attempts.tries.len()));
+        let k = try_no.unwrap_or(1);
+        settled.notes.push(format!("the recorded job made {} tries: this replays try {k}", j.attempts.tries.len()));
+        // That try's own model and limits, as the recorded try had them.
+        if let Some(t) = (k as usize).checked_sub(1).and_then(|i| j.attempts.tries.get(i)).cloned() {
+            j.model = t.model;
+            let (own, l) = (t.limits, &mut j.limits);
+            l.max_turns = own.max_turns.unwrap_or(l.max_turns);
+            l.max_fix_attempts = own.max_fix_attempts.unwrap_or(l.max_fix_attempts);
+            l.max_wall_time = own.max_wall_time.map_or(l.max_wall_time, |d| d.min(l.max_wall_time));
+            l.max_tokens = own.max_tokens.map_or(l.max_tokens, |t| t.min(l.max_tokens));
+            l.max_cost_usd = match (own.max_cost_usd, l.max_cost_usd) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
         j.attempts = crate::spec::attempts::AttemptsSpec::one(&j.model);
     }
     // A review is a verified commit offered on a PR: replayed, it is the commit, and nothing is posted.

@@ -9,6 +9,8 @@ pub struct Transcript {
     entries: Vec<Entry>,
     /// Where the conversation's work tree was, when it is not the checkout (a try's worktree).
     pub work_tree: Option<String>,
+    /// The try whose conversation this is (`attempts:`).
+    pub try_no: Option<u32>,
 }
 
 impl Transcript {
@@ -58,7 +60,7 @@ impl Transcript {
         job: &crate::spec::Job,
         policy: &crate::policy::Policy,
     ) -> Vec<Entry> {
-        let mut all = vec![header(record, job, policy, self.work_tree.as_deref())];
+        let mut all = vec![header(record, job, policy, self.work_tree.as_deref(), self.try_no)];
         all.extend(self.entries);
         all
     }
@@ -70,6 +72,7 @@ fn header(
     job: &crate::spec::Job,
     policy: &crate::policy::Policy,
     work_tree: Option<&str>,
+    try_no: Option<u32>,
 ) -> Entry {
     let spec = &job.spec_path;
     Entry::Header {
@@ -88,5 +91,6 @@ fn header(
         policy_sha256: policy.sha256.clone(),
         instructions_commit: m.instructions_commit.clone(),
         work_tree: work_tree.map(str::to_string),
+        try_no,
     }
 }

@@ -135,9 +135,14 @@ impl AttemptsSpec {
         AttemptsSpec { tries: vec![TrySpec::of(model)], strategy: Strategy::Parallel }
     }
 
-    /// `--attempts N`: the first `n` of the spec's tries, then the job's model for the rest.
+    /// `--attempts N`: the first `n` of the spec's tries, then the job's model for the rest;
+    /// `--attempts 1` is the job as it always ran (its `model` and `limits`).
     pub fn resized(&mut self, n: usize, model: &ModelSpec) {
-        self.tries.truncate(n.max(1));
+        if n <= 1 {
+            *self = AttemptsSpec::one(model);
+            return;
+        }
+        self.tries.truncate(n);
         while self.tries.len() < n {
             self.tries.push(TrySpec::of(model));
         }
@@ -194,7 +199,15 @@ impl Checker<'_> {
             return AttemptsSpec::one(job.model);
         }
         let mut tries = Vec::new();
+        let alone = list.len() == 1;
         for (k, t) in list.into_iter().enumerate() {
+            if alone && (t.model.is_some() || t.limits.is_some()) {
+                self.err(
+                    &format!("{at}[0]"),
+                    "a job of one try runs with the job's own `model` and `limits`",
+                    "put this try's model in `model:` and its limits in `limits:`, or add tries",
+                );
+            }
             let spec = match t.model {
                 None => job.model.clone(),
                 Some(m) => self.model_at(m, &format!("{at}[{k}].model"), dir),

@@ -50,7 +50,7 @@ fn wrong_attempts_are_refused_where_they_are_with_what_to_do() {
     let word = errors("attempts: lots\n");
     assert!(word[0].message.contains("a number of tries"), "{word:?}");
     // A try's model block is checked where it is.
-    let model = errors("attempts:\n  - model: { provider: openai }\n");
+    let model = errors("attempts:\n  - model: { provider: openai }\n  - {}\n");
     assert_eq!(model[0].path, "attempts[0].model.name", "{model:?}");
     let key = errors("attempts:\n  strategy: sideways\n");
     assert_eq!(key[0].path, "attempts.strategy", "{key:?}");
@@ -90,6 +90,9 @@ fn attempts_overridden_keep_the_spec_s_first_tries() {
     assert_eq!(names, ["o3", "gpt-4.1", "gpt-4.1"]);
     j.attempts.resized(1, &model);
     assert_eq!(j.attempts.tries.len(), 1);
+    assert_eq!(j.attempts.tries[0].model.name, "gpt-4.1", "one try is the job's own");
+    let alone = errors("attempts:\n  - model: { provider: openai, name: o3 }\n");
+    assert_eq!(alone[0].path, "attempts[0]", "{alone:?}");
     assert_eq!(
         refusal(9, false, crate::spec::answer::Change::Commit).map(|r| r.0),
         Some("a job makes at most 8 tries")

@@ -21,7 +21,11 @@ impl Checker<'_> {
         for (i, mut f) in fallback.into_iter().enumerate() {
             let at = format!("{at}.fallback[{i}]");
             if f.fallback.take().is_some() {
-                let help = "list every model to fall back to in the model's own `fallback`, in order";
+                let help = if at == "model" {
+                    "list every model to fall back to in the top-level `model.fallback`, in order".to_string()
+                } else {
+                    format!("list every model to fall back to in `{at}.fallback`, in order")
+                };
                 self.err(&format!("{at}.fallback"), "a fallback model has no fallback of its own", help);
             }
             let block = self.model_block(f, &at, dir);

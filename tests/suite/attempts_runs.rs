@@ -165,3 +165,88 @@ async fn autofix_with_tries_starts_every_try_from_the_pr_head_and_pushes_the_win
 fn git_rev(repo: &crate::common::repo::TestRepo, rev: &str) -> String {
     crate::common::repo::git(&repo.origin, &["rev-parse", rev])
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_try_runs_setup_in_its_own_worktree_and_the_first_takes_the_baseline() {
+    let repo = broken_repo();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    for m in [&m1, &m2] {
+        m.turn(write("status.txt", "fixed\n"), false).turn(text("Fixed."), false);
+    }
+    // The check passes only where setup made its file: in each try's own worktree.
+    let yaml = tries_yaml("setup", &[&m1, &m2], None, "")
+        .replace("run: \"sh check.sh\"", "run: \"test -f made-by-setup && sh check.sh\"")
+        .replace("verify:\n", "setup:\n  - { name: deps, run: \"touch made-by-setup\" }\nverify:\n");
+    let run = run_job(&repo, &yaml, &[]).await;
+    assert_eq!(run.code, 0, "{}\n{yaml}", run.stderr);
+    let report = run.report();
+    let accepted: Vec<bool> =
+        report["tries"].as_array().unwrap().iter().map(|t| t["accepted"].as_bool().unwrap()).collect();
+    assert_eq!(accepted, [true, true], "{:#}", report["tries"]);
+    let events = run.events();
+    for k in 1..=2 {
+        assert!(events.iter().any(|e| e["try"] == k && e["type"] == "setup_completed"), "try {k} ran no setup");
+    }
+    // One baseline, taken by the first try.
+    let baselines = events.iter().filter(|e| e["type"] == "verify_started" && e["attempt"] == 0).count();
+    assert_eq!(baselines, 1);
+    assert!(events.iter().any(|e| e["type"] == "verify_started" && e["attempt"] == 0 && e["try"] == 1));
+    // What setup made is never part of the change.
+    assert!(!repo.git(&["ls-tree", "-r", "--name-only", "hone/setup"]).contains("made-by-setup"));
+    assert_left_as_it_was(&repo);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_try_s_before_verify_hooks_are_given_its_own_files() {
+    let repo = broken_repo();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    for m in [&m1, &m2] {
+        m.turn(write("status.txt", "broken\nfixed\n"), false).turn(text("Done."), false);
+    }
+    // The hook keeps the change's last line: only a hook given the try's own files fixes it.
+    let hooks = "hooks:\n  before_verify:\n    - { name: tidy, run: \"sed -i 1d {files}\" }\n";
+    let yaml = format!("{}{hooks}", tries_yaml("hooked", &[&m1, &m2], None, ""))
+        .replace("run: \"sh check.sh\"", "run: \"test $(wc -l < status.txt) -eq 1 && sh check.sh\"");
+    let run = run_job(&repo, &with_policy(&repo, &yaml, OPEN_POLICY), &[]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let accepted: Vec<bool> =
+        run.report()["tries"].as_array().unwrap().iter().map(|t| t["accepted"].as_bool().unwrap()).collect();
+    assert_eq!(accepted, [true, true]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_try_a_cascade_stopped_never_wins() {
+    require!(Need::UserNamespaces);
+    // The check passes at the baseline: try 2 passes without changing anything.
+    let repo = crate::common::repo::TestRepo::new(&[("status.txt", "fixed\n"), ("check.sh", CHECK_SH)]);
+    let marks = repo.dir.path().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let (m1, m2) = (MockModel::start().await, MockModel::start().await);
+    // Try 1 fails its first round (try 2 starts), then is midway through its fix, a change in
+    // its tree, when try 2 passes: it is stopped with that change.
+    let midway = format!("echo partial > status.txt && touch {}/midway", marks.display());
+    m1.turn(write("status.txt", "worse\n"), false)
+        .turn(text("Done."), false)
+        .turn(call("run_cmd", json!({ "command": midway })), false);
+    m1.push(crate::common::mock_model::Reply::Stall(vec![]));
+    let wait =
+        format!("i=0; while test ! -e {}/midway && test $i -lt 2400; do sleep 0.05; i=$((i+1)); done", marks.display());
+    m2.turn(write("wait.sh", &wait), false)
+        .turn(call("run_cmd", json!({ "command": "sh wait.sh && rm wait.sh" })), false);
+    m2.turn(text("Nothing needs changing."), false);
+    let policy = format!("{OPEN_POLICY}paths:\n  sandbox_writable: [\"{}\"]\n", marks.display());
+    let yaml =
+        tries_yaml("stopped", &[&m1, &m2], Some("cascade"), "").replace("max_fix_attempts: 0", "max_fix_attempts: 1");
+    let run = run_job(&repo, &with_policy(&repo, &yaml, &policy), &[]).await;
+    assert!(marks.join("midway").exists(), "{}", run.stderr);
+    let report = run.report();
+    let t = &report["tries"];
+    assert_eq!((t[0]["outcome"].as_str(), t[0]["status"].as_str()), (Some("stopped"), Some("cancelled")), "{t:#}");
+    assert!(t[0]["errors"][0]["message"].as_str().unwrap().contains("another try passed"), "{t:#}");
+    assert!(t[0]["files_changed"].as_u64() > Some(0), "try 1 was stopped with a change: {t:#}");
+    // The half-made change of the stopped try never lands: the run changed nothing.
+    assert_eq!(report["status"], "no_change", "{:#}", report["errors"]);
+    assert!(report["chosen"].is_null());
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_left_as_it_was(&repo);
+}

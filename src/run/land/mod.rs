@@ -35,12 +35,18 @@ pub async fn judge(
     base: git2::Oid,
     run: &mut Run,
 ) -> Result<(Status, bool), HoneError> {
+    // A try's lane is stopped alone when another try passed first (`cascade`).
+    let why = if s.bound.cancel.is_cancelled() || lane.number == 0 {
+        ("cancelled by a signal", "the run was cancelled by a signal")
+    } else {
+        ("stopped: another try passed its checks", "this try was stopped: another try passed its checks first")
+    };
     if ended.status == Status::Cancelled || lane.bound.cancel.is_cancelled() {
-        run.enter(lane.events, State::Aborted, "cancelled by a signal");
+        run.enter(lane.events, State::Aborted, why.0);
     }
     let status = if lane.bound.cancel.is_cancelled() { Status::Cancelled } else { ended.status };
     if status == Status::Cancelled {
-        run.record.errors.push(HoneError::new(Code::Cancelled, "the run was cancelled by a signal"));
+        run.record.errors.push(HoneError::new(Code::Cancelled, why.1));
     }
     guards(s, lane, run, status, base, git_guard).await
 }

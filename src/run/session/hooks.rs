@@ -65,7 +65,7 @@ impl Loop<'_> {
         let cap = self.tools.policy.max_files_changed;
         let root = self.lane.ws.root().to_path_buf();
         let files: Vec<String> = self
-            .s
+            .lane
             .ws
             .blocking(move |ws| ws.count_changed(cap, u64::MAX))
             .await

@@ -1,6 +1,6 @@
 //! Which of a job's tries wins, decided by the repository's own checks in a documented order
 //! (`docs/job-spec.md`, "Attempts"): a try whose change a guard refused, or that changed
-//! nothing, never wins; then the try whose checks all met their expectation; then the fewer new
+//! nothing, never wins (nor one a cascade stopped: `settle` leaves it out); then the try whose checks all met their expectation; then the fewer new
 //! failures against the baseline; then the fewer changed lines; then the lower cost; then the
 //! earlier try. Pure: the tries come in as numbers, the choice and the rung that decided go out.
 
@@ -17,6 +17,9 @@ pub struct Candidate {
     pub empty: bool,
     /// Every check met its expectation in the try's last round.
     pub accepted: bool,
+    /// It reached a verification round (a try that never did ranks below every try that did,
+    /// whatever its count of new failures, which is then unknown).
+    pub verified: bool,
     /// Tests or checks that passed at the baseline and fail after the try's change.
     pub new_failures: usize,
     /// Lines added and removed by its change.
@@ -33,6 +36,7 @@ impl Candidate {
             refused: !t.refused.is_empty(),
             empty: t.files_changed == 0,
             accepted: t.accepted,
+            verified: !t.checks.is_empty(),
             new_failures: t.new_failures,
             lines: t.lines_changed,
             cost_usd: t.cost_usd.unwrap_or(0.0),
@@ -45,7 +49,7 @@ impl Candidate {
 fn rank(a: &Candidate, b: &Candidate) -> (std::cmp::Ordering, Why) {
     let rungs = [
         (b.accepted.cmp(&a.accepted), Why::Checks),
-        (a.new_failures.cmp(&b.new_failures), Why::NewFailures),
+        ((!a.verified, a.new_failures).cmp(&(!b.verified, b.new_failures)), Why::NewFailures),
         (a.lines.cmp(&b.lines), Why::Lines),
         (a.cost_usd.total_cmp(&b.cost_usd), Why::Cost),
         (a.number.cmp(&b.number), Why::Earlier),

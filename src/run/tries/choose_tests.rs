@@ -2,7 +2,7 @@ use super::*;
 use proptest::prelude::*;
 
 fn try_(number: u32, accepted: bool, new_failures: usize, lines: u64, cost_usd: f64) -> Candidate {
-    Candidate { number, refused: false, empty: false, accepted, new_failures, lines, cost_usd }
+    Candidate { number, refused: false, empty: false, accepted, verified: true, new_failures, lines, cost_usd }
 }
 
 #[test]
@@ -28,6 +28,8 @@ fn each_rung_decides_when_those_above_it_are_equal() {
     let cases = [
         (try_(2, true, 3, 90, 0.9), try_(1, false, 0, 1, 0.0), Why::Checks),
         (try_(2, false, 1, 90, 0.9), try_(1, false, 2, 1, 0.0), Why::NewFailures),
+        // A try that never verified knows no count of new failures: it ranks below one that did.
+        (try_(2, false, 1, 90, 0.9), Candidate { verified: false, ..try_(1, false, 0, 1, 0.0) }, Why::NewFailures),
         (try_(2, true, 0, 10, 0.9), try_(1, true, 0, 11, 0.0), Why::Lines),
         (try_(2, true, 0, 10, 0.1), try_(1, true, 0, 10, 0.2), Why::Cost),
         (try_(1, true, 0, 10, 0.1), try_(2, true, 0, 10, 0.1), Why::Earlier),
@@ -39,12 +41,13 @@ fn each_rung_decides_when_those_above_it_are_equal() {
 }
 
 fn arb_try() -> impl Strategy<Value = Candidate> {
-    (any::<bool>(), any::<bool>(), any::<bool>(), 0usize..4, 0u64..50, 0u32..4).prop_map(
-        |(refused, empty, accepted, new_failures, lines, cents)| Candidate {
+    (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), 0usize..4, 0u64..50, 0u32..4).prop_map(
+        |(refused, empty, accepted, verified, new_failures, lines, cents)| Candidate {
             number: 0,
             refused,
             empty,
-            accepted,
+            accepted: accepted && verified,
+            verified,
             new_failures,
             lines,
             cost_usd: f64::from(cents) / 100.0,

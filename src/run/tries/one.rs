@@ -19,6 +19,9 @@ pub type Opening = Result<Arc<Shared>, HoneError>;
 
 pub struct Shared {
     pub baseline: Vec<CheckResult>,
+    /// What the baseline's checks (and the first try's setup) wrote: artifacts in every tree,
+    /// never part of a try's change.
+    pub artifacts: Vec<String>,
     pub memory: Option<String>,
     pub map: String,
 }
@@ -73,6 +76,7 @@ pub async fn run(
     let keeps = super::super::handoff::Keeps { meter: given.meter, limits: &limits, own: &own, bound: &bound };
     let lane = tree.lane(keeps);
     run.transcript.work_tree = Some(tree.ws.root().display().to_string());
+    run.transcript.try_no = Some(tree.number);
     let ended = live(s, lane, given, begin, failed, &mut run).await;
     let (status, kept) = match ended {
         Ok(status) => status,
@@ -84,6 +88,7 @@ pub async fn run(
     }
     let spec = given.spec;
     let mut record = TryRecord::of(tree.number, spec.provider.as_str(), &spec.name, &run.record, ms(started));
+    record.cost_usd = spec.unpriced().is_none().then(|| run.record.spent_usd());
     if kept.is_some() {
         record.refname = Some(attempt_ref(&s.job.name, tree.number));
         record.patch = Some(patch_file(tree.number));
@@ -137,6 +142,9 @@ async fn live(
         }
     };
     let super::super::handoff::Ready { tools, mut checks, map, git_guard, setup_jail, stop, .. } = prepared;
+    if let Some(shared) = &shared {
+        lane.ws.add_artifacts(&shared.artifacts);
+    }
     let ended = match stop {
         Some(status) => {
             told(
@@ -149,7 +157,10 @@ async fn live(
         }
         None => {
             let (map, memory) = match (tell, shared) {
-                (Some(tell), _) => first_opening(s, given, map, tell, run).await,
+                (Some(tell), _) => {
+                    checks.settle(run).await;
+                    first_opening(s, lane, given, map, tell, run).await
+                }
                 (None, Some(shared)) => (done_task(shared.map.clone()), shared.memory.clone()),
                 (None, None) => (map, None),
             };
@@ -170,6 +181,7 @@ async fn live(
 /// every try), the repo map awaited, and both handed to the others with the baseline.
 async fn first_opening(
     s: &super::super::handoff::Scope,
+    lane: Lane<'_>,
     given: &Given<'_>,
     map: tokio::task::JoinHandle<String>,
     tell: watch::Sender<Option<Opening>>,
@@ -177,8 +189,9 @@ async fn first_opening(
 ) -> (tokio::task::JoinHandle<String>, Option<String>) {
     let trusted = given.checkout.guidance.clone().ok();
     let memory = super::super::recall(s, given.pr, trusted, given.checkout.base, run);
-    let map = map.await.unwrap_or_default();
-    let shared = Shared { baseline: run.record.baseline.clone(), memory: memory.clone(), map: map.clone() };
+    let map = crate::repomap::wait(map, lane.bound).await;
+    let (baseline, artifacts) = (run.record.baseline.clone(), lane.ws.artifact_list());
+    let shared = Shared { baseline, artifacts, memory: memory.clone(), map: map.clone() };
     tell.send_replace(Some(Ok(Arc::new(shared))));
     (done_task(map), memory)
 }
@@ -197,8 +210,9 @@ fn told(tell: Option<watch::Sender<Option<Opening>>>, what: Opening) {
 /// The first try's baseline, or the status of a try that cannot start without it.
 async fn wait_for_baseline(lane: Lane<'_>, mut rx: watch::Receiver<Option<Opening>>) -> Result<Arc<Shared>, Status> {
     let got = tokio::select! {
-        r = rx.wait_for(Option::is_some) => r.ok().and_then(|o| o.clone()),
+        biased;
         () = lane.bound.cancel.cancelled() => return Err(Status::Cancelled),
+        r = rx.wait_for(Option::is_some) => r.ok().and_then(|o| o.clone()),
     };
     match got {
         Some(Ok(shared)) => Ok(shared),

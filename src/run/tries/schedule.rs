@@ -44,16 +44,16 @@ pub async fn run(
     let mut running = running;
     let (mut next, mut won) = (0usize, false);
     loop {
-        while next < n
-            && !won
-            && !s.bound.cancel.is_cancelled()
-            && (!cascade || next == 0 || *failed[next - 1].borrow())
-        {
+        while next < n && !won && !stopped(s) && (!cascade || next == 0 || *failed[next - 1].borrow()) {
             let k = next;
             next += 1;
             let given = &givens[k];
             match affordable(s, given.spec, k) {
-                Err(e) => slots[k] = Some(Slot::NotStarted(Box::new(not_started(k, given, e)))),
+                Err(e) => {
+                    // Not started is not passed: a cascade goes on to the next try.
+                    failed[k].send_replace(true);
+                    slots[k] = Some(Slot::NotStarted(Box::new(not_started(k, given, e))));
+                }
                 Ok(()) => {
                     let begin = begins[k].take().unwrap_or(Begin::After(heard.clone()));
                     let run = for_try(&main.record, given.spec, s);
@@ -67,7 +67,7 @@ pub async fn run(
         if running.is_empty() {
             break;
         }
-        let waiting_on = (cascade && next < n && !won).then(|| failed[next - 1].subscribe());
+        let waiting_on = (cascade && next < n && !won && !stopped(s)).then(|| failed[next - 1].subscribe());
         tokio::select! {
             Some(done) = running.next() => {
                 let k = done.record.number as usize - 1;
@@ -85,13 +85,18 @@ pub async fn run(
     let why = |won: bool| match (won, s.bound.cancel.is_cancelled()) {
         (_, true) => HoneError::new(Code::Cancelled, "never started: the run was cancelled"),
         (true, _) => HoneError::new(Code::Cancelled, "never started: an earlier try passed its checks"),
-        _ => HoneError::new(Code::Internal, "never started"),
+        _ => HoneError::new(Code::Budget, "never started: the job's wall-time budget ran out"),
     };
     slots
         .into_iter()
         .enumerate()
         .map(|(k, slot)| slot.unwrap_or_else(|| Slot::NotStarted(Box::new(not_started(k, &givens[k], why(won))))))
         .collect()
+}
+
+/// No more tries start: the run was cancelled, or its wall time is spent.
+fn stopped(s: &Scope) -> bool {
+    s.bound.cancel.is_cancelled() || tokio::time::Instant::now() >= s.bound.deadline
 }
 
 /// Until the try being waited on fails a verification round (never, when none is waited on).

@@ -17,7 +17,10 @@ pub async fn settle(s: &Scope, slots: Vec<Slot>, run: &mut Run) -> Ended {
     let candidates: Vec<Candidate> = slots
         .iter()
         .filter_map(|slot| match slot {
-            Slot::Ran(d) if d.kept.is_some() => Some(Candidate::of(&d.record)),
+            // A try stopped before it ended (a cascade's) never wins: its change is half made.
+            Slot::Ran(d) if d.kept.is_some() && d.record.status != Some(Status::Cancelled) => {
+                Some(Candidate::of(&d.record))
+            }
             _ => None,
         })
         .collect();
@@ -52,9 +55,37 @@ pub async fn settle(s: &Scope, slots: Vec<Slot>, run: &mut Run) -> Ended {
     }
     records.sort_by_key(|r| r.number);
     (run.record.tries, run.record.chosen) = (records, choice);
+    cost_of_all(s, run);
     match (choice, winner) {
         (Some(c), Some(oid)) => apply(s, c, oid, run).await,
         _ => none_chosen(s, cancelled, &statuses, run),
+    }
+}
+
+/// The job's cost is known when every try that asked a model has its prices: then it is the
+/// sum over the tries (at each one's prices); otherwise it is not given, and a warning says why.
+fn cost_of_all(s: &Scope, run: &mut Run) {
+    let asked = |t: &&TryRecord| t.turns > 0;
+    let unpriced: Vec<String> =
+        run.record.tries.iter().filter(asked).filter(|t| t.cost_usd.is_none()).map(|t| t.number.to_string()).collect();
+    if !unpriced.is_empty() {
+        // Said only when some prices are known (a job with none has no cost, as always).
+        let some_priced = run.record.tries.iter().filter(asked).any(|t| t.cost_usd.is_some());
+        if run.record.cost.take().is_some() || some_priced {
+            run.record.warnings.push(format!(
+                "the job's cost is not known: the model of try {} has no prices",
+                unpriced.join(", try ")
+            ));
+        }
+        return;
+    }
+    if run.record.cost.is_none() {
+        let priced = s.job.attempts.tries.iter().find_map(|t| t.model.pricing);
+        run.record.cost = priced.map(|pricing| crate::spec::pricing::Cost {
+            usd: 0.0,
+            limit_usd: s.job.limits.max_cost_usd,
+            pricing,
+        });
     }
 }
 
@@ -117,10 +148,9 @@ fn none_chosen(
             run.record.errors.push(HoneError { message: format!("try {k}: {}", e.message), ..e.clone() });
         }
     }
-    let reason = if cancelled { "the tries were cancelled" } else { "no try's change can land" };
-    if !run.machine.state().is_terminal() {
-        let to = if cancelled { State::Aborted } else { State::Summarizing };
-        run.enter(&s.events, to, reason);
+    // A cancel: the landing says so (it enters `ABORTED`).
+    if !cancelled && !run.machine.state().is_terminal() {
+        run.enter(&s.events, State::Summarizing, "no try's change can land");
     }
     Ended { status, touched: false }
 }
