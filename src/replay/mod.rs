@@ -3,7 +3,7 @@
 //! key, nothing pushed), and say whether the run did what the recorded one did, or where it
 //! first differed. The report dir is data: see `trust` for what replay takes from it.
 
-mod source;
+pub(crate) mod source;
 mod trust;
 
 use crate::output::transcript::read;
