@@ -3,12 +3,19 @@
 use super::*;
 use git2::Signature;
 
-/// A repository with `commits`, each (message, files written, seconds since the epoch), in order.
-fn history(commits: &[(&str, &[(&str, &str)], i64)]) -> (tempfile::TempDir, Repository, Vec<Oid>) {
+/// One commit of a made history: its message, the files it writes, when (seconds since the epoch).
+struct Made<'a> {
+    message: &'a str,
+    files: &'a [(&'a str, &'a str)],
+    when: i64,
+}
+
+/// A repository with `commits`, in order.
+fn history(commits: &[Made<'_>]) -> (tempfile::TempDir, Repository, Vec<Oid>) {
     let dir = tempfile::tempdir().unwrap();
     let repo = Repository::init(dir.path()).unwrap();
     let mut oids = Vec::new();
-    for (message, files, when) in commits {
+    for Made { message, files, when } in commits {
         for (path, text) in *files {
             let p = dir.path().join(path);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -30,27 +37,30 @@ const DAY: i64 = 86_400;
 
 fn eight() -> (tempfile::TempDir, Repository, Vec<Oid>) {
     let many: String = (0..60).map(|i| format!("x{i} = {i}\n")).collect();
+    let start = [
+        ("calc.py", "def add(a, b):\n    return a - b\n"),
+        ("tests/test_calc.py", "# tests\n"),
+        ("README.md", "calc\n"),
+    ];
+    let fix = [("calc.py", "def add(a, b):\n    return a + b\n"), ("tests/test_calc.py", "# add\n")];
+    let feature = [("mul.py", "def mul(a, b):\n    return a * b\n"), ("tests/test_mul.py", "# mul\n")];
     history(&[
-        (
-            "start",
-            &[
-                ("calc.py", "def add(a, b):\n    return a - b\n"),
-                ("tests/test_calc.py", "# tests\n"),
-                ("README.md", "calc\n"),
-            ],
-            DAY,
-        ),
-        ("Fix add", &[("calc.py", "def add(a, b):\n    return a + b\n"), ("tests/test_calc.py", "# add\n")], 2 * DAY),
-        ("Docs", &[("README.md", "calc, documented\n")], 3 * DAY),
-        ("Refactor", &[("calc.py", "def add(a, b):\n    return b + a\n")], 4 * DAY),
-        (
-            "Feature: mul",
-            &[("mul.py", "def mul(a, b):\n    return a * b\n"), ("tests/test_mul.py", "# mul\n")],
-            5 * DAY,
-        ),
-        ("More tests", &[("tests/test_more.py", "# more\n")], 6 * DAY),
-        ("Big change", &[("big.py", many.as_str()), ("tests/test_big.py", "# big\n")], 7 * DAY),
-        ("Fix in lib", &[("lib/util.py", "U = 1\n"), ("lib/util_test.py", "# u\n")], 8 * DAY),
+        Made { message: "start", files: &start, when: DAY },
+        Made { message: "Fix add", files: &fix, when: 2 * DAY },
+        Made { message: "Docs", files: &[("README.md", "calc, documented\n")], when: 3 * DAY },
+        Made { message: "Refactor", files: &[("calc.py", "def add(a, b):\n    return b + a\n")], when: 4 * DAY },
+        Made { message: "Feature: mul", files: &feature, when: 5 * DAY },
+        Made { message: "More tests", files: &[("tests/test_more.py", "# more\n")], when: 6 * DAY },
+        Made {
+            message: "Big change",
+            files: &[("big.py", many.as_str()), ("tests/test_big.py", "# big\n")],
+            when: 7 * DAY,
+        },
+        Made {
+            message: "Fix in lib",
+            files: &[("lib/util.py", "U = 1\n"), ("lib/util_test.py", "# u\n")],
+            when: 8 * DAY,
+        },
     ])
 }
 
