@@ -92,6 +92,38 @@ pub fn failing_cases(xml: &str) -> Result<Failing, InvalidXml> {
     Ok(Failing { shown: ids.iter().map(|i| shown(i)).collect(), shown_keys: ids.iter().map(|i| key(i)).collect(), all })
 }
 
+/// Every test case of a JUnit report that ran, by its whole id: those that passed and those that
+/// failed or errored (skipped cases are neither).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcomes {
+    pub passed: std::collections::BTreeSet<String>,
+    pub failed: std::collections::BTreeSet<String>,
+}
+
+/// The outcome of every case in a JUnit report (`hone eval` grades with it; issue 46).
+#[allow(dead_code)] // until `hone eval` calls it
+pub fn outcomes(xml: &str) -> Result<Outcomes, InvalidXml> {
+    let doc = roxmltree::Document::parse(xml).map_err(InvalidXml)?;
+    let mut out = Outcomes::default();
+    for n in doc.descendants().filter(|n| n.has_tag_name("testcase")) {
+        let name = n.attribute("name").unwrap_or("?");
+        let id = match n.attribute("classname").filter(|c| !c.is_empty()) {
+            Some(c) => format!("{c}::{name}"),
+            None => name.to_string(),
+        };
+        let has = |tag: &str| n.children().any(|c| c.has_tag_name(tag));
+        if has("failure") || has("error") {
+            out.failed.insert(id);
+        } else if !has("skipped") {
+            out.passed.insert(id);
+        }
+    }
+    // A case reported twice, once failing, failed.
+    let failed = out.failed.clone();
+    out.passed.retain(|id| !failed.contains(id));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +154,9 @@ mod tests {
             <testcase classname="tests.test_b" name="test_skip"><skipped/></testcase>
         </testsuite></testsuites>"#;
         assert_eq!(failing_cases(xml).unwrap().shown, ["tests.test_a::test_bad", "tests.test_b::test_boom"]);
+        let o = outcomes(xml).unwrap();
+        assert_eq!(o.passed.iter().collect::<Vec<_>>(), ["tests.test_a::test_ok"], "skipped is neither");
+        assert_eq!(o.failed.len(), 2);
         let e = failing_cases("<unclosed").unwrap_err();
         assert!(e.to_string().starts_with("not valid XML: "), "{e}");
     }
