@@ -2,10 +2,12 @@
 //! what cost, measured on its own history. So far: mining the history for candidate tasks
 //! (`mine`), by how each changed path counts (`classify`); a task's repository, holding its start
 //! and nothing later (`isolate`); tasks in SWE-bench's format (`task`); what a candidate's test runs make of it, and
-//! whether a try resolved a task (`grade`). Nothing calls it yet.
+//! whether a try resolved a task (`grade`); the four test runs of a candidate (`validate`).
+//! Nothing calls it yet.
 
 pub mod classify;
 pub mod grade;
 pub mod isolate;
 pub mod mine;
 pub mod task;
+pub mod validate;
