@@ -35,7 +35,6 @@ pub mod diag;
 pub(crate) mod egress;
 pub(crate) mod env;
 pub(crate) mod error;
-#[allow(dead_code)] // until `hone eval` calls it (issue 46)
 pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod exec;

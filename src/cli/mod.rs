@@ -158,6 +158,11 @@ pub enum Command {
         #[arg(long = "try", value_name = "K")]
         try_no: Option<u32>,
     },
+    /// Evaluate configurations on the repository's own history (docs/eval.md; being built).
+    Eval {
+        #[command(subcommand)]
+        action: EvalAction,
+    },
     /// Recover a checkout a killed `hone run` left mid-run (as every run does first): its work
     /// (uncommitted changes, untracked files, commits on its branch) saved on
     /// `refs/hone/<job>/killed-<run id>`, the checkout put back on the branch or commit the run
@@ -338,3 +343,37 @@ pub enum Only {
 
 #[cfg(test)]
 mod tests;
+
+/// `hone eval` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum EvalAction {
+    /// Mine the history for tasks: commits that change source and tests together whose tests
+    /// fail without the source change and pass with it (run in the jail, twice each way), written
+    /// as SWE-bench's JSON Lines; why every other commit was left out goes beside them.
+    Mine {
+        /// The job spec: its check with `junit:` runs the tests; its policy builds the jail.
+        #[arg(long)]
+        job: PathBuf,
+        /// The repository (default: the job's).
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+        /// Only commits made on or after this day (YYYY-MM-DD, UTC).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Only commits made before this day (YYYY-MM-DD, UTC).
+        #[arg(long, value_name = "DATE")]
+        until: Option<String>,
+        /// Only commits whose source change touches this glob (repeatable).
+        #[arg(long = "path", value_name = "GLOB")]
+        paths: Vec<String>,
+        /// Only changes of at most N lines.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        max_lines: usize,
+        /// Stop after N candidates.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        count: usize,
+        /// Where the tasks go (`.dropped.jsonl` beside it says why each other commit was left out).
+        #[arg(long, default_value = "tasks.jsonl")]
+        out: PathBuf,
+    },
+}

@@ -10,10 +10,11 @@ macro_rules! print {
     ($($arg:tt)*) => { ::std::print!("{}", crate::ci_text::lines(&format!($($arg)*))) };
 }
 
+mod eval;
 mod memory;
 mod recover;
 
-use crate::cli::{Cli, Command, FleetAction, FleetArgs, PrsAction, RunArgs};
+use crate::cli::{Cli, Command, EvalAction, FleetAction, FleetArgs, PrsAction, RunArgs};
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
 use crate::exit;
@@ -85,6 +86,7 @@ pub fn main(cli: Cli) -> i32 {
             }
             Command::Memory { action } => memory(action),
             Command::Recover { repo, json } => recover(repo, json),
+            Command::Eval { action } => eval_cmd(action).await,
             Command::Fleet { action, args } => fleet(action, args, quiet, redactor).await,
             Command::Run(args) => run(args, quiet, redactor).await,
         }
@@ -310,6 +312,22 @@ fn memory(action: crate::cli::MemoryAction) -> i32 {
         Err(e) => {
             eprintln!("hone: {}", e.render());
             if e.code == Code::Io { exit::INFRA_FAILURE } else { exit::INVALID_INPUT }
+        }
+    }
+}
+
+/// `hone eval`: the result line on stdout, errors on stderr.
+async fn eval_cmd(action: EvalAction) -> i32 {
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    match eval::mine(action, Arc::new(RunEnv::from_process()), cancel).await {
+        Ok(line) => {
+            println!("{line}");
+            exit::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hone: {}", e.render());
+            if matches!(e.code, Code::Io | Code::Internal) { exit::INFRA_FAILURE } else { exit::INVALID_INPUT }
         }
     }
 }

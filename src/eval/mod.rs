@@ -3,11 +3,14 @@
 //! (`mine`), by how each changed path counts (`classify`); a task's repository, holding its start
 //! and nothing later (`isolate`); tasks in SWE-bench's format (`task`); what a candidate's test runs make of it, and
 //! whether a try resolved a task (`grade`); the four test runs of a candidate (`validate`).
-//! Nothing calls it yet.
+//! `hone eval mine` (`mining`, with the job's check in the jail: `jailed`) writes the tasks;
+//! `hone eval run` is still to come.
 
 pub mod classify;
 pub mod grade;
 pub mod isolate;
+pub mod jailed;
 pub mod mine;
+pub mod mining;
 pub mod task;
 pub mod validate;

@@ -101,7 +101,6 @@ pub struct Outcomes {
 }
 
 /// The outcome of every case in a JUnit report (`hone eval` grades with it; issue 46).
-#[allow(dead_code)] // until `hone eval` calls it
 pub fn outcomes(xml: &str) -> Result<Outcomes, InvalidXml> {
     let doc = roxmltree::Document::parse(xml).map_err(InvalidXml)?;
     let mut out = Outcomes::default();

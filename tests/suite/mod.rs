@@ -45,6 +45,8 @@ mod egress_attacks;
 #[cfg(target_os = "linux")]
 mod egress_tunnels;
 mod end_to_end;
+#[cfg(target_os = "linux")]
+mod eval_mine;
 mod examples;
 mod fallback;
 mod feedback;

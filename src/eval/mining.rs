@@ -1,0 +1,115 @@
+//! `hone eval mine`: the repository's history mined for tasks, written as SWE-bench's JSON
+//! Lines (`tasks.jsonl`), and why every other commit was left out (`tasks.dropped.jsonl`).
+//! The job spec gives the check that runs the tests (with its JUnit report) and the policy its
+//! jail is built from.
+
+use super::grade::Graded;
+use super::mine::{Candidate, Filters, candidates};
+use super::task::Task;
+use crate::error::{Code, HoneError};
+use std::path::{Path, PathBuf};
+
+/// What `hone eval mine` was asked.
+pub struct Asked {
+    pub job: PathBuf,
+    pub repo: Option<PathBuf>,
+    pub filters: Filters,
+    pub out: PathBuf,
+    pub env: std::sync::Arc<crate::env::RunEnv>,
+    pub cancel: tokio_util::sync::CancellationToken,
+}
+
+/// What mining found: tasks written, commits left out.
+pub struct Found {
+    pub tasks: usize,
+    pub dropped: usize,
+}
+
+/// Mine, validate and write.
+pub async fn mine(a: Asked) -> Result<Found, HoneError> {
+    let job = crate::spec::load(&a.job)?;
+    let policy = crate::run::intake::load_policy(&job)?;
+    let check = job.verify.iter().find(|v| v.junit.is_some()).cloned().ok_or_else(|| {
+        HoneError::new(Code::Spec, "`hone eval mine` needs a check with `junit:` in the job's `verify`")
+            .hint("give the check that runs the tests `junit: PATH`, the JUnit XML file they write")
+    })?;
+    let src = crate::run::intake::locate::repo_root(&job, a.repo.clone())?;
+    let repo = git2::Repository::open(&src)?;
+    let head = repo.head()?.peel_to_commit()?.id();
+    let mined = candidates(&repo, head, &a.filters)?;
+    let scratch = tempfile::Builder::new()
+        .prefix("hone-eval-")
+        .tempdir()
+        .map_err(|e| HoneError::new(Code::Io, format!("cannot make a scratch dir: {e}")))?;
+    let tester = super::jailed::Jailed {
+        check,
+        policy,
+        env: a.env.clone(),
+        cancel: a.cancel.clone(),
+        report_dir: scratch.path().join("reports"),
+    };
+    let (mut tasks, mut dropped) = (String::new(), String::new());
+    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+    for k in &mined.skipped {
+        dropped.push_str(&line(k.commit, &k.why.words()));
+    }
+    let mut found = Found { tasks: 0, dropped: mined.skipped.len() };
+    for c in &mined.candidates {
+        if a.cancel.is_cancelled() {
+            return Err(HoneError::new(Code::Cancelled, "cancelled: nothing was written"));
+        }
+        match super::validate::validate(&src, c, scratch.path(), &tester).await? {
+            Ok(g) => {
+                let task = task(&repo, &src, &name, c, g)?;
+                tasks.push_str(&serde_json::to_string(&task).unwrap_or_default());
+                tasks.push('\n');
+                found.tasks += 1;
+            }
+            Err(d) => {
+                dropped.push_str(&line(c.commit, &d.words()));
+                found.dropped += 1;
+            }
+        }
+    }
+    write(&a.out, &tasks)?;
+    write(&a.out.with_extension("dropped.jsonl"), &dropped)?;
+    Ok(found)
+}
+
+/// A left-out commit's line.
+fn line(commit: git2::Oid, why: &str) -> String {
+    format!("{}\n", serde_json::json!({ "commit": commit.to_string(), "why": why }))
+}
+
+/// The task a candidate became: it starts at the parent, asks what the message says, and is
+/// graded by its test change (the patch of its test files alone).
+fn task(repo: &git2::Repository, src: &Path, name: &str, c: &Candidate, g: Graded) -> Result<Task, HoneError> {
+    let (old, new) = (repo.find_commit(c.parent)?.tree()?, repo.find_commit(c.commit)?.tree()?);
+    let mut opts = git2::DiffOptions::new();
+    for t in &c.tests {
+        opts.pathspec(t);
+    }
+    opts.disable_pathspec_match(true);
+    let diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut opts))?;
+    let mut patch = Vec::new();
+    diff.print(git2::DiffFormat::Patch, |_, _, l| {
+        if matches!(l.origin(), '+' | '-' | ' ') {
+            patch.push(l.origin() as u8);
+        }
+        patch.extend_from_slice(l.content());
+        true
+    })?;
+    Ok(Task {
+        instance_id: format!("{name}-{}", &c.commit.to_string()[..12]),
+        repo: src.display().to_string(),
+        base_commit: c.parent.to_string(),
+        problem_statement: c.message.clone(),
+        test_patch: String::from_utf8_lossy(&patch).into_owned(),
+        fail_to_pass: g.fail_to_pass,
+        pass_to_pass: g.pass_to_pass,
+    })
+}
+
+fn write(path: &Path, text: &str) -> Result<(), HoneError> {
+    std::fs::write(path, text).map_err(|e| HoneError::new(Code::Io, format!("cannot write {}: {e}", path.display())))
+}

@@ -1,0 +1,126 @@
+//! `hone eval mine` on a made history, its tests run in the jail: three bug fixes with tests, a
+//! fix whose test never fails first, a flaky test, a refactor, a docs change and a feature with
+//! its tests. Exactly the four valid tasks are written; every other commit says why it was left.
+
+use crate::common::repo::git;
+use crate::common::*;
+use serde_json::Value;
+use std::path::Path;
+
+const RUNNER: &str = r#"out=junit.xml
+echo '<testsuite>' > $out
+for t in tests/test_*.py; do
+  n=$(basename $t .py)
+  if PYTHONPATH=. python3 $t >/dev/null 2>&1; then echo "<testcase name=\"$n\"/>" >> $out
+  else echo "<testcase name=\"$n\"><failure/></testcase>" >> $out; fi
+done
+echo '</testsuite>' >> $out
+"#;
+
+const JOB: &str = "version: 1\nname: mine\ntask: unused\nmodel: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }\nverify:\n  - { name: tests, run: \"sh run_tests.sh\", junit: junit.xml, timeout: 60s }\n";
+
+/// The flaky test passes and fails by turns: its count is kept in the work tree, where the
+/// two runs of the same tree find it.
+const FLAKY: &str = "import os\np = '.flaky_count'\nn = int(open(p).read()) if os.path.exists(p) else 0\nopen(p, 'w').write(str(n + 1))\nassert n % 2 == 0\n";
+
+fn calc(add: &str, sub: &str, half: &str, neg: bool) -> String {
+    let neg = if neg { "def neg(a):\n    return -a\n" } else { "" };
+    format!(
+        "def add(a, b):\n    return {add}\n\ndef sub(a, b):\n    return {sub}\n\ndef half(a):\n    return {half}\n{neg}"
+    )
+}
+
+fn test(body: &str) -> String {
+    format!("from calc import *\n{body}\n")
+}
+
+fn commit(dir: &Path, message: &str, files: &[(&str, String)]) -> String {
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", message]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mining_writes_exactly_the_four_valid_tasks_and_why_each_other_commit_was_left() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let (bad_add, bad_sub, bad_half) = ("a - b", "a + b", "a // 3");
+    let files = [("calc.py", calc(bad_add, bad_sub, bad_half, false)), ("run_tests.sh", RUNNER.into())];
+    let start = commit(
+        &r,
+        "start",
+        &[&files[..], &[("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())]].concat(),
+    );
+    let fix_add = commit(
+        &r,
+        "Fix add",
+        &[("calc.py", calc("a + b", bad_sub, bad_half, false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))],
+    );
+    let docs = commit(&r, "Docs", &[("README.md", "calc\n".into())]);
+    let fix_sub = commit(
+        &r,
+        "Fix sub",
+        &[("calc.py", calc("a + b", "a - b", bad_half, false)), ("tests/test_sub.py", test("assert sub(3, 1) == 2"))],
+    );
+    let never = commit(
+        &r,
+        "Tidy add",
+        &[("calc.py", calc("b + a", "a - b", bad_half, false)), ("tests/test_add2.py", test("assert add(2, 2) == 4"))],
+    );
+    let refactor = commit(&r, "Refactor", &[("calc.py", calc("b + a", "-(b - a)", bad_half, false))]);
+    let fix_half = commit(
+        &r,
+        "Fix half",
+        &[("calc.py", calc("b + a", "-(b - a)", "a // 2", false)), ("tests/test_half.py", test("assert half(8) == 4"))],
+    );
+    let feature = commit(
+        &r,
+        "Feature: neg",
+        &[("calc.py", calc("b + a", "-(b - a)", "a // 2", true)), ("tests/test_neg.py", test("assert neg(2) == -2"))],
+    );
+    let flaky = commit(
+        &r,
+        "Fix add again",
+        &[("calc.py", calc("a + b", "-(b - a)", "a // 2", true)), ("tests/test_flaky.py", FLAKY.into())],
+    );
+    let out = dir.path().join("tasks.jsonl");
+    let args = ["eval", "mine", "--job", "job.yaml", "--out", out.to_str().unwrap()];
+    let run = run_in(&r, &args, &[], dir.path().join("unused")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("4 task(s)") && run.stdout.contains("5 commit(s) left out"), "{}", run.stdout);
+    let tasks = lines(&out);
+    let starts: Vec<&str> = tasks.iter().map(|t| t["base_commit"].as_str().unwrap()).collect();
+    // Each task starts at its fix's parent: the feature's, the half fix's, the sub fix's, the add fix's.
+    let parent = |c: &str| git(&r, &["rev-parse", &format!("{c}^")]);
+    assert_eq!(starts, [parent(&feature), parent(&fix_half), parent(&fix_sub), parent(&fix_add)]);
+    let add = tasks.iter().find(|t| t["problem_statement"] == "Fix add").unwrap();
+    assert_eq!(
+        (add["FAIL_TO_PASS"].clone(), add["PASS_TO_PASS"].clone()),
+        (serde_json::json!(["test_add"]), serde_json::json!(["test_mul"]))
+    );
+    assert!(add["test_patch"].as_str().unwrap().contains("+assert add(1, 2) == 3"));
+    assert!(!add["test_patch"].as_str().unwrap().contains("calc.py"), "the source change is not in the test patch");
+    let dropped = lines(&out.with_extension("dropped.jsonl"));
+    let why = |c: &str| {
+        dropped.iter().find(|d| d["commit"] == c).map(|d| d["why"].as_str().unwrap().to_string()).unwrap_or_default()
+    };
+    assert!(why(&flaky).contains("flaky: `test_flaky`"), "{dropped:?}");
+    assert!(why(&never).contains("no test fails"), "{dropped:?}");
+    assert!(why(&refactor).contains("no test"), "{dropped:?}");
+    assert!(why(&docs).contains("neither source nor tests"), "{dropped:?}");
+    assert!(why(&start).contains("first commit"), "{dropped:?}");
+    // Mining left the repository as it was.
+    assert_eq!(git(&r, &["status", "--porcelain"]), "");
+}
