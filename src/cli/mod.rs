@@ -376,4 +376,18 @@ pub enum EvalAction {
         #[arg(long, default_value = "tasks.jsonl")]
         out: PathBuf,
     },
+    /// Run every task (SWE-bench's JSON Lines; `hone eval mine` writes them) with each job spec,
+    /// each in a repository holding its start and nothing later, and grade it with its held-out
+    /// tests in the jail; `eval.json` in `--out` says, per task and job, resolved or not and at
+    /// what cost.
+    Run {
+        /// The tasks file.
+        tasks: PathBuf,
+        /// A job spec to evaluate (repeatable: the configurations compared).
+        #[arg(long = "job", required = true)]
+        jobs: Vec<PathBuf>,
+        /// Where the tasks' repositories, each run's reports and `eval.json` go.
+        #[arg(long, default_value = "eval")]
+        out: PathBuf,
+    },
 }

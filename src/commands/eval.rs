@@ -18,7 +18,12 @@ pub async fn mine(
     env: std::sync::Arc<crate::env::RunEnv>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<String, HoneError> {
-    let EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out } = action;
+    let (job, repo, since, until, paths, max_lines, count, out) = match action {
+        EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out } => {
+            (job, repo, since, until, paths, max_lines, count, out)
+        }
+        EvalAction::Run { tasks, jobs, out } => return run(&tasks, &jobs, &out, env, cancel).await,
+    };
     let paths = if paths.is_empty() {
         None
     } else {
@@ -44,4 +49,48 @@ pub async fn mine(
         found.dropped,
         out.with_extension("dropped.jsonl").display()
     ))
+}
+
+/// `hone eval run`: every task with every job, sequentially; the line that says how many each
+/// job resolved.
+async fn run(
+    tasks: &std::path::Path,
+    jobs: &[std::path::PathBuf],
+    out: &std::path::Path,
+    env: std::sync::Arc<crate::env::RunEnv>,
+    cancel: tokio_util::sync::CancellationToken,
+) -> Result<String, HoneError> {
+    use crate::eval::running::{Ctx, Verdict, one};
+    let io = |e: std::io::Error| HoneError::new(Code::Io, format!("{}: {e}", tasks.display()));
+    let text = crate::safe_fs::read_small(tasks, crate::eval::task::MAX_FILE as u64).map_err(io)?;
+    let list = crate::eval::task::read(&tasks.display().to_string(), &String::from_utf8_lossy(&text))?;
+    std::fs::create_dir_all(out).map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", out.display())))?;
+    let out_dir = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
+    let ctx = Ctx { env, cancel: cancel.clone(), redactor: crate::redact::Redactor::default(), out: out_dir.clone() };
+    let mut all = Vec::new();
+    for task in &list {
+        for job in jobs {
+            if cancel.is_cancelled() {
+                return Err(HoneError::new(Code::Cancelled, "cancelled"));
+            }
+            let o = one(&ctx, task, job).await;
+            eprintln!("hone eval: {} with {}: {:?}", o.instance_id, job.display(), o.verdict);
+            all.push(o);
+        }
+    }
+    let json = serde_json::to_string_pretty(&all).unwrap_or_default();
+    std::fs::write(out_dir.join("eval.json"), json).map_err(|e| HoneError::new(Code::Io, e.to_string()))?;
+    let per: Vec<String> = jobs
+        .iter()
+        .map(|j| {
+            let mine = all.iter().filter(|o| o.config == j.display().to_string());
+            let (resolved, errors) = mine.fold((0, 0), |(r, e), o| match o.verdict {
+                Verdict::Resolved => (r + 1, e),
+                Verdict::Error => (r, e + 1),
+                Verdict::Unresolved => (r, e),
+            });
+            format!("{}: {resolved} of {} resolved ({errors} error(s))", j.display(), list.len())
+        })
+        .collect();
+    Ok(format!("hone eval run: {}; {}", per.join("; "), out_dir.join("eval.json").display()))
 }

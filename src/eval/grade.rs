@@ -80,7 +80,6 @@ pub fn judge(r: &Runs) -> Result<Graded, Dropped> {
 
 /// Whether a try resolved a task: every `FAIL_TO_PASS` test passes now, and every
 /// `PASS_TO_PASS` test still does (a test missing from the report counts as not passing).
-#[allow(dead_code)] // until `hone eval run` grades tries with it
 pub fn resolved(g: &Graded, after: &Outcomes) -> bool {
     g.fail_to_pass.iter().chain(&g.pass_to_pass).all(|t| after.passed.contains(t))
 }

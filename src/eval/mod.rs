@@ -4,7 +4,8 @@
 //! and nothing later (`isolate`); tasks in SWE-bench's format (`task`); what a candidate's test runs make of it, and
 //! whether a try resolved a task (`grade`); the four test runs of a candidate (`validate`).
 //! `hone eval mine` (`mining`, with the job's check in the jail: `jailed`) writes the tasks;
-//! `hone eval run` is still to come.
+//! `hone eval run` runs each task with each job and grades it (`running`; so far sequential,
+//! local repositories, `eval.json` only).
 
 pub mod classify;
 pub mod grade;
@@ -12,5 +13,6 @@ pub mod isolate;
 pub mod jailed;
 pub mod mine;
 pub mod mining;
+pub mod running;
 pub mod task;
 pub mod validate;

@@ -8,9 +8,7 @@ use crate::error::{Code, HoneError};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The largest task file read, and the largest line in it.
-#[allow(dead_code)] // until `hone eval run` reads task files
 pub const MAX_FILE: usize = 256 << 20;
-#[allow(dead_code)]
 pub const MAX_LINE: usize = 16 << 20;
 
 /// One task: where it starts, what it asks, and how it is graded.
@@ -53,7 +51,6 @@ fn test_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
 
 impl Task {
     /// What is wrong with a task that parsed, if anything.
-    #[allow(dead_code)]
     fn problem(&self) -> Option<String> {
         let id_ok = !self.instance_id.is_empty()
             && self.instance_id.len() <= 200
@@ -75,7 +72,6 @@ impl Task {
 }
 
 /// The tasks in `text` (the file `shown`), in order; every bad line is an error with its number.
-#[allow(dead_code)] // until `hone eval run` reads task files
 pub fn read(shown: &str, text: &str) -> Result<Vec<Task>, HoneError> {
     if text.len() > MAX_FILE {
         return Err(HoneError::new(Code::Spec, format!("{shown}: larger than {MAX_FILE} bytes")));

@@ -124,3 +124,66 @@ async fn mining_writes_exactly_the_four_valid_tasks_and_why_each_other_commit_wa
     // Mining left the repository as it was.
     assert_eq!(git(&r, &["status", "--porcelain"]), "");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_run_grades_each_task_with_its_held_out_tests() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let (bad_add, bad_sub, bad_half) = ("a - b", "a + b", "a // 3");
+    let files = [("calc.py", calc(bad_add, bad_sub, bad_half, false)), ("run_tests.sh", RUNNER.into())];
+    commit(
+        &r,
+        "start",
+        &[&files[..], &[("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())]].concat(),
+    );
+    commit(
+        &r,
+        "Fix add",
+        &[("calc.py", calc("a + b", bad_sub, bad_half, false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))],
+    );
+    commit(
+        &r,
+        "Fix sub",
+        &[("calc.py", calc("a + b", "a - b", bad_half, false)), ("tests/test_sub.py", test("assert sub(3, 1) == 2"))],
+    );
+    commit(
+        &r,
+        "Fix half",
+        &[("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_half.py", test("assert half(8) == 4"))],
+    );
+    let tasks = dir.path().join("tasks.jsonl");
+    let mined =
+        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
+            .await;
+    assert!(mined.stdout.contains("3 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    // The scripted model writes the same module for every task: add and sub right, half wrong.
+    let fixed = serde_json::to_string(&calc("a + b", "a - b", bad_half, false)).unwrap();
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
+    );
+    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
+    let job = JOB.replace(
+        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
+        "model: { provider: script, script: script.yaml }",
+    ) + "plan: false\n";
+    std::fs::write(dir.path().join("scripted.yaml"), job).unwrap();
+    let out = dir.path().join("eval");
+    let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "scripted.yaml", "--out", out.to_str().unwrap()];
+    let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("2 of 3 resolved (0 error(s))"), "{}", run.stdout);
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(out.join("eval.json")).unwrap()).unwrap();
+    let verdict = |id_of: &str| {
+        let t = lines(&tasks).into_iter().find(|t| t["problem_statement"] == id_of).unwrap();
+        let o = all.as_array().unwrap().iter().find(|o| o["instance_id"] == t["instance_id"]).unwrap().clone();
+        assert!(o["tokens"].as_u64() > Some(0) && o["turns"] == 2, "{o}");
+        o["verdict"].as_str().unwrap().to_string()
+    };
+    assert_eq!(
+        (verdict("Fix add"), verdict("Fix sub"), verdict("Fix half")),
+        ("resolved".into(), "resolved".into(), "unresolved".into())
+    );
+}

@@ -1,0 +1,113 @@
+//! `hone eval run`, its core: each task run with a job spec in its own task repository (its
+//! start and nothing later), as `hone run` runs a job (dry: nothing pushed); then graded: the
+//! agent's final tree (its commit, or its saved work), the held-out test change applied, the
+//! job's check run in the jail, and every `FAIL_TO_PASS` and `PASS_TO_PASS` test must pass.
+//! A task that could not be set up or graded is an error, never "unresolved".
+
+use super::grade::{Graded, resolved};
+use super::task::Task;
+use crate::error::{Code, HoneError};
+use crate::run::{self, EventSinks, Request, Sinks, Source};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// How a task went for one configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Resolved,
+    Unresolved,
+    /// The task could not be set up or graded (not the agent's failure).
+    Error,
+}
+
+/// One task with one configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub instance_id: String,
+    /// The job spec (the configuration).
+    pub config: String,
+    pub verdict: Verdict,
+    /// The run's status (`success`, `failed`, …); null when it never ran.
+    pub status: Option<String>,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+    pub turns: u32,
+    pub duration_ms: u64,
+    /// Why it is an error.
+    pub error: Option<String>,
+}
+
+/// What every task of a run shares.
+pub struct Ctx {
+    pub env: std::sync::Arc<crate::env::RunEnv>,
+    pub cancel: tokio_util::sync::CancellationToken,
+    pub redactor: crate::redact::Redactor,
+    /// Where the task repositories and each run's reports go.
+    pub out: PathBuf,
+}
+
+/// `task` run with the job spec at `config`, and graded.
+pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
+    let started = std::time::Instant::now();
+    let mut out = Outcome {
+        instance_id: task.instance_id.clone(),
+        config: config.display().to_string(),
+        verdict: Verdict::Error,
+        status: None,
+        tokens: 0,
+        cost_usd: None,
+        turns: 0,
+        duration_ms: 0,
+        error: None,
+    };
+    if let Err(e) = run_and_grade(c, task, config, &mut out).await {
+        (out.verdict, out.error) = (Verdict::Error, Some(e.message));
+    }
+    out.duration_ms = started.elapsed().as_millis() as u64;
+    out
+}
+
+async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -> Result<(), HoneError> {
+    let mut job = crate::spec::load(config)?;
+    let policy = crate::run::intake::load_policy(&job)?;
+    let check = job.verify.iter().find(|v| v.junit.is_some()).cloned().ok_or_else(|| {
+        HoneError::new(Code::Spec, format!("{}: `hone eval` needs a check with `junit:`", config.display()))
+    })?;
+    let stem = config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let place = c.out.join("tasks").join(&task.instance_id).join(&stem);
+    let base = git2::Oid::from_str(&task.base_commit)?;
+    let root = super::isolate::task_repo(Path::new(&task.repo), base, &place.join("repo"))?;
+    (job.task, job.repo.path, job.repo.scratch, job.git.push) =
+        (task.problem_statement.clone(), Some(root.clone()), false, false);
+    let mut req = Request::new(Source::Job(Box::new(job)), c.env.clone(), c.cancel.child_token(), c.redactor.clone());
+    (req.report_dir, req.dry_run, req.env_repo) = (Some(place.join("reports")), true, false);
+    let ran = run::run(req, Sinks { events: EventSinks::default(), commands: None }, Default::default()).await;
+    let r = &ran.record;
+    (out.status, out.tokens, out.turns) = (Some(r.status.as_str().to_string()), r.usage.total_tokens, r.turns);
+    out.cost_usd = r.cost.map(|k| k.usd);
+    let after = match (&r.commit, &r.saved_ref) {
+        (Some(commit), _) => git2::Oid::from_str(&commit.sha)?,
+        (None, Some(saved)) => git2::Repository::open(&root)?.refname_to_id(saved)?,
+        (None, None) => base,
+    };
+    let graded = Graded { fail_to_pass: task.fail_to_pass.clone(), pass_to_pass: task.pass_to_pass.clone() };
+    let tester = super::jailed::Jailed {
+        check,
+        policy,
+        env: c.env.clone(),
+        cancel: c.cancel.clone(),
+        report_dir: place.join("grading"),
+    };
+    let outcomes = {
+        let repo = git2::Repository::open(&root)?;
+        repo.set_head_detached(after)?;
+        repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force().remove_untracked(true)))?;
+        let patch = git2::Diff::from_buffer(task.test_patch.as_bytes())?;
+        repo.apply(&patch, git2::ApplyLocation::WorkDir, None)?;
+        drop(repo);
+        super::validate::Tester::outcomes(&tester, &root).await?
+    };
+    out.verdict = if resolved(&graded, &outcomes) { Verdict::Resolved } else { Verdict::Unresolved };
+    Ok(())
+}
