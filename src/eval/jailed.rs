@@ -1,6 +1,7 @@
-//! The tests of a task repository run as a run's checks are: the job's check, in a jail built for
-//! that tree from the job's policy (network as the policy says for commands), bounded by its
-//! timeout and the cancel, its JUnit report read back (a regular file, bounded) for every case.
+//! The tests of a task repository run as a run's checks are: the job's `setup` first (once per
+//! tree, in setup's jail: the network `setup.network` gives), then the job's check, in a jail
+//! built for that tree from the job's policy (network as the policy says for commands), bounded
+//! by its timeout and the cancel, its JUnit report read back (a regular file, bounded).
 
 use super::validate::Tester;
 use crate::env::RunEnv;
@@ -22,6 +23,41 @@ pub struct Jailed {
     pub cancel: CancellationToken,
     /// Hidden from the commands (where the mining report goes).
     pub report_dir: std::path::PathBuf,
+    /// The job's setup commands, run once in each tree before its first test run.
+    pub setup: Vec<crate::spec::CommandSpec>,
+    /// The trees set up already.
+    pub set_up: std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+}
+
+impl Jailed {
+    /// The job's setup in `root`, unless it ran there already; an error names the command.
+    async fn set_up(&self, ws: &crate::git::Workspace, root: &Path) -> Result<(), HoneError> {
+        let done = self.set_up.lock().map(|s| s.contains(root)).unwrap_or(false);
+        if done || self.setup.is_empty() {
+            return Ok(());
+        }
+        let mut policy = self.policy.clone();
+        (policy.network, policy.read_only_repo) = (self.policy.setup_egress(), false);
+        let ledger = crate::egress::Ledger::new(None);
+        let site = crate::sandbox::Site { ws, env: &self.env, report_dir: &self.report_dir, run_id: "eval-setup" };
+        let (jail, _) = crate::sandbox::start(&policy, &site, &[], "setup", &ledger).await?;
+        let env = crate::sandbox::command_env(&policy, &self.env, root);
+        for s in &self.setup {
+            let deadline = tokio::time::Instant::now() + s.timeout;
+            let r = crate::verify::run_check(&s.as_check(), 0, root, &env, deadline, &self.cancel, &jail).await;
+            if !r.passed {
+                let tail = crate::verify::tail_lines(&r.output_tail, 12);
+                return Err(HoneError::new(
+                    Code::Setup,
+                    format!("setup command `{}` failed in the task's tree:\n{tail}", s.name),
+                ));
+            }
+        }
+        if let Ok(mut set) = self.set_up.lock() {
+            set.insert(root.to_path_buf());
+        }
+        Ok(())
+    }
 }
 
 impl Tester for Jailed {
@@ -31,6 +67,7 @@ impl Tester for Jailed {
                 .hint("give the check `junit: PATH`, the JUnit XML file its tests write: hone eval reads each test's outcome from it"));
         };
         let ws = crate::git::Workspace::open_for_run(root, Vec::new(), &self.env)?;
+        self.set_up(&ws, root).await?;
         let ledger = crate::egress::Ledger::new(None);
         let site = crate::sandbox::Site { ws: &ws, env: &self.env, report_dir: &self.report_dir, run_id: "eval" };
         let (jail, _) = crate::sandbox::start(&self.policy, &site, &[], "commands", &ledger).await?;

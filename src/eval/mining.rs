@@ -47,6 +47,8 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         env: a.env.clone(),
         cancel: a.cancel.clone(),
         report_dir: scratch.path().join("reports"),
+        setup: job.setup.clone(),
+        set_up: Default::default(),
     };
     let (mut tasks, mut dropped) = (String::new(), String::new());
     let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());

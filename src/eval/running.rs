@@ -77,6 +77,7 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
     let stem = config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let place = c.out.join("tasks").join(&task.instance_id).join(&stem);
     let base = git2::Oid::from_str(&task.base_commit)?;
+    let setup = job.setup.clone();
     let root = super::isolate::task_repo(Path::new(&task.repo), base, &place.join("repo"))?;
     (job.task, job.repo.path, job.repo.scratch, job.git.push) =
         (task.problem_statement.clone(), Some(root.clone()), false, false);
@@ -98,6 +99,8 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
         env: c.env.clone(),
         cancel: c.cancel.clone(),
         report_dir: place.join("grading"),
+        setup: setup.clone(),
+        set_up: Default::default(),
     };
     let outcomes = {
         let repo = git2::Repository::open(&root)?;

@@ -133,12 +133,12 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
     std::fs::create_dir_all(&r).unwrap();
     git(&r, &["init", "-q", "-b", "main"]);
     let (bad_add, bad_sub, bad_half) = ("a - b", "a + b", "a // 3");
-    let files = [("calc.py", calc(bad_add, bad_sub, bad_half, false)), ("run_tests.sh", RUNNER.into())];
-    commit(
-        &r,
-        "start",
-        &[&files[..], &[("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())]].concat(),
-    );
+    // The tests need what setup makes: mining and grading run the job's setup in every tree.
+    let runner = format!("test -f .deps || exit 3\n{RUNNER}");
+    let job = format!("{JOB}setup:\n  - {{ name: deps, run: \"touch .deps\" }}\n");
+    let files = [("calc.py", calc(bad_add, bad_sub, bad_half, false)), ("run_tests.sh", runner)];
+    let rest = [("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", job.clone())];
+    commit(&r, "start", &[&files[..], &rest[..]].concat());
     commit(
         &r,
         "Fix add",
@@ -165,7 +165,7 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
         "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
     );
     std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let job = JOB.replace(
+    let job = job.replace(
         "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
         "model: { provider: script, script: script.yaml }",
     ) + "plan: false\n";
