@@ -7,7 +7,7 @@ use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 
-const RUNNER: &str = r#"out=junit.xml
+pub(super) const RUNNER: &str = r#"out=junit.xml
 echo '<testsuite>' > $out
 for t in tests/test_*.py; do
   n=$(basename $t .py)
@@ -17,24 +17,24 @@ done
 echo '</testsuite>' >> $out
 "#;
 
-const JOB: &str = "version: 1\nname: mine\ntask: unused\nmodel: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }\nverify:\n  - { name: tests, run: \"sh run_tests.sh\", junit: junit.xml, timeout: 60s }\n";
+pub(super) const JOB: &str = "version: 1\nname: mine\ntask: unused\nmodel: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }\nverify:\n  - { name: tests, run: \"sh run_tests.sh\", junit: junit.xml, timeout: 60s }\n";
 
 /// The flaky test passes and fails by turns: its count is kept in the work tree, where the
 /// two runs of the same tree find it.
 const FLAKY: &str = "import os\np = '.flaky_count'\nn = int(open(p).read()) if os.path.exists(p) else 0\nopen(p, 'w').write(str(n + 1))\nassert n % 2 == 0\n";
 
-fn calc(add: &str, sub: &str, half: &str, neg: bool) -> String {
+pub(super) fn calc(add: &str, sub: &str, half: &str, neg: bool) -> String {
     let neg = if neg { "def neg(a):\n    return -a\n" } else { "" };
     format!(
         "def add(a, b):\n    return {add}\n\ndef sub(a, b):\n    return {sub}\n\ndef half(a):\n    return {half}\n{neg}"
     )
 }
 
-fn test(body: &str) -> String {
+pub(super) fn test(body: &str) -> String {
     format!("from calc import *\n{body}\n")
 }
 
-fn commit(dir: &Path, message: &str, files: &[(&str, String)]) -> String {
+pub(super) fn commit(dir: &Path, message: &str, files: &[(&str, String)]) -> String {
     for (path, text) in files {
         let p = dir.join(path);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();

@@ -47,6 +47,8 @@ mod egress_tunnels;
 mod end_to_end;
 #[cfg(target_os = "linux")]
 mod eval_mine;
+#[cfg(target_os = "linux")]
+mod eval_swebench;
 mod examples;
 mod fallback;
 mod feedback;

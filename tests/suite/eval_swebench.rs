@@ -1,0 +1,85 @@
+//! `hone eval run` on a file in SWE-bench's format, built here over local repositories: its test
+//! lists as JSON strings, keys hone does not use, each task graded by its own held-out tests.
+
+use super::eval_mine::{JOB, RUNNER, calc, commit, test};
+use crate::common::repo::git;
+use crate::common::*;
+
+/// A new-file patch adding `path` with `body`.
+fn adding(path: &str, body: &str) -> String {
+    let lines: Vec<&str> = body.lines().collect();
+    let plus: String = lines.iter().map(|l| format!("+{l}\n")).collect();
+    format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{} @@\n{plus}",
+        lines.len()
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swe_bench_file_of_three_instances_runs_and_grades() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    // Two repositories whose `add` is wrong, one whose `sub` is: the scripted model fixes `add`.
+    let cases = [
+        ("alpha", "a - b", "a - b", "test_add", "assert add(1, 2) == 3"),
+        ("beta", "a * b", "a - b", "test_add", "assert add(2, 3) == 5"),
+        ("gamma", "a + b", "a + b", "test_sub", "assert sub(3, 1) == 2"),
+    ];
+    let mut lines = String::new();
+    for (name, add, sub, id, body) in cases {
+        let r = dir.path().join(name);
+        std::fs::create_dir_all(&r).unwrap();
+        git(&r, &["init", "-q", "-b", "main"]);
+        let files = [
+            ("calc.py", calc(add, sub, "a // 2", false)),
+            ("run_tests.sh", RUNNER.into()),
+            ("tests/test_mul.py", test("assert 2 * 3 == 6")),
+        ];
+        let base = commit(&r, "start", &files);
+        let task = serde_json::json!({
+            "instance_id": format!("acme__{name}-1"),
+            "repo": r.display().to_string(),
+            "base_commit": base,
+            "problem_statement": format!("`{id}` fails"),
+            "test_patch": adding(&format!("tests/{id}.py"), &test(body)),
+            "FAIL_TO_PASS": format!("[\"{id}\"]"),
+            "PASS_TO_PASS": "[\"test_mul\"]",
+            "version": "0.1",
+            "created_at": "2026-01-01T00:00:00Z",
+        });
+        lines.push_str(&format!("{task}\n"));
+    }
+    let tasks = dir.path().join("swe.jsonl");
+    std::fs::write(&tasks, lines).unwrap();
+    let fixed = serde_json::to_string(&calc("a + b", "a + b", "a // 2", false)).unwrap();
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
+    );
+    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
+    let job = JOB.replace(
+        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
+        "model: { provider: script, script: script.yaml }",
+    ) + "plan: false\n";
+    std::fs::write(dir.path().join("scripted.yaml"), job).unwrap();
+    let out = dir.path().join("eval");
+    let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "scripted.yaml", "--out", out.to_str().unwrap()];
+    let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("2 of 3 resolved (0 error(s))"), "{}", run.stdout);
+    let all: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("eval.json")).unwrap()).unwrap();
+    let verdicts: Vec<(&str, &str)> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["instance_id"].as_str().unwrap(), o["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [("acme__alpha-1", "resolved"), ("acme__beta-1", "resolved"), ("acme__gamma-1", "unresolved")]
+    );
+    // The source repositories are as they were: each task ran in a copy.
+    for (name, ..) in cases {
+        assert_eq!(git(&dir.path().join(name), &["status", "--porcelain"]), "");
+    }
+}
