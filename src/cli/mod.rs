@@ -389,5 +389,9 @@ pub enum EvalAction {
         /// Where the tasks' repositories, each run's reports and `eval.json` go.
         #[arg(long, default_value = "eval")]
         out: PathBuf,
+        /// Keep what an earlier run in `--out` finished with the same job spec (its journal,
+        /// `eval.state.jsonl`); errors run again.
+        #[arg(long)]
+        resume: bool,
     },
 }

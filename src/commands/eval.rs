@@ -22,7 +22,7 @@ pub async fn mine(
         EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out } => {
             (job, repo, since, until, paths, max_lines, count, out)
         }
-        EvalAction::Run { tasks, jobs, out } => return run(&tasks, &jobs, &out, env, cancel).await,
+        EvalAction::Run { tasks, jobs, out, resume } => return run(&tasks, &jobs, &out, resume, env, cancel).await,
     };
     let paths = if paths.is_empty() {
         None
@@ -57,6 +57,7 @@ async fn run(
     tasks: &std::path::Path,
     jobs: &[std::path::PathBuf],
     out: &std::path::Path,
+    resume: bool,
     env: std::sync::Arc<crate::env::RunEnv>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<String, HoneError> {
@@ -67,19 +68,29 @@ async fn run(
     std::fs::create_dir_all(out).map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", out.display())))?;
     let out_dir = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
     let ctx = Ctx { env, cancel: cancel.clone(), redactor: crate::redact::Redactor::default(), out: out_dir.clone() };
+    let carried = if resume { crate::eval::journal::read(&out_dir) } else { Vec::new() };
+    let journal = crate::eval::journal::open(&out_dir, resume)?;
     let mut all = Vec::new();
     for task in &list {
         for job in jobs {
             if cancel.is_cancelled() {
-                return Err(HoneError::new(Code::Cancelled, "cancelled"));
+                return Err(HoneError::new(Code::Cancelled, "cancelled: the journal keeps what finished (--resume)"));
             }
-            let o = one(&ctx, task, job).await;
-            eprintln!("hone eval: {} with {}: {:?}", o.instance_id, job.display(), o.verdict);
+            let done = crate::eval::journal::finished(&carried, &task.instance_id, job);
+            let o = match done {
+                Some(o) => o,
+                None => {
+                    let o = one(&ctx, task, job).await;
+                    eprintln!("hone eval: {} with {}: {:?}", o.instance_id, job.display(), o.verdict);
+                    crate::eval::journal::append(&journal, &o)?;
+                    o
+                }
+            };
             all.push(o);
         }
     }
-    let json = serde_json::to_string_pretty(&all).unwrap_or_default();
-    std::fs::write(out_dir.join("eval.json"), json).map_err(|e| HoneError::new(Code::Io, e.to_string()))?;
+    crate::eval::report::write(&out_dir, &all)
+        .map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", out_dir.display())))?;
     let per: Vec<String> = jobs
         .iter()
         .map(|j| {

@@ -8,11 +8,11 @@ use super::grade::{Graded, resolved};
 use super::task::Task;
 use crate::error::{Code, HoneError};
 use crate::run::{self, EventSinks, Request, Sinks, Source};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// How a task went for one configuration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     Resolved,
@@ -22,11 +22,13 @@ pub enum Verdict {
 }
 
 /// One task with one configuration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub instance_id: String,
     /// The job spec (the configuration).
     pub config: String,
+    /// SHA-256 of the job spec's bytes: `--resume` keeps an outcome only for the same job.
+    pub job_sha256: String,
     pub verdict: Verdict,
     /// The run's status (`success`, `failed`, …); null when it never ran.
     pub status: Option<String>,
@@ -53,6 +55,7 @@ pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
     let mut out = Outcome {
         instance_id: task.instance_id.clone(),
         config: config.display().to_string(),
+        job_sha256: digest(config),
         verdict: Verdict::Error,
         status: None,
         tokens: 0,
@@ -66,6 +69,11 @@ pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
     }
     out.duration_ms = started.elapsed().as_millis() as u64;
     out
+}
+
+/// The digest of the job spec at `config` (empty when it cannot be read: then nothing resumes).
+pub fn digest(config: &Path) -> String {
+    crate::safe_fs::read_small(config, 1 << 20).map(|b| crate::spec::sha256_hex(&b)).unwrap_or_default()
 }
 
 async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -> Result<(), HoneError> {

@@ -186,4 +186,12 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
         (verdict("Fix add"), verdict("Fix sub"), verdict("Fix half")),
         ("resolved".into(), "resolved".into(), "unresolved".into())
     );
+    let md = std::fs::read_to_string(out.join("eval.md")).unwrap();
+    assert!(md.contains("| `scripted.yaml` | 3 | 2 | 67% | 0 |"), "{md}");
+    assert_junit_valid(&out.join("eval-junit.xml"));
+    // Again with --resume: nothing finished runs again.
+    let again = run_in(dir.path(), &[&args[..], &["--resume"]].concat(), &[], dir.path().join("u")).await;
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stdout.contains("2 of 3 resolved"), "{}", again.stdout);
+    assert!(!again.stderr.contains("hone eval: "), "a finished task ran again: {}", again.stderr);
 }
