@@ -195,3 +195,56 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
     assert!(again.stdout.contains("2 of 3 resolved"), "{}", again.stdout);
     assert!(!again.stderr.contains("hone eval: "), "a finished task ran again: {}", again.stderr);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_is_out_of_the_agent_s_reach() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let files = [("calc.py", calc("a - b", "a - b", "a // 2", false)), ("run_tests.sh", RUNNER.into())];
+    let rest = [("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())];
+    commit(&r, "start", &[&files[..], &rest[..]].concat());
+    let fix = commit(
+        &r,
+        "Fix add",
+        &[
+            ("calc.py", calc("a + b # FIXED", "a - b", "a // 2", false)),
+            ("tests/test_add.py", test("assert add(1, 2) == 3 # HELD")),
+        ],
+    );
+    let (fixed, held) = (git(&r, &["rev-parse", "HEAD:calc.py"]), git(&r, &["rev-parse", "HEAD:tests/test_add.py"]));
+    let tasks = dir.path().join("tasks.jsonl");
+    let mined =
+        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
+            .await;
+    assert!(mined.stdout.contains("1 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    // The agent looks for the answer every way git (and a search of .git) offers.
+    let look = "git log --all --format=%H; git reflog --all; git fsck --lost-found --no-progress; git cat-file --batch-all-objects --batch-check; grep -r -l -a -e FIXED -e HELD .git; echo looked";
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: run_cmd, arguments: {{ command: {} }} }}\n  - content: Found nothing.\n",
+        serde_json::to_string(look).unwrap()
+    );
+    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
+    let job = JOB.replace(
+        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
+        "model: { provider: script, script: script.yaml }",
+    ) + "plan: false\npolicy: open.yaml\n";
+    std::fs::write(dir.path().join("looking.yaml"), job).unwrap();
+    std::fs::write(dir.path().join("open.yaml"), OPEN_POLICY).unwrap();
+    let out = dir.path().join("eval");
+    let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "looking.yaml", "--out", out.to_str().unwrap()];
+    let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let id = lines(&tasks)[0]["instance_id"].as_str().unwrap().to_string();
+    let said = std::fs::read_to_string(out.join("tasks").join(&id).join("looking/reports/transcript.jsonl")).unwrap();
+    let result = said.lines().find(|l| l.contains("\"tool_result\"")).unwrap();
+    assert!(result.contains("looked"), "the search ran: {result}");
+    let start = git(&r, &["rev-parse", &format!("{fix}^")]);
+    assert!(result.contains(&start), "git ran in the jail and shows the start: {result}");
+    for (what, id) in [("the fix commit", &fix), ("the fixed file", &fixed), ("the held-out test", &held)] {
+        assert!(!result.contains(id.as_str()), "{what} is in the agent's reach: {result}");
+    }
+    assert!(!result.contains(".git/"), "a file of .git holds the answer: {result}");
+}

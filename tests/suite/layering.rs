@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 /// The run and what stands above it: the command line, the commands, and the commands that start
 /// runs (fleets, replay, validate, init); and the fuzz targets' doors (`fuzz_entry`), which reach
 /// each parser where the run reads its input.
-const ABOVE: &[&str] = &["run", "commands", "cli", "fleet", "replay", "eval", "validate", "bench", "schema", "fuzz_entry"];
+const ABOVE: &[&str] =
+    &["run", "commands", "cli", "fleet", "replay", "eval", "validate", "bench", "schema", "fuzz_entry"];
 /// Files at the top that are above the run too.
 const TOP: &[&str] = &["main", "lib"];
 
