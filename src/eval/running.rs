@@ -1,7 +1,8 @@
 //! `hone eval run`, its core: each task run with a job spec in its own task repository (its
-//! start and nothing later), as `hone run` runs a job (dry: nothing pushed); then graded: the
-//! agent's final tree (its commit, or its saved work), the held-out test change applied, the
-//! job's check run in the jail, and every `FAIL_TO_PASS` and `PASS_TO_PASS` test must pass.
+//! start and nothing later), as `hone run` runs a job (dry: nothing pushed); then graded in a
+//! tree made from the agent's final commit (its commit, or its saved work) alone: the held-out
+//! test change applied, the job's check run in the jail, and every `FAIL_TO_PASS` and
+//! `PASS_TO_PASS` test must pass.
 //! A task that could not be set up or graded is an error, never "unresolved".
 
 use super::grade::{Graded, resolved};
@@ -110,14 +111,15 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
         setup: setup.clone(),
         set_up: Default::default(),
     };
+    // Graded in a tree hone makes from the agent's commit's objects alone: nothing the agent's
+    // commands left in its own tree (a link, a planted file, a process's output) is read.
+    let graded_at = super::isolate::task_repo(&root, after, &place.join("graded"))?;
     let outcomes = {
-        let repo = git2::Repository::open(&root)?;
-        repo.set_head_detached(after)?;
-        repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force().remove_untracked(true)))?;
+        let repo = git2::Repository::open(&graded_at)?;
         let patch = git2::Diff::from_buffer(task.test_patch.as_bytes())?;
         repo.apply(&patch, git2::ApplyLocation::WorkDir, None)?;
         drop(repo);
-        super::validate::Tester::outcomes(&tester, &root).await?
+        super::validate::Tester::outcomes(&tester, &graded_at).await?
     };
     out.verdict = if resolved(&graded, &outcomes) { Verdict::Resolved } else { Verdict::Unresolved };
     Ok(())
