@@ -393,5 +393,11 @@ pub enum EvalAction {
         /// `eval.state.jsonl`); errors run again.
         #[arg(long)]
         resume: bool,
+        /// Tasks run at once.
+        #[arg(long, value_name = "N", default_value_t = 2)]
+        concurrency: usize,
+        /// Start no task once the finished ones cost this much (US dollars; needs priced models).
+        #[arg(long, value_name = "USD")]
+        budget_usd: Option<f64>,
     },
 }

@@ -22,7 +22,10 @@ pub async fn mine(
         EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out } => {
             (job, repo, since, until, paths, max_lines, count, out)
         }
-        EvalAction::Run { tasks, jobs, out, resume } => return run(&tasks, &jobs, &out, resume, env, cancel).await,
+        EvalAction::Run { tasks, jobs, out, resume, concurrency, budget_usd } => {
+            let limits = crate::eval::schedule::Limits { concurrency, budget_usd };
+            return run(&tasks, &jobs, &out, resume, &limits, env, cancel).await;
+        }
     };
     let paths = if paths.is_empty() {
         None
@@ -58,10 +61,11 @@ async fn run(
     jobs: &[std::path::PathBuf],
     out: &std::path::Path,
     resume: bool,
+    limits: &crate::eval::schedule::Limits,
     env: std::sync::Arc<crate::env::RunEnv>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<String, HoneError> {
-    use crate::eval::running::{Ctx, Verdict, one};
+    use crate::eval::running::{Ctx, Verdict};
     let io = |e: std::io::Error| HoneError::new(Code::Io, format!("{}: {e}", tasks.display()));
     let text = crate::safe_fs::read_small(tasks, crate::eval::task::MAX_FILE as u64).map_err(io)?;
     let list = crate::eval::task::read(&tasks.display().to_string(), &String::from_utf8_lossy(&text))?;
@@ -70,24 +74,13 @@ async fn run(
     let ctx = Ctx { env, cancel: cancel.clone(), redactor: crate::redact::Redactor::default(), out: out_dir.clone() };
     let carried = if resume { crate::eval::journal::read(&out_dir) } else { Vec::new() };
     let journal = crate::eval::journal::open(&out_dir, resume)?;
-    let mut all = Vec::new();
-    for task in &list {
-        for job in jobs {
-            if cancel.is_cancelled() {
-                return Err(HoneError::new(Code::Cancelled, "cancelled: the journal keeps what finished (--resume)"));
-            }
-            let done = crate::eval::journal::finished(&carried, &task.instance_id, job);
-            let o = match done {
-                Some(o) => o,
-                None => {
-                    let o = one(&ctx, task, job).await;
-                    eprintln!("hone eval: {} with {}: {:?}", o.instance_id, job.display(), o.verdict);
-                    crate::eval::journal::append(&journal, &o)?;
-                    o
-                }
-            };
-            all.push(o);
-        }
+    let (all, not_run) = crate::eval::schedule::all(&ctx, &list, jobs, &carried, &journal, limits).await?;
+    if cancel.is_cancelled() {
+        crate::eval::report::write(&out_dir, &all).map_err(|e| HoneError::new(Code::Io, e.to_string()))?;
+        return Err(HoneError::new(
+            Code::Cancelled,
+            "cancelled: what finished is reported and journaled (--resume goes on)",
+        ));
     }
     crate::eval::report::write(&out_dir, &all)
         .map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", out_dir.display())))?;
@@ -103,5 +96,6 @@ async fn run(
             format!("{}: {resolved} of {} resolved ({errors} error(s))", j.display(), list.len())
         })
         .collect();
-    Ok(format!("hone eval run: {}; {}", per.join("; "), out_dir.join("eval.json").display()))
+    let stopped = if not_run > 0 { format!("; {not_run} not run: the budget was spent") } else { String::new() };
+    Ok(format!("hone eval run: {}{stopped}; {}", per.join("; "), out_dir.join("eval.json").display()))
 }

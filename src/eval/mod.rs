@@ -4,8 +4,8 @@
 //! and nothing later (`isolate`); tasks in SWE-bench's format (`task`); what a candidate's test runs make of it, and
 //! whether a try resolved a task (`grade`); the four test runs of a candidate (`validate`).
 //! `hone eval mine` (`mining`, with the job's check in the jail: `jailed`) writes the tasks;
-//! `hone eval run` runs each task with each job and grades it (`running`; so far one at a time,
-//! local repositories), its reports (`report`) and `--resume` (`journal`).
+//! `hone eval run` runs each task with each job and grades it (`running`), a few at once within a
+//! total budget (`schedule`); its reports (`report`) and `--resume` (`journal`).
 
 pub mod classify;
 pub mod grade;
@@ -16,5 +16,6 @@ pub mod mine;
 pub mod mining;
 pub mod report;
 pub mod running;
+pub mod schedule;
 pub mod task;
 pub mod validate;

@@ -78,6 +78,32 @@ async fn a_swe_bench_file_of_three_instances_runs_and_grades() {
         verdicts,
         [("acme__alpha-1", "resolved"), ("acme__beta-1", "resolved"), ("acme__gamma-1", "unresolved")]
     );
+    // Within a total budget: once the finished tasks cost it, no more start, and the line says so.
+    let priced = std::fs::read_to_string(dir.path().join("scripted.yaml"))
+        .unwrap()
+        .replace("script: script.yaml }", "script: script.yaml, pricing: { input: 1000, output: 1000 } }");
+    std::fs::write(dir.path().join("priced.yaml"), priced).unwrap();
+    let out2 = dir.path().join("eval2");
+    let args = [
+        "eval",
+        "run",
+        tasks.to_str().unwrap(),
+        "--job",
+        "priced.yaml",
+        "--out",
+        out2.to_str().unwrap(),
+        "--concurrency",
+        "1",
+        "--budget-usd",
+        "0.001",
+    ];
+    let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("2 not run: the budget was spent"), "{}", run.stdout);
+    let ran: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out2.join("eval.json")).unwrap()).unwrap();
+    assert_eq!(ran.as_array().unwrap().len(), 1);
+    assert!(ran[0]["cost_usd"].as_f64() > Some(0.001), "{ran}");
     // The source repositories are as they were: each task ran in a copy.
     for (name, ..) in cases {
         assert_eq!(git(&dir.path().join(name), &["status", "--porcelain"]), "");
