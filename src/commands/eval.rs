@@ -45,12 +45,14 @@ pub async fn mine(
     };
     let asked = crate::eval::mining::Asked { job, repo, filters, out: out.clone(), env, cancel };
     let found = crate::eval::mining::mine(asked).await?;
+    let share = if found.total_ms == 0 { 0.0 } else { 100.0 * found.commands_ms as f64 / found.total_ms as f64 };
     Ok(format!(
-        "hone eval mine: {} task(s) in {}; {} commit(s) left out, with why, in {}",
+        "hone eval mine: {} task(s) in {}; {} commit(s) left out, with why, in {}; {:.1} s, {share:.0}% of it in the setup and test commands",
         found.tasks,
         out.display(),
         found.dropped,
-        out.with_extension("dropped.jsonl").display()
+        out.with_extension("dropped.jsonl").display(),
+        found.total_ms as f64 / 1000.0
     ))
 }
 

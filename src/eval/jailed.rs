@@ -27,6 +27,14 @@ pub struct Jailed {
     pub setup: Vec<crate::spec::CommandSpec>,
     /// The trees set up already.
     pub set_up: std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
+    /// Milliseconds spent in the commands themselves (setup and tests): the rest is hone's.
+    pub spent_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Jailed {
+    fn count(&self, ms: u64) {
+        self.spent_ms.fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Jailed {
@@ -45,6 +53,7 @@ impl Jailed {
         for s in &self.setup {
             let deadline = tokio::time::Instant::now() + s.timeout;
             let r = crate::verify::run_check(&s.as_check(), 0, root, &env, deadline, &self.cancel, &jail).await;
+            self.count(r.duration_ms);
             if !r.passed {
                 let tail = crate::verify::tail_lines(&r.output_tail, 12);
                 return Err(HoneError::new(
@@ -74,6 +83,7 @@ impl Tester for Jailed {
         let env = crate::sandbox::command_env(&self.policy, &self.env, root);
         let deadline = tokio::time::Instant::now() + self.check.timeout;
         let r = crate::verify::run_check(&self.check, 0, root, &env, deadline, &self.cancel, &jail).await;
+        self.count(r.duration_ms);
         drop(jail);
         if r.cancelled {
             return Err(HoneError::new(Code::Cancelled, "cancelled"));

@@ -19,14 +19,18 @@ pub struct Asked {
     pub cancel: tokio_util::sync::CancellationToken,
 }
 
-/// What mining found: tasks written, commits left out.
+/// What mining found: tasks written, commits left out; and how long it took, and how much of
+/// that the setup and test commands themselves took.
 pub struct Found {
     pub tasks: usize,
     pub dropped: usize,
+    pub total_ms: u64,
+    pub commands_ms: u64,
 }
 
 /// Mine, validate and write.
 pub async fn mine(a: Asked) -> Result<Found, HoneError> {
+    let started = std::time::Instant::now();
     let job = crate::spec::load(&a.job)?;
     let policy = crate::run::intake::load_policy(&job)?;
     let check = job.verify.iter().find(|v| v.junit.is_some()).cloned().ok_or_else(|| {
@@ -49,13 +53,14 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         report_dir: scratch.path().join("reports"),
         setup: job.setup.clone(),
         set_up: Default::default(),
+        spent_ms: Default::default(),
     };
     let (mut tasks, mut dropped) = (String::new(), String::new());
     let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
     for k in &mined.skipped {
         dropped.push_str(&line(k.commit, &k.why.words()));
     }
-    let mut found = Found { tasks: 0, dropped: mined.skipped.len() };
+    let mut found = Found { tasks: 0, dropped: mined.skipped.len(), total_ms: 0, commands_ms: 0 };
     for c in &mined.candidates {
         if a.cancel.is_cancelled() {
             return Err(HoneError::new(Code::Cancelled, "cancelled: nothing was written"));
@@ -73,6 +78,8 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
             }
         }
     }
+    found.total_ms = started.elapsed().as_millis() as u64;
+    found.commands_ms = tester.spent_ms.load(std::sync::atomic::Ordering::Relaxed);
     write(&a.out, &tasks)?;
     write(&a.out.with_extension("dropped.jsonl"), &dropped)?;
     Ok(found)

@@ -110,6 +110,7 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
         report_dir: place.join("grading"),
         setup: setup.clone(),
         set_up: Default::default(),
+        spent_ms: Default::default(),
     };
     // Graded in a tree hone makes from the agent's commit's objects alone: nothing the agent's
     // commands left in its own tree (a link, a planted file, a process's output) is read.
