@@ -5,8 +5,8 @@ commands themselves (the rest is hone's: walking the history, making each task's
 building jails, reading reports).
 
 The history: every fifth commit fixes a bug with a test (a task), the others change docs, a
-source file alone, or tests alone (no test runs for them). The test runner is a shell loop over
-Python files writing a JUnit report, as in the test suite.
+source file alone, or tests alone (no test runs for them). The test runner is one Python process
+that runs every test file and writes a JUnit report.
 
   bench/eval_mine.py [--hone target/release/hone] [--commits 500]
 """
@@ -19,21 +19,25 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNNER = r"""out=junit.xml
-echo '<testsuite>' > $out
-for t in tests/test_*.py; do
-  n=$(basename $t .py)
-  if PYTHONPATH=. python3 $t >/dev/null 2>&1; then echo "<testcase name=\"$n\"/>" >> $out
-  else echo "<testcase name=\"$n\"><failure/></testcase>" >> $out; fi
-done
-echo '</testsuite>' >> $out
+RUNNER = """import glob, os, runpy, sys
+sys.path.insert(0, '.')
+out = ['<testsuite>']
+for t in sorted(glob.glob('tests/test_*.py')):
+    n = os.path.basename(t)[:-3]
+    try:
+        runpy.run_path(t)
+        out.append('<testcase name="%s"/>' % n)
+    except BaseException:
+        out.append('<testcase name="%s"><failure/></testcase>' % n)
+out.append('</testsuite>')
+open('junit.xml', 'w').write('\\n'.join(out))
 """
 JOB = """version: 1
 name: mine
 task: unused
 model: { provider: openai-compatible, name: m, base_url: "http://127.0.0.1:9/v1" }
 verify:
-  - { name: tests, run: "sh run_tests.sh", junit: junit.xml, timeout: 60s }
+  - { name: tests, run: "python3 run_tests.py", junit: junit.xml, timeout: 60s }
 """
 
 
@@ -54,7 +58,7 @@ def make(repo, n):
     """A history of `n` commits after the start; each bug fix is a function made right."""
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    commit(repo, "start", {"run_tests.sh": RUNNER, "job.yaml": JOB, "tests/test_ok.py": "assert True\n",
+    commit(repo, "start", {"run_tests.py": RUNNER, "job.yaml": JOB, "tests/test_ok.py": "assert True\n",
                            "README.md": "bench\n"})
     fixes = 0
     for i in range(n):
