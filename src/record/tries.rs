@@ -156,16 +156,15 @@ pub fn new_failures(checks: &[CheckResult], baseline: &[CheckResult]) -> usize {
 }
 
 impl TryRecord {
-    /// Try `number` (its model `provider`/`model`) as its own record `r` tells it, `ms` long;
-    /// where it ended up is decided later (`NotChosen` until then).
-    pub fn of(number: u32, provider: &str, model: &str, r: &super::RunRecord, ms: u64) -> Self {
+    /// Try `number` (run with `model`) as its own record `r` tells it, `ms` long; where it ended
+    /// up is decided later (`NotChosen` until then).
+    pub fn of(number: u32, model: &crate::spec::ModelSpec, r: &super::RunRecord, ms: u64) -> Self {
         let checks = last_round(r);
         let accepted = !checks.is_empty() && checks.iter().all(|c| c.accepted);
-        let priced = r.models.iter().all(|m| m.pricing.is_some()) && !r.models.is_empty();
         TryRecord {
             number,
-            provider: provider.into(),
-            model: model.into(),
+            provider: model.provider.as_str().into(),
+            model: model.name.clone(),
             outcome: if r.policy.guard.is_empty() { TryOutcome::NotChosen } else { TryOutcome::Refused },
             status: Some(r.status),
             errors: r.errors.clone(),
@@ -177,7 +176,8 @@ impl TryRecord {
             refused: r.policy.guard.clone(),
             turns: r.turns,
             usage: r.usage,
-            cost_usd: priced.then(|| r.spent_usd()),
+            // Known when its model (and each fallback) has prices, even before any request.
+            cost_usd: model.unpriced().is_none().then(|| r.spent_usd()),
             duration_ms: ms,
             refname: None,
             patch: None,

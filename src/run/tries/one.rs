@@ -87,8 +87,7 @@ pub async fn run(
         failed.send_replace(true);
     }
     let spec = given.spec;
-    let mut record = TryRecord::of(tree.number, spec.provider.as_str(), &spec.name, &run.record, ms(started));
-    record.cost_usd = spec.unpriced().is_none().then(|| run.record.spent_usd());
+    let mut record = TryRecord::of(tree.number, spec, &run.record, ms(started));
     if kept.is_some() {
         record.refname = Some(attempt_ref(&s.job.name, tree.number));
         record.patch = Some(patch_file(tree.number));
