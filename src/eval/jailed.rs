@@ -1,15 +1,17 @@
-//! The tests of a task repository run as a run's checks are: the job's `setup` first (once per
-//! tree, in setup's jail: the network `setup.network` gives), then the job's check, in a jail
-//! built for that tree from the job's policy (network as the policy says for commands), bounded
-//! by its timeout and the cancel, its JUnit report read back (a regular file, bounded).
+//! The tests of a task repository run as a run's checks are: when a tree is opened, the job's
+//! `setup` runs in it (in setup's jail: the network `setup.network` gives) and one jail is built
+//! for it from the job's policy (network as the policy says for commands); each test run is then
+//! the job's check in that jail, bounded by its timeout and the cancel, its JUnit report removed
+//! before the run and read back after it (a regular file, bounded).
 
 use super::validate::Tester;
 use crate::env::RunEnv;
 use crate::error::{Code, HoneError};
 use crate::policy::Policy;
+use crate::sandbox::Sandbox;
 use crate::spec::VerifySpec;
 use crate::verify::junit_in::Outcomes;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 /// The largest JUnit report read.
@@ -22,26 +24,36 @@ pub struct Jailed {
     pub env: std::sync::Arc<RunEnv>,
     pub cancel: CancellationToken,
     /// Hidden from the commands (where the mining report goes).
-    pub report_dir: std::path::PathBuf,
-    /// The job's setup commands, run once in each tree before its first test run.
+    pub report_dir: PathBuf,
+    /// The job's setup commands, run once in each tree when it is opened.
     pub setup: Vec<crate::spec::CommandSpec>,
-    /// The trees set up already.
-    pub set_up: std::sync::Mutex<std::collections::HashSet<std::path::PathBuf>>,
     /// Milliseconds spent in the commands themselves (setup and tests): the rest is hone's.
     pub spent_ms: std::sync::atomic::AtomicU64,
+}
+
+/// A tree set up, with its jail: every test run in it shares them.
+pub struct Tree {
+    root: PathBuf,
+    jail: Sandbox,
+    env: Vec<(String, String)>,
 }
 
 impl Jailed {
     fn count(&self, ms: u64) {
         self.spent_ms.fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
     }
-}
 
-impl Jailed {
-    /// The job's setup in `root`, unless it ran there already; an error names the command.
+    /// The check's JUnit report path, or why there is none.
+    fn junit(&self) -> Result<String, HoneError> {
+        self.check.junit.clone().ok_or_else(|| {
+            HoneError::new(Code::Spec, format!("the check `{}` has no `junit:` report", self.check.name))
+                .hint("give the check `junit: PATH`, the JUnit XML file its tests write: hone eval reads each test's outcome from it")
+        })
+    }
+
+    /// The job's setup in `root`; an error names the command.
     async fn set_up(&self, ws: &crate::git::Workspace, root: &Path) -> Result<(), HoneError> {
-        let done = self.set_up.lock().map(|s| s.contains(root)).unwrap_or(false);
-        if done || self.setup.is_empty() {
+        if self.setup.is_empty() {
             return Ok(());
         }
         let mut policy = self.policy.clone();
@@ -62,29 +74,36 @@ impl Jailed {
                 ));
             }
         }
-        if let Ok(mut set) = self.set_up.lock() {
-            set.insert(root.to_path_buf());
-        }
         Ok(())
     }
 }
 
 impl Tester for Jailed {
-    async fn outcomes(&self, root: &Path) -> Result<Outcomes, HoneError> {
-        let Some(junit) = self.check.junit.clone() else {
-            return Err(HoneError::new(Code::Spec, format!("the check `{}` has no `junit:` report", self.check.name))
-                .hint("give the check `junit: PATH`, the JUnit XML file its tests write: hone eval reads each test's outcome from it"));
-        };
+    type Tree = Tree;
+
+    async fn open(&self, root: &Path) -> Result<Tree, HoneError> {
+        self.junit()?;
         let ws = crate::git::Workspace::open_for_run(root, Vec::new(), &self.env)?;
         self.set_up(&ws, root).await?;
         let ledger = crate::egress::Ledger::new(None);
         let site = crate::sandbox::Site { ws: &ws, env: &self.env, report_dir: &self.report_dir, run_id: "eval" };
         let (jail, _) = crate::sandbox::start(&self.policy, &site, &[], "commands", &ledger).await?;
         let env = crate::sandbox::command_env(&self.policy, &self.env, root);
+        Ok(Tree { root: root.to_path_buf(), jail, env })
+    }
+
+    async fn outcomes(&self, tree: &Tree) -> Result<Outcomes, HoneError> {
+        let junit = self.junit()?;
+        let (rel, root) = (Path::new(&junit), &tree.root);
+        let name = rel.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let unread = |e: std::io::Error| {
+            HoneError::new(Code::Check, format!("the check `{}` left no readable `{junit}`: {e}", self.check.name))
+        };
+        // An earlier run's report is gone before this run: a run that writes none is read as none.
+        crate::safe_fs::remove_beneath(root, &junit).map_err(unread)?;
         let deadline = tokio::time::Instant::now() + self.check.timeout;
-        let r = crate::verify::run_check(&self.check, 0, root, &env, deadline, &self.cancel, &jail).await;
+        let r = crate::verify::run_check(&self.check, 0, root, &tree.env, deadline, &self.cancel, &tree.jail).await;
         self.count(r.duration_ms);
-        drop(jail);
         if r.cancelled {
             return Err(HoneError::new(Code::Cancelled, "cancelled"));
         }
@@ -94,14 +113,15 @@ impl Tester for Jailed {
                 format!("the check `{}` ran past its timeout", self.check.name),
             ));
         }
-        let rel = Path::new(&junit);
-        let name = rel.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let unread = |e: std::io::Error| {
-            HoneError::new(Code::Check, format!("the check `{}` left no readable `{junit}`: {e}", self.check.name))
+        let read = crate::safe_fs::open_existing_dir_below(root, rel.parent().unwrap_or(Path::new("")))
+            .and_then(|dir| crate::safe_fs::read_regular_at(&dir, &name, MAX_REPORT));
+        let xml = match read {
+            // The tests ran and reported nothing (they could not be collected, say): no case.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !matches!(r.exit_code, None | Some(127)) => {
+                return Ok(Outcomes::default());
+            }
+            other => other.map_err(unread)?,
         };
-        let dir =
-            crate::safe_fs::open_existing_dir_below(root, rel.parent().unwrap_or(Path::new(""))).map_err(unread)?;
-        let xml = crate::safe_fs::read_regular_at(&dir, &name, MAX_REPORT).map_err(unread)?;
         crate::verify::junit_in::outcomes(&String::from_utf8_lossy(&xml))
             .map_err(|e| HoneError::new(Code::Check, format!("`{junit}`: {e}")))
     }

@@ -52,7 +52,6 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         cancel: a.cancel.clone(),
         report_dir: scratch.path().join("reports"),
         setup: job.setup.clone(),
-        set_up: Default::default(),
         spent_ms: Default::default(),
     };
     let (mut tasks, mut dropped) = (String::new(), String::new());

@@ -109,19 +109,36 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
         cancel: c.cancel.clone(),
         report_dir: place.join("grading"),
         setup: setup.clone(),
-        set_up: Default::default(),
         spent_ms: Default::default(),
     };
     // Graded in a tree hone makes from the agent's commit's objects alone: nothing the agent's
     // commands left in its own tree (a link, a planted file, a process's output) is read.
     let graded_at = super::isolate::task_repo(&root, after, &place.join("graded"))?;
     let outcomes = {
-        let repo = git2::Repository::open(&graded_at)?;
-        let patch = git2::Diff::from_buffer(task.test_patch.as_bytes())?;
-        repo.apply(&patch, git2::ApplyLocation::WorkDir, None)?;
-        drop(repo);
-        super::validate::Tester::outcomes(&tester, &graded_at).await?
+        held_out_tests(&graded_at, base, &task.test_patch)?;
+        use super::validate::Tester;
+        tester.outcomes(&tester.open(&graded_at).await?).await?
     };
     out.verdict = if resolved(&graded, &outcomes) { Verdict::Resolved } else { Verdict::Unresolved };
+    Ok(())
+}
+
+/// The held-out test change put in the tree at `root`, over the tests as they were at the start:
+/// whatever the agent did to the files the change touches is undone first (as SWE-bench's
+/// harness does), so the agent is graded by the tests it was set, not by its edits of them.
+fn held_out_tests(root: &Path, base: git2::Oid, test_patch: &str) -> Result<(), HoneError> {
+    let repo = git2::Repository::open(root)?;
+    let patch = git2::Diff::from_buffer(test_patch.as_bytes())?;
+    let paths: Vec<String> = patch
+        .deltas()
+        .flat_map(|d| [d.old_file().path(), d.new_file().path()])
+        .flatten()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let start = repo.find_commit(base)?.tree()?;
+    super::validate::put(&repo, &start, root, &paths)?;
+    repo.apply(&patch, git2::ApplyLocation::WorkDir, None).map_err(|e| {
+        HoneError::new(Code::Conflict, format!("the task's test change does not apply at its start: {}", e.message()))
+    })?;
     Ok(())
 }

@@ -12,7 +12,11 @@ use std::path::Path;
 
 /// Runs a tree's tests and reports every case's outcome.
 pub trait Tester {
-    fn outcomes(&self, root: &Path) -> impl std::future::Future<Output = Result<Outcomes, HoneError>>;
+    /// A tree made ready for test runs (set up, its jail built): once per tree.
+    type Tree;
+    fn open(&self, root: &Path) -> impl std::future::Future<Output = Result<Self::Tree, HoneError>>;
+    /// One run of the tests in an opened tree, as its files are now.
+    fn outcomes(&self, tree: &Self::Tree) -> impl std::future::Future<Output = Result<Outcomes, HoneError>>;
 }
 
 /// `c`'s four runs in a task repository made under `scratch`, judged.
@@ -26,15 +30,16 @@ pub async fn validate<T: Tester>(
     let repo = Repository::open(src)?;
     let tree = repo.find_commit(c.commit)?.tree()?;
     put(&repo, &tree, &root, &c.tests)?;
-    let without = [tester.outcomes(&root).await?, tester.outcomes(&root).await?];
+    let opened = tester.open(&root).await?;
+    let without = [tester.outcomes(&opened).await?, tester.outcomes(&opened).await?];
     put(&repo, &tree, &root, &c.sources)?;
-    let with = [tester.outcomes(&root).await?, tester.outcomes(&root).await?];
+    let with = [tester.outcomes(&opened).await?, tester.outcomes(&opened).await?];
     Ok(grade::judge(&Runs { without, with }))
 }
 
 /// The files `paths` as `tree` has them, written into the work tree at `root` (one the tree
 /// lacks is removed). The tests ran there: nothing a command left is followed.
-fn put(repo: &Repository, tree: &git2::Tree<'_>, root: &Path, paths: &[String]) -> Result<(), HoneError> {
+pub(super) fn put(repo: &Repository, tree: &git2::Tree<'_>, root: &Path, paths: &[String]) -> Result<(), HoneError> {
     let io = |p: &str, e: std::io::Error| HoneError::new(Code::Io, format!("cannot write `{p}` in the task: {e}"));
     for p in paths {
         let rel = Path::new(p);

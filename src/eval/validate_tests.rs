@@ -37,7 +37,13 @@ struct Plain {
 }
 
 impl Tester for Plain {
-    async fn outcomes(&self, root: &Path) -> Result<Outcomes, HoneError> {
+    type Tree = PathBuf;
+
+    async fn open(&self, root: &Path) -> Result<PathBuf, HoneError> {
+        Ok(root.to_path_buf())
+    }
+
+    async fn outcomes(&self, root: &PathBuf) -> Result<Outcomes, HoneError> {
         let out = std::process::Command::new("sh")
             .arg("run_tests.sh")
             .current_dir(root)

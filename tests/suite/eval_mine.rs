@@ -248,3 +248,43 @@ async fn the_answer_is_out_of_the_agent_s_reach() {
     }
     assert!(!result.contains(".git/"), "a file of .git holds the answer: {result}");
 }
+
+/// An agent that writes the held-out test's file itself (a test that always passes) is graded by
+/// the test it was set, not by its own: the held-out change goes over the start's files, and the
+/// task is unresolved (not an error, which a patch that no longer applies would make it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_writes_the_held_out_tests_is_graded_by_the_real_ones() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let files = [("calc.py", calc("a - b", "a - b", "a // 2", false)), ("run_tests.sh", RUNNER.into())];
+    let rest = [("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())];
+    commit(&r, "start", &[&files[..], &rest[..]].concat());
+    let fix =
+        [("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))];
+    commit(&r, "Fix add", &fix);
+    let tasks = dir.path().join("tasks.jsonl");
+    let mined =
+        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
+            .await;
+    assert!(mined.stdout.contains("1 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    let cheat = serde_json::to_string(&test("assert True")).unwrap();
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: tests/test_add.py, content: {cheat} }} }}\n  - content: Done.\n"
+    );
+    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
+    let job = JOB.replace(
+        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
+        "model: { provider: script, script: script.yaml }",
+    ) + "plan: false\n";
+    std::fs::write(dir.path().join("cheat.yaml"), job).unwrap();
+    let out = dir.path().join("eval");
+    let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "cheat.yaml", "--out", out.to_str().unwrap()];
+    let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(out.join("eval.json")).unwrap()).unwrap();
+    assert_eq!(all[0]["verdict"], "unresolved", "{all}");
+    assert!(all[0]["status"].as_str().is_some(), "the agent's run ran: {all}");
+}
