@@ -2,13 +2,41 @@
 //! alone, checked out there. No later commit, ref, reflog entry or pack of the source comes
 //! with it, so nothing the agent or its commands can reach holds the fix or the held-out tests.
 //! The copy is `replay`'s (objects reachable from the start, in process, no transport).
+//! Mining's trees need no history (no agent works there): `tree_repo` copies the one commit and
+//! its files, marked shallow, so a candidate costs its tree, not the history before it.
 
-use crate::error::HoneError;
+use crate::error::{Code, HoneError};
 use std::path::Path;
 
 /// The task repository for `base` of the local repository `src`, at `into`.
 pub fn task_repo(src: &Path, base: git2::Oid, into: &Path) -> Result<std::path::PathBuf, HoneError> {
     crate::replay::source::clone(src, Some(&base.to_string()), None, into).map(|c| c.root)
+}
+
+/// A repository at `into` holding `base` of `src` with its files and no history (a shallow
+/// clone of depth one), checked out.
+pub fn tree_repo(src: &Path, base: git2::Oid, into: &Path) -> Result<std::path::PathBuf, HoneError> {
+    let from = git2::Repository::open(src)?;
+    let mut opts = git2::RepositoryInitOptions::new();
+    opts.no_reinit(true).mkdir(true).initial_head("main");
+    let to = git2::Repository::init_opts(into, &opts)?;
+    let mut pack = from.packbuilder()?;
+    pack.insert_commit(base)?;
+    let odb = to.odb()?;
+    let mut writer = odb.packwriter()?;
+    let mut failed = None;
+    pack.foreach(|buf| std::io::Write::write_all(&mut writer, buf).map_err(|e| failed = Some(e)).is_ok())?;
+    let io = |e: std::io::Error| HoneError::new(Code::Io, format!("cannot write a task's repository: {e}"));
+    if let Some(e) = failed {
+        return Err(io(e));
+    }
+    writer.commit()?;
+    drop(writer);
+    let git_dir = std::fs::File::open(to.path()).map_err(io)?;
+    crate::safe_fs::write_at(&git_dir, "shallow", format!("{base}\n").as_bytes(), 0o644).map_err(io)?;
+    to.set_head_detached(base)?;
+    to.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))?;
+    into.canonicalize().map_err(io)
 }
 
 #[cfg(test)]

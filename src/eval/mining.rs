@@ -6,6 +6,7 @@
 use super::grade::Graded;
 use super::mine::{Candidate, Filters, candidates};
 use super::task::Task;
+use super::validate::Tester;
 use crate::error::{Code, HoneError};
 use std::path::{Path, PathBuf};
 
@@ -60,11 +61,40 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         dropped.push_str(&line(k.commit, &k.why.words()));
     }
     let mut found = Found { tasks: 0, dropped: mined.skipped.len(), total_ms: 0, commands_ms: 0 };
-    for c in &mined.candidates {
+    // The next candidate's tree is made and opened while this one's tests run; each is removed
+    // once judged.
+    let ready = |c: &Candidate| {
+        let (src, c, scratch) = (src.clone(), c.clone(), scratch.path().to_path_buf());
+        let tester = &tester;
+        async move {
+            let made = tokio::task::spawn_blocking(move || super::validate::prepare(&src, &c, &scratch)).await;
+            let root = made.map_err(|e| HoneError::new(Code::Io, format!("a task's tree: {e}")))??;
+            let opened = tester.open(&root).await?;
+            Ok::<_, HoneError>((root, opened))
+        }
+    };
+    let mut pending = match mined.candidates.first() {
+        Some(c) => Some(ready(c).await),
+        None => None,
+    };
+    for (i, c) in mined.candidates.iter().enumerate() {
+        let Some(now) = pending.take() else { break };
+        let (root, opened) = now?;
         if a.cancel.is_cancelled() {
             return Err(HoneError::new(Code::Cancelled, "cancelled: nothing was written"));
         }
-        match super::validate::validate(&src, c, scratch.path(), &tester).await? {
+        let upcoming = async {
+            match mined.candidates.get(i + 1) {
+                Some(n) => Some(ready(n).await),
+                None => None,
+            }
+        };
+        let (judged, upcoming) = tokio::join!(super::validate::runs(&src, c, &root, &opened, &tester), upcoming);
+        pending = upcoming;
+        drop(opened);
+        crate::safe_fs::remove_beneath(scratch.path(), c.commit.to_string())
+            .map_err(|e| HoneError::new(Code::Io, format!("cannot remove {}: {e}", root.display())))?;
+        match judged? {
             Ok(g) => {
                 let task = task(&repo, &src, &name, c, g)?;
                 tasks.push_str(&serde_json::to_string(&task).unwrap_or_default());

@@ -8,7 +8,7 @@ use super::mine::Candidate;
 use crate::error::{Code, HoneError};
 use crate::verify::junit_in::Outcomes;
 use git2::Repository;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Runs a tree's tests and reports every case's outcome.
 pub trait Tester {
@@ -19,21 +19,29 @@ pub trait Tester {
     fn outcomes(&self, tree: &Self::Tree) -> impl std::future::Future<Output = Result<Outcomes, HoneError>>;
 }
 
-/// `c`'s four runs in a task repository made under `scratch`, judged.
-pub async fn validate<T: Tester>(
-    src: &Path,
-    c: &Candidate,
-    scratch: &Path,
-    tester: &T,
-) -> Result<Result<Graded, Dropped>, HoneError> {
-    let root = super::isolate::task_repo(src, c.parent, &scratch.join(c.commit.to_string()))?;
+/// `c`'s tree made under `scratch` (its start and nothing earlier, with the commit's test
+/// change): blocking, so it can be made while another candidate's tests run.
+pub fn prepare(src: &Path, c: &Candidate, scratch: &Path) -> Result<PathBuf, HoneError> {
+    let root = super::isolate::tree_repo(src, c.parent, &scratch.join(c.commit.to_string()))?;
     let repo = Repository::open(src)?;
     let tree = repo.find_commit(c.commit)?.tree()?;
     put(&repo, &tree, &root, &c.tests)?;
-    let opened = tester.open(&root).await?;
-    let without = [tester.outcomes(&opened).await?, tester.outcomes(&opened).await?];
-    put(&repo, &tree, &root, &c.sources)?;
-    let with = [tester.outcomes(&opened).await?, tester.outcomes(&opened).await?];
+    Ok(root)
+}
+
+/// The four runs in `c`'s prepared tree at `root`, opened: two as it is, two with the commit's
+/// source change; judged.
+pub async fn runs<T: Tester>(
+    src: &Path,
+    c: &Candidate,
+    root: &Path,
+    opened: &T::Tree,
+    tester: &T,
+) -> Result<Result<Graded, Dropped>, HoneError> {
+    let without = [tester.outcomes(opened).await?, tester.outcomes(opened).await?];
+    let repo = Repository::open(src)?;
+    put(&repo, &repo.find_commit(c.commit)?.tree()?, root, &c.sources)?;
+    let with = [tester.outcomes(opened).await?, tester.outcomes(opened).await?];
     Ok(grade::judge(&Runs { without, with }))
 }
 

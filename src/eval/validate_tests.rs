@@ -32,6 +32,17 @@ fn test(body: &str) -> String {
 /// The flaky test passes and fails by turns (its state is kept outside the repository).
 const FLAKY: &str = "import os\np = os.environ['FLAKY_STATE']\nn = int(open(p).read()) if os.path.exists(p) else 0\nopen(p, 'w').write(str(n + 1))\nassert n % 2 == 0\n";
 
+/// `c`'s four runs in a task repository made under `scratch`, judged.
+async fn validate<T: Tester>(
+    src: &Path,
+    c: &Candidate,
+    scratch: &Path,
+    tester: &T,
+) -> Result<Result<Graded, Dropped>, HoneError> {
+    let root = prepare(src, c, scratch)?;
+    runs(src, c, &root, &tester.open(&root).await?, tester).await
+}
+
 struct Plain {
     state: PathBuf,
 }
