@@ -33,6 +33,9 @@ pub enum EvalAction {
         /// Where the tasks go (`.dropped.jsonl` beside it says why each other commit was left out).
         #[arg(long, default_value = "tasks.jsonl")]
         out: PathBuf,
+        /// The result as one JSON object on stdout, instead of the result line.
+        #[arg(long)]
+        json: bool,
     },
     /// Run every task (SWE-bench's JSON Lines; `hone eval mine` writes them) with each job spec,
     /// each in a repository holding its start and nothing later, and grade it with its held-out
@@ -57,5 +60,13 @@ pub enum EvalAction {
         /// Start no task once the finished ones cost this much (US dollars; needs priced models).
         #[arg(long, value_name = "USD")]
         budget_usd: Option<f64>,
+        /// Per-repository settings (where each is, a local path or a URL; its setup; its test
+        /// command): see docs/eval.md.
+        #[arg(long, value_name = "FILE")]
+        repos: Option<PathBuf>,
+        /// Each task's outcome as a JSON line on stdout as it finishes, then the totals as one
+        /// more, instead of the result line.
+        #[arg(long)]
+        json: bool,
     },
 }

@@ -18,13 +18,15 @@ pub async fn mine(
     env: std::sync::Arc<crate::env::RunEnv>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<String, HoneError> {
-    let (job, repo, since, until, paths, max_lines, count, out) = match action {
-        EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out } => {
-            (job, repo, since, until, paths, max_lines, count, out)
+    let (job, repo, since, until, paths, max_lines, count, out, json) = match action {
+        EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out, json } => {
+            (job, repo, since, until, paths, max_lines, count, out, json)
         }
-        EvalAction::Run { tasks, jobs, out, resume, concurrency, budget_usd } => {
+        EvalAction::Run { tasks, jobs, out, resume, concurrency, budget_usd, repos, json } => {
             let limits = crate::eval::schedule::Limits { concurrency, budget_usd };
-            return run(&tasks, &jobs, &out, resume, &limits, env, cancel).await;
+            let repos = repos.as_deref().map(crate::eval::repos::load).transpose()?.unwrap_or_default();
+            let asked = RunAsked { tasks, jobs, out, resume, limits, repos, json };
+            return run(asked, env, cancel).await;
         }
     };
     let paths = if paths.is_empty() {
@@ -46,6 +48,18 @@ pub async fn mine(
     let asked = crate::eval::mining::Asked { job, repo, filters, out: out.clone(), env, cancel };
     let found = crate::eval::mining::mine(asked).await?;
     let share = if found.total_ms == 0 { 0.0 } else { 100.0 * found.commands_ms as f64 / found.total_ms as f64 };
+    if json {
+        return Ok(serde_json::json!({
+            "event": "eval_mined",
+            "tasks": found.tasks,
+            "dropped": found.dropped,
+            "tasks_file": out,
+            "dropped_file": out.with_extension("dropped.jsonl"),
+            "total_ms": found.total_ms,
+            "commands_ms": found.commands_ms,
+        })
+        .to_string());
+    }
     Ok(format!(
         "hone eval mine: {} task(s) in {}; {} commit(s) left out, with why, in {}; {:.1} s, {share:.0}% of it in the setup and test commands",
         found.tasks,
@@ -56,27 +70,37 @@ pub async fn mine(
     ))
 }
 
-/// `hone eval run`: every task with every job, sequentially; the line that says how many each
-/// job resolved.
-async fn run(
-    tasks: &std::path::Path,
-    jobs: &[std::path::PathBuf],
-    out: &std::path::Path,
+/// What `hone eval run` was asked.
+struct RunAsked {
+    tasks: std::path::PathBuf,
+    jobs: Vec<std::path::PathBuf>,
+    out: std::path::PathBuf,
     resume: bool,
-    limits: &crate::eval::schedule::Limits,
+    limits: crate::eval::schedule::Limits,
+    repos: crate::eval::repos::Repos,
+    json: bool,
+}
+
+/// `hone eval run`: every task with every job, a few at once; the line (or, with `--json`,
+/// the JSON object) that says how many each job resolved.
+async fn run(
+    a: RunAsked,
     env: std::sync::Arc<crate::env::RunEnv>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<String, HoneError> {
     use crate::eval::running::{Ctx, Verdict};
+    let (tasks, jobs, out) = (&a.tasks, &a.jobs, &a.out);
     let io = |e: std::io::Error| HoneError::new(Code::Io, format!("{}: {e}", tasks.display()));
     let text = crate::safe_fs::read_small(tasks, crate::eval::task::MAX_FILE as u64).map_err(io)?;
     let list = crate::eval::task::read(&tasks.display().to_string(), &String::from_utf8_lossy(&text))?;
     std::fs::create_dir_all(out).map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", out.display())))?;
     let out_dir = std::path::absolute(out).unwrap_or_else(|_| out.to_path_buf());
-    let ctx = Ctx { env, cancel: cancel.clone(), redactor: crate::redact::Redactor::default(), out: out_dir.clone() };
-    let carried = if resume { crate::eval::journal::read(&out_dir) } else { Vec::new() };
-    let journal = crate::eval::journal::open(&out_dir, resume)?;
-    let (all, not_run) = crate::eval::schedule::all(&ctx, &list, jobs, &carried, &journal, limits).await?;
+    let sources = crate::eval::source::Sources::new(&out_dir, a.repos);
+    let redactor = crate::redact::Redactor::default();
+    let ctx = Ctx { env, cancel: cancel.clone(), redactor, out: out_dir.clone(), sources, json: a.json };
+    let carried = if a.resume { crate::eval::journal::read(&out_dir) } else { Vec::new() };
+    let journal = crate::eval::journal::open(&out_dir, a.resume)?;
+    let (all, not_run) = crate::eval::schedule::all(&ctx, &list, jobs, &carried, &journal, &a.limits).await?;
     if cancel.is_cancelled() {
         crate::eval::report::write(&out_dir, &all).map_err(|e| HoneError::new(Code::Io, e.to_string()))?;
         return Err(HoneError::new(
@@ -86,7 +110,7 @@ async fn run(
     }
     crate::eval::report::write(&out_dir, &all)
         .map_err(|e| HoneError::new(Code::Io, format!("{}: {e}", out_dir.display())))?;
-    let per: Vec<String> = jobs
+    let per: Vec<(String, usize, usize)> = jobs
         .iter()
         .map(|j| {
             let mine = all.iter().filter(|o| o.config == j.display().to_string());
@@ -95,9 +119,21 @@ async fn run(
                 Verdict::Error => (r, e + 1),
                 Verdict::Unresolved => (r, e),
             });
-            format!("{}: {resolved} of {} resolved ({errors} error(s))", j.display(), list.len())
+            (j.display().to_string(), resolved, errors)
         })
         .collect();
+    let report = out_dir.join("eval.json");
+    if a.json {
+        let jobs: Vec<_> = per
+            .iter()
+            .map(|(j, r, e)| serde_json::json!({ "job": j, "tasks": list.len(), "resolved": r, "errors": e }))
+            .collect();
+        return Ok(
+            serde_json::json!({ "event": "eval_done", "jobs": jobs, "not_run": not_run, "report": report }).to_string()
+        );
+    }
+    let per: Vec<String> =
+        per.iter().map(|(j, r, e)| format!("{j}: {r} of {} resolved ({e} error(s))", list.len())).collect();
     let stopped = if not_run > 0 { format!("; {not_run} not run: the budget was spent") } else { String::new() };
-    Ok(format!("hone eval run: {}{stopped}; {}", per.join("; "), out_dir.join("eval.json").display()))
+    Ok(format!("hone eval run: {}{stopped}; {}", per.join("; "), report.display()))
 }

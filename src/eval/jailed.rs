@@ -34,6 +34,8 @@ pub struct Jailed {
 /// A tree set up, with its jail: every test run in it shares them.
 pub struct Tree {
     root: PathBuf,
+    /// The check, its `{test_files}` and `{test_dirs}` put in.
+    check: VerifySpec,
     jail: Sandbox,
     env: Vec<(String, String)>,
 }
@@ -81,7 +83,7 @@ impl Jailed {
 impl Tester for Jailed {
     type Tree = Tree;
 
-    async fn open(&self, root: &Path) -> Result<Tree, HoneError> {
+    async fn open(&self, root: &Path, tests: &[String]) -> Result<Tree, HoneError> {
         self.junit()?;
         let ws = crate::git::Workspace::open_for_run(root, Vec::new(), &self.env)?;
         self.set_up(&ws, root).await?;
@@ -89,7 +91,9 @@ impl Tester for Jailed {
         let site = crate::sandbox::Site { ws: &ws, env: &self.env, report_dir: &self.report_dir, run_id: "eval" };
         let (jail, _) = crate::sandbox::start(&self.policy, &site, &[], "commands", &ledger).await?;
         let env = crate::sandbox::command_env(&self.policy, &self.env, root);
-        Ok(Tree { root: root.to_path_buf(), jail, env })
+        let mut check = self.check.clone();
+        check.run = super::select::command(&check.run, tests);
+        Ok(Tree { root: root.to_path_buf(), check, jail, env })
     }
 
     async fn outcomes(&self, tree: &Tree) -> Result<Outcomes, HoneError> {
@@ -102,7 +106,7 @@ impl Tester for Jailed {
         // An earlier run's report is gone before this run: a run that writes none is read as none.
         crate::safe_fs::remove_beneath(root, &junit).map_err(unread)?;
         let deadline = tokio::time::Instant::now() + self.check.timeout;
-        let r = crate::verify::run_check(&self.check, 0, root, &tree.env, deadline, &self.cancel, &tree.jail).await;
+        let r = crate::verify::run_check(&tree.check, 0, root, &tree.env, deadline, &self.cancel, &tree.jail).await;
         self.count(r.duration_ms);
         if r.cancelled {
             return Err(HoneError::new(Code::Cancelled, "cancelled"));

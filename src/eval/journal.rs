@@ -36,14 +36,20 @@ pub fn append(journal: &std::sync::Mutex<std::fs::File>, o: &Outcome) -> Result<
     f.write_all(line.as_bytes()).and_then(|()| f.flush()).map_err(|e| HoneError::new(Code::Io, format!("{NAME}: {e}")))
 }
 
-/// What an earlier run finished for `instance_id` with the job at `config` as it is now.
-pub fn finished(carried: &[Outcome], instance_id: &str, config: &Path) -> Option<Outcome> {
-    let digest = super::running::digest(config);
+/// What an earlier run finished for `task` with the job at `config` (and the task's settings)
+/// as they are now.
+pub fn finished(
+    carried: &[Outcome],
+    task: &super::task::Task,
+    config: &Path,
+    settings: Option<&super::repos::Repo>,
+) -> Option<Outcome> {
+    let (digest, instance_id) = (super::running::digest(config, task, settings), &task.instance_id);
     carried
         .iter()
         .rev()
         .find(|o| {
-            o.instance_id == instance_id
+            &o.instance_id == instance_id
                 && o.config == config.display().to_string()
                 && !digest.is_empty()
                 && o.job_sha256 == digest

@@ -65,11 +65,12 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
     // once judged.
     let ready = |c: &Candidate| {
         let (src, c, scratch) = (src.clone(), c.clone(), scratch.path().to_path_buf());
+        let tests = c.tests.clone();
         let tester = &tester;
         async move {
             let made = tokio::task::spawn_blocking(move || super::validate::prepare(&src, &c, &scratch)).await;
             let root = made.map_err(|e| HoneError::new(Code::Io, format!("a task's tree: {e}")))??;
-            let opened = tester.open(&root).await?;
+            let opened = tester.open(&root, &tests).await?;
             Ok::<_, HoneError>((root, opened))
         }
     };
@@ -145,6 +146,7 @@ fn task(repo: &git2::Repository, src: &Path, name: &str, c: &Candidate, g: Grade
         test_patch: String::from_utf8_lossy(&patch).into_owned(),
         fail_to_pass: g.fail_to_pass,
         pass_to_pass: g.pass_to_pass,
+        test_cmd: None,
     })
 }
 

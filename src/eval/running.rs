@@ -9,6 +9,7 @@ use super::grade::{Graded, resolved};
 use super::task::Task;
 use crate::error::{Code, HoneError};
 use crate::run::{self, EventSinks, Request, Sinks, Source};
+use crate::spec::VerifySpec;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -48,6 +49,10 @@ pub struct Ctx {
     pub redactor: crate::redact::Redactor,
     /// Where the task repositories and each run's reports go.
     pub out: PathBuf,
+    /// The tasks' repositories, and their settings.
+    pub sources: super::source::Sources,
+    /// Each outcome as a JSON line on stdout as it finishes (`--json`).
+    pub json: bool,
 }
 
 /// `task` run with the job spec at `config`, and graded.
@@ -56,7 +61,7 @@ pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
     let mut out = Outcome {
         instance_id: task.instance_id.clone(),
         config: config.display().to_string(),
-        job_sha256: digest(config),
+        job_sha256: digest(config, task, c.sources.settings(&task.repo)),
         verdict: Verdict::Error,
         status: None,
         tokens: 0,
@@ -72,22 +77,51 @@ pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
     out
 }
 
-/// The digest of the job spec at `config` (empty when it cannot be read: then nothing resumes).
-pub fn digest(config: &Path) -> String {
-    crate::safe_fs::read_small(config, 1 << 20).map(|b| crate::spec::sha256_hex(&b)).unwrap_or_default()
+/// The digest of the job spec at `config` (empty when it cannot be read: then nothing resumes),
+/// and of what else decides how `task` runs: its test command, its repository's settings.
+pub fn digest(config: &Path, task: &Task, settings: Option<&super::repos::Repo>) -> String {
+    let Ok(mut bytes) = crate::safe_fs::read_small(config, 1 << 20) else {
+        return String::new();
+    };
+    if task.test_cmd.is_some() || settings.is_some() {
+        bytes.extend(serde_json::to_vec(&(&task.test_cmd, settings)).unwrap_or_default());
+    }
+    crate::spec::sha256_hex(&bytes)
+}
+
+/// The job at `config` as a task runs it: its setup and test command those the repositories
+/// file or the task give, if they do; and the check that grades, with its test command whole.
+fn job_for(c: &Ctx, task: &Task, config: &Path) -> Result<(crate::spec::Job, VerifySpec), HoneError> {
+    let mut job = crate::spec::load(config)?;
+    let at = job.verify.iter().position(|v| v.junit.is_some()).ok_or_else(|| {
+        HoneError::new(Code::Spec, format!("{}: `hone eval` needs a check with `junit:`", config.display()))
+    })?;
+    let given = c.sources.settings(&task.repo);
+    if let Some(setup) = given.and_then(|r| r.setup_commands()) {
+        job.setup = setup;
+    }
+    let check = &mut job.verify[at];
+    if let Some(run) = task.test_cmd.clone().or_else(|| given.and_then(|r| r.test.clone())) {
+        check.run = run;
+    }
+    if let Some(junit) = given.and_then(|r| r.junit.clone()) {
+        check.junit = Some(junit);
+    }
+    let grading = check.clone();
+    // The agent's own run never learns which tests grade it.
+    check.run = super::select::whole_suite(&check.run);
+    Ok((job, grading))
 }
 
 async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -> Result<(), HoneError> {
-    let mut job = crate::spec::load(config)?;
+    let (mut job, check) = job_for(c, task, config)?;
     let policy = crate::run::intake::load_policy(&job)?;
-    let check = job.verify.iter().find(|v| v.junit.is_some()).cloned().ok_or_else(|| {
-        HoneError::new(Code::Spec, format!("{}: `hone eval` needs a check with `junit:`", config.display()))
-    })?;
     let stem = config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let place = c.out.join("tasks").join(&task.instance_id).join(&stem);
     let base = git2::Oid::from_str(&task.base_commit)?;
     let setup = job.setup.clone();
-    let root = super::isolate::task_repo(Path::new(&task.repo), base, &place.join("repo"))?;
+    let src = c.sources.local(&task.repo, &c.env, &c.cancel).await?;
+    let root = super::isolate::task_repo(&src, base, &place.join("repo"))?;
     (job.task, job.repo.path, job.repo.scratch, job.git.push) =
         (task.problem_statement.clone(), Some(root.clone()), false, false);
     let mut req = Request::new(Source::Job(Box::new(job)), c.env.clone(), c.cancel.child_token(), c.redactor.clone());
@@ -108,16 +142,16 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
         env: c.env.clone(),
         cancel: c.cancel.clone(),
         report_dir: place.join("grading"),
-        setup: setup.clone(),
+        setup,
         spent_ms: Default::default(),
     };
     // Graded in a tree hone makes from the agent's commit's objects alone: nothing the agent's
     // commands left in its own tree (a link, a planted file, a process's output) is read.
     let graded_at = super::isolate::task_repo(&root, after, &place.join("graded"))?;
     let outcomes = {
-        held_out_tests(&graded_at, base, &task.test_patch)?;
         use super::validate::Tester;
-        tester.outcomes(&tester.open(&graded_at).await?).await?
+        let tests = held_out_tests(&graded_at, base, &task.test_patch)?;
+        tester.outcomes(&tester.open(&graded_at, &tests).await?).await?
     };
     out.verdict = if resolved(&graded, &outcomes) { Verdict::Resolved } else { Verdict::Unresolved };
     Ok(())
@@ -125,20 +159,16 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
 
 /// The held-out test change put in the tree at `root`, over the tests as they were at the start:
 /// whatever the agent did to the files the change touches is undone first (as SWE-bench's
-/// harness does), so the agent is graded by the tests it was set, not by its edits of them.
-fn held_out_tests(root: &Path, base: git2::Oid, test_patch: &str) -> Result<(), HoneError> {
+/// harness does), so the agent is graded by the tests it was set, not by its edits of them. The
+/// paths the change touches.
+fn held_out_tests(root: &Path, base: git2::Oid, test_patch: &str) -> Result<Vec<String>, HoneError> {
     let repo = git2::Repository::open(root)?;
     let patch = git2::Diff::from_buffer(test_patch.as_bytes())?;
-    let paths: Vec<String> = patch
-        .deltas()
-        .flat_map(|d| [d.old_file().path(), d.new_file().path()])
-        .flatten()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
+    let paths = super::select::touched(&patch);
     let start = repo.find_commit(base)?.tree()?;
     super::validate::put(&repo, &start, root, &paths)?;
     repo.apply(&patch, git2::ApplyLocation::WorkDir, None).map_err(|e| {
         HoneError::new(Code::Conflict, format!("the task's test change does not apply at its start: {}", e.message()))
     })?;
-    Ok(())
+    Ok(paths)
 }

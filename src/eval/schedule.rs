@@ -28,7 +28,7 @@ pub async fn all(
     let pairs: Vec<(usize, &Task, &PathBuf)> =
         list.iter().flat_map(|t| jobs.iter().map(move |j| (t, j))).enumerate().map(|(i, (t, j))| (i, t, j)).collect();
     let mut done: Vec<Option<Outcome>> =
-        pairs.iter().map(|(_, t, j)| super::journal::finished(carried, &t.instance_id, j)).collect();
+        pairs.iter().map(|(_, t, j)| super::journal::finished(carried, t, j, ctx.sources.settings(&t.repo))).collect();
     let mut spent: f64 = done.iter().flatten().filter_map(|o| o.cost_usd).sum();
     let todo: Vec<&(usize, &Task, &PathBuf)> = pairs.iter().filter(|(i, ..)| done[*i].is_none()).collect();
     let mut waiting = todo.into_iter();
@@ -47,6 +47,11 @@ pub async fn all(
         let Some((i, o)) = running.next().await else { break };
         eprintln!("hone eval: {} with {}: {:?}", o.instance_id, o.config, o.verdict);
         super::journal::append(journal, &o)?;
+        if ctx.json {
+            let mut line = serde_json::to_value(&o).unwrap_or_default();
+            line["event"] = "eval_outcome".into();
+            let _ = crate::ci_text::Out::stdout().json(&line.to_string());
+        }
         spent += o.cost_usd.unwrap_or(0.0);
         done[i] = Some(o);
     }

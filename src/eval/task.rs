@@ -30,6 +30,10 @@ pub struct Task {
     /// Tests that pass at the start and must still pass.
     #[serde(rename = "PASS_TO_PASS", deserialize_with = "test_list", default)]
     pub pass_to_pass: Vec<String>,
+    /// hone's own key: the command that runs this task's tests, in place of the job's (and the
+    /// repositories file's); it may name `{test_files}` or `{test_dirs}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_cmd: Option<String>,
 }
 
 /// A list of test ids, as a JSON array or, as SWE-bench's published files have it, a string

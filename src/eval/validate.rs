@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 
 /// Runs a tree's tests and reports every case's outcome.
 pub trait Tester {
-    /// A tree made ready for test runs (set up, its jail built): once per tree.
+    /// A tree made ready for test runs (set up, its jail built): once per tree. `tests` are the
+    /// test files its task is graded by (what `{test_files}` in a test command stands for).
     type Tree;
-    fn open(&self, root: &Path) -> impl std::future::Future<Output = Result<Self::Tree, HoneError>>;
+    fn open(&self, root: &Path, tests: &[String]) -> impl std::future::Future<Output = Result<Self::Tree, HoneError>>;
     /// One run of the tests in an opened tree, as its files are now.
     fn outcomes(&self, tree: &Self::Tree) -> impl std::future::Future<Output = Result<Outcomes, HoneError>>;
 }

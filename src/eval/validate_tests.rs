@@ -40,7 +40,7 @@ async fn validate<T: Tester>(
     tester: &T,
 ) -> Result<Result<Graded, Dropped>, HoneError> {
     let root = prepare(src, c, scratch)?;
-    runs(src, c, &root, &tester.open(&root).await?, tester).await
+    runs(src, c, &root, &tester.open(&root, &c.tests).await?, tester).await
 }
 
 struct Plain {
@@ -50,7 +50,7 @@ struct Plain {
 impl Tester for Plain {
     type Tree = PathBuf;
 
-    async fn open(&self, root: &Path) -> Result<PathBuf, HoneError> {
+    async fn open(&self, root: &Path, _tests: &[String]) -> Result<PathBuf, HoneError> {
         Ok(root.to_path_buf())
     }
 

@@ -109,3 +109,92 @@ async fn a_swe_bench_file_of_three_instances_runs_and_grades() {
         assert_eq!(git(&dir.path().join(name), &["status", "--porcelain"]), "");
     }
 }
+
+/// A runner that runs the test files it is given (all of them without any), naming each case by
+/// the path as given: a case named `./tests/…` ran because hone put in `{test_files}`. It needs
+/// what its repository's setup makes.
+const SELECTING: &str = r#"test -f .deps || exit 3
+out=junit.xml
+echo '<testsuite>' > $out
+if [ $# -eq 0 ]; then set -- tests/test_*.py; fi
+for t in "$@"; do
+  if PYTHONPATH=. python3 $t >/dev/null 2>&1; then echo "<testcase name=\"$t\"/>" >> $out
+  else echo "<testcase name=\"$t\"><failure/></testcase>" >> $out; fi
+done
+echo '</testsuite>' >> $out
+"#;
+
+/// SWE-bench's files name a repository `owner/name`: a repositories file says where each is (one
+/// served over HTTP by a real git server, one a local path), the setup its trees need and the
+/// command that runs its tests, there given the held-out test files alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repositories_file_places_each_repository_with_its_setup_and_test_command() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    let server = crate::common::git_http::GitHttp::start(&served, crate::common::git_http::Mode::Open).await;
+    let mut lines = String::new();
+    for name in ["remote", "local"] {
+        let r = dir.path().join(name);
+        std::fs::create_dir_all(&r).unwrap();
+        git(&r, &["init", "-q", "-b", "main"]);
+        let files = [
+            ("calc.py", calc("a - b", "a - b", "a // 2", false)),
+            ("run_tests.sh", SELECTING.into()),
+            ("tests/test_mul.py", test("assert False, 'not a graded test: never run for grading'")),
+        ];
+        let base = commit(&r, "start", &files);
+        let task = serde_json::json!({
+            "instance_id": format!("acme__{name}-1"),
+            "repo": format!("acme/{name}"),
+            "base_commit": base,
+            "problem_statement": "`add` subtracts",
+            "test_patch": adding("tests/test_add.py", &test("assert add(1, 2) == 3")),
+            "FAIL_TO_PASS": ["./tests/test_add.py"],
+            "PASS_TO_PASS": [],
+        });
+        lines.push_str(&format!("{task}\n"));
+    }
+    crate::common::git_http::serve_copy_of(&served, "remote.git", &dir.path().join("remote"));
+    let url = format!("{}/remote.git", server.base);
+    let repos = format!(
+        "version: 1\nrepos:\n  acme/remote:\n    source: {url}\n    setup: [\"touch .deps\"]\n    test: \"sh run_tests.sh {{test_files}}\"\n  acme/local:\n    source: local\n    setup: [\"touch .deps\"]\n    test: \"sh run_tests.sh {{test_files}}\"\n"
+    );
+    std::fs::write(dir.path().join("repos.yaml"), repos).unwrap();
+    std::fs::write(dir.path().join("swe.jsonl"), lines).unwrap();
+    let fixed = serde_json::to_string(&calc("a + b", "a - b", "a // 2", false)).unwrap();
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
+    );
+    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
+    let job = JOB.replace(
+        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
+        "model: { provider: script, script: script.yaml }",
+    ) + "plan: false\n";
+    std::fs::write(dir.path().join("scripted.yaml"), job).unwrap();
+    let out = dir.path().join("eval");
+    let o = out.to_str().unwrap();
+    let args = ["eval", "run", "swe.jsonl", "--job", "scripted.yaml", "--repos", "repos.yaml", "--out", o, "--json"];
+    let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    // With --json, stdout is JSON lines alone: an outcome per task as it finished, then the totals.
+    let said: Vec<serde_json::Value> = run.stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(said.iter().filter(|l| l["event"] == "eval_outcome" && l["verdict"] == "resolved").count(), 2);
+    let done = said.last().unwrap();
+    assert_eq!(
+        (&done["event"], &done["jobs"][0]["resolved"], &done["not_run"]),
+        (&"eval_done".into(), &2.into(), &0.into())
+    );
+    let all: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("eval.json")).unwrap()).unwrap();
+    for o in all.as_array().unwrap() {
+        assert_eq!(o["verdict"], "resolved", "{all}");
+        // The agent's own checks ran the whole suite: the held-out file's name never reached it.
+        let id = o["instance_id"].as_str().unwrap();
+        let report = std::fs::read_to_string(out.join("tasks").join(id).join("scripted/reports/report.json")).unwrap();
+        assert!(report.contains("sh run_tests.sh"), "{report}");
+        assert!(!report.contains("test_add"), "the agent's run learnt the held-out test file: {report}");
+    }
+    assert!(server.seen().iter().any(|s| s.path.contains("remote.git")), "the remote repository was cloned over HTTP");
+    assert!(server.credentials().is_empty(), "no credentials offered: {:?}", server.credentials());
+}
