@@ -1,8 +1,9 @@
 //! What `hone eval run` leaves in its out dir: `eval.json` (every task with every job),
 //! `eval-junit.xml` (a suite per job, a case per task: passed when resolved, failed when not, an
 //! error when it could not be run or graded), `eval.md` (per job: resolved, rate, errors, tokens,
-//! cost, time; charts of the resolve rate and the cost), and the journal `eval.state.jsonl`
-//! that `--resume` reads (a line per finished task and job, keyed by the job spec's digest).
+//! cost, time; charts of the resolve rate, of the cost, and of the one against the other), and
+//! the journal `eval.state.jsonl` that `--resume` reads (a line per finished task and job, keyed
+//! by the job spec's digest).
 
 use super::running::{Outcome, Verdict};
 use crate::markdown as md;
@@ -77,6 +78,12 @@ pub fn markdown(all: &[Outcome]) -> String {
     }
     let cost: Vec<(&str, f64)> = rows.iter().filter_map(|t| t.cost.map(|c| (t.config, c))).collect();
     if let Some(chart) = crate::output::chart::bars("Cost of all tasks", "USD", &cost) {
+        let _ = write!(s, "\n{chart}");
+    }
+    // Resolve rate against cost, a point per job that has a cost: up and to the left is better.
+    let against: Vec<(&str, f64, f64)> =
+        rate.iter().zip(&rows).filter_map(|((config, r), t)| t.cost.map(|c| (*config, c, r / 100.0))).collect();
+    if let Some(chart) = crate::output::chart::points("Resolved against cost", "USD", "resolved", &against) {
         let _ = write!(s, "\n{chart}");
     }
     s

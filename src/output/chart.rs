@@ -1,5 +1,5 @@
 //! Mermaid charts in the Markdown hone writes (GitHub renders a ```` ```mermaid ```` block as a
-//! picture): a pie, a bar chart and a gantt, each a whole fenced block that is valid Mermaid
+//! picture): a pie, a bar chart, labelled points and a gantt, each a whole fenced block that is valid Mermaid
 //! whatever its labels say.
 //!
 //! Every label can come from data a repository or the model controls (a repository's id, a
@@ -120,6 +120,28 @@ pub fn bars(title: &str, unit: &str, bars: &[(&str, f64)]) -> Option<String> {
         label(unit),
         values.join(", ")
     )))
+}
+
+/// Labelled points on two axes (a Mermaid quadrant chart, the one that plots named points): `x`
+/// from 0 to the largest x, in `x_unit`; `y` a share from 0 to 1, shown in percent of `y_name`.
+/// `None` when there are no points or no x is above 0.
+pub fn points(title: &str, x_unit: &str, y_name: &str, points: &[(&str, f64, f64)]) -> Option<String> {
+    let finite = |v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 };
+    let max = points.iter().map(|(_, x, _)| finite(*x)).fold(0.0f64, f64::max);
+    if points.is_empty() || max <= 0.0 {
+        return None;
+    }
+    let (unit, name) = (label(x_unit), label(y_name));
+    let mut body = format!(
+        "quadrantChart\n    title {}\n    x-axis \"{unit} 0\" --> \"{unit} {}\"\n    y-axis \"0% {name}\" --> \"100% {name}\"\n",
+        label(title),
+        number(max)
+    );
+    for (l, (_, x, y)) in labels(points.iter().map(|(l, ..)| *l)).iter().zip(points) {
+        let (x, y) = (finite(*x) / max, finite(*y).min(1.0));
+        body.push_str(&format!("    \"{l}\": [{}, {}]\n", number(x), number(y)));
+    }
+    Some(fence(&body))
 }
 
 /// The `n` largest of `items` by value (largest first, ties by label), and what the rest add up

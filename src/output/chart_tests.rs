@@ -164,3 +164,22 @@ fn numbers_are_plain() {
     assert_eq!(number(f64::INFINITY), "0");
     assert_eq!(number(1e300), "1000000000000000");
 }
+
+#[test]
+fn points_sit_on_shares_of_the_largest_x_and_their_labels_are_safe() {
+    assert_eq!(points("x", "USD", "resolved", &[]), None);
+    assert_eq!(points("x", "USD", "resolved", &[("free", 0.0, 0.5)]), None, "no x to scale by");
+    let md = points(
+        "Rate",
+        "USD",
+        "resolved",
+        &[("a.yaml", 0.5, 0.25), ("b\"]\n%%{init}", 2.0, 1.5), ("a.yaml", f64::NAN, 1.0)],
+    )
+    .unwrap();
+    assert!(md.starts_with("```mermaid\nquadrantChart\n"), "{md}");
+    assert!(md.contains("x-axis \"USD 0\" --> \"USD 2\""), "{md}");
+    assert!(md.contains("    \"a.yaml\": [0.25, 0.25]\n"), "{md}");
+    assert!(md.contains(&format!("    \"{}\": [1, 1]\n", label("b\"]\n%%{init}"))), "{md}");
+    assert!(md.contains("    \"a.yaml (2)\": [0, 1]\n"), "{md}");
+    assert!(!md.contains("{init}") && md.matches("```").count() == 2, "{md}");
+}

@@ -104,6 +104,12 @@ async fn a_swe_bench_file_of_three_instances_runs_and_grades() {
         serde_json::from_str(&std::fs::read_to_string(out2.join("eval.json")).unwrap()).unwrap();
     assert_eq!(ran.as_array().unwrap().len(), 1);
     assert!(ran[0]["cost_usd"].as_f64() > Some(0.001), "{ran}");
+    // eval.md's charts are valid Mermaid, the job a point of its resolve rate against its cost.
+    if let Some(blocks) = crate::common::mermaid::parse(&[&out2.join("eval.md")]) {
+        let points = blocks.iter().find(|b| b["type"] == "quadrantChart").expect("a chart of rate against cost");
+        assert_eq!(points["items"], serde_json::json!(["priced.yaml"]), "{points}");
+        assert_eq!(points["axes"][2], "0% resolved", "{points}");
+    }
     // The source repositories are as they were: each task ran in a copy.
     for (name, ..) in cases {
         assert_eq!(git(&dir.path().join(name), &["status", "--porcelain"]), "");

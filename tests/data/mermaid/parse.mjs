@@ -7,7 +7,7 @@
 //
 // For each block it prints one JSON line: the file, the block's number, the diagram's type and
 // what Mermaid read from it (a pie's slices, a bar chart's categories and bars, a gantt's tasks
-// with their times). A block Mermaid cannot read, a gantt task without valid times or a bar
+// with their times, a quadrant chart's points and axis labels). A block Mermaid cannot read, a gantt task without valid times or a bar
 // chart whose bars do not match its categories ends it with status 1 and the reason on stderr.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
@@ -62,6 +62,11 @@ async function read(text) {
       return [t.section, t.task.trim(), start, end, t.crit ? 'crit' : t.milestone ? 'milestone' : ''];
     });
     return { type: diagramType, title, items: tasks };
+  }
+  if (diagramType === 'quadrantChart') {
+    const data = db.getQuadrantData();
+    const axes = data.axisLabels.map((a) => a.text);
+    return { type: diagramType, title, items: data.points.map((p) => p.text.text), axes };
   }
   return { type: diagramType, title, items: [] };
 }
