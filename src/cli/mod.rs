@@ -160,7 +160,7 @@ pub enum Command {
         #[arg(long = "try", value_name = "K")]
         try_no: Option<u32>,
     },
-    /// Evaluate configurations on the repository's own history (docs/eval.md; being built).
+    /// Evaluate configurations on the repository's own history (docs/eval.md).
     Eval {
         #[command(subcommand)]
         action: EvalAction,

@@ -55,50 +55,64 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         setup: job.setup.clone(),
         spent_ms: Default::default(),
     };
-    let (mut tasks, mut dropped) = (String::new(), String::new());
-    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
-    for k in &mined.skipped {
-        dropped.push_str(&line(k.commit, &k.why.words()));
-    }
     let mut found = Found { tasks: 0, dropped: mined.skipped.len(), total_ms: 0, commands_ms: 0 };
-    // The next candidate's tree is made and opened while this one's tests run; each is removed
-    // once judged.
+    let mut dropped: String = mined.skipped.iter().map(|k| line(k.commit, &k.why.words())).collect();
+    let tasks = judge_all(&a, &src, &mined.candidates, scratch.path(), &tester, &mut found, &mut dropped).await?;
+    found.total_ms = started.elapsed().as_millis() as u64;
+    found.commands_ms = tester.spent_ms.load(std::sync::atomic::Ordering::Relaxed);
+    write(&a.out, &tasks)?;
+    write(&a.out.with_extension("dropped.jsonl"), &dropped)?;
+    Ok(found)
+}
+
+/// Every candidate's runs, judged: the tasks' lines (and `dropped`'s for the others). The next
+/// candidate's tree is made and opened while this one's tests run; each is removed once judged.
+async fn judge_all(
+    a: &Asked,
+    src: &Path,
+    candidates: &[Candidate],
+    scratch: &Path,
+    tester: &super::jailed::Jailed,
+    found: &mut Found,
+    dropped: &mut String,
+) -> Result<String, HoneError> {
+    let repo = git2::Repository::open(src)?;
+    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
+    let mut tasks = String::new();
     let ready = |c: &Candidate| {
-        let (src, c, scratch) = (src.clone(), c.clone(), scratch.path().to_path_buf());
-        let tests = c.tests.clone();
-        let tester = &tester;
+        let (src, c, scratch) = (src.to_path_buf(), c.clone(), scratch.to_path_buf());
         async move {
+            let tests = c.tests.clone();
             let made = tokio::task::spawn_blocking(move || super::validate::prepare(&src, &c, &scratch)).await;
             let root = made.map_err(|e| HoneError::new(Code::Io, format!("a task's tree: {e}")))??;
             let opened = tester.open(&root, &tests).await?;
             Ok::<_, HoneError>((root, opened))
         }
     };
-    let mut pending = match mined.candidates.first() {
+    let mut pending = match candidates.first() {
         Some(c) => Some(ready(c).await),
         None => None,
     };
-    for (i, c) in mined.candidates.iter().enumerate() {
+    for (i, c) in candidates.iter().enumerate() {
         let Some(now) = pending.take() else { break };
         let (root, opened) = now?;
         if a.cancel.is_cancelled() {
             return Err(HoneError::new(Code::Cancelled, "cancelled: nothing was written"));
         }
         let upcoming = async {
-            match mined.candidates.get(i + 1) {
+            match candidates.get(i + 1) {
                 Some(n) => Some(ready(n).await),
                 None => None,
             }
         };
-        let (judged, upcoming) = tokio::join!(super::validate::runs(&src, c, &root, &opened, &tester), upcoming);
+        let (judged, upcoming) = tokio::join!(super::validate::runs(src, c, &root, &opened, tester), upcoming);
         pending = upcoming;
         drop(opened);
-        crate::safe_fs::remove_beneath(scratch.path(), c.commit.to_string())
+        crate::safe_fs::remove_beneath(scratch, c.commit.to_string())
             .map_err(|e| HoneError::new(Code::Io, format!("cannot remove {}: {e}", root.display())))?;
         match judged? {
             Ok(g) => {
-                let task = task(&repo, &src, &name, c, g)?;
-                tasks.push_str(&serde_json::to_string(&task).unwrap_or_default());
+                tasks.push_str(&serde_json::to_string(&task(&repo, src, &name, c, g)?).unwrap_or_default());
                 tasks.push('\n');
                 found.tasks += 1;
             }
@@ -108,11 +122,7 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
             }
         }
     }
-    found.total_ms = started.elapsed().as_millis() as u64;
-    found.commands_ms = tester.spent_ms.load(std::sync::atomic::Ordering::Relaxed);
-    write(&a.out, &tasks)?;
-    write(&a.out.with_extension("dropped.jsonl"), &dropped)?;
-    Ok(found)
+    Ok(tasks)
 }
 
 /// A left-out commit's line.
