@@ -288,3 +288,33 @@ async fn an_agent_that_writes_the_held_out_tests_is_graded_by_the_real_ones() {
     assert_eq!(all[0]["verdict"], "unresolved", "{all}");
     assert!(all[0]["status"].as_str().is_some(), "the agent's run ran: {all}");
 }
+
+/// A test command that names `{test_files}` runs, when mining, the candidate's test files alone:
+/// a failing test elsewhere never runs, and the task's tests are named as the command got them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mining_runs_a_candidate_s_test_files_alone_when_the_command_names_them() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let job = JOB.replace("run: \"sh run_tests.sh\"", "run: \"sh run_tests.sh {test_files}\"")
+        + "setup:\n  - { name: deps, run: \"touch .deps\" }\n";
+    let files = [
+        ("calc.py", calc("a - b", "a - b", "a // 2", false)),
+        ("run_tests.sh", super::eval_swebench::SELECTING.into()),
+    ];
+    let rest = [("tests/test_mul.py", test("assert False")), ("job.yaml", job)];
+    commit(&r, "start", &[&files[..], &rest[..]].concat());
+    let fix =
+        [("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))];
+    commit(&r, "Fix add", &fix);
+    let tasks = dir.path().join("tasks.jsonl");
+    let mined =
+        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
+            .await;
+    assert!(mined.stdout.contains("1 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    let task = &lines(&tasks)[0];
+    assert_eq!(task["FAIL_TO_PASS"], serde_json::json!(["./tests/test_add.py"]), "{task}");
+    assert_eq!(task["PASS_TO_PASS"], serde_json::json!([]), "{task}");
+}

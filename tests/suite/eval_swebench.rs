@@ -119,7 +119,7 @@ async fn a_swe_bench_file_of_three_instances_runs_and_grades() {
 /// A runner that runs the test files it is given (all of them without any), naming each case by
 /// the path as given: a case named `./tests/…` ran because hone put in `{test_files}`. It needs
 /// what its repository's setup makes.
-const SELECTING: &str = r#"test -f .deps || exit 3
+pub(super) const SELECTING: &str = r#"test -f .deps || exit 3
 out=junit.xml
 echo '<testsuite>' > $out
 if [ $# -eq 0 ]; then set -- tests/test_*.py; fi
