@@ -45,6 +45,43 @@ pub(super) fn commit(dir: &Path, message: &str, files: &[(&str, String)]) -> Str
     git(dir, &["rev-parse", "HEAD"])
 }
 
+/// `job` answered by the script in `script.yaml` (no plan).
+pub(super) fn with_script(job: &str) -> String {
+    job.replace(
+        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
+        "model: { provider: script, script: script.yaml }",
+    ) + "plan: false\n"
+}
+
+/// `script.yaml` in `dir`: a model that writes `content` to `path`, then says it is done.
+pub(super) fn script_writing(dir: &Path, path: &str, content: &str) {
+    let content = serde_json::to_string(content).unwrap();
+    let script = format!(
+        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: {path}, content: {content} }} }}\n  - content: Done.\n"
+    );
+    std::fs::write(dir.join("script.yaml"), script).unwrap();
+}
+
+/// `hone eval mine` in `r` with its `job.yaml`, its tasks in `dir/tasks.jsonl`: `count` found.
+async fn mine_in(dir: &Path, r: &Path, count: usize) -> std::path::PathBuf {
+    let tasks = dir.join("tasks.jsonl");
+    let mined =
+        run_in(r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.join("u")).await;
+    assert!(mined.stdout.contains(&format!(" {count} task(s)")), "{}\n{}", mined.stdout, mined.stderr);
+    tasks
+}
+
+/// A repository `calc` in `dir` whose first commit has `add` wrong, a passing test and the job.
+fn started(dir: &Path) -> std::path::PathBuf {
+    let r = dir.join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let files = [("calc.py", calc("a - b", "a - b", "a // 2", false)), ("run_tests.sh", RUNNER.into())];
+    let rest = [("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())];
+    commit(&r, "start", &[&files[..], &rest[..]].concat());
+    r
+}
+
 fn lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
@@ -154,22 +191,10 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
         "Fix half",
         &[("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_half.py", test("assert half(8) == 4"))],
     );
-    let tasks = dir.path().join("tasks.jsonl");
-    let mined =
-        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
-            .await;
-    assert!(mined.stdout.contains("3 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    let tasks = mine_in(dir.path(), &r, 3).await;
     // The scripted model writes the same module for every task: add and sub right, half wrong.
-    let fixed = serde_json::to_string(&calc("a + b", "a - b", bad_half, false)).unwrap();
-    let script = format!(
-        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
-    );
-    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let job = job.replace(
-        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
-        "model: { provider: script, script: script.yaml }",
-    ) + "plan: false\n";
-    std::fs::write(dir.path().join("scripted.yaml"), job).unwrap();
+    script_writing(dir.path(), "calc.py", &calc("a + b", "a - b", bad_half, false));
+    std::fs::write(dir.path().join("scripted.yaml"), with_script(&job)).unwrap();
     let out = dir.path().join("eval");
     let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "scripted.yaml", "--out", out.to_str().unwrap()];
     let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
@@ -200,12 +225,7 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
 async fn the_answer_is_out_of_the_agent_s_reach() {
     require!(Need::UserNamespaces);
     let dir = tempfile::tempdir().unwrap();
-    let r = dir.path().join("calc");
-    std::fs::create_dir_all(&r).unwrap();
-    git(&r, &["init", "-q", "-b", "main"]);
-    let files = [("calc.py", calc("a - b", "a - b", "a // 2", false)), ("run_tests.sh", RUNNER.into())];
-    let rest = [("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())];
-    commit(&r, "start", &[&files[..], &rest[..]].concat());
+    let r = started(dir.path());
     let fix = commit(
         &r,
         "Fix add",
@@ -215,11 +235,7 @@ async fn the_answer_is_out_of_the_agent_s_reach() {
         ],
     );
     let (fixed, held) = (git(&r, &["rev-parse", "HEAD:calc.py"]), git(&r, &["rev-parse", "HEAD:tests/test_add.py"]));
-    let tasks = dir.path().join("tasks.jsonl");
-    let mined =
-        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
-            .await;
-    assert!(mined.stdout.contains("1 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    let tasks = mine_in(dir.path(), &r, 1).await;
     // The agent looks for the answer every way git (and a search of .git) offers.
     let look = "git log --all --format=%H; git reflog --all; git fsck --lost-found --no-progress; git cat-file --batch-all-objects --batch-check; grep -r -l -a -e FIXED -e HELD .git; echo looked";
     let script = format!(
@@ -227,10 +243,7 @@ async fn the_answer_is_out_of_the_agent_s_reach() {
         serde_json::to_string(look).unwrap()
     );
     std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let job = JOB.replace(
-        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
-        "model: { provider: script, script: script.yaml }",
-    ) + "plan: false\npolicy: open.yaml\n";
+    let job = with_script(JOB) + "policy: open.yaml\n";
     std::fs::write(dir.path().join("looking.yaml"), job).unwrap();
     std::fs::write(dir.path().join("open.yaml"), OPEN_POLICY).unwrap();
     let out = dir.path().join("eval");
@@ -256,30 +269,13 @@ async fn the_answer_is_out_of_the_agent_s_reach() {
 async fn an_agent_that_writes_the_held_out_tests_is_graded_by_the_real_ones() {
     require!(Need::UserNamespaces);
     let dir = tempfile::tempdir().unwrap();
-    let r = dir.path().join("calc");
-    std::fs::create_dir_all(&r).unwrap();
-    git(&r, &["init", "-q", "-b", "main"]);
-    let files = [("calc.py", calc("a - b", "a - b", "a // 2", false)), ("run_tests.sh", RUNNER.into())];
-    let rest = [("tests/test_mul.py", test("assert 2 * 3 == 6")), ("job.yaml", JOB.into())];
-    commit(&r, "start", &[&files[..], &rest[..]].concat());
+    let r = started(dir.path());
     let fix =
         [("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))];
     commit(&r, "Fix add", &fix);
-    let tasks = dir.path().join("tasks.jsonl");
-    let mined =
-        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
-            .await;
-    assert!(mined.stdout.contains("1 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
-    let cheat = serde_json::to_string(&test("assert True")).unwrap();
-    let script = format!(
-        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: tests/test_add.py, content: {cheat} }} }}\n  - content: Done.\n"
-    );
-    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let job = JOB.replace(
-        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
-        "model: { provider: script, script: script.yaml }",
-    ) + "plan: false\n";
-    std::fs::write(dir.path().join("cheat.yaml"), job).unwrap();
+    let tasks = mine_in(dir.path(), &r, 1).await;
+    script_writing(dir.path(), "tests/test_add.py", &test("assert True"));
+    std::fs::write(dir.path().join("cheat.yaml"), with_script(JOB)).unwrap();
     let out = dir.path().join("eval");
     let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "cheat.yaml", "--out", out.to_str().unwrap()];
     let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
@@ -309,11 +305,7 @@ async fn mining_runs_a_candidate_s_test_files_alone_when_the_command_names_them(
     let fix =
         [("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))];
     commit(&r, "Fix add", &fix);
-    let tasks = dir.path().join("tasks.jsonl");
-    let mined =
-        run_in(&r, &["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()], &[], dir.path().join("u"))
-            .await;
-    assert!(mined.stdout.contains("1 task(s)"), "{}\n{}", mined.stdout, mined.stderr);
+    let tasks = mine_in(dir.path(), &r, 1).await;
     let task = &lines(&tasks)[0];
     assert_eq!(task["FAIL_TO_PASS"], serde_json::json!(["./tests/test_add.py"]), "{task}");
     assert_eq!(task["PASS_TO_PASS"], serde_json::json!([]), "{task}");

@@ -1,7 +1,7 @@
 //! `hone eval run` on a file in SWE-bench's format, built here over local repositories: its test
 //! lists as JSON strings, keys hone does not use, each task graded by its own held-out tests.
 
-use super::eval_mine::{JOB, RUNNER, calc, commit, test};
+use super::eval_mine::{JOB, RUNNER, calc, commit, script_writing, test, with_script};
 use crate::common::repo::git;
 use crate::common::*;
 
@@ -51,16 +51,8 @@ async fn a_swe_bench_file_of_three_instances_runs_and_grades() {
     }
     let tasks = dir.path().join("swe.jsonl");
     std::fs::write(&tasks, lines).unwrap();
-    let fixed = serde_json::to_string(&calc("a + b", "a + b", "a // 2", false)).unwrap();
-    let script = format!(
-        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
-    );
-    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let job = JOB.replace(
-        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
-        "model: { provider: script, script: script.yaml }",
-    ) + "plan: false\n";
-    std::fs::write(dir.path().join("scripted.yaml"), job).unwrap();
+    script_writing(dir.path(), "calc.py", &calc("a + b", "a + b", "a // 2", false));
+    std::fs::write(dir.path().join("scripted.yaml"), with_script(JOB)).unwrap();
     let out = dir.path().join("eval");
     let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "scripted.yaml", "--out", out.to_str().unwrap()];
     let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
@@ -168,16 +160,8 @@ async fn a_repositories_file_places_each_repository_with_its_setup_and_test_comm
     );
     std::fs::write(dir.path().join("repos.yaml"), repos).unwrap();
     std::fs::write(dir.path().join("swe.jsonl"), lines).unwrap();
-    let fixed = serde_json::to_string(&calc("a + b", "a - b", "a // 2", false)).unwrap();
-    let script = format!(
-        "turns:\n  - tool_calls:\n      - {{ name: write_file, arguments: {{ path: calc.py, content: {fixed} }} }}\n  - content: Fixed.\n"
-    );
-    std::fs::write(dir.path().join("script.yaml"), script).unwrap();
-    let job = JOB.replace(
-        "model: { provider: openai-compatible, name: m, base_url: \"http://127.0.0.1:9/v1\" }",
-        "model: { provider: script, script: script.yaml }",
-    ) + "plan: false\n";
-    std::fs::write(dir.path().join("scripted.yaml"), job).unwrap();
+    script_writing(dir.path(), "calc.py", &calc("a + b", "a - b", "a // 2", false));
+    std::fs::write(dir.path().join("scripted.yaml"), with_script(JOB)).unwrap();
     let out = dir.path().join("eval");
     let o = out.to_str().unwrap();
     let args = ["eval", "run", "swe.jsonl", "--job", "scripted.yaml", "--repos", "repos.yaml", "--out", o, "--json"];
