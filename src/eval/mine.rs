@@ -27,12 +27,16 @@ pub struct Candidate {
     pub commit: Oid,
     /// Where the task starts: the commit's (first) parent.
     pub parent: Oid,
-    /// The task text: the commit's message.
+    /// The task text: the commit's message (a merge's: what its first line introduces, the
+    /// pull request's title and body).
     pub message: String,
     /// The test files it changes: held out of the task, applied only for grading.
     pub tests: Vec<String>,
     /// The source files it changes: the fix.
     pub sources: Vec<String>,
+    /// The other files it changes (data, configuration, docs): part of the fix, as SWE-bench's
+    /// gold patch is everything but the tests.
+    pub others: Vec<String>,
     /// Lines added and removed.
     pub lines: usize,
 }
@@ -113,14 +117,14 @@ fn judge(repo: &Repository, commit: &git2::Commit<'_>, f: &Filters) -> Result<Re
         return Ok(Err(Why::OutsideDates));
     }
     let diff = repo.diff_tree_to_tree(Some(&parent.tree()?), Some(&commit.tree()?), None)?;
-    let (mut tests, mut sources) = (Vec::new(), Vec::new());
+    let (mut tests, mut sources, mut others) = (Vec::new(), Vec::new(), Vec::new());
     for d in diff.deltas() {
         let Some(path) = d.new_file().path().or_else(|| d.old_file().path()) else { continue };
         let path = path.to_string_lossy().into_owned();
         match kind(&path) {
             Kind::Test => tests.push(path),
             Kind::Source => sources.push(path),
-            Kind::Other => {}
+            Kind::Other => others.push(path),
         }
     }
     let why = match (tests.is_empty(), sources.is_empty()) {
@@ -140,8 +144,22 @@ fn judge(repo: &Repository, commit: &git2::Commit<'_>, f: &Filters) -> Result<Re
     if f.max_lines > 0 && lines > f.max_lines {
         return Ok(Err(Why::TooLarge(lines)));
     }
-    let message = String::from_utf8_lossy(commit.message_bytes()).trim().to_string();
-    Ok(Ok(Candidate { commit: commit.id(), parent: parent.id(), message, tests, sources, lines }))
+    let message = task_text(&String::from_utf8_lossy(commit.message_bytes()), commit.parent_count() > 1);
+    Ok(Ok(Candidate { commit: commit.id(), parent: parent.id(), message, tests, sources, others, lines }))
+}
+
+/// What a commit's message asks: the whole message; for a merge whose first line is a forge's
+/// `Merge pull request #12 from …` or `Merge branch 'x' into 'main'`, what follows it (the pull
+/// request's title and body), when there is any.
+pub fn task_text(message: &str, merge: bool) -> String {
+    let message = message.trim();
+    if merge && let Some((first, rest)) = message.split_once('\n') {
+        let rest = rest.trim();
+        if first.starts_with("Merge ") && !rest.is_empty() {
+            return rest.to_string();
+        }
+    }
+    message.to_string()
 }
 
 #[cfg(test)]

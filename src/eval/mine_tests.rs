@@ -106,3 +106,14 @@ fn the_filters_narrow_by_path_date_and_count() {
     let one = Filters { count: 1, ..Default::default() };
     assert_eq!(candidates(&repo, c[7], &one).unwrap().candidates.len(), 1);
 }
+
+#[test]
+fn a_merged_pull_request_s_task_is_its_title_and_body() {
+    let gh = "Merge pull request #12 from acme/fix-add\n\nFix add for negative numbers\n\nadd(-1, 1) gave -2.";
+    assert_eq!(task_text(gh, true), "Fix add for negative numbers\n\nadd(-1, 1) gave -2.");
+    let gl = "Merge branch 'fix' into 'main'\n\nFix add\n\nSee merge request acme/calc!3";
+    assert_eq!(task_text(gl, true), "Fix add\n\nSee merge request acme/calc!3");
+    assert_eq!(task_text("Merge pull request #3 from a/b", true), "Merge pull request #3 from a/b");
+    assert_eq!(task_text("Fix add\n\nIt subtracted.\n", false), "Fix add\n\nIt subtracted.");
+    assert_eq!(task_text("Merge sort: stable\n\nbody", false), "Merge sort: stable\n\nbody", "not a merge commit");
+}

@@ -30,8 +30,8 @@ pub fn prepare(src: &Path, c: &Candidate, scratch: &Path) -> Result<PathBuf, Hon
     Ok(root)
 }
 
-/// The four runs in `c`'s prepared tree at `root`, opened: two as it is, two with the commit's
-/// source change; judged.
+/// The four runs in `c`'s prepared tree at `root`, opened: two as it is, two with the rest of
+/// the commit's change (its source and other files); judged.
 pub async fn runs<T: Tester>(
     src: &Path,
     c: &Candidate,
@@ -41,7 +41,8 @@ pub async fn runs<T: Tester>(
 ) -> Result<Result<Graded, Dropped>, HoneError> {
     let without = [tester.outcomes(opened).await?, tester.outcomes(opened).await?];
     let repo = Repository::open(src)?;
-    put(&repo, &repo.find_commit(c.commit)?.tree()?, root, &c.sources)?;
+    let fix: Vec<String> = c.sources.iter().chain(&c.others).cloned().collect();
+    put(&repo, &repo.find_commit(c.commit)?.tree()?, root, &fix)?;
     let with = [tester.outcomes(opened).await?, tester.outcomes(opened).await?];
     Ok(grade::judge(&Runs { without, with }))
 }

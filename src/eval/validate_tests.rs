@@ -164,3 +164,30 @@ async fn mining_finds_the_four_tasks_and_says_why_each_other_commit_was_left_out
     assert_eq!(dropped[1], (never, Dropped::NeverFailsFirst));
     assert!(dropped[0].1.words().contains("flaky") && dropped[1].1.words().contains("no test fails"));
 }
+
+/// A fix that needs a file that is neither source nor test (data the code reads) is a task: the
+/// runs with the fix have the commit's every non-test file, as SWE-bench's gold patch has.
+#[tokio::test]
+async fn a_fix_s_data_files_come_with_its_source() {
+    let src = tempfile::tempdir().unwrap();
+    let s = src.path();
+    git(s, &["init", "-q", "-b", "main"]);
+    let reads = "def add(a, b):\n    return a + b + int(open('offset.txt').read())\n";
+    commit(s, "start", &[("calc.py", reads.into()), ("offset.txt", "1\n".into()), ("run_tests.sh", RUNNER.into())]);
+    let fix = commit(
+        s,
+        "Fix the offset",
+        &[
+            ("calc.py", format!("# The offset is data.\n{reads}")),
+            ("offset.txt", "0\n".into()),
+            ("tests/test_add.py", test("assert add(1, 2) == 3")),
+        ],
+    );
+    let repo = git2::Repository::open(s).unwrap();
+    let mined = candidates(&repo, fix, &Filters::default()).unwrap();
+    assert_eq!(mined.candidates[0].others, ["offset.txt"]);
+    let (scratch, state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let tester = Plain { state: state.path().join("flaky") };
+    let judged = validate(s, &mined.candidates[0], scratch.path(), &tester).await.unwrap();
+    assert_eq!(judged.map(|g| g.fail_to_pass), Ok(vec!["test_add".to_string()]));
+}
