@@ -47,6 +47,17 @@ pub async fn mine(
     };
     let asked = crate::eval::mining::Asked { job, repo, filters, out: out.clone(), env, cancel };
     let found = crate::eval::mining::mine(asked).await?;
+    if found.cancelled {
+        return Err(HoneError::new(
+            Code::Cancelled,
+            format!(
+                "cancelled: the {} task(s) found before it are in {} (and why {} commit(s) were left out beside it); the commits not yet judged are in neither",
+                found.tasks,
+                out.display(),
+                found.dropped
+            ),
+        ));
+    }
     let share = if found.total_ms == 0 { 0.0 } else { 100.0 * found.commands_ms as f64 / found.total_ms as f64 };
     if json {
         return Ok(serde_json::json!({

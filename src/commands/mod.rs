@@ -327,7 +327,11 @@ async fn eval_cmd(action: EvalAction) -> i32 {
         }
         Err(e) => {
             eprintln!("hone: {}", e.render());
-            if matches!(e.code, Code::Io | Code::Internal) { exit::INFRA_FAILURE } else { exit::INVALID_INPUT }
+            match e.code {
+                Code::Cancelled => exit::INTERRUPTED,
+                Code::Io | Code::Internal | Code::Git | Code::Check | Code::Setup => exit::INFRA_FAILURE,
+                _ => exit::INVALID_INPUT,
+            }
         }
     }
 }

@@ -54,6 +54,7 @@ pub fn finished(
                 && !digest.is_empty()
                 && o.job_sha256 == digest
                 && o.verdict != Verdict::Error
+                && o.cost_usd.is_none_or(|c| c.is_finite() && c >= 0.0)
         })
         .cloned()
 }

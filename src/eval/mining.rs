@@ -27,6 +27,8 @@ pub struct Found {
     pub dropped: usize,
     pub total_ms: u64,
     pub commands_ms: u64,
+    /// Stopped by a cancel: what was judged before it is written, the rest is not.
+    pub cancelled: bool,
 }
 
 /// Mine, validate and write.
@@ -55,30 +57,73 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         setup: job.setup.clone(),
         spent_ms: Default::default(),
     };
-    let mut found = Found { tasks: 0, dropped: mined.skipped.len(), total_ms: 0, commands_ms: 0 };
-    let mut dropped: String = mined.skipped.iter().map(|k| line(k.commit, &k.why.words())).collect();
-    let tasks = judge_all(&a, &src, &mined.candidates, scratch.path(), &tester, &mut found, &mut dropped).await?;
-    found.total_ms = started.elapsed().as_millis() as u64;
-    found.commands_ms = tester.spent_ms.load(std::sync::atomic::Ordering::Relaxed);
-    write(&a.out, &tasks)?;
-    write(&a.out.with_extension("dropped.jsonl"), &dropped)?;
-    Ok(found)
+    let mut w = Written::new(&src, mined.skipped.iter().map(|k| line(k.commit, &k.why.words())).collect())?;
+    let cancelled = judge_all(&a, &src, &mined.candidates, scratch.path(), &tester, &mut w).await?;
+    write(&a.out, &w.tasks)?;
+    write(&a.out.with_extension("dropped.jsonl"), &w.dropped)?;
+    Ok(Found {
+        tasks: w.ids.len(),
+        dropped: w.dropped.lines().count(),
+        total_ms: started.elapsed().as_millis() as u64,
+        commands_ms: tester.spent_ms.load(std::sync::atomic::Ordering::Relaxed),
+        cancelled,
+    })
 }
 
-/// Every candidate's runs, judged: the tasks' lines (and `dropped`'s for the others). The next
-/// candidate's tree is made and opened while this one's tests run; each is removed once judged.
+/// What mining writes, as it goes: the tasks' lines and the left-out commits' lines.
+struct Written {
+    repo: git2::Repository,
+    src: PathBuf,
+    /// The repository's name, plain (what `hone eval run` reads back).
+    name: String,
+    ids: Vec<String>,
+    tasks: String,
+    dropped: String,
+}
+
+impl Written {
+    fn new(src: &Path, dropped: String) -> Result<Written, HoneError> {
+        let plain = |n: &std::ffi::OsStr| -> String {
+            let n = n.to_string_lossy();
+            n.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).take(100).collect()
+        };
+        let name = src.file_name().map(plain).unwrap_or_else(|| "repo".into());
+        let repo = git2::Repository::open(src)?;
+        Ok(Written { repo, src: src.to_path_buf(), name, ids: Vec::new(), tasks: String::new(), dropped })
+    }
+
+    fn drop(&mut self, commit: git2::Oid, why: &str) {
+        self.dropped.push_str(&line(commit, why));
+    }
+
+    /// `c` as a task. Its id is never the fix's (an agent that sees its task's name must learn
+    /// nothing of the answer from it): the start's, and a count when two tasks start there.
+    fn task(&mut self, c: &Candidate, g: Graded) -> Result<(), HoneError> {
+        let mut id = format!("{}-{}", self.name, &c.parent.to_string()[..12]);
+        let n = self.ids.iter().filter(|i| i.starts_with(&id)).count();
+        if n > 0 {
+            id = format!("{id}-{}", n + 1);
+        }
+        self.ids.push(id.clone());
+        let t = task(&self.repo, &self.src, id, c, g)?;
+        self.tasks.push_str(&serde_json::to_string(&t).unwrap_or_default());
+        self.tasks.push('\n');
+        Ok(())
+    }
+}
+
+/// Every candidate's runs, judged, into `w`; whether a cancel stopped it. The next candidate's
+/// tree is made and opened while this one's tests run; each is removed once judged. A candidate
+/// whose tree cannot be set up or whose tests cannot be judged (they hang, their report is not
+/// JUnit) is left out saying so, and mining goes on.
 async fn judge_all(
     a: &Asked,
     src: &Path,
     candidates: &[Candidate],
     scratch: &Path,
     tester: &super::jailed::Jailed,
-    found: &mut Found,
-    dropped: &mut String,
-) -> Result<String, HoneError> {
-    let repo = git2::Repository::open(src)?;
-    let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "repo".into());
-    let mut tasks = String::new();
+    w: &mut Written,
+) -> Result<bool, HoneError> {
     let ready = |c: &Candidate| {
         let (src, c, scratch) = (src.to_path_buf(), c.clone(), scratch.to_path_buf());
         async move {
@@ -89,40 +134,42 @@ async fn judge_all(
             Ok::<_, HoneError>((root, opened))
         }
     };
-    let mut pending = match candidates.first() {
-        Some(c) => Some(ready(c).await),
-        None => None,
+    let next = |i: usize| async move {
+        match candidates.get(i) {
+            Some(n) => Some(ready(n).await),
+            None => None,
+        }
     };
+    let mut pending = next(0).await;
     for (i, c) in candidates.iter().enumerate() {
         let Some(now) = pending.take() else { break };
-        let (root, opened) = now?;
-        if a.cancel.is_cancelled() {
-            return Err(HoneError::new(Code::Cancelled, "cancelled: nothing was written"));
-        }
-        let upcoming = async {
-            match candidates.get(i + 1) {
-                Some(n) => Some(ready(n).await),
-                None => None,
+        let stopped = |e: &HoneError| e.code == Code::Cancelled || a.cancel.is_cancelled();
+        let (root, opened) = match now {
+            Ok(ready) => ready,
+            Err(e) if stopped(&e) => return Ok(true),
+            Err(e) => {
+                let _ = crate::safe_fs::remove_beneath(scratch, c.commit.to_string());
+                w.drop(c.commit, &format!("its tree could not be set up: {}", e.message));
+                pending = next(i + 1).await;
+                continue;
             }
         };
-        let (judged, upcoming) = tokio::join!(super::validate::runs(src, c, &root, &opened, tester), upcoming);
+        if a.cancel.is_cancelled() {
+            return Ok(true);
+        }
+        let (judged, upcoming) = tokio::join!(super::validate::runs(src, c, &root, &opened, tester), next(i + 1));
         pending = upcoming;
         drop(opened);
         crate::safe_fs::remove_beneath(scratch, c.commit.to_string())
             .map_err(|e| HoneError::new(Code::Io, format!("cannot remove {}: {e}", root.display())))?;
-        match judged? {
-            Ok(g) => {
-                tasks.push_str(&serde_json::to_string(&task(&repo, src, &name, c, g)?).unwrap_or_default());
-                tasks.push('\n');
-                found.tasks += 1;
-            }
-            Err(d) => {
-                dropped.push_str(&line(c.commit, &d.words()));
-                found.dropped += 1;
-            }
+        match judged {
+            Err(e) if stopped(&e) => return Ok(true),
+            Err(e) => w.drop(c.commit, &format!("its tests could not be judged: {}", e.message)),
+            Ok(Err(d)) => w.drop(c.commit, &d.words()),
+            Ok(Ok(g)) => w.task(c, g)?,
         }
     }
-    Ok(tasks)
+    Ok(false)
 }
 
 /// A left-out commit's line.
@@ -132,7 +179,7 @@ fn line(commit: git2::Oid, why: &str) -> String {
 
 /// The task a candidate became: it starts at the parent, asks what the message says, and is
 /// graded by its test change (the patch of its test files alone).
-fn task(repo: &git2::Repository, src: &Path, name: &str, c: &Candidate, g: Graded) -> Result<Task, HoneError> {
+fn task(repo: &git2::Repository, src: &Path, instance_id: String, c: &Candidate, g: Graded) -> Result<Task, HoneError> {
     let (old, new) = (repo.find_commit(c.parent)?.tree()?, repo.find_commit(c.commit)?.tree()?);
     let mut opts = git2::DiffOptions::new();
     for t in &c.tests {
@@ -149,7 +196,7 @@ fn task(repo: &git2::Repository, src: &Path, name: &str, c: &Candidate, g: Grade
         true
     })?;
     Ok(Task {
-        instance_id: format!("{name}-{}", &c.commit.to_string()[..12]),
+        instance_id,
         repo: src.display().to_string(),
         base_commit: c.parent.to_string(),
         problem_statement: c.message.clone(),

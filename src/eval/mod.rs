@@ -10,6 +10,7 @@
 
 pub mod classify;
 pub mod grade;
+pub mod graded;
 pub mod isolate;
 pub mod jailed;
 pub mod journal;

@@ -115,9 +115,12 @@ pub fn junit(all: &[Outcome]) -> std::io::Result<String> {
         .map_err(std::io::Error::other)
 }
 
-/// Write the three reports into `dir`.
+/// Write the three reports into `dir`, each by descriptor (a link planted in a report's place
+/// is replaced, never written through).
 pub fn write(dir: &Path, all: &[Outcome]) -> std::io::Result<()> {
-    std::fs::write(dir.join("eval.json"), serde_json::to_string_pretty(all).unwrap_or_default())?;
-    std::fs::write(dir.join("eval-junit.xml"), junit(all)?)?;
-    std::fs::write(dir.join("eval.md"), markdown(all))
+    let d = std::fs::File::open(dir)?;
+    let json = serde_json::to_string_pretty(all).unwrap_or_default();
+    crate::safe_fs::write_at(&d, "eval.json", json.as_bytes(), 0o644)?;
+    crate::safe_fs::write_at(&d, "eval-junit.xml", junit(all)?.as_bytes(), 0o644)?;
+    crate::safe_fs::write_at(&d, "eval.md", markdown(all).as_bytes(), 0o644)
 }

@@ -40,6 +40,13 @@ pub struct Outcome {
     pub duration_ms: u64,
     /// Why it is an error.
     pub error: Option<String>,
+    /// Where its repository and the run's reports are, in the out dir.
+    #[serde(default)]
+    pub dir: String,
+    /// Why an unresolved task's tests could not say more (they ran past their timeout, the
+    /// setup failed in the agent's tree, no report was written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// What every task of a run shares.
@@ -69,6 +76,8 @@ pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
         turns: 0,
         duration_ms: 0,
         error: None,
+        note: None,
+        dir: place(Path::new(""), &task.instance_id, config).display().to_string(),
     };
     if let Err(e) = run_and_grade(c, task, config, &mut out).await {
         (out.verdict, out.error) = (Verdict::Error, Some(e.message));
@@ -113,29 +122,68 @@ fn job_for(c: &Ctx, task: &Task, config: &Path) -> Result<(crate::spec::Job, Ver
     Ok((job, grading))
 }
 
-async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -> Result<(), HoneError> {
-    let (mut job, check) = job_for(c, task, config)?;
-    let policy = crate::run::intake::load_policy(&job)?;
+/// Where a task's run with the job at `config` goes: `tasks/<id>/<job>`, each one directory
+/// whatever the names hold (a `/` in an id never nests one task inside another's tree), told
+/// apart by a digest of the whole id and of the job's path (two `job.yaml` in two dirs).
+pub fn place(out: &Path, instance_id: &str, config: &Path) -> PathBuf {
+    let flat = |s: &str, whole: &str| {
+        let mut name: String =
+            s.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).take(80).collect();
+        name.push('-');
+        name.push_str(&crate::spec::sha256_hex(whole.as_bytes())[..8]);
+        name
+    };
     let stem = config.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let place = c.out.join("tasks").join(&task.instance_id).join(&stem);
+    out.join("tasks").join(flat(instance_id, instance_id)).join(flat(&stem, &config.display().to_string()))
+}
+
+/// The agent's run of `task`, dry, in a new task repository at `place`: its record, and the
+/// commit its work ended at (its commit, or its saved work, else the start).
+async fn agent_run(
+    c: &Ctx,
+    task: &Task,
+    mut job: crate::spec::Job,
+    place: &Path,
+) -> Result<(Box<crate::record::RunRecord>, PathBuf, git2::Oid), HoneError> {
     let base = git2::Oid::from_str(&task.base_commit)?;
-    let setup = job.setup.clone();
     let src = c.sources.local(&task.repo, &c.env, &c.cancel).await?;
+    // What an earlier run left here (an error retried, a run without --resume) goes first.
+    let io = |e: std::io::Error| HoneError::new(Code::Io, format!("{}: {e}", place.display()));
+    if let (Some(parent), Some(name)) = (place.parent(), place.file_name()) {
+        std::fs::create_dir_all(parent).map_err(io)?;
+        crate::safe_fs::remove_beneath(parent, name).map_err(io)?;
+    }
     let root = super::isolate::task_repo(&src, base, &place.join("repo"))?;
-    (job.task, job.repo.path, job.repo.scratch, job.git.push) =
-        (task.problem_statement.clone(), Some(root.clone()), false, false);
+    // Graded is what the agent committed: a job that would not commit still does here.
+    (job.task, job.repo.path, job.repo.scratch, job.git.push, job.git.commit) =
+        (task.problem_statement.clone(), Some(root.clone()), false, false, true);
     let mut req = Request::new(Source::Job(Box::new(job)), c.env.clone(), c.cancel.child_token(), c.redactor.clone());
     (req.report_dir, req.dry_run, req.env_repo) = (Some(place.join("reports")), true, false);
     let ran = run::run(req, Sinks { events: EventSinks::default(), commands: None }, Default::default()).await;
-    let r = &ran.record;
-    (out.status, out.tokens, out.turns) = (Some(r.status.as_str().to_string()), r.usage.total_tokens, r.turns);
-    out.cost_usd = r.cost.map(|k| k.usd);
-    let after = match (&r.commit, &r.saved_ref) {
+    let after = match (&ran.record.commit, &ran.record.saved_ref) {
         (Some(commit), _) => git2::Oid::from_str(&commit.sha)?,
         (None, Some(saved)) => git2::Repository::open(&root)?.refname_to_id(saved)?,
         (None, None) => base,
     };
-    let graded = Graded { fail_to_pass: task.fail_to_pass.clone(), pass_to_pass: task.pass_to_pass.clone() };
+    Ok((ran.record, root, after))
+}
+
+async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -> Result<(), HoneError> {
+    let (job, check) = job_for(c, task, config)?;
+    let policy = crate::run::intake::load_policy(&job)?;
+    let place = place(&c.out, &task.instance_id, config);
+    let setup = job.setup.clone();
+    let (r, root, after) = agent_run(c, task, job, &place).await?;
+    (out.status, out.tokens, out.turns) = (Some(r.status.as_str().to_string()), r.usage.total_tokens, r.turns);
+    out.cost_usd = r.cost.map(|k| k.usd);
+    // A run that never got to work (the model unreachable, the job refused, a cancel) is an
+    // error of the evaluation, never the configuration's "unresolved".
+    use crate::record::Status;
+    if matches!(r.status, Status::Error | Status::InvalidInput | Status::Cancelled) {
+        let why =
+            r.errors.first().map_or_else(|| format!("the run ended `{}`", r.status.as_str()), |e| e.message.clone());
+        return Err(HoneError::new(Code::Model, why));
+    }
     let tester = super::jailed::Jailed {
         check,
         policy,
@@ -145,30 +193,21 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
         setup,
         spent_ms: Default::default(),
     };
-    // Graded in a tree hone makes from the agent's commit's objects alone: nothing the agent's
-    // commands left in its own tree (a link, a planted file, a process's output) is read.
-    let graded_at = super::isolate::task_repo(&root, after, &place.join("graded"))?;
-    let outcomes = {
-        use super::validate::Tester;
-        let tests = held_out_tests(&graded_at, base, &task.test_patch)?;
-        tester.outcomes(&tester.open(&graded_at, &tests).await?).await?
+    let base = git2::Oid::from_str(&task.base_commit)?;
+    let graded = Graded { fail_to_pass: task.fail_to_pass.clone(), pass_to_pass: task.pass_to_pass.clone() };
+    let (graded_at, tests) =
+        super::graded::tree(&root, (base, after), &task.test_patch, &tester.check.run, &place.join("graded"))?;
+    // From here the tree is the agent's: its tests that hang, a setup it broke, a report its
+    // code kept from being written are its failure (unresolved, with why), not the evaluation's.
+    use super::validate::Tester;
+    let outcomes = match tester.open(&graded_at, &tests).await {
+        Ok(tree) => tester.outcomes(&tree).await,
+        Err(e) => Err(e),
     };
-    out.verdict = if resolved(&graded, &outcomes) { Verdict::Resolved } else { Verdict::Unresolved };
+    match outcomes {
+        Ok(o) => out.verdict = if resolved(&graded, &o) { Verdict::Resolved } else { Verdict::Unresolved },
+        Err(e) if matches!(e.code, Code::Cancelled | Code::Io | Code::Internal | Code::Policy) => return Err(e),
+        Err(e) => (out.verdict, out.note) = (Verdict::Unresolved, Some(e.message)),
+    }
     Ok(())
-}
-
-/// The held-out test change put in the tree at `root`, over the tests as they were at the start:
-/// whatever the agent did to the files the change touches is undone first (as SWE-bench's
-/// harness does), so the agent is graded by the tests it was set, not by its edits of them. The
-/// paths the change touches.
-fn held_out_tests(root: &Path, base: git2::Oid, test_patch: &str) -> Result<Vec<String>, HoneError> {
-    let repo = git2::Repository::open(root)?;
-    let patch = git2::Diff::from_buffer(test_patch.as_bytes())?;
-    let paths = super::select::touched(&patch);
-    let start = repo.find_commit(base)?.tree()?;
-    super::validate::put(&repo, &start, root, &paths)?;
-    repo.apply(&patch, git2::ApplyLocation::WorkDir, None).map_err(|e| {
-        HoneError::new(Code::Conflict, format!("the task's test change does not apply at its start: {}", e.message()))
-    })?;
-    Ok(paths)
 }

@@ -45,6 +45,15 @@ impl Sources {
             }
             return Ok(p);
         }
+        // Over HTTP(S) or git's own protocol only: ssh would offer the user's keys to any host a
+        // tasks file names.
+        if !["https://", "http://", "git://"].iter().any(|p| given.starts_with(p)) {
+            return Err(HoneError::new(
+                Code::InvalidArgs,
+                format!("`{given}`: hone eval clones over https, http or git:// only"),
+            )
+            .hint("clone it yourself (your keys, your choice) and give the local path as its `source`"));
+        }
         let mut fetched = self.fetched.lock().await;
         if let Some(p) = fetched.get(&given) {
             return Ok(p.clone());

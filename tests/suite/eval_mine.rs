@@ -250,8 +250,9 @@ async fn the_answer_is_out_of_the_agent_s_reach() {
     let args = ["eval", "run", tasks.to_str().unwrap(), "--job", "looking.yaml", "--out", out.to_str().unwrap()];
     let run = run_in(dir.path(), &args, &[], dir.path().join("u")).await;
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let id = lines(&tasks)[0]["instance_id"].as_str().unwrap().to_string();
-    let said = std::fs::read_to_string(out.join("tasks").join(&id).join("looking/reports/transcript.jsonl")).unwrap();
+    let all: Value = serde_json::from_str(&std::fs::read_to_string(out.join("eval.json")).unwrap()).unwrap();
+    let place = out.join(all[0]["dir"].as_str().unwrap());
+    let said = std::fs::read_to_string(place.join("reports/transcript.jsonl")).unwrap();
     let result = said.lines().find(|l| l.contains("\"tool_result\"")).unwrap();
     assert!(result.contains("looked"), "the search ran: {result}");
     let start = git(&r, &["rev-parse", &format!("{fix}^")]);
@@ -309,4 +310,62 @@ async fn mining_runs_a_candidate_s_test_files_alone_when_the_command_names_them(
     let task = &lines(&tasks)[0];
     assert_eq!(task["FAIL_TO_PASS"], serde_json::json!(["./tests/test_add.py"]), "{task}");
     assert_eq!(task["PASS_TO_PASS"], serde_json::json!([]), "{task}");
+}
+
+/// A cancel while a candidate's tests run: the tasks judged before it are written, the exit
+/// code says it was interrupted, and the blocked tests do not outlive hone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_mining_writes_the_tasks_it_had_found() {
+    require!(Need::UserNamespaces);
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("calc");
+    std::fs::create_dir_all(&r).unwrap();
+    git(&r, &["init", "-q", "-b", "main"]);
+    let files = [("calc.py", calc("a - b", "a + b", "a // 2", false)), ("run_tests.sh", RUNNER.into())];
+    commit(&r, "start", &[&files[..], &[("job.yaml", JOB.into())][..]].concat());
+    // While `sub` is wrong, its test marks that it started and waits for a signal.
+    let blocks = "import signal\nfrom calc import *\nif sub(3, 1) != 2:\n    open('started-hone-eval-cancel', 'w').close()\n    signal.pause()\n";
+    commit(
+        &r,
+        "Fix sub",
+        &[("calc.py", calc("a - b", "a - b", "a // 2", false)), ("tests/test_sub_blocks.py", blocks.into())],
+    );
+    let fix =
+        [("calc.py", calc("a + b", "a - b", "a // 2", false)), ("tests/test_add.py", test("assert add(1, 2) == 3"))];
+    commit(&r, "Fix add", &fix);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_hone"))
+        .args(["eval", "mine", "--job", "job.yaml", "--out", tasks.to_str().unwrap()])
+        .current_dir(&r)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen = tmp.clone();
+    tokio::task::spawn_blocking(move || {
+        fn found(d: &Path) -> bool {
+            std::fs::read_dir(d).into_iter().flatten().flatten().any(|e| {
+                e.file_name() == "started-hone-eval-cancel"
+                    || (e.file_type().is_ok_and(|t| t.is_dir()) && found(&e.path()))
+            })
+        }
+        let start = std::time::Instant::now();
+        while !found(&seen) {
+            assert!(start.elapsed() < std::time::Duration::from_secs(120), "the blocking test never started");
+            std::thread::park_timeout(std::time::Duration::from_millis(20));
+        }
+    })
+    .await
+    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()).await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("cancelled: the 1 task(s) found before it"), "{stderr}");
+    let found = lines(&tasks);
+    assert_eq!((found.len(), found[0]["problem_statement"].as_str()), (1, Some("Fix add")), "{found:?}");
+    assert!(survivors("test_sub_blocks.py").is_empty());
 }

@@ -180,8 +180,7 @@ async fn a_repositories_file_places_each_repository_with_its_setup_and_test_comm
     for o in all.as_array().unwrap() {
         assert_eq!(o["verdict"], "resolved", "{all}");
         // The agent's own checks ran the whole suite: the held-out file's name never reached it.
-        let id = o["instance_id"].as_str().unwrap();
-        let report = std::fs::read_to_string(out.join("tasks").join(id).join("scripted/reports/report.json")).unwrap();
+        let report = std::fs::read_to_string(out.join(o["dir"].as_str().unwrap()).join("reports/report.json")).unwrap();
         assert!(report.contains("sh run_tests.sh"), "{report}");
         assert!(!report.contains("test_add"), "the agent's run learnt the held-out test file: {report}");
     }
