@@ -37,6 +37,9 @@ pub struct Outcome {
     pub tokens: u64,
     pub cost_usd: Option<f64>,
     pub turns: u32,
+    /// How many tries the run made (`attempts:`; 1 without).
+    #[serde(default)]
+    pub tries: u32,
     pub duration_ms: u64,
     /// Why it is an error.
     pub error: Option<String>,
@@ -74,6 +77,7 @@ pub async fn one(c: &Ctx, task: &Task, config: &Path) -> Outcome {
         tokens: 0,
         cost_usd: None,
         turns: 0,
+        tries: 0,
         duration_ms: 0,
         error: None,
         note: None,
@@ -176,6 +180,7 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
     let (r, root, after) = agent_run(c, task, job, &place).await?;
     (out.status, out.tokens, out.turns) = (Some(r.status.as_str().to_string()), r.usage.total_tokens, r.turns);
     out.cost_usd = r.cost.map(|k| k.usd);
+    out.tries = r.tries.len().max(1) as u32;
     // A run that never got to work (the model unreachable, the job refused, a cancel) is an
     // error of the evaluation, never the configuration's "unresolved".
     use crate::record::Status;

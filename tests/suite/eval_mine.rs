@@ -204,7 +204,7 @@ async fn eval_run_grades_each_task_with_its_held_out_tests() {
     let verdict = |id_of: &str| {
         let t = lines(&tasks).into_iter().find(|t| t["problem_statement"] == id_of).unwrap();
         let o = all.as_array().unwrap().iter().find(|o| o["instance_id"] == t["instance_id"]).unwrap().clone();
-        assert!(o["tokens"].as_u64() > Some(0) && o["turns"] == 2, "{o}");
+        assert!(o["tokens"].as_u64() > Some(0) && o["turns"] == 2 && o["tries"] == 1, "{o}");
         o["verdict"].as_str().unwrap().to_string()
     };
     assert_eq!(

@@ -6,7 +6,7 @@ use crate::common::repo::git;
 use crate::common::*;
 
 /// A new-file patch adding `path` with `body`.
-fn adding(path: &str, body: &str) -> String {
+pub(super) fn adding(path: &str, body: &str) -> String {
     let lines: Vec<&str> = body.lines().collect();
     let plus: String = lines.iter().map(|l| format!("+{l}\n")).collect();
     format!(

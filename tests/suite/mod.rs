@@ -46,6 +46,8 @@ mod egress_attacks;
 mod egress_tunnels;
 mod end_to_end;
 #[cfg(target_os = "linux")]
+mod eval_attacks;
+#[cfg(target_os = "linux")]
 mod eval_mine;
 #[cfg(target_os = "linux")]
 mod eval_swebench;
