@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 /// (what `{test_files}` stands for).
 pub fn tree(
     from: &Path,
-    (base, after): (git2::Oid, git2::Oid),
+    base: git2::Oid,
+    after: git2::Oid,
     test_patch: &str,
     command: &str,
     into: &Path,

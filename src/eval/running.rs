@@ -201,7 +201,7 @@ async fn run_and_grade(c: &Ctx, task: &Task, config: &Path, out: &mut Outcome) -
     let base = git2::Oid::from_str(&task.base_commit)?;
     let graded = Graded { fail_to_pass: task.fail_to_pass.clone(), pass_to_pass: task.pass_to_pass.clone() };
     let (graded_at, tests) =
-        super::graded::tree(&root, (base, after), &task.test_patch, &tester.check.run, &place.join("graded"))?;
+        super::graded::tree(&root, base, after, &task.test_patch, &tester.check.run, &place.join("graded"))?;
     // From here the tree is the agent's: its tests that hang, a setup it broke, a report its
     // code kept from being written are its failure (unresolved, with why), not the evaluation's.
     use super::validate::Tester;
