@@ -59,6 +59,9 @@ impl Tester for Plain {
             .arg("run_tests.sh")
             .current_dir(root)
             .env("FLAKY_STATE", &self.state)
+            // As the jail's commands have it: a fix the same size as the code it replaces, written
+            // within the second the tests ran, would otherwise run from stale bytecode.
+            .env("PYTHONDONTWRITEBYTECODE", "1")
             .output()
             .map_err(|e| HoneError::new(Code::Io, e.to_string()))?;
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
