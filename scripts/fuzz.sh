@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Every fuzz target: fuzz/fuzz_targets/NAME.rs, a [[bin]] in fuzz/Cargo.toml.
-TARGETS=(job_spec policy patch sse bedrock_stream junit shell memory_file transcript)
+TARGETS=(job_spec policy patch sse bedrock_stream junit shell memory_file transcript eval_tasks)
 
 triple="$(rustc -vV | sed -n 's/^host: //p')"
 flags=(

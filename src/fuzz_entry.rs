@@ -132,6 +132,14 @@ fn frames(mut b: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A tasks file from elsewhere (`eval::task::read`, SWE-bench's JSON Lines) and, as a commit
+/// message, the issues it says it closes (`eval::linked::closed_by`).
+pub fn eval_tasks(data: &[u8]) {
+    let t = text(data);
+    let _ = crate::eval::task::read("fuzz.jsonl", &t);
+    let _ = crate::eval::linked::closed_by(&t);
+}
+
 /// A JUnit report a check wrote (`verify::junit_in::failing_cases`).
 pub fn junit(data: &[u8]) {
     let _ = crate::verify::junit_in::failing_cases(&text(data));

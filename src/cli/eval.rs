@@ -36,6 +36,10 @@ pub enum EvalAction {
         /// The result as one JSON object on stdout, instead of the result line.
         #[arg(long)]
         json: bool,
+        /// A task's text from the issue its fix closes (`Fixes #12`), read from the repository's
+        /// forge with its token (as `hone run` finds them); else the commit's message.
+        #[arg(long)]
+        issues: bool,
     },
     /// Run every task (SWE-bench's JSON Lines; `hone eval mine` writes them) with each job spec,
     /// each in a repository holding its start and nothing later, and grade it with its held-out

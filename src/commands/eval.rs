@@ -18,9 +18,9 @@ pub async fn mine(
     env: std::sync::Arc<crate::env::RunEnv>,
     cancel: tokio_util::sync::CancellationToken,
 ) -> Result<String, HoneError> {
-    let (job, repo, since, until, paths, max_lines, count, out, json) = match action {
-        EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out, json } => {
-            (job, repo, since, until, paths, max_lines, count, out, json)
+    let (job, repo, since, until, paths, max_lines, count, out, json, issues) = match action {
+        EvalAction::Mine { job, repo, since, until, paths, max_lines, count, out, json, issues } => {
+            (job, repo, since, until, paths, max_lines, count, out, json, issues)
         }
         EvalAction::Run { tasks, jobs, out, resume, concurrency, budget_usd, repos, json } => {
             let limits = crate::eval::schedule::Limits { concurrency, budget_usd };
@@ -45,7 +45,7 @@ pub async fn mine(
         max_lines,
         count,
     };
-    let asked = crate::eval::mining::Asked { job, repo, filters, out: out.clone(), env, cancel };
+    let asked = crate::eval::mining::Asked { job, repo, filters, out: out.clone(), env, cancel, issues };
     let found = crate::eval::mining::mine(asked).await?;
     if found.cancelled {
         return Err(HoneError::new(

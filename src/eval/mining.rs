@@ -18,6 +18,8 @@ pub struct Asked {
     pub out: PathBuf,
     pub env: std::sync::Arc<crate::env::RunEnv>,
     pub cancel: tokio_util::sync::CancellationToken,
+    /// Take a task's text from the issue its fix closes (`Fixes #12`), read from the forge.
+    pub issues: bool,
 }
 
 /// What mining found: tasks written, commits left out; and how long it took, and how much of
@@ -58,6 +60,9 @@ pub async fn mine(a: Asked) -> Result<Found, HoneError> {
         spent_ms: Default::default(),
     };
     let mut w = Written::new(&src, mined.skipped.iter().map(|k| line(k.commit, &k.why.words())).collect())?;
+    if a.issues {
+        w.place = Some(super::issues::place(&repo, &job, &a.env));
+    }
     let cancelled = judge_all(&a, &src, &mined.candidates, scratch.path(), &tester, &mut w).await?;
     write(&a.out, &w.tasks)?;
     write(&a.out.with_extension("dropped.jsonl"), &w.dropped)?;
@@ -79,6 +84,8 @@ struct Written {
     ids: Vec<String>,
     tasks: String,
     dropped: String,
+    /// Where the repository's issues are read (`--issues`).
+    place: Option<crate::forge::place::Place>,
 }
 
 impl Written {
@@ -89,7 +96,8 @@ impl Written {
         };
         let name = src.file_name().map(plain).unwrap_or_else(|| "repo".into());
         let repo = git2::Repository::open(src)?;
-        Ok(Written { repo, src: src.to_path_buf(), name, ids: Vec::new(), tasks: String::new(), dropped })
+        let (ids, tasks, place) = (Vec::new(), String::new(), None);
+        Ok(Written { repo, src: src.to_path_buf(), name, ids, tasks, dropped, place })
     }
 
     fn drop(&mut self, commit: git2::Oid, why: &str) {
@@ -98,14 +106,17 @@ impl Written {
 
     /// `c` as a task. Its id is never the fix's (an agent that sees its task's name must learn
     /// nothing of the answer from it): the start's, and a count when two tasks start there.
-    fn task(&mut self, c: &Candidate, g: Graded) -> Result<(), HoneError> {
+    fn task(&mut self, c: &Candidate, g: Graded, text: Option<String>) -> Result<(), HoneError> {
         let mut id = format!("{}-{}", self.name, &c.parent.to_string()[..12]);
         let n = self.ids.iter().filter(|i| i.starts_with(&id)).count();
         if n > 0 {
             id = format!("{id}-{}", n + 1);
         }
         self.ids.push(id.clone());
-        let t = task(&self.repo, &self.src, id, c, g)?;
+        let mut t = task(&self.repo, &self.src, id, c, g)?;
+        if let Some(text) = text {
+            t.problem_statement = text;
+        }
         self.tasks.push_str(&serde_json::to_string(&t).unwrap_or_default());
         self.tasks.push('\n');
         Ok(())
@@ -166,7 +177,13 @@ async fn judge_all(
             Err(e) if stopped(&e) => return Ok(true),
             Err(e) => w.drop(c.commit, &format!("its tests could not be judged: {}", e.message)),
             Ok(Err(d)) => w.drop(c.commit, &d.words()),
-            Ok(Ok(g)) => w.task(c, g)?,
+            Ok(Ok(g)) => {
+                let text = match &w.place {
+                    Some(p) => super::issues::text(p, &c.message, &a.cancel).await,
+                    None => None,
+                };
+                w.task(c, g, text)?
+            }
         }
     }
     Ok(false)

@@ -2,7 +2,8 @@
 //! forge (`github/`, `gitlab/`, `forgejo/`, each with the same files for the same concepts) and
 //! the forges registered in `kind.rs`. Here: shipping a verified commit (a push of the run's
 //! branch, and a pull or merge request created or updated, never duplicated, on the forge the
-//! run's place names, `place.rs`), dispatched to `<forge>/pr.rs`. See docs/architecture.md.
+//! run's place names, `place.rs`), dispatched to `<forge>/pr.rs`; reading one issue (`issue.rs`),
+//! dispatched to `<forge>/issue.rs`. See docs/architecture.md.
 
 pub mod autofix;
 pub mod campaign;
@@ -12,6 +13,7 @@ pub mod forgejo;
 pub mod github;
 pub mod gitlab;
 pub mod init;
+pub mod issue;
 pub mod kind;
 pub mod listing;
 pub mod local;
@@ -153,4 +155,19 @@ fn autofix_note(pushed: bool, head_ref: &str) -> String {
 
 pub(crate) fn pushed_op(pushed: bool) -> PrOperation {
     if pushed { PrOperation::Updated } else { PrOperation::None }
+}
+
+/// Issue `number` of the place's repository, read by its forge's `issue.rs`; `None` when the
+/// forge has no such issue.
+pub async fn read_issue(
+    place: &place::Place,
+    number: u64,
+    queue: std::sync::Arc<tokio::sync::Mutex<Option<tokio::time::Instant>>>,
+    bound: &crate::bound::Bound,
+) -> crate::error::Result<Option<issue::Issue>> {
+    match place.kind {
+        Kind::Github => github::issue::read(place, number, queue).await,
+        Kind::Gitlab => gitlab::issue::read(place, number, queue, bound).await,
+        Kind::Forgejo => forgejo::issue::read(place, number, queue, bound).await,
+    }
 }

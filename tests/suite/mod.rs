@@ -48,6 +48,8 @@ mod end_to_end;
 #[cfg(target_os = "linux")]
 mod eval_attacks;
 #[cfg(target_os = "linux")]
+mod eval_issues;
+#[cfg(target_os = "linux")]
 mod eval_mine;
 #[cfg(target_os = "linux")]
 mod eval_swebench;

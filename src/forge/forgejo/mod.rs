@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod checks;
 pub mod feedback;
 pub mod init;
+pub mod issue;
 pub mod listing;
 pub mod place;
 pub mod pr;

@@ -12,6 +12,7 @@ pub mod campaign;
 pub mod checks;
 pub mod feedback;
 pub mod init;
+pub mod issue;
 pub mod listing;
 pub mod pr;
 pub mod query;

@@ -78,6 +78,14 @@ fn repo_op(
             (200, paged(all))
         }
         "repoCreatePullRequest" => super::pulls::create(st, base, (me, repo), b, writer),
+        // A PR is an issue too, as Forgejo answers.
+        "issueGetIssue" => match (st.issues.iter().find(|i| i.0 == repo && i.1 == index), st.pull(repo, index)) {
+            (Some((_, n, title, body)), _) => {
+                (200, json!({"number": n, "title": title, "body": body, "state": "open"}))
+            }
+            (None, Some(x)) => (200, json!({"number": x.number, "title": x.title, "body": x.body, "pull_request": {}})),
+            (None, None) => msg(404, "GetIssueByIndex"),
+        },
         "repoGetPullRequest" => match st.pull(repo, index) {
             Some(x) => (200, entities::pull(st, x, base)),
             None => msg(404, "GetPullRequestByIndex"),

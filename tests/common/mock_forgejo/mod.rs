@@ -177,6 +177,15 @@ impl MockForgejo {
         self.repo_mut(full_name, |r| r.protections.push((branch.to_string(), approvals, contexts)));
     }
 
+    /// An issue of `full_name` (not a PR); its number.
+    pub fn add_issue(&self, full_name: &str, title: &str, body: &str) -> u64 {
+        let mut st = self.state();
+        let repo = st.repo(full_name).expect("no such repository").id;
+        let n = st.next_number(repo);
+        st.issues.push((repo, n, title.to_string(), body.to_string()));
+        n
+    }
+
     /// An open PR into `full_name` by `author` from `head` in `head_repo` (a fork) or the
     /// repository itself; its number.
     pub fn add_pull(

@@ -100,6 +100,8 @@ pub struct State {
     pub tokens: Vec<(String, u64)>,
     pub repos: Vec<Repo>,
     pub pulls: Vec<Pull>,
+    /// Issues that are not PRs: (repository id, number, title, body).
+    pub issues: Vec<(u64, u64, String, String)>,
     pub comments: Vec<Comment>,
     pub reviews: Vec<Review>,
     pub statuses: Vec<Status>,
@@ -149,7 +151,8 @@ impl State {
 
     /// The next issue number of a repository (PRs and issues share them).
     pub fn next_number(&self, repo: u64) -> u64 {
-        self.pulls.iter().filter(|p| p.repo == repo).map(|p| p.number).max().unwrap_or(0) + 1
+        let pulls = self.pulls.iter().filter(|p| p.repo == repo).map(|p| p.number);
+        pulls.chain(self.issues.iter().filter(|i| i.0 == repo).map(|i| i.1)).max().unwrap_or(0) + 1
     }
 
     pub fn pull_mut(&mut self, repo: u64, number: u64) -> Option<&mut Pull> {

@@ -113,6 +113,8 @@ pub struct MockRepo {
     pub required_reviews: u64,
     /// The contexts a `required_status_checks` rule names.
     pub required_checks: Vec<String>,
+    /// Issues (not pull requests): number to (title, body).
+    pub issues: BTreeMap<u64, (String, String)>,
 }
 
 impl MockRepo {

@@ -282,6 +282,10 @@ fn repo_route(r: &mut MockRepo, full: &str, m: &str, rest: &[&str], body: &Value
             Some(n) => merge(r, n, body),
             None => (404, msg("Not Found")),
         },
+        ("GET", ["issues", n]) => match num(n).and_then(|n| r.issues.get(&n).map(|i| (n, i))) {
+            Some((n, (title, body))) => (200, json!({"number": n, "title": title, "body": body, "state": "closed"})),
+            None => (404, msg("Not Found")),
+        },
         ("POST", ["issues", n, "comments"]) => match num(n).and_then(|n| r.prs.get_mut(&n)) {
             Some(_) if !body["body"].is_string() => (422, msg("Validation Failed: body is missing")),
             Some(p) => {

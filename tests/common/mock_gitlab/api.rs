@@ -93,6 +93,7 @@ enum Route {
     Me,
     Member,
     TokenSelf,
+    GetIssue,
 }
 
 fn route_of(op: &Op) -> Route {
@@ -128,6 +129,7 @@ fn route_of(op: &Op) -> Route {
         ("GET", "/api/v4/user") => Route::Me,
         ("GET", "/api/v4/projects/{id}/members/all/{user_id}") => Route::Member,
         ("GET", "/api/v4/personal_access_tokens/self") => Route::TokenSelf,
+        ("GET", "/api/v4/projects/{id}/issues/{issue_iid}") => Route::GetIssue,
         (m, t) => panic!("the description has {m} {t}, which the stand-in does not serve"),
     }
 }
@@ -237,6 +239,7 @@ fn answer(
         Route::MergeMr => merge::merge(&mut ctx),
         Route::DeleteBranch => merge::delete_branch(&mut ctx),
         Route::GetBranch => approvals::branch(&ctx),
+        Route::GetIssue => approvals::issue(&ctx),
         Route::Approvals => approvals::approvals(&ctx),
         Route::ListNotes => notes::list(&ctx),
         Route::CreateNote => notes::create(&mut ctx),

@@ -53,7 +53,29 @@ pub fn branch(ctx: &Ctx) -> Result<Reply, Reply> {
     ))
 }
 
+/// Issue `:issue_iid` of a project the caller can see (GitLab's 404 otherwise).
+pub fn issue(ctx: &Ctx) -> Result<Reply, Reply> {
+    let project = ctx.project()?;
+    let iid: u64 = ctx.path.get("issue_iid").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let Some((_, _, title, description)) = ctx.st.issues.iter().find(|i| i.0 == project && i.1 == iid) else {
+        return Err(Reply::message(404, "404 Issue Not Found"));
+    };
+    let p = ctx.st.project_by_id(project).expect("a visible project exists");
+    Ok(Reply::json(
+        200,
+        json!({"id": 1000 + iid, "iid": iid, "project_id": project, "title": title, "description": description,
+            "state": "opened", "web_url": format!("{}/{}/-/issues/{iid}", ctx.base, p.path)}),
+    ))
+}
+
 impl MockGitLab {
+    /// An issue `iid` of `project`.
+    pub fn add_issue(&self, project: &str, iid: u64, title: &str, description: &str) {
+        let mut st = self.state();
+        let id = st.project(project).expect("no such project").id;
+        st.issues.push((id, iid, title.to_string(), description.to_string()));
+    }
+
     /// `username` (created when missing) approves merge request `iid` of `project`.
     pub fn approve(&self, project: &str, iid: u64, username: &str) {
         let user = self.state().ensure_user(username, false);

@@ -157,6 +157,8 @@ pub struct State {
     pub users: Vec<User>,
     pub tokens: HashMap<String, TokenRecord>,
     pub mrs: Vec<Mr>,
+    /// Issues: (project id, iid, title, description).
+    pub issues: Vec<(u64, u64, String, String)>,
     pub notes: Vec<Note>,
     pub drafts: Vec<Draft>,
     /// A draft note the caller writes, by hand, right after its next draft over the API: the
