@@ -108,11 +108,7 @@ pub fn junit(all: &[Outcome]) -> std::io::Result<String> {
         }
         report.add_testsuite(suite.build());
     }
-    let mut buf = Vec::new();
-    report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
-    String::from_utf8(buf)
-        .map(|x| crate::output::junit::valid_chars(&crate::output::junit::fix_times(&x)))
-        .map_err(std::io::Error::other)
+    crate::output::junit::xml(report)
 }
 
 /// Write the three reports into `dir`, each by descriptor (a link planted in a report's place

@@ -214,11 +214,7 @@ fn junit(r: &FleetReport) -> std::io::Result<String> {
         suite.add_testcase(case.build());
         report.add_testsuite(suite.build());
     }
-    let mut buf = Vec::new();
-    report.build().write_xml(&mut buf).map_err(std::io::Error::other)?;
-    String::from_utf8(buf)
-        .map(|x| crate::output::junit::valid_chars(&crate::output::junit::fix_times(&x)))
-        .map_err(std::io::Error::other)
+    crate::output::junit::xml(report)
 }
 
 /// Merge shard reports into one aggregate.
