@@ -65,6 +65,10 @@ pub enum Code {
     /// The model's answer never satisfied the job's `output:` schema.
     #[serde(rename = "E_OUTPUT")]
     Output,
+    /// Telemetry could not be exported (or its variables are wrong): a warning, never the
+    /// run's outcome.
+    #[serde(rename = "E_TELEMETRY")]
+    Telemetry,
     /// hone itself failed (a worker panicked): a bug to report, with the logs.
     #[serde(rename = "E_INTERNAL")]
     Internal,
@@ -92,6 +96,7 @@ impl Code {
             Code::Mcp => "E_MCP",
             Code::Blocked => "E_BLOCKED",
             Code::Output => "E_OUTPUT",
+            Code::Telemetry => "E_TELEMETRY",
             Code::Internal => "E_INTERNAL",
         }
     }

@@ -71,6 +71,7 @@ pub(crate) mod schema;
 pub(crate) mod screen;
 pub(crate) mod shared;
 pub(crate) mod spec;
+pub(crate) mod telemetry;
 pub(crate) mod tools;
 pub(crate) mod validate;
 pub(crate) mod verify;

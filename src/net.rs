@@ -127,23 +127,33 @@ pub fn builder_with(url: &str, s: &Settings) -> Result<reqwest::ClientBuilder, H
     Ok(b)
 }
 
-/// The certificates of the PEM bundle at `path` (`SSL_CERT_FILE`).
-fn bundle(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, HoneError> {
+/// The bytes of the PEM bundle at `path` (`SSL_CERT_FILE`), read bounded (a regular file or
+/// not, at most `MAX_BUNDLE`).
+pub fn read_bundle(path: &std::path::Path) -> Result<Vec<u8>, HoneError> {
     use std::io::Read;
-    let bad = |why: String| {
-        HoneError::new(Code::Spec, format!("SSL_CERT_FILE `{}` {why}", path.display()))
-            .hint("point SSL_CERT_FILE at a PEM file of CA certificates (the system's bundle with your CA added), or unset it")
-    };
     let mut pem = Vec::new();
     std::fs::File::open(path)
         .and_then(|f| f.take(MAX_BUNDLE + 1).read_to_end(&mut pem))
-        .map_err(|e| bad(format!("cannot be read: {e}")))?;
+        .map_err(|e| bad_bundle(path, format!("cannot be read: {e}")))?;
     if pem.len() as u64 > MAX_BUNDLE {
-        return Err(bad(format!("is larger than {} MiB", MAX_BUNDLE >> 20)));
+        return Err(bad_bundle(path, format!("is larger than {} MiB", MAX_BUNDLE >> 20)));
     }
-    let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| bad(format!("is not a PEM bundle: {e}")))?;
+    Ok(pem)
+}
+
+fn bad_bundle(path: &std::path::Path, why: String) -> HoneError {
+    HoneError::new(Code::Spec, format!("SSL_CERT_FILE `{}` {why}", path.display())).hint(
+        "point SSL_CERT_FILE at a PEM file of CA certificates (the system's bundle with your CA added), or unset it",
+    )
+}
+
+/// The certificates of the PEM bundle at `path` (`SSL_CERT_FILE`).
+fn bundle(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, HoneError> {
+    let pem = read_bundle(path)?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| bad_bundle(path, format!("is not a PEM bundle: {e}")))?;
     if certs.is_empty() {
-        return Err(bad("holds no PEM certificate".into()));
+        return Err(bad_bundle(path, "holds no PEM certificate".into()));
     }
     Ok(certs)
 }

@@ -13,6 +13,9 @@ macro_rules! print {
 mod eval;
 mod memory;
 mod recover;
+mod signals;
+
+use signals::spawn_signal_handler;
 
 use crate::cli::{Cli, Command, EvalAction, FleetAction, FleetArgs, PrsAction, RunArgs};
 use crate::env::RunEnv;
@@ -54,6 +57,9 @@ pub fn main(cli: Cli) -> i32 {
     }));
     crate::git::isolate_config();
     let redactor = Redactor::new();
+    // The OTLP headers' values (a collector's key): masked in everything hone writes.
+    let env_now = RunEnv::from_process();
+    crate::telemetry::config::header_secrets(|k| env_now.var(k)).iter().for_each(|s| redactor.add(s));
     crate::logging::init(cli.verbose, cli.quiet, redactor.clone());
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -66,7 +72,7 @@ pub fn main(cli: Cli) -> i32 {
         }
     };
     let quiet = cli.quiet;
-    rt.block_on(async move {
+    let code = rt.block_on(async move {
         match cli.command {
             Command::Validate { file } => validate(&file),
             Command::Init { dir, model, forge } => init(dir, &model, forge),
@@ -90,7 +96,11 @@ pub fn main(cli: Cli) -> i32 {
             Command::Fleet { action, args } => fleet(action, args, quiet, redactor).await,
             Command::Run(args) => run(args, quiet, redactor).await,
         }
-    })
+    });
+    // Whatever a blocking thread still waits on (a collector's name being resolved at the very
+    // end) does not keep the process: everything the command does was awaited.
+    rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
 }
 
 /// `hone run`: one job; the result line on stdout (or the JSONL events with `--json`).
@@ -368,29 +378,4 @@ fn validate(file: &std::path::Path) -> i32 {
             exit::INVALID_INPUT
         }
     }
-}
-
-/// SIGINT/SIGTERM cancel the run (it stops in order and writes its reports); a second exits at once.
-fn spawn_signal_handler(cancel: CancellationToken) {
-    tokio::spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
-            tracing::warn!("cannot install signal handlers");
-            return;
-        };
-        let mut seen = false;
-        loop {
-            tokio::select! {
-                _ = int.recv() => {}
-                _ = term.recv() => {}
-            }
-            if seen {
-                eprintln!("hone: second signal, exiting now");
-                std::process::exit(exit::INTERRUPTED);
-            }
-            seen = true;
-            tracing::warn!("signal received: stopping (a second signal exits at once)");
-            cancel.cancel();
-        }
-    });
 }

@@ -162,6 +162,8 @@ async fn agent_run(
     (job.task, job.repo.path, job.repo.scratch, job.git.push, job.git.commit) =
         (task.problem_statement.clone(), Some(root.clone()), false, false, true);
     let mut req = Request::new(Source::Job(Box::new(job)), c.env.clone(), c.cancel.child_token(), c.redactor.clone());
+    // An evaluation's runs are not the team's runs: none of them goes to its dashboards.
+    req.telemetry = crate::telemetry::Link::Off;
     (req.report_dir, req.dry_run, req.env_repo) = (Some(place.join("reports")), true, false);
     let ran = run::run(req, Sinks { events: EventSinks::default(), commands: None }, Default::default()).await;
     let after = match (&ran.record.commit, &ran.record.saved_ref) {

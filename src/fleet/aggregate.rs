@@ -84,6 +84,9 @@ pub struct RepoResult {
     /// checks (the repository a second or third try rescued).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rescued_by: Option<u32>,
+    /// What its run spent: tokens in, out and cached, cost, turns, model requests, duration.
+    #[serde(default)]
+    pub spend: crate::record::Spend,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,6 +104,15 @@ pub struct FleetReport {
     /// With `attempts:`: the repositories a later try rescued (the first try failed its checks).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rescued: usize,
+    /// What the campaign spent: the repositories' spends summed (the duration is the runs' total).
+    #[serde(default)]
+    pub spend: crate::record::Spend,
+    /// The OpenTelemetry trace the fleet was exported as; absent when telemetry is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::record::TraceRef>,
+    /// What went wrong beside the repositories (telemetry's export).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub repos: Vec<RepoResult>,
 }
 
@@ -135,7 +147,12 @@ pub fn build(
     }
     let costs: Vec<f64> = repos.iter().filter_map(|r| r.cost_usd).collect();
     let cost_usd = (!costs.is_empty()).then(|| (costs.iter().sum::<f64>() * 1e6).round() / 1e6);
+    let mut spend = crate::record::Spend::default();
+    repos.iter().for_each(|r| spend.add(&r.spend));
     FleetReport {
+        spend,
+        trace: None,
+        warnings: Vec::new(),
         cost_usd,
         rescued: repos.iter().filter(|r| r.rescued_by.is_some()).count(),
         schema_version: 1,
@@ -159,12 +176,27 @@ pub fn write(dir: &Path, r: &FleetReport) -> std::io::Result<()> {
         ("fleet.json", serde_json::to_string_pretty(r).map_err(std::io::Error::other)?),
         ("fleet-junit.xml", junit(r)?),
         ("fleet-summary.md", summary(r)),
+        ("fleet.env", crate::output::dotenv::render(&ci_outputs(r))),
     ];
     for (name, text) in files {
         hold_before(name);
         super::journal::write_durably(&d, name, text.as_bytes())?;
     }
     Ok(())
+}
+
+/// What CI reads of a fleet (the step's outputs under Actions, GitLab's dotenv report): its exit
+/// code, how many repositories and how many failed, its trace, and the campaign's spend.
+pub fn ci_outputs(r: &FleetReport) -> Vec<(&'static str, String)> {
+    let failed = r.repos.iter().filter(|x| x.status == RepoStatus::Failed).count();
+    let mut out = vec![
+        ("exit-code", r.exit_code.to_string()),
+        ("repositories", r.repos.len().to_string()),
+        ("failed", failed.to_string()),
+        ("trace-id", r.trace.as_ref().map(|t| t.trace_id.clone()).unwrap_or_default()),
+    ];
+    out.extend(r.spend.outputs());
+    out
 }
 
 /// Debug builds (the test suite's) only: with `HONE_TEST_FLEET_HOLD=<file>:<marker>`, stop for
@@ -261,6 +293,7 @@ pub(crate) mod tests {
             resumed: false,
             dry_run: false,
             rescued_by: None,
+            spend: Default::default(),
         }
     }
 

@@ -214,6 +214,7 @@ fn unfinished(p: &Planned) -> RepoResult {
         dry_run: false,
         rescued_by: None,
         output: None,
+        spend: Default::default(),
     }
 }
 

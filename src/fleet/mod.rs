@@ -14,6 +14,7 @@ pub mod prs;
 pub mod resolve;
 mod resume;
 pub mod spec;
+mod trace;
 mod usage;
 
 use crate::error::{Code, HoneError};
@@ -23,7 +24,7 @@ use crate::run::{self, EventSinks, Request, Sinks};
 use aggregate::{RepoResult, RepoStatus};
 use outcome::{failed, result_from_outcome, shown};
 use resume::{digest, previous_results, select};
-use spec::{Source, Target};
+use spec::{JobFile, Source, Target, read_job};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +63,7 @@ fn target_place(c: &Ctx, url: &str) -> crate::forge::place::Place {
 }
 
 /// Run one repository: prepare its work tree, then the same pipeline as `hone run`.
-async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
+async fn run_one(t: Target, c: Arc<Ctx>, telemetry: crate::telemetry::Link) -> RepoResult {
     let ws = &c.fleet.workspace;
     let report_dir = layout::report_dir(ws, &t.id);
     let target_digest = c.digest_for(&t);
@@ -94,6 +95,7 @@ async fn run_one(t: Target, c: Arc<Ctx>) -> RepoResult {
     req.remote_trusted = matches!(t.source, Source::Url(_));
     req.overrides.base = t.base.clone();
     req.memory_dir = Some(layout::memory_dir(&c.fleet.workspace));
+    req.telemetry = telemetry;
     // The `--json` stream: `Events` writes it through `ci_text::Out`, neutral for the runner.
     #[allow(clippy::disallowed_methods)]
     let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
@@ -127,6 +129,8 @@ struct Ctx {
     journal: journal::Journal,
     /// The campaign's pace, when the job sets one (`pace`).
     pace: std::sync::OnceLock<pace::Pace>,
+    /// The fleet's trace and exporters, when telemetry is on.
+    trace: Option<trace::FleetTrace>,
 }
 
 impl Ctx {
@@ -172,9 +176,11 @@ impl Ctx {
             l.started(&t.id, now());
         }
         self.sample();
+        let traced = self.trace.as_ref().map(|tr| tr.repository(&t.id));
+        let link = traced.as_ref().map_or(crate::telemetry::Link::Off, |r| r.link.clone());
         let mut r = match pace::admit(self, &t) {
             pace::Admit::Run { slot } => {
-                let r = rt.block_on(run_one(t, self.clone()));
+                let r = rt.block_on(run_one(t, self.clone(), link));
                 pace::ended(self, slot, &r);
                 r
             }
@@ -193,33 +199,15 @@ impl Ctx {
         if let Some(l) = &self.live {
             l.finished(&r, now());
         }
+        // After the journal: the export may wait for the collector, the outcome must not.
+        if let (Some(tr), Some(repo)) = (&self.trace, traced) {
+            rt.block_on(tr.repository_done(repo, &r));
+        }
         if self.fleet.fail_fast && r.status == RepoStatus::Failed {
             self.cancel.cancel();
         }
         r
     }
-}
-
-/// The fleet's job, parsed, with the bytes of its file and of its policy file.
-struct JobFile {
-    job: crate::spec::Job,
-    bytes: Vec<u8>,
-    policy_bytes: Option<Vec<u8>>,
-}
-
-/// The job file and its policy file, each read once.
-fn read_job(fleet: &spec::Fleet) -> Result<JobFile, HoneError> {
-    let io = |what: &str, p: &Path, e: std::io::Error| {
-        HoneError::new(Code::Io, format!("cannot read the {what} {}: {e}", p.display()))
-    };
-    let bytes = std::fs::read(&fleet.job).map_err(|e| io("job", &fleet.job, e))?;
-    let text = String::from_utf8_lossy(&bytes);
-    let job = crate::spec::parse(&fleet.job, &text)?;
-    let policy = match &job.policy {
-        Some(p) => Some(std::fs::read(p).map_err(|e| io("policy", p, e))?),
-        None => None,
-    };
-    Ok(JobFile { job, bytes, policy_bytes: policy })
 }
 
 /// The fleet file, with `--workspace` and `--out` applied, and its URLs' secrets masked.
@@ -291,6 +279,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     );
     let (journal, started_at) = start_journal(&fleet, &job.name, &job_hash, planned, &results)?;
     let (job_name, workers, total) = (job.name.clone(), fleet.concurrency, targets.len());
+    let (trace, trace_warning) = trace::FleetTrace::start(&opts.env, &job);
     let ctx = Arc::new(Ctx {
         runs,
         fleet,
@@ -306,6 +295,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
         peak: Default::default(),
         journal,
         pace: Default::default(),
+        trace,
     });
     // Every target of the fleet file counts toward the pace, not only those this shard or this
     // `--resume` runs: their PRs were opened by the same campaign.
@@ -316,10 +306,19 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     results.extend(run_all(targets, workers, ctx.clone()).await);
     let interrupted = opts.cancel.is_cancelled() && !ctx.fleet.fail_fast;
     let elapsed = started.elapsed().as_millis() as u64;
-    let report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
+    let mut report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
+    report.warnings.extend(trace_warning);
+    if let Some(t) = &ctx.trace {
+        t.finish(&mut report).await;
+    }
     let out = &ctx.fleet.out;
     aggregate::write(out, &report)
         .map_err(|e| HoneError::new(Code::Io, format!("cannot write the fleet reports: {e}")))?;
+    if let Some(p) = &opts.env.actions_output
+        && let Err(e) = crate::output::actions::write_outputs(p, &aggregate::ci_outputs(&report))
+    {
+        tracing::warn!("cannot write GITHUB_OUTPUT: {e}");
+    }
     let counts: Vec<String> = report.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let line = format!(
         "hone fleet: {} repositories: {} (exit {}); reports in {}",

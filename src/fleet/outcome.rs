@@ -41,6 +41,7 @@ pub(super) fn result_from_outcome(
         duration_ms: report.duration_ms,
         tokens: report.usage.total_tokens,
         cost_usd: report.cost.map(|c| c.usd),
+        spend: report.spend(),
         dry_run,
         output: report.output.clone(),
         rescued_by: report
@@ -79,5 +80,6 @@ pub(super) fn failed(t: &Target, code: Code, msg: &str, job_hash: &str, report_d
         resumed: false,
         dry_run: false,
         rescued_by: None,
+        spend: Default::default(),
     }
 }

@@ -1,5 +1,6 @@
 //! The fleet file (version 1): one job across many repositories.
 
+use crate::error::{Code, HoneError};
 use crate::spec::{Diagnostic, yaml};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -201,6 +202,28 @@ pub fn load(path: &Path) -> Result<Fleet, Vec<Diagnostic>> {
         out: resolve(raw.out.as_deref().or(raw.workspace.as_deref()).unwrap_or(".hone/fleet")),
         fail_fast: raw.fail_fast.unwrap_or(false),
     })
+}
+
+/// The fleet's job, parsed, with the bytes of its file and of its policy file.
+pub(super) struct JobFile {
+    pub job: crate::spec::Job,
+    pub bytes: Vec<u8>,
+    pub policy_bytes: Option<Vec<u8>>,
+}
+
+/// The job file and its policy file, each read once.
+pub(super) fn read_job(fleet: &Fleet) -> Result<JobFile, HoneError> {
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        HoneError::new(Code::Io, format!("cannot read the {what} {}: {e}", p.display()))
+    };
+    let bytes = std::fs::read(&fleet.job).map_err(|e| io("job", &fleet.job, e))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let job = crate::spec::parse(&fleet.job, &text)?;
+    let policy = match &job.policy {
+        Some(p) => Some(std::fs::read(p).map_err(|e| io("policy", p, e))?),
+        None => None,
+    };
+    Ok(JobFile { job, bytes, policy_bytes: policy })
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 pub mod autofix;
 pub mod campaign;
+pub mod ci;
 pub mod credential;
 pub mod feedback;
 pub mod forgejo;

@@ -79,12 +79,13 @@ pub fn read_outputs(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// The step's outputs (every one `action.yml` declares): the outcome, then what it spent.
 pub fn outputs(
     r: &RunRecord,
     pr: Option<&crate::protocol::PrReport>,
     report_dir: &Path,
 ) -> Vec<(&'static str, String)> {
-    vec![
+    let mut out = vec![
         ("status", r.status.as_str().to_string()),
         ("exit-code", r.exit_code.to_string()),
         ("changed", (!r.files_changed.is_empty() && r.commit.is_some()).to_string()),
@@ -99,7 +100,10 @@ pub fn outputs(
         // The validated answer, as compact JSON: read it with `fromJSON` or through `env:`.
         ("result", r.output.as_ref().map(|v| v.to_string()).unwrap_or_default()),
         ("review-url", r.review.as_ref().and_then(|v| v.url.clone()).unwrap_or_default()),
-    ]
+        ("trace-id", r.trace.as_ref().map(|t| t.trace_id.clone()).unwrap_or_default()),
+    ];
+    out.extend(r.spend().outputs());
+    out
 }
 
 /// `::error file=…,line=…::` for failing checks, where output names a file in the repo (≤ 10).
@@ -164,5 +168,21 @@ mod tests {
             back,
             vec![("earlier".into(), "1".into()), ("summary".into(), tricky), ("status".into(), "success".into())]
         );
+    }
+
+    /// Every output hone writes is one `action.yml` declares, read from the step that runs hone.
+    #[test]
+    fn action_yml_declares_every_output_hone_writes() {
+        let yml: serde_json::Value = serde_saphyr::from_str(include_str!("../../action.yml")).unwrap();
+        let declared = yml["outputs"].as_object().expect("action.yml has outputs");
+        let r = RunRecord::new("j", "r", String::new());
+        let written = outputs(&r, None, Path::new("out"));
+        for (name, _) in &written {
+            let value = declared.get(*name).map(|o| o["value"].as_str().unwrap_or_default());
+            assert_eq!(value, Some(format!("${{{{ steps.run.outputs.{name} }}}}").as_str()), "{name}");
+        }
+        for name in ["input-tokens", "output-tokens", "cached-tokens", "cost-usd", "turns", "model-requests"] {
+            assert!(written.iter().any(|(n, _)| *n == name), "{name} is written");
+        }
     }
 }

@@ -14,6 +14,7 @@ pub const REPORT_FILES: &[&str] = &[
     "report.json",
     "junit.xml",
     "gl-code-quality.json",
+    "hone.env",
     "summary.md",
     "events.jsonl",
     "transcript.jsonl",

@@ -6,6 +6,7 @@ pub mod actions;
 pub mod chart;
 pub mod code_quality;
 pub mod dir;
+pub mod dotenv;
 pub mod findings;
 pub mod junit;
 pub mod summary;
@@ -101,10 +102,20 @@ fn write_reports(
     let findings = code_quality::render(record, repo_root, redactor)?;
     dir.write("gl-code-quality.json", redactor.apply(&findings).as_bytes())?;
     dir.write("summary.md", redactor.apply(&summary::render(record)).as_bytes())?;
+    dir.write("hone.env", redactor.apply(&dotenv::render(&dotenv_pairs(record))).as_bytes())?;
     if !said.is_empty() {
         dir.write("transcript.jsonl", transcript::jsonl(said, redactor).as_bytes())?;
     }
     dir.write("events.jsonl", events.jsonl().as_bytes())
+}
+
+/// What GitLab's dotenv report carries: the outcome, the change and the PR, and the spend.
+fn dotenv_pairs(r: &RunRecord) -> Vec<(&'static str, String)> {
+    let keep = ["status", "exit-code", "changed", "commit", "branch", "pr-number", "pr-url", "trace-id"];
+    let mut pairs: Vec<(&str, String)> =
+        actions::outputs(r, r.pr.as_ref(), Path::new("")).into_iter().filter(|(k, _)| keep.contains(k)).collect();
+    pairs.extend(r.spend().outputs());
+    pairs
 }
 
 /// Each try's patch and transcript.

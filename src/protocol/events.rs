@@ -68,6 +68,11 @@ pub enum Event {
         to: super::record::State,
         reason: String,
     },
+    /// A stage of the run began (and the one before it in the same lane ended). With
+    /// `attempts:`, each try's `environment`, `session` and `land` carry its `try`.
+    Stage {
+        stage: Stage,
+    },
     RunStarted {
         job: String,
         repo: String,
@@ -220,6 +225,31 @@ pub enum Event {
         exit_code: i32,
         duration_ms: u64,
     },
+}
+
+/// The stages of a run after intake, in their order (`Event::Stage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    /// The run's branch, setup, the tools and the baseline.
+    Environment,
+    /// The model's turns and the verification rounds.
+    Session,
+    /// The guards, then the commit (or saved work), and the checkout put back.
+    Land,
+    /// The push and the PR.
+    Ship,
+}
+
+impl Stage {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stage::Environment => "environment",
+            Stage::Session => "session",
+            Stage::Land => "land",
+            Stage::Ship => "ship",
+        }
+    }
 }
 
 /// One connection through hone's egress proxy, as it ended (the `egress` event).

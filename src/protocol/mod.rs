@@ -6,7 +6,7 @@ mod events;
 mod kinds;
 mod record;
 
-pub use events::{Connection, Event, EventRecord};
+pub use events::{Connection, Event, EventRecord, Stage};
 pub use kinds::{FaultClass, FaultKind, ModelErrorKind};
 pub use record::*;
 pub mod transcript;

@@ -8,9 +8,11 @@ pub mod instructions;
 pub mod memory;
 mod models;
 pub mod network;
+pub mod spend;
 mod status;
 pub mod tries;
 
+pub use spend::{Spend, TraceRef};
 pub use status::Status;
 
 use crate::error::{Code, HoneError};
@@ -239,6 +241,9 @@ pub struct RunRecord {
     /// The try whose change landed, and why; absent for a job of one try, and when no try's could.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen: Option<tries::Choice>,
+    /// The OpenTelemetry trace the run was exported as; absent when telemetry is off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<spend::TraceRef>,
 }
 
 impl RunRecord {
@@ -298,6 +303,7 @@ impl RunRecord {
             change: Default::default(),
             output: None,
             output_check: None,
+            trace: None,
             review: None,
             memory: Default::default(),
             instructions: vec![],

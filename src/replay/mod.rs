@@ -212,6 +212,8 @@ async fn run(
     let env = Arc::new(crate::env::RunEnv::from_vars(vars.collect()));
     let mut req = Request::new(Source::Job(Box::new(settled.job)), env, cancel, redactor);
     (req.dry_run, req.report_dir) = (true, Some(report_dir));
+    // A replay is not a run of the job: nothing of it goes to the team's dashboards.
+    req.telemetry = crate::telemetry::Link::Off;
     let hooks = Hooks { model: Some(replayer.clone()), policy: Some(Box::new(settled.policy)) };
     let progress = (!quiet).then(|| crate::progress::Progress::stderr(false));
     let sinks = Sinks { events: EventSinks { progress, ..Default::default() }, commands: None };

@@ -16,6 +16,7 @@ mod session;
 mod ship;
 pub mod state;
 mod summarize;
+mod telemetry;
 mod transcript;
 mod tries;
 
@@ -23,7 +24,7 @@ pub use request::{EventSinks, Hooks, Overrides, Request, RunOutcome, Sinks, Sour
 
 use crate::events::{Events, now_rfc3339};
 use crate::output;
-use crate::protocol::Event;
+use crate::protocol::{Event, Stage};
 use crate::record::{RunRecord, Status};
 use handoff::{Scope, Start, Work};
 use state::{Run, State};
@@ -36,7 +37,7 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
     let Sinks { events, mut commands } = sinks;
     let (scope, start) = match intake::intake(&req, events, hooks).await {
         Ok(i) => i,
-        Err(f) => return intake_failed(*f, &req, commands.as_mut(), started, started_at),
+        Err(f) => return intake_failed(*f, &req, commands.as_mut(), started, started_at).await,
     };
     if let Some(out) = commands.as_mut() {
         for c in output::actions::mask_commands(&scope.redactor.values()) {
@@ -77,6 +78,7 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
     let pr = if let Work::Do(Some(target)) = &work { Some(target) } else { None };
     let orders =
         ship::Orders { dry_run: req.dry_run, env_repo: req.env_repo, remote_trusted: req.remote_trusted, autofix: pr };
+    scope.events.emit(Event::Stage { stage: Stage::Ship });
     let status = ship::ship_if_verified(&scope, orders, status, &mut run).await;
     // The paths memory may name are the base's; in autofix, those of the PR's base as the forge
     // names it, never of its head (its author's, or hone's earlier work with files a model
@@ -85,8 +87,19 @@ pub async fn run(req: Request, sinks: Sinks, hooks: Hooks) -> RunOutcome {
         Some(t) => t.base_sha.as_ref().ok().and_then(|sha| git2::Oid::from_str(sha).ok()),
         None => git2::Oid::from_str(&run.record.base_sha).ok(),
     };
-    let record = conclude(&scope, &mut run, status, paths_at);
-    publish(&scope, run, record, commands.as_mut())
+    let mut record = conclude(&scope, &mut run, status, paths_at);
+    let said = run.transcript.with_header(&record, &scope.job, &scope.policy);
+    let ended = telemetry::Ended {
+        req: &req,
+        events: &scope.events,
+        said: &said,
+        redactor: &scope.redactor,
+        job: &scope.job.telemetry,
+        root: Some(scope.ws.root()),
+        budget_left: scope.job.limits.max_wall_time.saturating_sub(started.elapsed()),
+    };
+    telemetry::export(ended, &mut record).await;
+    publish(&scope, record, &said, &run.try_files, commands.as_mut())
 }
 
 /// What the stages after intake start from, besides the model.
@@ -107,6 +120,7 @@ async fn work_on(
     o: FromIntake<'_>,
     run: &mut Run,
 ) -> Result<Status, crate::error::HoneError> {
+    s.events.emit(Event::Stage { stage: Stage::Environment });
     let checkout = environment::check_out(s, pr, o.ignored, run).await?;
     let begin = environment::Begin { saved: o.saved, with_history: !o.history.is_empty(), baseline: None };
     let (status, setup_jail) = match environment::prepare(s, s.lane(), o.jail, &checkout, o.map, begin, run).await {
@@ -126,6 +140,7 @@ async fn work_on(
                     let trusted = guidance.clone().ok();
                     let memory = if o.history.is_empty() { recall(s, pr, trusted, checkout.base, run) } else { None };
                     let opening = session::Opening { map, history: o.history, note, touched, memory, guidance };
+                    s.events.emit(Event::Stage { stage: Stage::Session });
                     session::run(
                         s,
                         s.lane(),
@@ -137,6 +152,7 @@ async fn work_on(
                     .await
                 }
             };
+            s.events.emit(Event::Stage { stage: Stage::Land });
             land::close(tools, run).await;
             (land::land(s, git_guard, ended, checkout.base, run).await, setup_jail)
         }
@@ -175,7 +191,7 @@ fn recall(
 }
 
 /// An intake failure still ends with reports (where a report dir is known) that say why.
-fn intake_failed(
+async fn intake_failed(
     f: intake::Failure,
     req: &Request,
     commands: Option<&mut crate::ci_text::Out>,
@@ -190,6 +206,16 @@ fn intake_failed(
     record.errors.push(redactor.error(f.error.clone()));
     record.summary = redactor.apply(&summarize::intake_failed(&record.errors));
     record.seal(started.elapsed());
+    let ended = telemetry::Ended {
+        req,
+        events: &events,
+        said: &[],
+        redactor,
+        job: &f.telemetry.clone().unwrap_or_default(),
+        root: req.repo.as_deref(),
+        budget_left: std::time::Duration::ZERO,
+    };
+    telemetry::export(ended, &mut record).await;
     let sinks = output::Sinks {
         dir: f.report_dir.as_ref(),
         events: &events,
@@ -269,13 +295,18 @@ fn conclude(s: &Scope, run: &mut Run, status: Status, paths_at: Option<git2::Oid
 }
 
 /// The sealed record, and what was said, out through the one writer.
-fn publish(s: &Scope, run: Run, record: RunRecord, commands: Option<&mut crate::ci_text::Out>) -> RunOutcome {
+fn publish(
+    s: &Scope,
+    record: RunRecord,
+    said: &[crate::protocol::transcript::Entry],
+    tries: &[output::TryFiles],
+    commands: Option<&mut crate::ci_text::Out>,
+) -> RunOutcome {
     let message = (record.status == Status::InvalidInput)
         .then(|| record.errors.first().map(|e| s.redactor.apply(&e.render())))
         .flatten();
-    let said = run.transcript.with_header(&record, &s.job, &s.policy);
     let sinks = output::Sinks {
-        tries: &run.try_files,
+        tries,
         dir: Some(&s.report_dir),
         events: &s.events,
         redactor: &s.redactor,
@@ -283,6 +314,6 @@ fn publish(s: &Scope, run: Run, record: RunRecord, commands: Option<&mut crate::
         repo_root: Some(s.ws.root()),
         commands,
     };
-    let published = output::publish(&record, &said, sinks);
+    let published = output::publish(&record, said, sinks);
     RunOutcome { exit_code: published.exit_code, line: published.line, message, record: Box::new(record) }
 }

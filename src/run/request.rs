@@ -73,6 +73,8 @@ pub struct Request {
     /// Where hone's memory of repositories is kept (`--memory-dir`, a fleet's workspace);
     /// `None`: the default place for this environment.
     pub memory_dir: Option<PathBuf>,
+    /// Where the run's trace and metrics go (its own exporters, a fleet's, or nowhere).
+    pub telemetry: crate::telemetry::Link,
 }
 
 impl Request {
@@ -92,6 +94,7 @@ impl Request {
             cancel,
             redactor,
             memory_dir: None,
+            telemetry: crate::telemetry::Link::Own,
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct Job {
     pub output: Option<super::answer::OutputSpec>,
     /// Whether the run reads and adds to hone's memory of the repository (`memory:`).
     pub memory: super::memory::MemorySpec,
+    /// OpenTelemetry export (`telemetry:`).
+    pub telemetry: super::telemetry::TelemetrySpec,
     /// The job's tries (`attempts:`): one, unless the spec or `--attempts` asks for more.
     pub attempts: super::attempts::AttemptsSpec,
 }

@@ -14,6 +14,7 @@ pub mod memory;
 mod model;
 pub mod pricing;
 pub mod raw;
+pub mod telemetry;
 pub mod yaml;
 
 use crate::error::{Code, HoneError};
@@ -203,6 +204,7 @@ impl Checker<'_> {
         let output = self.output(raw.output, dir);
         let change = raw.change.unwrap_or_default();
         let attempts = self.attempts(raw.attempts, &attempts::JobParts::of(&model, &limits, &repo, change), dir);
+        let telemetry = self.telemetry(raw.telemetry);
         Job {
             spec_path: spec_path.to_path_buf(),
             spec_sha256: String::new(),
@@ -228,6 +230,7 @@ impl Checker<'_> {
             output,
             memory: raw.memory.map(memory::MemorySpec::from).unwrap_or_default(),
             attempts,
+            telemetry,
         }
     }
 

@@ -52,6 +52,8 @@ pub struct RawJob {
     pub memory: Option<super::memory::RawMemory>,
     /// Independent tries of the task, each in its own worktree: a number, a list of tries (each with its own `model` or the job's), or `{tries, strategy: parallel | cascade}`; the repository's checks choose the one that lands (default 1).
     pub attempts: Option<super::attempts::RawAttempts>,
+    /// OpenTelemetry: whether this job exports when the environment names a collector, content capture, the flush bound, attributes of your own.
+    pub telemetry: Option<super::telemetry::RawTelemetry>,
 }
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]

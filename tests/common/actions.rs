@@ -144,3 +144,14 @@ impl Runner {
             .unwrap()
     }
 }
+
+/// A step output's value in a `GITHUB_OUTPUT` file (`name<<DELIMITER` … `DELIMITER`).
+pub fn output_value(file: &str, name: &str) -> String {
+    let mut lines = file.lines();
+    while let Some(l) = lines.next() {
+        if let Some(delim) = l.strip_prefix(&format!("{name}<<")) {
+            return lines.take_while(|x| *x != delim).collect::<Vec<_>>().join("\n");
+        }
+    }
+    panic!("no output `{name}` in {file}")
+}

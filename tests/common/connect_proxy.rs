@@ -44,7 +44,7 @@ impl Pki {
         self.dir.path().join("ca.pem")
     }
 
-    fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
+    fn acceptor(&self, alpn: &[&[u8]]) -> tokio_rustls::TlsAcceptor {
         let key = rustls::pki_types::PrivateKeyDer::Pkcs8(self.key.clone().into());
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
@@ -53,7 +53,7 @@ impl Pki {
             .with_no_client_auth()
             .with_single_cert(vec![self.cert.clone()], key)
             .unwrap();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         tokio_rustls::TlsAcceptor::from(Arc::new(config))
     }
 }
@@ -70,9 +70,18 @@ impl Drop for Task {
 /// Serve `pki`'s certificate on a port of 127.0.0.1 and pipe each connection, decrypted, to the
 /// plain-HTTP server at `upstream`. Returns the port's address.
 pub async fn tls_front(pki: &Pki, upstream: SocketAddr) -> (SocketAddr, Task) {
+    tls_front_with(pki, upstream, &[b"http/1.1"]).await
+}
+
+/// `tls_front` for an HTTP/2 server (gRPC): the front offers `h2` alone.
+pub async fn tls_front_h2(pki: &Pki, upstream: SocketAddr) -> (SocketAddr, Task) {
+    tls_front_with(pki, upstream, &[b"h2"]).await
+}
+
+async fn tls_front_with(pki: &Pki, upstream: SocketAddr, alpn: &[&[u8]]) -> (SocketAddr, Task) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let acceptor = pki.acceptor();
+    let acceptor = pki.acceptor(alpn);
     let task = tokio::spawn(async move {
         loop {
             let Ok((tcp, _)) = listener.accept().await else { continue };

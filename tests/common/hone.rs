@@ -83,7 +83,7 @@ pub(super) async fn run_hone_at(
             cmd.current_dir(dir);
         }
         // The forges' variables of the machine the tests run on (a GitHub App, GitLab CI's).
-        for var in FORGE_VARS {
+        for var in FORGE_VARS.iter().chain(&OTEL_VARS) {
             cmd.env_remove(var);
         }
         cmd.args(&argv)
@@ -147,6 +147,33 @@ pub fn spawn_job(bin: &Path, repo: &Path) -> std::process::Child {
     }
     cmd.spawn().expect("hone starts")
 }
+
+/// OpenTelemetry's variables, which the machine the tests run on may set: a test that exports
+/// names its own collector.
+const OTEL_VARS: [&str; 22] = [
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE",
+    "OTEL_SDK_DISABLED",
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+    "TRACEPARENT",
+    "TRACESTATE",
+];
 
 /// The variables that would point a test's run at a real forge or through the machine's proxy:
 /// none of them reaches hone unless the test sets it.

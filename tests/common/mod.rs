@@ -20,6 +20,9 @@
 //! - `mock_feedback`: GitHub's reviews and review comments, GitLab's notes and members, for feedback;
 //! - `mock_gitlab`: a GitLab instance (REST API and git over HTTPS) checked against GitLab's API description.
 //! - `connect_proxy`: a recording HTTP proxy, a CA the test makes and TLS in front of a stand-in.
+//! - `otlp`: an OpenTelemetry collector's stand-in (OTLP/HTTP, decoded with the official protobuf
+//!   definitions), a collector that never answers, and one that refuses; `otlp_grpc`: the same
+//!   over gRPC (tonic's server with the generated services).
 
 #![allow(dead_code)]
 
@@ -52,6 +55,8 @@ pub mod mock_github_review;
 pub mod mock_gitlab;
 pub mod mock_model;
 pub mod mock_vertex;
+pub mod otlp;
+pub mod otlp_grpc;
 pub mod path_router;
 pub mod processes;
 pub mod repo;

@@ -2,6 +2,7 @@
 //! errors until it is valid or the attempts are used up; read-only jobs (`change: none`), whose
 //! repository no tool and no command can change.
 
+use crate::common::actions::output_value;
 use crate::common::mock_model::{MockModel, call, text};
 use crate::common::*;
 use serde_json::{Value, json};
@@ -155,17 +156,6 @@ async fn a_read_only_job_whose_command_wrote_without_a_jail_fails_and_keeps_noth
     assert!(report["errors"][0]["message"].as_str().unwrap().contains("read-only job"));
     assert!(report["saved_ref"].is_null() && report["commit"].is_null());
     assert_eq!(repo.file("status.txt"), "broken\n");
-}
-
-/// A step output's value in a `GITHUB_OUTPUT` file (`name<<DELIMITER` … `DELIMITER`).
-fn output_value(file: &str, name: &str) -> String {
-    let mut lines = file.lines();
-    while let Some(l) = lines.next() {
-        if let Some(delim) = l.strip_prefix(&format!("{name}<<")) {
-            return lines.take_while(|x| *x != delim).collect::<Vec<_>>().join("\n");
-        }
-    }
-    panic!("no output `{name}` in {file}")
 }
 
 /// Marking a plan step done in a read-only job neither saves a checkpoint ref nor can roll the

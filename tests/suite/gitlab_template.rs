@@ -59,7 +59,10 @@ fn the_reports_are_the_files_hone_writes_and_are_kept_however_the_job_ends() {
     let junit: Vec<&str> = artifacts["reports"]["junit"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(junit.contains(&format!("{dir}/junit.xml").as_str()), "{junit:?}");
     assert_eq!(artifacts["reports"]["codequality"], format!("{dir}/gl-code-quality.json"));
-    for file in ["junit.xml", "gl-code-quality.json"] {
+    let dotenv: Vec<&str> =
+        artifacts["reports"]["dotenv"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(dotenv.contains(&format!("{dir}/hone.env").as_str()), "{dotenv:?}");
+    for file in ["junit.xml", "gl-code-quality.json", "hone.env"] {
         assert!(hone::output::dir::REPORT_FILES.contains(&file), "hone does not write {file}");
     }
     assert_eq!(inputs["report_dir"]["default"], ".hone/reports", "hone's default report dir");

@@ -23,6 +23,7 @@ fn result(id: &str, status: RepoStatus, secs: u64) -> RepoResult {
         resumed: false,
         dry_run: false,
         rescued_by: None,
+        spend: Default::default(),
     }
 }
 

@@ -6,6 +6,7 @@ mod autofix;
 pub mod credentials;
 pub mod gitconfig;
 pub mod locate;
+mod refuse;
 pub mod saved;
 pub mod setup;
 
@@ -18,12 +19,15 @@ use crate::model::chain::Models;
 use crate::output::dir::ReportDir;
 use crate::policy::{self, Policy};
 use crate::spec::{self, Job};
+use refuse::{read_only_fits, refuse_dirty};
 
 /// Intake failed: why, and as much as intake knew of where to report it.
 pub struct Failure {
     pub error: HoneError,
     /// The job's name, when the spec loaded.
     pub job: Option<String>,
+    /// The job's `telemetry:`, when the spec loaded (a job that opted out exports nothing).
+    pub telemetry: Option<crate::spec::telemetry::TelemetrySpec>,
     /// Where the reports go; `None` when even that could not be settled.
     pub report_dir: Option<ReportDir>,
     pub events: Option<Events>,
@@ -107,35 +111,35 @@ fn with_overrides(mut job: Job, req: &Request) -> Job {
 /// Stage 1: the job, the repository and the report dir, which is cleared of an earlier run's
 /// reports and holds `events.jsonl` from here on.
 fn stage_one(req: &Request, sinks: EventSinks) -> Result<(Job, ReportDir, Events), Box<Failure>> {
-    let early = |error: HoneError, job: Option<String>, report_dir: Option<ReportDir>| {
-        Box::new(Failure { error, job, report_dir, events: None })
+    let early = |error: HoneError, job: Option<&Job>, report_dir: Option<ReportDir>| {
+        let (name, telemetry) = (job.map(|j| j.name.clone()), job.map(|j| j.telemetry.clone()));
+        Box::new(Failure { error, job: name, telemetry, report_dir, events: None })
     };
     let mut job = match load_job(req) {
         Ok(j) => j,
         Err(e) => return Err(early(e, None, locate::fallback_report_dir(req))),
     };
-    let name = Some(job.name.clone());
     let root = match locate::repo_root(&job, req.repo.clone()) {
         Ok(r) => r,
-        Err(e) => return Err(early(e, name, locate::fallback_report_dir(req))),
+        Err(e) => return Err(early(e, Some(&job), locate::fallback_report_dir(req))),
     };
     // A live run in this checkout refuses this one before its report dir (perhaps the live
     // run's own) is emptied.
     if let Some(e) = crate::git::live_run_in(&root) {
-        return Err(early(e, name, None));
+        return Err(early(e, Some(&job), None));
     }
     job.repo.path = Some(root);
     let wanted = locate::report_dir_path(&job, req.report_dir.clone());
     let (report_dir, live) = match crate::output::dir::open_for_run(&wanted, job.repo.path.as_deref()) {
         Ok(opened) => opened,
-        Err(e) => return Err(early(e, name, None)),
+        Err(e) => return Err(early(e, Some(&job), None)),
     };
     let (id, redactor) = (uuid::Uuid::new_v4().to_string(), req.redactor.clone());
     let events = Events::new(id, redactor, sinks.json, sinks.tag, sinks.progress);
     match live {
         // Nothing was emitted yet: attaching writes nothing, so it cannot fail.
         Ok(file) => drop(events.attach_file(file)),
-        Err(e) => return Err(early(e, name, Some(report_dir))),
+        Err(e) => return Err(early(e, Some(&job), Some(report_dir))),
     }
     Ok((job, report_dir, events))
 }
@@ -150,15 +154,17 @@ pub async fn intake(req: &Request, sinks: EventSinks, hooks: Hooks) -> Result<(S
         return Err(Box::new(Failure {
             error,
             job: Some(job.name.clone()),
+            telemetry: Some(job.telemetry.clone()),
             report_dir: Some(report_dir),
             events: Some(events),
         }));
     }
     let deadline = tokio::time::Instant::now() + job.limits.max_wall_time;
-    let name = job.name.clone();
+    let (name, telemetry) = (job.name.clone(), job.telemetry.clone());
     let (rd, ev) = (report_dir.clone(), events.clone());
     let fail = move |error: HoneError| {
-        Box::new(Failure { error, job: Some(name.clone()), report_dir: Some(rd.clone()), events: Some(ev.clone()) })
+        let (job, telemetry) = (Some(name.clone()), Some(telemetry.clone()));
+        Box::new(Failure { error, job, telemetry, report_dir: Some(rd.clone()), events: Some(ev.clone()) })
     };
     let (redactor, env) = (req.redactor.clone(), req.env.clone());
     setup::collect_secrets(&redactor, &job, &env);
@@ -282,40 +288,6 @@ pub async fn first_jail(
     setup_policy.read_only_repo = false;
     let id = format!("{}-setup", site.run_id);
     crate::sandbox::start(&setup_policy, &crate::sandbox::Site { run_id: &id, ..*site }, &[], "setup", egress).await
-}
-
-/// A read-only job (`change: none`) starts from the commit as it is: no uncommitted work it would
-/// have to tell from a change, and no saved work to write into the tree.
-fn read_only_fits(job: &Job, req: &Request) -> Result<(), HoneError> {
-    if job.change != spec::answer::Change::None {
-        return Ok(());
-    }
-    if job.repo.allow_dirty {
-        return Err(HoneError::new(Code::Spec, "a read-only job (`change: none`) cannot use `repo.allow_dirty`")
-            .hint("commit or stash the changes first; a read-only job works on a clean checkout and changes nothing"));
-    }
-    if req.continue_from.is_some() {
-        return Err(HoneError::new(
-            Code::Spec,
-            "`--continue` cannot take up saved work in a read-only job (`change: none`)",
-        )
-        .hint("run it again without `--continue`, or with `--change commit`"));
-    }
-    Ok(())
-}
-
-/// A run that requires a clean work tree refuses a dirty one, naming what is uncommitted.
-fn refuse_dirty(job: &Job, ws: &Workspace, dirty: &[String]) -> Result<(), HoneError> {
-    if !job.repo.allow_dirty && !dirty.is_empty() {
-        let shown: Vec<&str> = dirty.iter().take(5).map(String::as_str).collect();
-        let more = if dirty.len() > 5 { format!(" and {} more", dirty.len() - 5) } else { String::new() };
-        return Err(HoneError::new(
-            Code::Git,
-            format!("the work tree at {} has uncommitted changes: {}{more}", ws.root().display(), shown.join(", ")),
-        )
-        .hint("commit or stash them first, or set `repo.allow_dirty: true` to start anyway"));
-    }
-    Ok(())
 }
 
 /// The model may not edit its own instructions: the job spec and the policy file.

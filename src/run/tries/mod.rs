@@ -29,12 +29,16 @@ pub struct Orders<'a> {
 /// The run's branch; the tries in their trees; the winner applied and landed; and, however that
 /// went, the trees removed and the checkout put back.
 pub async fn work_on(s: &Scope, mut o: Orders<'_>, run: &mut Run) -> Result<Status, HoneError> {
+    s.events.emit(crate::protocol::Event::Stage { stage: crate::protocol::Stage::Environment });
     let checkout = environment::check_out(s, o.pr, std::mem::take(&mut o.ignored), run).await?;
     // The git dir's own files as they were before any try's command ran.
     let git_guard = crate::guard::GitGuard::snapshot(&s.ws.git_dir());
     let map = o.map.take();
     let status = match tried(s, &o, map, &checkout, run).await {
-        Ok(ended) => land::land(s, git_guard, ended, checkout.base, run).await,
+        Ok(ended) => {
+            s.events.emit(crate::protocol::Event::Stage { stage: crate::protocol::Stage::Land });
+            land::land(s, git_guard, ended, checkout.base, run).await
+        }
         Err(e) => run.fail(&s.redactor, e),
     };
     land::restore(s, checkout, run).await;

@@ -7,6 +7,7 @@ use super::super::state::Run;
 use super::super::{environment, land, session};
 use super::trees::attempt_ref;
 use crate::error::{Code, HoneError};
+use crate::protocol::{Event, Stage};
 use crate::record::Status;
 use crate::record::tries::TryRecord;
 use crate::verify::CheckResult;
@@ -132,6 +133,7 @@ async fn live(
         }
     };
     let baseline = shared.as_ref().map(|o| o.baseline.as_slice());
+    lane.events.emit(Event::Stage { stage: Stage::Environment });
     let begin = environment::Begin { saved: None, with_history: false, baseline };
     let prepared = match environment::prepare(s, lane, jail, given.checkout, map, begin, run).await {
         Ok(r) => r,
@@ -166,9 +168,11 @@ async fn live(
             let guidance = given.checkout.guidance.clone();
             let opening = session::Opening { map, history: vec![], note: None, touched: false, memory, guidance };
             let parts = session::Parts { model: given.model, tools: &tools, checks, failed_round: Some(failed) };
+            lane.events.emit(Event::Stage { stage: Stage::Session });
             session::run(s, lane, parts, opening, base, run).await
         }
     };
+    lane.events.emit(Event::Stage { stage: Stage::Land });
     land::close(tools, run).await;
     let (status, may_save) = land::judge(s, lane, &git_guard, &ended, base, run).await?;
     let kept = if may_save && !run.record.files_changed.is_empty() { keep(s, lane, base, run).await } else { None };
