@@ -309,7 +309,7 @@ pub async fn run(opts: FleetOptions) -> Result<FleetOutcome, HoneError> {
     let mut report = aggregate::build(&job_name, &job_hash, started_at, elapsed, results, interrupted);
     report.warnings.extend(trace_warning);
     if let Some(t) = &ctx.trace {
-        t.finish(&mut report).await;
+        t.finish(&mut report, opts.cancel.is_cancelled()).await;
     }
     let out = &ctx.fleet.out;
     aggregate::write(out, &report)

@@ -71,12 +71,14 @@ impl FleetTrace {
             self.fleet,
             Span::new("repository", repo.started, SystemTime::now()).attrs(attrs).error(error),
         );
-        self.pipeline.export(tree.spans, Instant::now() + self.pipeline.flush).await;
+        if self.fleet.sampled {
+            self.pipeline.export(tree.spans, Instant::now() + self.pipeline.flush()).await;
+        }
     }
 
     /// The fleet ended: its span sent and everything flushed; the trace and any warning go in
-    /// `report`.
-    pub async fn finish(&self, report: &mut FleetReport) {
+    /// `report`. A cancelled fleet gives the collector at most a second: its reports come first.
+    pub async fn finish(&self, report: &mut FleetReport, cancelled: bool) {
         let mut tree = Tree::new(self.fleet.trace_id);
         let mut attrs = vec![
             KeyValue::new("hone.job", telemetry::bounded(&report.job)),
@@ -90,10 +92,15 @@ impl FleetTrace {
         let error = (report.exit_code != crate::exit::SUCCESS).then(|| format!("exit {}", report.exit_code));
         let span = Span::new("hone fleet", self.started, SystemTime::now()).attrs(attrs).error(error);
         tree.add_as(self.fleet.span_id, self.above, span);
-        let deadline = Instant::now() + self.pipeline.flush;
-        self.pipeline.export(tree.spans, deadline).await;
+        let bound = if cancelled {
+            self.pipeline.flush().min(std::time::Duration::from_secs(1))
+        } else {
+            self.pipeline.flush()
+        };
+        let deadline = Instant::now() + bound;
+        let sent = self.fleet.sampled && self.pipeline.export(tree.spans, deadline).await;
         let warning = self.pipeline.finish(deadline).await;
-        report.trace = Some(crate::record::TraceRef {
+        report.trace = sent.then(|| crate::record::TraceRef {
             trace_id: self.fleet.trace_id.to_string(),
             span_id: self.fleet.span_id.to_string(),
         });

@@ -109,13 +109,11 @@ fn write_reports(
     dir.write("events.jsonl", events.jsonl().as_bytes())
 }
 
-/// What GitLab's dotenv report carries: the outcome, the change and the PR, and the spend.
+/// What GitLab's dotenv report carries: the step outputs but the long texts (`summary`, the
+/// answer) and the report paths (the job's artifacts hold the files).
 fn dotenv_pairs(r: &RunRecord) -> Vec<(&'static str, String)> {
-    let keep = ["status", "exit-code", "changed", "commit", "branch", "pr-number", "pr-url", "trace-id"];
-    let mut pairs: Vec<(&str, String)> =
-        actions::outputs(r, r.pr.as_ref(), Path::new("")).into_iter().filter(|(k, _)| keep.contains(k)).collect();
-    pairs.extend(r.spend().outputs());
-    pairs
+    let left_out = ["summary", "result", "report-json", "junit-path", "pull-request-operation", "review-url"];
+    actions::outputs(r, r.pr.as_ref(), Path::new("")).into_iter().filter(|(k, _)| !left_out.contains(k)).collect()
 }
 
 /// Each try's patch and transcript.

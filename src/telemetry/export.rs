@@ -27,8 +27,6 @@ const BATCH: usize = 512;
 pub struct Pipeline {
     spans: Option<opentelemetry_otlp::SpanExporter>,
     meters: Option<(SdkMeterProvider, Instruments)>,
-    pub capture_content: bool,
-    pub flush: Duration,
     /// The first failure; after it nothing more is sent.
     failed: Mutex<Option<TelemetryError>>,
     /// The same, for the metrics reader's thread.
@@ -143,13 +141,21 @@ impl Pipeline {
         Ok(Pipeline {
             spans,
             meters,
-            capture_content: config.capture_content,
-            flush: config.flush,
             failed: Mutex::new(None),
             stopped,
             sent: AtomicUsize::new(0),
             config: config.clone(),
         })
+    }
+
+    /// Content capture (the job's opt-in).
+    pub fn capture_content(&self) -> bool {
+        self.config.capture_content
+    }
+
+    /// The longest wait for the collector.
+    pub fn flush(&self) -> Duration {
+        self.config.flush
     }
 
     pub fn instruments(&self) -> Option<&Instruments> {
@@ -192,7 +198,7 @@ impl Pipeline {
                     self.sent.fetch_add(n, Ordering::Relaxed);
                 }
                 Ok(Err(e)) => self.fail(TelemetryError::Export(self.scrub(&e))),
-                Err(_) => self.fail(TelemetryError::Flush(self.flush)),
+                Err(_) => self.fail(TelemetryError::Flush(self.flush())),
             }
             spans = rest;
         }
@@ -218,7 +224,7 @@ impl Pipeline {
                     Ok(Ok(Err(_))) | Ok(Err(_)) if failed_before => {}
                     Ok(Ok(Err(e))) => self.fail(TelemetryError::Export(self.scrub(&e))),
                     Ok(Err(_)) => self.fail(TelemetryError::Export("the metrics reader stopped".into())),
-                    Err(_) => self.fail(TelemetryError::Flush(self.flush)),
+                    Err(_) => self.fail(TelemetryError::Flush(self.flush())),
                 },
             }
         }

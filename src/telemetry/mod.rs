@@ -112,7 +112,7 @@ pub async fn run_ended(link: &Link, f: Finished<'_>) -> Exported {
             }
         }
     };
-    let deadline = started + pipeline.flush.min(f.budget_left.max(Duration::from_secs(1)));
+    let deadline = started + pipeline.flush().min(f.budget_left.max(Duration::from_secs(1)));
     let events = events_of(f.events);
     let (root, sent) = export_run(&pipeline, parent, &f, &events, deadline).await;
     let warning = if owned { pipeline.finish(deadline).await.map(|e| e.warning()) } else { None };
@@ -132,7 +132,7 @@ async fn export_run(
 ) -> (opentelemetry::trace::SpanId, bool) {
     let mut tree = Tree::new(parent.trace_id);
     let root = tree.id();
-    let content = pipeline.capture_content.then_some(content::Content { said: f.said, redactor: f.redactor });
+    let content = pipeline.capture_content().then_some(content::Content { said: f.said, redactor: f.redactor });
     let input = spans::Input { record: f.record, events, content, repository: f.repository };
     spans::run(&mut tree, parent, root, &input);
     if let Some(m) = pipeline.instruments() {

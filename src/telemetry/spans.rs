@@ -29,7 +29,7 @@ pub struct Input<'a> {
 }
 
 /// Whether a run that ended with `status` failed, as a span says it (`error.type`).
-pub fn failed(status: Status) -> Option<String> {
+fn failed(status: Status) -> Option<String> {
     match status {
         Status::Success | Status::NoChange | Status::Skipped => None,
         other => Some(other.as_str().to_string()),
@@ -37,7 +37,7 @@ pub fn failed(status: Status) -> Option<String> {
 }
 
 /// The run's spans under `parent`; the root span's id is `root`.
-pub fn run(tree: &mut Tree, parent: Parent, root: SpanId, input: &Input<'_>) -> SystemTime {
+pub fn run(tree: &mut Tree, parent: Parent, root: SpanId, input: &Input<'_>) {
     let r = input.record;
     let start = at(&r.started_at).unwrap_or_else(SystemTime::now);
     let end = start + std::time::Duration::from_millis(r.duration_ms);
@@ -64,7 +64,6 @@ pub fn run(tree: &mut Tree, parent: Parent, root: SpanId, input: &Input<'_>) -> 
         Lanes { content: None, asked }.lane(tree, me.child_of(id), &evs, last);
     }
     tree.add_as(root, parent, root_span(input, start, end));
-    end
 }
 
 fn tries(events: &[EventRecord]) -> Vec<u32> {
@@ -137,6 +136,7 @@ fn checks(tree: &mut Tree, evs: &[(SystemTime, &Event)], stage_at: &dyn Fn(Syste
         .iter()
         .filter_map(|(_, e)| if let Event::VerifyCompleted { attempt, .. } = e { Some(*attempt) } else { None })
         .collect();
+    rounds.sort_unstable();
     rounds.dedup();
     for round in &rounds {
         let done: Vec<(SystemTime, &Event)> = evs
