@@ -21,7 +21,8 @@ pub struct Signal {
     pub protocol: Protocol,
     /// Request headers (`OTEL_EXPORTER_OTLP_HEADERS`): often a key; never written anywhere.
     pub headers: Vec<(String, String)>,
-    /// One export's limit (`OTEL_EXPORTER_OTLP_TIMEOUT`), never more than the flush bound.
+    /// One request's limit (`OTEL_EXPORTER_OTLP_TIMEOUT`); every export also ends at the flush
+    /// bound, whichever comes first.
     pub timeout: Duration,
 }
 
@@ -87,8 +88,8 @@ pub fn config<'a>(
     if truthy(get("OTEL_SDK_DISABLED")) || !job.enabled {
         return Ok(None);
     }
-    let traces = signal(&get, "TRACES", "/v1/traces", job.flush_timeout)?;
-    let metrics = signal(&get, "METRICS", "/v1/metrics", job.flush_timeout)?;
+    let traces = signal(&get, "TRACES", "/v1/traces")?;
+    let metrics = signal(&get, "METRICS", "/v1/metrics")?;
     if traces.is_none() && metrics.is_none() {
         return Ok(None);
     }
@@ -112,7 +113,6 @@ fn signal<'a>(
     get: &impl Fn(&str) -> Option<&'a str>,
     name: &str,
     path: &str,
-    flush: Duration,
 ) -> Result<Option<Signal>, TelemetryError> {
     let own_var = |suffix: &str| format!("OTEL_EXPORTER_OTLP_{name}_{suffix}");
     let own = |suffix: &str| get(&own_var(suffix)).filter(|v| !v.trim().is_empty());
@@ -147,7 +147,7 @@ fn signal<'a>(
         (None, None) => DEFAULT_TIMEOUT,
     };
     check_url(&url, !headers.is_empty())?;
-    Ok(Some(Signal { url, protocol, headers, timeout: timeout.min(flush) }))
+    Ok(Some(Signal { url, protocol, headers, timeout }))
 }
 
 fn millis(var: &str, ms: &str) -> Result<Duration, TelemetryError> {

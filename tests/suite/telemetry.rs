@@ -182,12 +182,13 @@ async fn beyond(yaml: &str, env: &[(&'static str, String)]) -> (repo::TestRepo, 
 }
 
 /// A collector that accepts connections and never answers: the run ends as it would have, one
-/// warning, and its wall time grows by at most the flush bound (2 s here), measured against the
-/// same run with telemetry off in the same test (with a second of slack for a loaded machine).
+/// warning, and its wall time grows by at most the flush bound (3 s here), measured against the
+/// same run with telemetry off in the same test (with two seconds of slack for a loaded machine;
+/// an exporter that waited twice, as one did, adds 6 s).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collector_that_never_answers_costs_at_most_the_flush_bound() {
     let (url, _hold) = otlp::silent().await;
-    let yaml = format!("{}telemetry: {{ flush_timeout: 2s }}\n", job_yaml("hung", "MOCK_URL", false));
+    let yaml = format!("{}telemetry: {{ flush_timeout: 3s }}\n", job_yaml("hung", "MOCK_URL", false));
     let (_, _, quiet) = beyond(&yaml, &[]).await;
     let (_repo, run, hung) = beyond(&yaml, &collector_env(&url)).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -200,7 +201,7 @@ async fn a_collector_that_never_answers_costs_at_most_the_flush_bound() {
     assert!(ours[0].contains("did not answer"), "{}", ours[0]);
     let added = hung.saturating_sub(quiet);
     eprintln!("the silent collector added {added} ms");
-    assert!(added < 2000 + 1000, "the silent collector added {added} ms (flush bound 2000 ms)");
+    assert!(added < 3000 + 2000, "the silent collector added {added} ms (flush bound 3000 ms)");
 }
 
 #[tokio::test]
