@@ -58,7 +58,11 @@ fn headers_timeouts_and_resources_are_read_and_header_values_are_secrets() {
     assert_eq!(c.resource[1], ("team".to_string(), "payments".to_string()));
     assert!(c.secrets().contains(&"s3cr=t-value".to_string()));
     let slow = on(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://o.example.com"), ("OTEL_EXPORTER_OTLP_TIMEOUT", "60000")]);
-    assert_eq!(slow.traces.unwrap().timeout, Duration::from_secs(60), "the flush bound ends the export, not the request's limit");
+    assert_eq!(
+        slow.traces.unwrap().timeout,
+        Duration::from_secs(60),
+        "the flush bound ends the export, not the request's limit"
+    );
 }
 
 #[test]
