@@ -150,10 +150,11 @@ fn signal<'a>(
     Ok(Some(Signal { url, protocol, headers, timeout }))
 }
 
+/// A limit in milliseconds (at most an hour: a larger one means no limit but the flush bound).
 fn millis(var: &str, ms: &str) -> Result<Duration, TelemetryError> {
     ms.trim()
         .parse()
-        .map(Duration::from_millis)
+        .map(|n: u64| Duration::from_millis(n.min(3_600_000)))
         .map_err(|_| TelemetryError::Timeout { var: var.into(), value: ms.into() })
 }
 

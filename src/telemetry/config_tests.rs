@@ -63,6 +63,11 @@ fn headers_timeouts_and_resources_are_read_and_header_values_are_secrets() {
         Duration::from_secs(60),
         "the flush bound ends the export, not the request's limit"
     );
+    let huge = on(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://o.example.com"),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "18446744073709551615"),
+    ]);
+    assert_eq!(huge.traces.unwrap().timeout, Duration::from_secs(3600));
 }
 
 #[test]
